@@ -1,0 +1,20 @@
+//! ssewire: fast, spec-exact Server-Sent Events parsing for LLM streaming APIs.
+//!
+//! The crate is a pure-Rust core with Python bindings behind the `python` feature:
+//! - [`sse`]: WHATWG event-stream framing (bytes in, borrowed events out);
+//! - [`text`]: lossy UTF-8 helpers shared by the framing and the dialects;
+//! - `py` (feature `python`): the PyO3 module `ssewire._core`, the only place that knows
+//!   about Python.
+//!
+//! Untrusted bytes never panic the core: indexing, `unwrap` and `expect` are denied by clippy
+//! (see `Cargo.toml`), and every fallible step is a `get()` or a checked split.
+#![cfg_attr(
+    test,
+    allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
+)]
+
+pub mod sse;
+pub mod text;
+
+#[cfg(feature = "python")]
+mod py;

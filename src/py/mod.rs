@@ -1,0 +1,25 @@
+//! The Python module `ssewire._core`: the only part of the crate that uses PyO3.
+//!
+//! Each submodule converts; none parses. `input` borrows the caller's bytes through the buffer
+//! protocol, `strings` builds (and reuses) Python strings, `errors` is the one place where Rust
+//! errors become Python exceptions, and `sse` exposes the framer. Per `feed()` there is one
+//! crossing: the core fills a `Vec` in pure Rust, then one pass turns it into a Python list.
+
+use pyo3::prelude::*;
+
+mod errors;
+mod input;
+mod sse;
+mod strings;
+
+#[pymodule]
+#[pyo3(name = "_core")]
+fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("DEFAULT_MAX_EVENT_SIZE", crate::sse::DEFAULT_MAX_EVENT_SIZE)?;
+    m.add_class::<sse::SseParser>()?;
+    m.add_class::<sse::Event>()?;
+    m.add_class::<errors::EventTooLargeError>()?;
+    m.add_class::<errors::StreamError>()?;
+    Ok(())
+}

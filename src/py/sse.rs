@@ -1,0 +1,220 @@
+//! `ssewire.SSEParser` and `ssewire.Event`: the generic framer for Python.
+//!
+//! Per `feed()`: borrow the input, frame it in pure Rust into a `Vec` of borrowed events, then
+//! one pass builds the `Event` objects and the list. Carried across calls: the framer's state
+//! and the reused strings (`"message"`, the last event type, the last id). The GIL is released
+//! only while framing a large immutable `bytes` input (a one-shot parse of a whole body).
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+
+use super::errors;
+use super::input::Input;
+use super::strings::{decode, Reused};
+use crate::sse::{Framer, RawEvent, DEFAULT_MAX_EVENT_SIZE};
+
+/// Inputs at least this large are framed with the GIL released. Below it the release and
+/// re-acquire cost more than they free (a typical socket read is 4-64 KiB).
+pub const DETACH_THRESHOLD: usize = 1 << 20;
+
+/// One dispatched server-sent event. Immutable; its fields are ready-made Python objects.
+#[pyclass(frozen, module = "ssewire", name = "Event")]
+pub struct Event {
+    /// The event type; `"message"` when the event had no `event:` field.
+    #[pyo3(get)]
+    event: Py<PyString>,
+    /// The data lines joined with `"\n"`.
+    #[pyo3(get)]
+    data: Py<PyString>,
+    /// The last event id seen so far, `None` if the stream never set one.
+    #[pyo3(get)]
+    id: Option<Py<PyString>>,
+    /// The `retry:` value given in this event, if any.
+    #[pyo3(get)]
+    retry: Option<u64>,
+}
+
+#[pymethods]
+impl Event {
+    #[new]
+    #[pyo3(signature = (data, event = None, id = None, retry = None))]
+    fn new(
+        py: Python<'_>,
+        data: Py<PyString>,
+        event: Option<Py<PyString>>,
+        id: Option<Py<PyString>>,
+        retry: Option<u64>,
+    ) -> Self {
+        Event {
+            event: event.unwrap_or_else(|| PyString::new(py, "message").unbind()),
+            data,
+            id,
+            retry,
+        }
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let id = match &self.id {
+            Some(id) => id.bind(py).repr()?.to_string(),
+            None => "None".into(),
+        };
+        let retry = self.retry.map_or_else(|| "None".into(), |r| r.to_string());
+        Ok(format!(
+            "Event(event={}, data={}, id={id}, retry={retry})",
+            self.event.bind(py).repr()?,
+            self.data.bind(py).repr()?
+        ))
+    }
+
+    fn __eq__(&self, py: Python<'_>, other: PyRef<'_, Event>) -> PyResult<bool> {
+        let same = |a: &Py<PyString>, b: &Py<PyString>| a.bind(py).as_any().eq(b.bind(py));
+        let same_id = match (&self.id, &other.id) {
+            (None, None) => true,
+            (Some(a), Some(b)) => same(a, b)?,
+            _ => false,
+        };
+        Ok(same_id
+            && self.retry == other.retry
+            && same(&self.event, &other.event)?
+            && same(&self.data, &other.data)?)
+    }
+
+    fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
+        (
+            self.event.clone_ref(py),
+            self.data.clone_ref(py),
+            self.id.as_ref().map(|i| i.clone_ref(py)),
+            self.retry,
+        )
+            .into_pyobject(py)?
+            .hash()
+    }
+}
+
+/// Per-parser reuse of the strings that repeat from event to event.
+pub struct EventStrings {
+    message: Py<PyString>,
+    event: Reused,
+    id: Reused,
+}
+
+impl EventStrings {
+    pub fn new(py: Python<'_>) -> Self {
+        EventStrings {
+            message: PyString::new(py, "message").unbind(),
+            event: Reused::default(),
+            id: Reused::default(),
+        }
+    }
+
+    /// The event type as a Python string, `"message"` for none.
+    pub fn event_type(&mut self, py: Python<'_>, raw: &RawEvent<'_>) -> Py<PyString> {
+        match raw.event.as_deref() {
+            None | Some(b"message") => self.message.clone_ref(py),
+            Some(t) => self.event.get(py, t),
+        }
+    }
+
+    /// Builds the `Event` for a framed event.
+    pub fn event(&mut self, py: Python<'_>, raw: &RawEvent<'_>) -> Event {
+        Event {
+            event: self.event_type(py, raw),
+            data: decode(py, &raw.data).unbind(),
+            id: raw.id.as_deref().map(|id| self.id.get(py, id)),
+            retry: raw.retry,
+        }
+    }
+}
+
+/// Frames `bytes`, releasing the GIL when the input is large and cannot change meanwhile.
+pub fn frame<'a>(
+    py: Python<'_>,
+    framer: &mut Framer,
+    input: &Input<'_>,
+    bytes: &'a [u8],
+    out: &mut Vec<RawEvent<'a>>,
+) -> Option<crate::sse::TooLarge> {
+    if input.immutable() && bytes.len() >= DETACH_THRESHOLD {
+        py.detach(|| framer.feed(bytes, out))
+    } else {
+        framer.feed(bytes, out)
+    }
+}
+
+/// Push-based, sans-IO parser of a `text/event-stream` body (WHATWG HTML "Interpreting an
+/// event stream"). Feed it bytes as they arrive; it returns the events they complete.
+#[pyclass(module = "ssewire", name = "SSEParser")]
+pub struct SseParser {
+    framer: Framer,
+    strings: EventStrings,
+}
+
+#[pymethods]
+impl SseParser {
+    #[new]
+    #[pyo3(signature = (*, max_event_size = DEFAULT_MAX_EVENT_SIZE))]
+    fn new(py: Python<'_>, max_event_size: usize) -> Self {
+        SseParser {
+            framer: Framer::new(max_event_size),
+            strings: EventStrings::new(py),
+        }
+    }
+
+    /// Parses `data` (bytes, bytearray or memoryview) and returns the events it completes.
+    fn feed<'py>(
+        &mut self,
+        py: Python<'py>,
+        data: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        let input = Input::extract(data)?;
+        let bytes = input.as_bytes();
+        let mut raw = Vec::new();
+        let too_large = frame(py, &mut self.framer, &input, bytes, &mut raw);
+        let events = PyList::new(py, raw.iter().map(|ev| self.strings.event(py, ev)))?;
+        match too_large {
+            Some(err) => Err(errors::too_large(py, err, events)),
+            None => Ok(events),
+        }
+    }
+
+    /// Ends the input. Nothing incomplete is dispatched (per the spec), so this returns `[]`;
+    /// `pending` then tells whether the input ended mid-event. The parser is reset for a new
+    /// stream, keeping `last_event_id` and `retry` for a reconnect.
+    fn finish<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyList> {
+        let _ = self.framer.finish(false);
+        PyList::empty(py)
+    }
+
+    /// The last event id as of the last complete event block, for `Last-Event-ID` on
+    /// reconnect (`""` if none).
+    #[getter]
+    fn last_event_id<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
+        decode(py, self.framer.last_event_id())
+    }
+
+    /// Whether the input so far ends in the middle of an event.
+    #[getter]
+    fn pending(&self) -> bool {
+        self.framer.pending()
+    }
+
+    /// The reconnection time in milliseconds from the last valid `retry:` field, if any.
+    #[getter]
+    fn retry(&self) -> Option<u64> {
+        self.framer.reconnection_time()
+    }
+
+    /// The limit on the size of one event, in bytes.
+    #[getter]
+    fn max_event_size(&self) -> usize {
+        self.framer.max_event_size()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "SSEParser(max_event_size={}, pending={})",
+            self.framer.max_event_size(),
+            if self.framer.pending() { "True" } else { "False" }
+        )
+    }
+}
