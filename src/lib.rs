@@ -13,6 +13,7 @@
     allow(clippy::unwrap_used, clippy::expect_used, clippy::indexing_slicing, clippy::panic)
 )]
 
+pub mod dialect;
 pub mod sse;
 pub mod text;
 

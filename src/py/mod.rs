@@ -7,9 +7,12 @@
 
 use pyo3::prelude::*;
 
+mod chat;
 mod errors;
 mod input;
+mod json;
 mod sse;
+mod stream;
 mod strings;
 
 #[pymodule]
@@ -21,5 +24,9 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sse::Event>()?;
     m.add_class::<errors::EventTooLargeError>()?;
     m.add_class::<errors::StreamError>()?;
+    m.add_class::<stream::ErrorItem>()?;
+    m.add_class::<chat::ChatChunk>()?;
+    m.add_class::<chat::ToolCallDelta>()?;
+    m.add_class::<chat::ChatCompletionStream>()?;
     Ok(())
 }

@@ -22,14 +22,6 @@ pub struct Reused {
 }
 
 impl Reused {
-    /// Starts with a known value (e.g. `"message"`).
-    pub fn with(py: Python<'_>, value: &str) -> Self {
-        Reused {
-            bytes: value.as_bytes().to_vec(),
-            string: Some(PyString::new(py, value).unbind()),
-        }
-    }
-
     /// The string for `bytes`: the previous object when the bytes are the same.
     pub fn get(&mut self, py: Python<'_>, bytes: &[u8]) -> Py<PyString> {
         if let Some(s) = &self.string {

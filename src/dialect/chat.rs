@@ -1,0 +1,213 @@
+//! OpenAI-compatible `chat.completion.chunk` frames, decoded straight into borrowed structs.
+//!
+//! The decoder follows what OpenAI-compatible gateways send, not only OpenAI: every optional
+//! field may be `null` or missing, `reasoning` and `reasoning_content` are kept apart (as they
+//! arrived), tool-call `arguments` may be a JSON object instead of a string, and keys this
+//! decoder does not know (vendor extras such as a routing-metadata object) are kept as raw JSON
+//! at each level (chunk, choice, delta) so nothing is lost. Nothing is carried across frames.
+//! Cost: one pass over each frame's JSON; strings without escapes are borrowed, not copied.
+
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+
+use super::json::{map_struct, raw_opt, str_or_raw, Extra, Int, Str};
+
+/// One `chat.completion.chunk` (or an error document in its place).
+#[derive(Debug, Default)]
+pub struct Chunk<'a> {
+    pub id: Option<Str<'a>>,
+    pub object: Option<Str<'a>>,
+    pub created: Option<i64>,
+    pub model: Option<Str<'a>>,
+    pub system_fingerprint: Option<Str<'a>>,
+    pub service_tier: Option<Str<'a>>,
+    pub choices: Vec<Choice<'a>>,
+    pub usage: Option<&'a RawValue>,
+    /// The `error` value when the document reports a mid-stream error.
+    pub error: Option<&'a RawValue>,
+    /// Unknown top-level keys (vendor extras).
+    pub extra: Extra<'a>,
+}
+
+/// One entry of `choices`.
+#[derive(Debug, Default)]
+pub struct Choice<'a> {
+    pub index: Option<i64>,
+    pub delta: Delta<'a>,
+    pub finish_reason: Option<Str<'a>>,
+    pub logprobs: Option<&'a RawValue>,
+    pub extra: Extra<'a>,
+}
+
+/// `choices[].delta` (some servers call it `message` in streamed chunks; both are read).
+#[derive(Debug, Default)]
+pub struct Delta<'a> {
+    pub role: Option<Str<'a>>,
+    pub content: Option<Str<'a>>,
+    pub refusal: Option<Str<'a>>,
+    pub reasoning: Option<Str<'a>>,
+    pub reasoning_content: Option<Str<'a>>,
+    pub reasoning_details: Option<&'a RawValue>,
+    pub tool_calls: Vec<ToolCall<'a>>,
+    pub extra: Extra<'a>,
+}
+
+/// One fragment of `delta.tool_calls[]`, with `function` flattened into it.
+#[derive(Debug, Default)]
+pub struct ToolCall<'a> {
+    pub index: Option<i64>,
+    pub id: Option<Str<'a>>,
+    pub type_: Option<Str<'a>>,
+    pub name: Option<Str<'a>>,
+    pub arguments: Option<Str<'a>>,
+}
+
+/// `tool_calls[].function`.
+#[derive(Debug, Default)]
+struct Function<'a> {
+    name: Option<Str<'a>>,
+    arguments: Option<Str<'a>>,
+}
+
+/// Decodes one document of a chat stream.
+pub fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
+    serde_json::from_str(doc)
+}
+
+map_struct!(Chunk, "a chat.completion.chunk object", |chunk, key, map| {
+    match key.as_str() {
+        "id" => chunk.id = map.next_value()?,
+        "object" => chunk.object = map.next_value()?,
+        "created" => chunk.created = map.next_value::<Option<Int>>()?.map(|i| i.0),
+        "model" => chunk.model = map.next_value()?,
+        "system_fingerprint" => chunk.system_fingerprint = map.next_value()?,
+        "service_tier" => chunk.service_tier = map.next_value()?,
+        "choices" => chunk.choices = map.next_value::<Option<Vec<Choice>>>()?.unwrap_or_default(),
+        "usage" => chunk.usage = raw_opt(&mut map)?,
+        "error" => chunk.error = raw_opt(&mut map)?,
+        _ => chunk.extra.keep(key, &mut map)?,
+    }
+});
+
+map_struct!(Choice, "a choice object", |choice, key, map| {
+    match key.as_str() {
+        "index" => choice.index = map.next_value::<Option<Int>>()?.map(|i| i.0),
+        "delta" | "message" => choice.delta = map.next_value::<Option<Delta>>()?.unwrap_or_default(),
+        "finish_reason" => choice.finish_reason = map.next_value()?,
+        "logprobs" => choice.logprobs = raw_opt(&mut map)?,
+        _ => choice.extra.keep(key, &mut map)?,
+    }
+});
+
+map_struct!(Delta, "a delta object", |delta, key, map| {
+    match key.as_str() {
+        "role" => delta.role = map.next_value()?,
+        "content" => delta.content = map.next_value()?,
+        "refusal" => delta.refusal = map.next_value()?,
+        "reasoning" => delta.reasoning = map.next_value()?,
+        "reasoning_content" => delta.reasoning_content = map.next_value()?,
+        "reasoning_details" => delta.reasoning_details = raw_opt(&mut map)?,
+        "tool_calls" => {
+            delta.tool_calls = map.next_value::<Option<Vec<ToolCall>>>()?.unwrap_or_default()
+        }
+        _ => delta.extra.keep(key, &mut map)?,
+    }
+});
+
+map_struct!(ToolCall, "a tool call object", |call, key, map| {
+    match key.as_str() {
+        "index" => call.index = map.next_value::<Option<Int>>()?.map(|i| i.0),
+        "id" => call.id = map.next_value()?,
+        "type" => call.type_ = map.next_value()?,
+        "function" => {
+            if let Some(f) = map.next_value::<Option<Function>>()? {
+                call.name = f.name;
+                call.arguments = f.arguments;
+            }
+        }
+        _ => {
+            map.next_value::<IgnoredAny>()?;
+        }
+    }
+});
+
+map_struct!(Function, "a function object", |function, key, map| {
+    match key.as_str() {
+        "name" => function.name = map.next_value()?,
+        "arguments" => function.arguments = str_or_raw(&mut map)?,
+        _ => {
+            map.next_value::<IgnoredAny>()?;
+        }
+    }
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_a_content_chunk() {
+        let c = decode(
+            r#"{"id":"c1","object":"chat.completion.chunk","created":1700000000,"model":"m",
+                "service_tier":null,"system_fingerprint":null,
+                "choices":[{"index":0,"delta":{"role":"assistant","content":"Hi"},"logprobs":null,"finish_reason":null}]}"#,
+        )
+        .unwrap();
+        assert_eq!(c.id.unwrap().as_str(), "c1");
+        assert_eq!(c.created, Some(1_700_000_000));
+        assert!(c.service_tier.is_none());
+        let ch = &c.choices[0];
+        assert_eq!(ch.index, Some(0));
+        assert_eq!(ch.delta.content.as_ref().unwrap().as_str(), "Hi");
+        assert!(ch.logprobs.is_none());
+        assert!(c.extra.is_empty());
+    }
+
+    #[test]
+    fn keeps_vendor_extras_at_every_level() {
+        let c = decode(
+            r#"{"id":"x","choices":[{"index":0,"delta":{"annotations":[1]},"native_finish_reason":"STOP"}],
+                "sansa":{"routed":true}}"#,
+        )
+        .unwrap();
+        assert_eq!(c.extra.to_json().unwrap(), r#"{"sansa":{"routed":true}}"#);
+        assert_eq!(
+            c.choices[0].extra.to_json().unwrap(),
+            r#"{"native_finish_reason":"STOP"}"#
+        );
+        assert_eq!(
+            c.choices[0].delta.extra.to_json().unwrap(),
+            r#"{"annotations":[1]}"#
+        );
+    }
+
+    #[test]
+    fn tool_calls_are_flattened_and_arguments_may_be_objects() {
+        let c = decode(
+            r#"{"choices":[{"index":0,"delta":{"tool_calls":[
+                {"index":0,"id":"call_1","type":"function","function":{"name":"f","arguments":"{\"a\""}},
+                {"index":1,"function":{"arguments":{"b":2}}}]}}]}"#,
+        )
+        .unwrap();
+        let calls = &c.choices[0].delta.tool_calls;
+        assert_eq!(calls[0].name.as_ref().unwrap().as_str(), "f");
+        assert_eq!(calls[0].arguments.as_ref().unwrap().as_str(), "{\"a\"");
+        assert_eq!(calls[1].arguments.as_ref().unwrap().as_str(), r#"{"b":2}"#);
+        assert!(calls[1].id.is_none());
+    }
+
+    #[test]
+    fn error_documents_and_nulls() {
+        let c = decode(r#"{"error":{"message":"x"},"choices":[{"finish_reason":"error"}]}"#).unwrap();
+        assert!(c.error.is_some());
+        assert_eq!(c.choices[0].finish_reason.as_ref().unwrap().as_str(), "error");
+        let c = decode(r#"{"choices":null,"usage":null,"error":null}"#).unwrap();
+        assert!(c.choices.is_empty() && c.usage.is_none() && c.error.is_none());
+    }
+
+    #[test]
+    fn not_an_object_is_an_error_with_a_position() {
+        let e = decode("[1,2]").unwrap_err().to_string();
+        assert!(e.contains("chat.completion.chunk") && e.contains("column"), "{e}");
+    }
+}

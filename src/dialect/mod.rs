@@ -1,0 +1,268 @@
+//! LLM dialects: the JSON of each frame decoded straight into flat Rust structs that borrow
+//! from the frame text (no intermediate `serde_json::Value`).
+//!
+//! This module holds what the dialects share: how one frame's data splits into JSON documents
+//! (normally one; a data buffer holding several newline-separated documents, or a trailing
+//! `[DONE]` line, is split into each of them), how an error is read out of any of its wire
+//! forms, and the body sniffer that tells an event stream from a bare JSON error body.
+//! Nothing here is carried across frames except the sniffer's state. Cost: one decode of each
+//! frame; the multi-document fallback runs only when the one-document decode failed.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+pub mod body;
+pub mod chat;
+
+pub mod json;
+
+use json::{map_struct, Str};
+
+/// One JSON document of a frame, or the `[DONE]` sentinel.
+#[derive(Debug)]
+pub enum Doc<'a, T> {
+    /// The stream's terminal sentinel.
+    Done,
+    /// A decoded document, with its text.
+    Value(&'a str, T),
+    /// A document that did not decode: the parser's message (it says where it broke).
+    Malformed(String),
+}
+
+/// Whether a data value is the `[DONE]` sentinel (surrounding ASCII white space allowed).
+pub fn is_done(data: &str) -> bool {
+    data.trim_matches(|c: char| c.is_ascii_whitespace()) == "[DONE]"
+}
+
+/// Splits one frame's data into its documents, decoding each with `decode`.
+pub fn split_docs<'a, T>(
+    data: &'a str,
+    decode: impl Fn(&'a str) -> Result<T, serde_json::Error>,
+    out: &mut Vec<Doc<'a, T>>,
+) {
+    if is_done(data) {
+        out.push(Doc::Done);
+        return;
+    }
+    match decode(data) {
+        Ok(value) => out.push(Doc::Value(data, value)),
+        Err(err) if !data.contains('\n') => out.push(Doc::Malformed(err.to_string())),
+        Err(_) => split_lines(data, &decode, out),
+    }
+}
+
+/// The cold path: several documents (and `[DONE]` lines) in one data buffer, as some servers
+/// and some documentation print them (consecutive `data:` lines without blank lines).
+fn split_lines<'a, T>(
+    data: &'a str,
+    decode: &impl Fn(&'a str) -> Result<T, serde_json::Error>,
+    out: &mut Vec<Doc<'a, T>>,
+) {
+    let mut segment_start = 0;
+    let mut line_start = 0;
+    for line in data.split('\n') {
+        let line_end = line_start + line.len();
+        if is_done(line) {
+            segment(data.get(segment_start..line_start).unwrap_or_default(), decode, out);
+            out.push(Doc::Done);
+            segment_start = (line_end + 1).min(data.len());
+        }
+        line_start = line_end + 1;
+    }
+    segment(data.get(segment_start..).unwrap_or_default(), decode, out);
+}
+
+fn segment<'a, T>(
+    text: &'a str,
+    decode: &impl Fn(&'a str) -> Result<T, serde_json::Error>,
+    out: &mut Vec<Doc<'a, T>>,
+) {
+    if text.trim().is_empty() {
+        return;
+    }
+    for value in serde_json::Deserializer::from_str(text).into_iter::<&'a RawValue>() {
+        match value {
+            Ok(raw) => out.push(match decode(raw.get()) {
+                Ok(v) => Doc::Value(raw.get(), v),
+                Err(err) => Doc::Malformed(err.to_string()),
+            }),
+            Err(err) => {
+                out.push(Doc::Malformed(err.to_string()));
+                return;
+            }
+        }
+    }
+}
+
+/// An error the server reported, read out of whichever wire form carried it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ErrorInfo<'a> {
+    pub message: Cow<'a, str>,
+    /// The raw JSON of the error's `type`, if any (usually a string).
+    pub type_: Option<&'a str>,
+    /// The raw JSON of the error's `code`, if any (a string or a number).
+    pub code: Option<&'a str>,
+    /// The JSON text of the whole document that carried the error, if it was JSON.
+    pub raw: Option<&'a str>,
+}
+
+#[derive(Default)]
+struct ErrorFields<'a> {
+    message: Option<Str<'a>>,
+    error: Option<&'a RawValue>,
+    type_: Option<&'a RawValue>,
+    code: Option<&'a RawValue>,
+}
+
+map_struct!(ErrorFields, "an error object", |fields, key, map| {
+    match key.as_str() {
+        "message" => fields.message = map.next_value::<Option<Str>>().ok().flatten(),
+        "error" => fields.error = Some(map.next_value()?),
+        "type" => fields.type_ = Some(map.next_value()?),
+        "code" => fields.code = Some(map.next_value()?),
+        _ => {
+            map.next_value::<serde::de::IgnoredAny>()?;
+        }
+    }
+});
+
+impl<'a> ErrorInfo<'a> {
+    /// Reads the error out of a document `doc` whose `error` value is `error`: an object with
+    /// `message` / `type` / `code` (the OpenAI and Anthropic forms), or a bare string.
+    pub fn from_error_value(doc: Option<&'a str>, error: &'a RawValue) -> Self {
+        let text = error.get();
+        if let Ok(message) = serde_json::from_str::<Str<'a>>(text) {
+            return ErrorInfo {
+                message: message.0,
+                type_: None,
+                code: None,
+                raw: doc,
+            };
+        }
+        match serde_json::from_str::<ErrorFields<'a>>(text) {
+            Ok(f) => ErrorInfo {
+                message: f
+                    .message
+                    .map(|m| m.0)
+                    .or_else(|| f.error.map(|e| Cow::Borrowed(e.get())))
+                    .unwrap_or(Cow::Borrowed(text)),
+                type_: f.type_.map(RawValue::get).filter(|t| *t != "null"),
+                code: f.code.map(RawValue::get).filter(|c| *c != "null"),
+                raw: doc,
+            },
+            Err(_) => ErrorInfo {
+                message: Cow::Borrowed(text),
+                type_: None,
+                code: None,
+                raw: doc,
+            },
+        }
+    }
+
+    /// Reads a response body that was JSON instead of an event stream: an error object in any
+    /// form `from_document` knows, or else a "not an event stream" error.
+    pub fn from_body(doc: &'a str) -> Self {
+        let trimmed = doc.trim();
+        match serde_json::from_str::<ErrorFields<'a>>(trimmed) {
+            Ok(f) if f.error.is_some() || f.message.is_some() => ErrorInfo::from_document(trimmed),
+            _ => ErrorInfo {
+                message: Cow::Borrowed("the response body is a JSON document, not an event stream"),
+                type_: Some("\"invalid_response\""),
+                code: None,
+                raw: serde_json::from_str::<serde::de::IgnoredAny>(trimmed)
+                    .is_ok()
+                    .then_some(trimmed),
+            },
+        }
+    }
+
+    /// Reads the error out of a whole document: its `error` key if it has one, else the
+    /// document itself (`{"message": ..., "type": ...}`), else the text as the message (an
+    /// `event: error` frame whose data is not JSON).
+    pub fn from_document(doc: &'a str) -> Self {
+        let trimmed = doc.trim();
+        match serde_json::from_str::<ErrorFields<'a>>(trimmed) {
+            Ok(ErrorFields {
+                error: Some(error), ..
+            }) if error.get() != "null" => ErrorInfo::from_error_value(Some(trimmed), error),
+            Ok(f) => ErrorInfo {
+                message: f
+                    .message
+                    .map(|m| m.0)
+                    .unwrap_or(Cow::Borrowed(trimmed)),
+                type_: f.type_.map(RawValue::get).filter(|t| *t != "null"),
+                code: f.code.map(RawValue::get).filter(|c| *c != "null"),
+                raw: Some(trimmed),
+            },
+            Err(_) => ErrorInfo {
+                message: Cow::Borrowed(trimmed),
+                type_: None,
+                code: None,
+                raw: None,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn docs(data: &str) -> Vec<String> {
+        let mut out = Vec::new();
+        split_docs(
+            data,
+            |d| serde_json::from_str::<&RawValue>(d).map(|r| r.get().to_string()),
+            &mut out,
+        );
+        out.into_iter()
+            .map(|d| match d {
+                Doc::Done => "DONE".into(),
+                Doc::Value(_, v) => v,
+                Doc::Malformed(m) => format!("ERR {m}"),
+            })
+            .collect()
+    }
+
+    #[test]
+    fn one_document_and_done() {
+        assert_eq!(docs(r#"{"a":1}"#), vec![r#"{"a":1}"#]);
+        assert_eq!(docs("[DONE]"), vec!["DONE"]);
+        assert_eq!(docs("{\n  \"a\": 1\n}"), vec!["{\n  \"a\": 1\n}"]);
+    }
+
+    #[test]
+    fn several_documents_in_one_buffer() {
+        assert_eq!(
+            docs("{\"a\":1}\n{\"b\":2}\n[DONE]"),
+            vec![r#"{"a":1}"#, r#"{"b":2}"#, "DONE"]
+        );
+    }
+
+    #[test]
+    fn malformed_says_where() {
+        let d = docs(r#"{"a":"#);
+        assert!(d[0].starts_with("ERR ") && d[0].contains("line 1 column"), "{d:?}");
+        let d = docs("{\"a\":1}\n{\"b\":");
+        assert_eq!(d[0], r#"{"a":1}"#);
+        assert!(d[1].starts_with("ERR "));
+    }
+
+    #[test]
+    fn error_forms() {
+        let e = ErrorInfo::from_document(
+            r#"{"error":{"message":"m","type":"timeout_error","code":"timeout"}}"#,
+        );
+        assert_eq!(e.message, "m");
+        assert_eq!(e.type_, Some(r#""timeout_error""#));
+        assert_eq!(e.code, Some(r#""timeout""#));
+        let e = ErrorInfo::from_document(r#"{"error":"plain"}"#);
+        assert_eq!(e.message, "plain");
+        let e = ErrorInfo::from_document("Internal error");
+        assert_eq!(e.message, "Internal error");
+        assert_eq!(e.raw, None);
+        let e = ErrorInfo::from_document(r#"{"message":"x","code":429}"#);
+        assert_eq!((e.message.as_ref(), e.code), ("x", Some("429")));
+    }
+}

@@ -1,0 +1,100 @@
+//! JSON text to Python objects, in one pass and without an intermediate tree. Used only for
+//! the rarely read parts of items (usage, logprobs, vendor extras, error bodies), which are
+//! kept as raw JSON text and converted when read. Nesting is bounded by serde_json's recursion
+//! limit, so hostile input cannot overflow the stack.
+
+use std::fmt;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+
+use crate::dialect::json::Str;
+
+/// Converts one JSON document to Python objects (dict, list, str, int, float, bool, None).
+pub fn to_py<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = Seed(py)
+        .deserialize(&mut de)
+        .and_then(|v| de.end().map(|()| v))
+        .map_err(|e| PyValueError::new_err(format!("invalid JSON: {e}")))?;
+    Ok(value)
+}
+
+/// Like [`to_py`], for a document that must be an object; anything else is wrapped as
+/// `{"value": ...}` so callers always get a dict.
+pub fn to_py_dict<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDict>> {
+    let value = to_py(py, text)?;
+    match value.cast_into::<PyDict>() {
+        Ok(dict) => Ok(dict),
+        Err(e) => {
+            let dict = PyDict::new(py);
+            dict.set_item("value", e.into_inner())?;
+            Ok(dict)
+        }
+    }
+}
+
+struct Seed<'py>(Python<'py>);
+
+fn py_err<E: de::Error>(e: PyErr) -> E {
+    E::custom(e.to_string())
+}
+
+impl<'de, 'py> DeserializeSeed<'de> for Seed<'py> {
+    type Value = Bound<'py, PyAny>;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de, 'py> Visitor<'de> for Seed<'py> {
+    type Value = Bound<'py, PyAny>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Ok(PyBool::new(self.0, v).to_owned().into_any())
+    }
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        match v.into_pyobject(self.0) {
+            Ok(int) => Ok(int.into_any()),
+            Err(never) => match never {},
+        }
+    }
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        match v.into_pyobject(self.0) {
+            Ok(int) => Ok(int.into_any()),
+            Err(never) => match never {},
+        }
+    }
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Ok(PyFloat::new(self.0, v).into_any())
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Ok(PyString::new(self.0, v).into_any())
+    }
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Ok(self.0.None().into_bound(self.0))
+    }
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        self.visit_unit()
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let list = PyList::empty(self.0);
+        while let Some(item) = seq.next_element_seed(Seed(self.0))? {
+            list.append(item).map_err(py_err)?;
+        }
+        Ok(list.into_any())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let dict = PyDict::new(self.0);
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            let value = map.next_value_seed(Seed(self.0))?;
+            dict.set_item(key.as_str(), value).map_err(py_err)?;
+        }
+        Ok(dict.into_any())
+    }
+}

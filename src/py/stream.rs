@@ -1,0 +1,265 @@
+//! What the three dialect streams share on the Python side: the body (sniffer + framer), the
+//! `done` / `error` state, `ErrorItem`, and turning an `ErrorInfo` into a `StreamError`.
+//!
+//! Carried across feeds: the body state, whether the terminal marker was seen, the first error
+//! recorded, and the reused event-name strings. Per feed: frame in pure Rust (with the GIL
+//! released for a large immutable input), then the dialect decodes and converts.
+
+use std::borrow::Cow;
+
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString};
+
+use super::errors::{self, StreamError};
+use super::input::Input;
+use super::json;
+use super::sse::{EventStrings, DETACH_THRESHOLD};
+use super::strings::decode;
+use crate::dialect::body::{Body, End};
+use crate::dialect::ErrorInfo;
+use crate::sse::{RawEvent, TooLarge};
+use crate::text::lossy_cow;
+
+/// A frame that carried an error: `kind` is `"stream_error"` (the server reported one; the
+/// stream records the same error on `.error`) or `"malformed_json"` (the frame did not decode;
+/// the next frames still do).
+#[pyclass(frozen, module = "ssewire", name = "ErrorItem")]
+pub struct ErrorItem {
+    #[pyo3(get)]
+    kind: Py<PyString>,
+    #[pyo3(get)]
+    error: Py<StreamError>,
+    /// The event type of the frame (`"message"` for plain `data:` frames).
+    #[pyo3(get)]
+    event: Py<PyString>,
+    /// The frame's data as received.
+    #[pyo3(get)]
+    data: Py<PyString>,
+}
+
+#[pymethods]
+impl ErrorItem {
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!(
+            "ErrorItem(kind={}, error={})",
+            self.kind.bind(py).repr()?,
+            self.error.bind(py).repr()?
+        ))
+    }
+}
+
+/// One frame of a dialect stream: its event type and its data as text.
+pub struct Frame<'a> {
+    pub event: Option<Cow<'a, [u8]>>,
+    pub data: Cow<'a, str>,
+}
+
+impl Frame<'_> {
+    pub fn event_type(&self) -> &[u8] {
+        self.event.as_deref().unwrap_or(b"message")
+    }
+}
+
+/// The state every dialect stream has.
+pub struct StreamCore {
+    body: Body,
+    pub done: bool,
+    pub error: Option<Py<StreamError>>,
+    names: EventStrings,
+    stream_error: Py<PyString>,
+    malformed_json: Py<PyString>,
+}
+
+impl StreamCore {
+    pub fn new(py: Python<'_>, max_event_size: usize) -> Self {
+        StreamCore {
+            body: Body::new(max_event_size),
+            done: false,
+            error: None,
+            names: EventStrings::new(py),
+            stream_error: PyString::intern(py, "stream_error").unbind(),
+            malformed_json: PyString::intern(py, "malformed_json").unbind(),
+        }
+    }
+
+    pub fn max_event_size(&self) -> usize {
+        self.body.max_event_size()
+    }
+
+    /// Frames `bytes` into text frames (pure Rust; GIL released for a large `bytes` input).
+    pub fn frame<'a>(
+        &mut self,
+        py: Python<'_>,
+        input: &Input<'_>,
+        bytes: &'a [u8],
+    ) -> (Vec<Frame<'a>>, Option<TooLarge>) {
+        let body = &mut self.body;
+        let mut run = move || {
+            let mut raw = Vec::new();
+            let too_large = body.feed(bytes, &mut raw);
+            (raw.into_iter().map(to_frame).collect(), too_large)
+        };
+        if input.immutable() && bytes.len() >= DETACH_THRESHOLD {
+            py.detach(run)
+        } else {
+            run()
+        }
+    }
+
+    /// A complete JSON body (a pre-stream error passed through), if one arrived.
+    pub fn take_json_body(&mut self, py: Python<'_>, out: &Bound<'_, PyList>) -> PyResult<()> {
+        if let Some(text) = self.body.take_json() {
+            self.json_body(py, &text, out)?;
+        }
+        Ok(())
+    }
+
+    fn json_body(&mut self, py: Python<'_>, text: &str, out: &Bound<'_, PyList>) -> PyResult<()> {
+        let info = ErrorInfo::from_body(text);
+        let name = self.names.event_type(py, &RawEvent {
+            event: None,
+            data: Cow::Borrowed(b""),
+            id: None,
+            retry: None,
+        });
+        out.append(self.stream_error_item(py, &info, name, text)?)
+    }
+
+    /// Ends the body: returns the unclosed last frame (lenient flush) for the dialect to
+    /// decode, and handles a JSON body.
+    pub fn end(&mut self, py: Python<'_>, out: &Bound<'_, PyList>) -> PyResult<(Option<Frame<'static>>, bool)> {
+        let End {
+            last_event,
+            cut_off,
+            json,
+        } = self.body.finish();
+        if let Some(text) = json {
+            self.json_body(py, &text, out)?;
+        }
+        Ok((last_event.map(to_frame), cut_off))
+    }
+
+    /// Records the incomplete-stream error unless the stream is done or already failed.
+    pub fn incomplete(&mut self, py: Python<'_>, cut_off: bool, marker: &str) -> PyResult<()> {
+        if self.done || self.error.is_some() {
+            return Ok(());
+        }
+        let message = if cut_off {
+            format!("the stream ended before {marker}; its last frame was cut off")
+        } else {
+            format!("the stream ended before {marker}")
+        };
+        let code = PyString::new(py, "incomplete_stream").into_any().unbind();
+        let err = StreamError::new(py, message, Some(code.clone_ref(py)), Some(code), None);
+        self.error = Some(Py::new(py, err)?);
+        Ok(())
+    }
+
+    /// The event type of a frame as a (reused) Python string.
+    pub fn event_name(&mut self, py: Python<'_>, frame: &Frame<'_>) -> Py<PyString> {
+        self.names.event_type(py, &RawEvent {
+            event: frame.event.as_deref().map(Cow::Borrowed),
+            data: Cow::Borrowed(b""),
+            id: None,
+            retry: None,
+        })
+    }
+
+    /// A plain `Event` for a frame the dialect does not decode (unknown named events).
+    pub fn passthrough(&mut self, py: Python<'_>, frame: &Frame<'_>) -> PyResult<Py<PyAny>> {
+        let raw = RawEvent {
+            event: frame.event.as_deref().map(Cow::Borrowed),
+            data: Cow::Borrowed(frame.data.as_bytes()),
+            id: None,
+            retry: None,
+        };
+        Ok(Py::new(py, self.names.event(py, &raw))?.into_any())
+    }
+
+    /// An `ErrorItem` for a server-reported error; the first one is recorded on `.error`.
+    pub fn stream_error_item(
+        &mut self,
+        py: Python<'_>,
+        info: &ErrorInfo<'_>,
+        event: Py<PyString>,
+        data: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let error = Py::new(py, stream_error(py, info)?)?;
+        if self.error.is_none() {
+            self.error = Some(error.clone_ref(py));
+        }
+        let item = ErrorItem {
+            kind: self.stream_error.clone_ref(py),
+            error,
+            event,
+            data: decode(py, data.as_bytes()).unbind(),
+        };
+        Ok(Py::new(py, item)?.into_any())
+    }
+
+    /// An `ErrorItem` for a frame whose JSON did not decode (`.error` is not touched).
+    pub fn malformed_item(
+        &mut self,
+        py: Python<'_>,
+        message: &str,
+        event: Py<PyString>,
+        data: &str,
+    ) -> PyResult<Py<PyAny>> {
+        let kind = self.malformed_json.clone_ref(py);
+        let error = StreamError::new(
+            py,
+            format!("malformed JSON in frame: {message}"),
+            Some(kind.clone_ref(py).into_any()),
+            None,
+            None,
+        );
+        let item = ErrorItem {
+            kind,
+            error: Py::new(py, error)?,
+            event,
+            data: decode(py, data.as_bytes()).unbind(),
+        };
+        Ok(Py::new(py, item)?.into_any())
+    }
+
+    /// Raises `EventTooLargeError` carrying `out` when the limit was hit, else returns `out`.
+    pub fn result<'py>(
+        py: Python<'py>,
+        out: Bound<'py, PyList>,
+        too_large: Option<TooLarge>,
+    ) -> PyResult<Bound<'py, PyList>> {
+        match too_large {
+            Some(err) => Err(errors::too_large(py, err, out)),
+            None => Ok(out),
+        }
+    }
+
+    pub fn error_ref(&self, py: Python<'_>) -> Option<Py<StreamError>> {
+        self.error.as_ref().map(|e| e.clone_ref(py))
+    }
+}
+
+fn to_frame(ev: RawEvent<'_>) -> Frame<'_> {
+    Frame {
+        event: ev.event,
+        data: lossy_cow(ev.data),
+    }
+}
+
+/// Builds the `StreamError` for an error read out of the wire.
+pub fn stream_error(py: Python<'_>, info: &ErrorInfo<'_>) -> PyResult<StreamError> {
+    let value = |raw: Option<&str>| -> PyResult<Option<Py<PyAny>>> {
+        raw.map(|t| json::to_py(py, t).map(Bound::unbind)).transpose()
+    };
+    let raw: Option<Py<PyDict>> = match info.raw {
+        Some(doc) => Some(json::to_py_dict(py, doc)?.unbind()),
+        None => None,
+    };
+    Ok(StreamError::new(
+        py,
+        info.message.to_string(),
+        value(info.type_)?,
+        value(info.code)?,
+        raw,
+    ))
+}
