@@ -333,7 +333,8 @@ impl Framer {
             return n;
         }
         // Not a BOM after all: the bytes held back are the start of the first line.
-        self.tail.extend_from_slice(BOM.get(..matched).unwrap_or_default());
+        self.tail
+            .extend_from_slice(BOM.get(..matched).unwrap_or_default());
         self.bom_matched = None;
         0
     }
@@ -592,7 +593,8 @@ mod tests {
 
     #[test]
     fn event_without_data_is_not_dispatched_and_type_resets() {
-        let (events, _) = frame_all_ways(b"event: x\n\ndata: a\n\nevent: y\ndata: b\n\ndata: c\n\n");
+        let (events, _) =
+            frame_all_ways(b"event: x\n\ndata: a\n\nevent: y\ndata: b\n\ndata: c\n\n");
         assert_eq!(
             events,
             vec![ev("message", "a"), ev("y", "b"), ev("message", "c")]
@@ -607,9 +609,8 @@ mod tests {
 
     #[test]
     fn id_persists_resets_and_ignores_nul() {
-        let (events, _) = frame_all_ways(
-            b"id: 1\ndata: a\n\ndata: b\n\nid: 2\0x\ndata: c\n\nid\ndata: d\n\n",
-        );
+        let (events, _) =
+            frame_all_ways(b"id: 1\ndata: a\n\ndata: b\n\nid: 2\0x\ndata: c\n\nid\ndata: d\n\n");
         let ids: Vec<Option<String>> = events.into_iter().map(|e| e.2).collect();
         assert_eq!(
             ids,

@@ -159,7 +159,10 @@ mod tests {
         assert!(b.take_json().is_none());
         b.feed(b"age\": \"no\"}}\n", &mut out);
         assert!(out.is_empty());
-        assert_eq!(b.take_json().as_deref(), Some("{\"error\": {\"message\": \"no\"}}\n"));
+        assert_eq!(
+            b.take_json().as_deref(),
+            Some("{\"error\": {\"message\": \"no\"}}\n")
+        );
         assert!(b.take_json().is_none());
     }
 

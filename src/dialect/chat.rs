@@ -74,25 +74,33 @@ pub fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
     serde_json::from_str(doc)
 }
 
-map_struct!(Chunk, "a chat.completion.chunk object", |chunk, key, map| {
-    match key.as_str() {
-        "id" => chunk.id = map.next_value()?,
-        "object" => chunk.object = map.next_value()?,
-        "created" => chunk.created = map.next_value::<Option<Int>>()?.map(|i| i.0),
-        "model" => chunk.model = map.next_value()?,
-        "system_fingerprint" => chunk.system_fingerprint = map.next_value()?,
-        "service_tier" => chunk.service_tier = map.next_value()?,
-        "choices" => chunk.choices = map.next_value::<Option<Vec<Choice>>>()?.unwrap_or_default(),
-        "usage" => chunk.usage = raw_opt(&mut map)?,
-        "error" => chunk.error = raw_opt(&mut map)?,
-        _ => chunk.extra.keep(key, &mut map)?,
+map_struct!(
+    Chunk,
+    "a chat.completion.chunk object",
+    |chunk, key, map| {
+        match key.as_str() {
+            "id" => chunk.id = map.next_value()?,
+            "object" => chunk.object = map.next_value()?,
+            "created" => chunk.created = map.next_value::<Option<Int>>()?.map(|i| i.0),
+            "model" => chunk.model = map.next_value()?,
+            "system_fingerprint" => chunk.system_fingerprint = map.next_value()?,
+            "service_tier" => chunk.service_tier = map.next_value()?,
+            "choices" => {
+                chunk.choices = map.next_value::<Option<Vec<Choice>>>()?.unwrap_or_default()
+            }
+            "usage" => chunk.usage = raw_opt(&mut map)?,
+            "error" => chunk.error = raw_opt(&mut map)?,
+            _ => chunk.extra.keep(key, &mut map)?,
+        }
     }
-});
+);
 
 map_struct!(Choice, "a choice object", |choice, key, map| {
     match key.as_str() {
         "index" => choice.index = map.next_value::<Option<Int>>()?.map(|i| i.0),
-        "delta" | "message" => choice.delta = map.next_value::<Option<Delta>>()?.unwrap_or_default(),
+        "delta" | "message" => {
+            choice.delta = map.next_value::<Option<Delta>>()?.unwrap_or_default()
+        }
         "finish_reason" => choice.finish_reason = map.next_value()?,
         "logprobs" => choice.logprobs = raw_opt(&mut map)?,
         _ => choice.extra.keep(key, &mut map)?,
@@ -108,7 +116,9 @@ map_struct!(Delta, "a delta object", |delta, key, map| {
         "reasoning_content" => delta.reasoning_content = map.next_value()?,
         "reasoning_details" => delta.reasoning_details = raw_opt(&mut map)?,
         "tool_calls" => {
-            delta.tool_calls = map.next_value::<Option<Vec<ToolCall>>>()?.unwrap_or_default()
+            delta.tool_calls = map
+                .next_value::<Option<Vec<ToolCall>>>()?
+                .unwrap_or_default()
         }
         _ => delta.extra.keep(key, &mut map)?,
     }
@@ -198,9 +208,13 @@ mod tests {
 
     #[test]
     fn error_documents_and_nulls() {
-        let c = decode(r#"{"error":{"message":"x"},"choices":[{"finish_reason":"error"}]}"#).unwrap();
+        let c =
+            decode(r#"{"error":{"message":"x"},"choices":[{"finish_reason":"error"}]}"#).unwrap();
         assert!(c.error.is_some());
-        assert_eq!(c.choices[0].finish_reason.as_ref().unwrap().as_str(), "error");
+        assert_eq!(
+            c.choices[0].finish_reason.as_ref().unwrap().as_str(),
+            "error"
+        );
         let c = decode(r#"{"choices":null,"usage":null,"error":null}"#).unwrap();
         assert!(c.choices.is_empty() && c.usage.is_none() && c.error.is_none());
     }
@@ -208,6 +222,9 @@ mod tests {
     #[test]
     fn not_an_object_is_an_error_with_a_position() {
         let e = decode("[1,2]").unwrap_err().to_string();
-        assert!(e.contains("chat.completion.chunk") && e.contains("column"), "{e}");
+        assert!(
+            e.contains("chat.completion.chunk") && e.contains("column"),
+            "{e}"
+        );
     }
 }

@@ -14,6 +14,8 @@ use serde_json::value::RawValue;
 
 pub mod body;
 pub mod chat;
+pub mod messages;
+pub mod responses;
 
 pub mod json;
 
@@ -64,7 +66,11 @@ fn split_lines<'a, T>(
     for line in data.split('\n') {
         let line_end = line_start + line.len();
         if is_done(line) {
-            segment(data.get(segment_start..line_start).unwrap_or_default(), decode, out);
+            segment(
+                data.get(segment_start..line_start).unwrap_or_default(),
+                decode,
+                out,
+            );
             out.push(Doc::Done);
             segment_start = (line_end + 1).min(data.len());
         }
@@ -187,10 +193,7 @@ impl<'a> ErrorInfo<'a> {
                 error: Some(error), ..
             }) if error.get() != "null" => ErrorInfo::from_error_value(Some(trimmed), error),
             Ok(f) => ErrorInfo {
-                message: f
-                    .message
-                    .map(|m| m.0)
-                    .unwrap_or(Cow::Borrowed(trimmed)),
+                message: f.message.map(|m| m.0).unwrap_or(Cow::Borrowed(trimmed)),
                 type_: f.type_.map(RawValue::get).filter(|t| *t != "null"),
                 code: f.code.map(RawValue::get).filter(|c| *c != "null"),
                 raw: Some(trimmed),
@@ -243,7 +246,10 @@ mod tests {
     #[test]
     fn malformed_says_where() {
         let d = docs(r#"{"a":"#);
-        assert!(d[0].starts_with("ERR ") && d[0].contains("line 1 column"), "{d:?}");
+        assert!(
+            d[0].starts_with("ERR ") && d[0].contains("line 1 column"),
+            "{d:?}"
+        );
         let d = docs("{\"a\":1}\n{\"b\":");
         assert_eq!(d[0], r#"{"a":1}"#);
         assert!(d[1].starts_with("ERR "));

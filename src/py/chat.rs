@@ -12,14 +12,12 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use super::input::Input;
 use super::json;
-use super::stream::{Frame, StreamCore};
+use super::stream::{decode_frames, dialect_stream, Frame, Route, StreamCore};
 use super::strings::Reused;
 use crate::dialect::chat::{self, Chunk, ToolCall};
 use crate::dialect::json::Str;
-use crate::dialect::{split_docs, Doc, ErrorInfo};
-use crate::sse::DEFAULT_MAX_EVENT_SIZE;
+use crate::dialect::ErrorInfo;
 
 /// One fragment of a streamed tool call, flattened (`function.name` is `name`).
 #[pyclass(frozen, module = "ssewire", name = "ToolCallDelta")]
@@ -186,144 +184,99 @@ fn text(py: Python<'_>, value: Option<&Str<'_>>) -> Option<Py<PyString>> {
     value.map(|v| PyString::new(py, v.as_str()).unbind())
 }
 
-/// What one frame decoded to.
-enum Decoded<'f> {
-    Doc(usize, Doc<'f, Chunk<'f>>),
-    Error(usize, ErrorInfo<'f>),
-    Pass(usize),
+fn route(event: &[u8]) -> Route {
+    match event {
+        b"message" => Route::Decode,
+        b"error" => Route::Error,
+        _ => Route::Pass,
+    }
 }
 
-fn decode_frames<'f>(frames: &'f [Frame<'_>]) -> Vec<Decoded<'f>> {
-    let mut out = Vec::with_capacity(frames.len());
-    let mut docs = Vec::new();
-    for (i, frame) in frames.iter().enumerate() {
-        match frame.event_type() {
-            b"message" => {
-                split_docs(&frame.data, chat::decode, &mut docs);
-                out.extend(docs.drain(..).map(|d| Decoded::Doc(i, d)));
+/// Turns decoded frames into `ChatChunk` / `ErrorItem` / `Event` items.
+fn convert(
+    core: &mut StreamCore,
+    strings: &mut ChunkStrings,
+    py: Python<'_>,
+    frames: &[Frame<'_>],
+    at_end: bool,
+    out: &Bound<'_, PyList>,
+) -> PyResult<bool> {
+    let decoded = decode_frames(frames, route, chat::decode);
+    core.convert(py, frames, decoded, at_end, out, |core, v| {
+        if let Some(error) = v.value.error {
+            let info = ErrorInfo::from_error_value(Some(v.doc), error);
+            let name = core.event_name(py, v.frame);
+            out.append(core.stream_error_item(py, &info, name, &v.frame.data)?)?;
+            if v.value.choices.is_empty() {
+                return Ok(()); // an error envelope, not a chunk
             }
-            b"error" => out.push(Decoded::Error(i, ErrorInfo::from_document(&frame.data))),
-            _ => out.push(Decoded::Pass(i)),
         }
-    }
-    out
+        chunk_items(py, strings, v.value, out)
+    })
 }
 
-/// OpenAI-compatible `POST /v1/chat/completions` stream: framing and chunk decoding.
-#[pyclass(module = "ssewire", name = "ChatCompletionStream")]
-pub struct ChatCompletionStream {
-    core: StreamCore,
-    strings: ChunkStrings,
-}
-
-impl ChatCompletionStream {
-    /// Turns the frames into items appended to `out`. With `at_end`, a frame that does not
-    /// decode is taken as cut off (no item) and reported through the return value.
-    fn convert(
-        &mut self,
-        py: Python<'_>,
-        frames: &[Frame<'_>],
-        decoded: Vec<Decoded<'_>>,
-        at_end: bool,
-        out: &Bound<'_, PyList>,
-    ) -> PyResult<bool> {
-        let mut cut = false;
-        for item in decoded {
-            match item {
-                Decoded::Doc(_, Doc::Done) => self.core.done = true,
-                Decoded::Doc(i, Doc::Value(doc, chunk)) => {
-                    if let Some(error) = chunk.error {
-                        let info = ErrorInfo::from_error_value(Some(doc), error);
-                        let frame = frames.get(i);
-                        let name = frame.map(|f| self.core.event_name(py, f));
-                        if let (Some(frame), Some(name)) = (frame, name) {
-                            out.append(self.core.stream_error_item(py, &info, name, &frame.data)?)?;
-                        }
-                        if chunk.choices.is_empty() {
-                            continue; // an error envelope, not a chunk
-                        }
-                    }
-                    self.chunk_items(py, chunk, out)?;
-                }
-                Decoded::Doc(i, Doc::Malformed(message)) => {
-                    if at_end {
-                        cut = true;
-                    } else if let Some(frame) = frames.get(i) {
-                        let name = self.core.event_name(py, frame);
-                        out.append(self.core.malformed_item(py, &message, name, &frame.data)?)?;
-                    }
-                }
-                Decoded::Error(i, info) => {
-                    if let Some(frame) = frames.get(i) {
-                        let name = self.core.event_name(py, frame);
-                        out.append(self.core.stream_error_item(py, &info, name, &frame.data)?)?;
-                    }
-                }
-                Decoded::Pass(i) => {
-                    if let Some(frame) = frames.get(i) {
-                        out.append(self.core.passthrough(py, frame)?)?;
-                    }
-                }
-            }
-        }
-        Ok(cut)
+fn chunk_items(
+    py: Python<'_>,
+    s: &mut ChunkStrings,
+    chunk: Chunk<'_>,
+    out: &Bound<'_, PyList>,
+) -> PyResult<()> {
+    let id = reuse(py, &mut s.id, chunk.id.as_ref());
+    let object = reuse(py, &mut s.object, chunk.object.as_ref());
+    let model = reuse(py, &mut s.model, chunk.model.as_ref());
+    let fingerprint = reuse(
+        py,
+        &mut s.system_fingerprint,
+        chunk.system_fingerprint.as_ref(),
+    );
+    let tier = reuse(py, &mut s.service_tier, chunk.service_tier.as_ref());
+    let usage: Option<Arc<str>> = chunk.usage.map(|u| Arc::from(u.get()));
+    let extra: Option<Arc<str>> = chunk.extra.to_json().map(Arc::from);
+    let base = |index: Option<i64>| ChatChunk {
+        id: id.as_ref().map(|v| v.clone_ref(py)),
+        object: object.as_ref().map(|v| v.clone_ref(py)),
+        created: chunk.created,
+        model: model.as_ref().map(|v| v.clone_ref(py)),
+        system_fingerprint: fingerprint.as_ref().map(|v| v.clone_ref(py)),
+        service_tier: tier.as_ref().map(|v| v.clone_ref(py)),
+        index,
+        role: None,
+        content: None,
+        refusal: None,
+        reasoning: None,
+        reasoning_content: None,
+        tool_calls: None,
+        finish_reason: None,
+        reasoning_details_json: None,
+        logprobs_json: None,
+        choice_extra_json: None,
+        delta_extra_json: None,
+        usage_json: usage.clone(),
+        extra_json: extra.clone(),
+    };
+    if chunk.choices.is_empty() {
+        out.append(Py::new(py, base(None))?)?;
+        return Ok(());
     }
-
-    fn chunk_items(&mut self, py: Python<'_>, chunk: Chunk<'_>, out: &Bound<'_, PyList>) -> PyResult<()> {
-        let s = &mut self.strings;
-        let id = reuse(py, &mut s.id, chunk.id.as_ref());
-        let object = reuse(py, &mut s.object, chunk.object.as_ref());
-        let model = reuse(py, &mut s.model, chunk.model.as_ref());
-        let fingerprint = reuse(py, &mut s.system_fingerprint, chunk.system_fingerprint.as_ref());
-        let tier = reuse(py, &mut s.service_tier, chunk.service_tier.as_ref());
-        let usage: Option<Arc<str>> = chunk.usage.map(|u| Arc::from(u.get()));
-        let extra: Option<Arc<str>> = chunk.extra.to_json().map(Arc::from);
-        let base = |index: Option<i64>| ChatChunk {
-            id: id.as_ref().map(|v| v.clone_ref(py)),
-            object: object.as_ref().map(|v| v.clone_ref(py)),
-            created: chunk.created,
-            model: model.as_ref().map(|v| v.clone_ref(py)),
-            system_fingerprint: fingerprint.as_ref().map(|v| v.clone_ref(py)),
-            service_tier: tier.as_ref().map(|v| v.clone_ref(py)),
-            index,
-            role: None,
-            content: None,
-            refusal: None,
-            reasoning: None,
-            reasoning_content: None,
-            tool_calls: None,
-            finish_reason: None,
-            reasoning_details_json: None,
-            logprobs_json: None,
-            choice_extra_json: None,
-            delta_extra_json: None,
-            usage_json: usage.clone(),
-            extra_json: extra.clone(),
-        };
-        if chunk.choices.is_empty() {
-            out.append(Py::new(py, base(None))?)?;
-            return Ok(());
+    for (position, choice) in chunk.choices.iter().enumerate() {
+        let delta = &choice.delta;
+        let mut item = base(Some(choice.index.unwrap_or(position as i64)));
+        item.role = reuse(py, &mut s.role, delta.role.as_ref());
+        item.content = text(py, delta.content.as_ref());
+        item.refusal = text(py, delta.refusal.as_ref());
+        item.reasoning = text(py, delta.reasoning.as_ref());
+        item.reasoning_content = text(py, delta.reasoning_content.as_ref());
+        item.finish_reason = reuse(py, &mut s.finish_reason, choice.finish_reason.as_ref());
+        item.reasoning_details_json = delta.reasoning_details.map(|r| r.get().into());
+        item.logprobs_json = choice.logprobs.map(|r| r.get().into());
+        item.choice_extra_json = choice.extra.to_json().map(String::into_boxed_str);
+        item.delta_extra_json = delta.extra.to_json().map(String::into_boxed_str);
+        if !delta.tool_calls.is_empty() {
+            item.tool_calls = Some(tool_calls(py, &mut s.tool_type, &delta.tool_calls)?);
         }
-        for (position, choice) in chunk.choices.iter().enumerate() {
-            let delta = &choice.delta;
-            let mut item = base(Some(choice.index.unwrap_or(position as i64)));
-            item.role = reuse(py, &mut s.role, delta.role.as_ref());
-            item.content = text(py, delta.content.as_ref());
-            item.refusal = text(py, delta.refusal.as_ref());
-            item.reasoning = text(py, delta.reasoning.as_ref());
-            item.reasoning_content = text(py, delta.reasoning_content.as_ref());
-            item.finish_reason = reuse(py, &mut s.finish_reason, choice.finish_reason.as_ref());
-            item.reasoning_details_json = delta.reasoning_details.map(|r| r.get().into());
-            item.logprobs_json = choice.logprobs.map(|r| r.get().into());
-            item.choice_extra_json = choice.extra.to_json().map(String::into_boxed_str);
-            item.delta_extra_json = delta.extra.to_json().map(String::into_boxed_str);
-            if !delta.tool_calls.is_empty() {
-                item.tool_calls = Some(tool_calls(py, &mut s.tool_type, &delta.tool_calls)?);
-            }
-            out.append(Py::new(py, item)?)?;
-        }
-        Ok(())
+        out.append(Py::new(py, item)?)?;
     }
+    Ok(())
 }
 
 fn tool_calls(py: Python<'_>, types: &mut Reused, calls: &[ToolCall<'_>]) -> PyResult<Py<PyList>> {
@@ -346,58 +299,11 @@ fn tool_calls(py: Python<'_>, types: &mut Reused, calls: &[ToolCall<'_>]) -> PyR
     Ok(PyList::new(py, items)?.unbind())
 }
 
-#[pymethods]
-impl ChatCompletionStream {
-    #[new]
-    #[pyo3(signature = (*, max_event_size = DEFAULT_MAX_EVENT_SIZE))]
-    fn new(py: Python<'_>, max_event_size: usize) -> Self {
-        ChatCompletionStream {
-            core: StreamCore::new(py, max_event_size),
-            strings: ChunkStrings::default(),
-        }
-    }
-
-    /// Parses `data` (bytes, bytearray or memoryview); returns the decoded items.
-    fn feed<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
-        let input = Input::extract(data)?;
-        let bytes = input.as_bytes();
-        let (frames, too_large) = self.core.frame(py, &input, bytes);
-        let decoded = decode_frames(&frames);
-        let out = PyList::empty(py);
-        self.convert(py, &frames, decoded, false, &out)?;
-        self.core.take_json_body(py, &out)?;
-        StreamCore::result(py, out, too_large)
-    }
-
-    /// Ends the input: decodes a last frame that was never closed by a blank line, and records
-    /// an `incomplete_stream` error if `[DONE]` never came (unless an error was recorded).
-    fn finish<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        let out = PyList::empty(py);
-        let (last, mut cut_off) = self.core.end(py, &out)?;
-        if let Some(frame) = last {
-            let frames = [frame];
-            let decoded = decode_frames(&frames);
-            cut_off = self.convert(py, &frames, decoded, true, &out)?;
-        }
-        self.core.incomplete(py, cut_off, "[DONE]")?;
-        Ok(out)
-    }
-
-    /// Whether `data: [DONE]` was seen.
-    #[getter]
-    fn done(&self) -> bool {
-        self.core.done
-    }
-
-    /// The first error the stream carried (or the incomplete-stream error after `finish()`).
-    #[getter]
-    fn error(&self, py: Python<'_>) -> Option<Py<super::errors::StreamError>> {
-        self.core.error_ref(py)
-    }
-
-    #[getter]
-    fn max_event_size(&self) -> usize {
-        self.core.max_event_size()
-    }
-}
-
+dialect_stream!(
+    ChatCompletionStream,
+    "ChatCompletionStream",
+    ChunkStrings,
+    convert,
+    "[DONE]",
+    "OpenAI-compatible `POST /v1/chat/completions` stream: framing and chunk decoding."
+);

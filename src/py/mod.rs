@@ -11,6 +11,8 @@ mod chat;
 mod errors;
 mod input;
 mod json;
+mod messages;
+mod responses;
 mod sse;
 mod stream;
 mod strings;
@@ -28,5 +30,9 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<chat::ChatChunk>()?;
     m.add_class::<chat::ToolCallDelta>()?;
     m.add_class::<chat::ChatCompletionStream>()?;
+    m.add_class::<messages::MessageEvent>()?;
+    m.add_class::<messages::MessagesStream>()?;
+    m.add_class::<responses::ResponseEvent>()?;
+    m.add_class::<responses::ResponsesStream>()?;
     Ok(())
 }

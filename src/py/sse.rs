@@ -214,7 +214,11 @@ impl SseParser {
         format!(
             "SSEParser(max_event_size={}, pending={})",
             self.framer.max_event_size(),
-            if self.framer.pending() { "True" } else { "False" }
+            if self.framer.pending() {
+                "True"
+            } else {
+                "False"
+            }
         )
     }
 }

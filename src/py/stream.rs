@@ -16,7 +16,7 @@ use super::json;
 use super::sse::{EventStrings, DETACH_THRESHOLD};
 use super::strings::decode;
 use crate::dialect::body::{Body, End};
-use crate::dialect::ErrorInfo;
+use crate::dialect::{split_docs, Doc, ErrorInfo};
 use crate::sse::{RawEvent, TooLarge};
 use crate::text::lossy_cow;
 
@@ -116,18 +116,25 @@ impl StreamCore {
 
     fn json_body(&mut self, py: Python<'_>, text: &str, out: &Bound<'_, PyList>) -> PyResult<()> {
         let info = ErrorInfo::from_body(text);
-        let name = self.names.event_type(py, &RawEvent {
-            event: None,
-            data: Cow::Borrowed(b""),
-            id: None,
-            retry: None,
-        });
+        let name = self.names.event_type(
+            py,
+            &RawEvent {
+                event: None,
+                data: Cow::Borrowed(b""),
+                id: None,
+                retry: None,
+            },
+        );
         out.append(self.stream_error_item(py, &info, name, text)?)
     }
 
     /// Ends the body: returns the unclosed last frame (lenient flush) for the dialect to
     /// decode, and handles a JSON body.
-    pub fn end(&mut self, py: Python<'_>, out: &Bound<'_, PyList>) -> PyResult<(Option<Frame<'static>>, bool)> {
+    pub fn end(
+        &mut self,
+        py: Python<'_>,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<(Option<Frame<'static>>, bool)> {
         let End {
             last_event,
             cut_off,
@@ -157,12 +164,15 @@ impl StreamCore {
 
     /// The event type of a frame as a (reused) Python string.
     pub fn event_name(&mut self, py: Python<'_>, frame: &Frame<'_>) -> Py<PyString> {
-        self.names.event_type(py, &RawEvent {
-            event: frame.event.as_deref().map(Cow::Borrowed),
-            data: Cow::Borrowed(b""),
-            id: None,
-            retry: None,
-        })
+        self.names.event_type(
+            py,
+            &RawEvent {
+                event: frame.event.as_deref().map(Cow::Borrowed),
+                data: Cow::Borrowed(b""),
+                id: None,
+                retry: None,
+            },
+        )
     }
 
     /// A plain `Event` for a frame the dialect does not decode (unknown named events).
@@ -239,6 +249,103 @@ impl StreamCore {
     }
 }
 
+/// How a dialect treats a frame, by its event type.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Decode the data as the dialect's documents.
+    Decode,
+    /// The frame is an error report (`event: error`).
+    Error,
+    /// Hand the frame on as a plain `Event`.
+    Pass,
+}
+
+/// What one frame decoded to (pure Rust, borrowing the frames).
+pub enum Decoded<'f, T> {
+    Doc(usize, Doc<'f, T>),
+    Error(usize, ErrorInfo<'f>),
+    Pass(usize),
+}
+
+/// Decodes every frame (pure Rust: no Python object is touched).
+pub fn decode_frames<'f, T>(
+    frames: &'f [Frame<'_>],
+    route: fn(&[u8]) -> Route,
+    decode: fn(&'f str) -> Result<T, serde_json::Error>,
+) -> Vec<Decoded<'f, T>> {
+    let mut out = Vec::with_capacity(frames.len());
+    let mut docs = Vec::new();
+    for (i, frame) in frames.iter().enumerate() {
+        match route(frame.event_type()) {
+            Route::Decode => {
+                split_docs(&frame.data, decode, &mut docs);
+                out.extend(docs.drain(..).map(|d| Decoded::Doc(i, d)));
+            }
+            Route::Error => out.push(Decoded::Error(i, ErrorInfo::from_document(&frame.data))),
+            Route::Pass => out.push(Decoded::Pass(i)),
+        }
+    }
+    out
+}
+
+/// A decoded document, handed to the dialect to turn into items.
+pub struct Value<'f, 'x, T> {
+    pub frame: &'x Frame<'f>,
+    pub doc: &'f str,
+    pub value: T,
+}
+
+impl StreamCore {
+    /// Turns decoded frames into items appended to `out`: the shared cases here, each decoded
+    /// document through `value`. With `at_end` (the lenient flush of `finish()`), a frame that
+    /// does not decode is taken as cut off rather than malformed; the return value tells.
+    pub fn convert<'f, T>(
+        &mut self,
+        py: Python<'_>,
+        frames: &[Frame<'f>],
+        decoded: Vec<Decoded<'f, T>>,
+        at_end: bool,
+        out: &Bound<'_, PyList>,
+        mut value: impl FnMut(&mut StreamCore, Value<'f, '_, T>) -> PyResult<()>,
+    ) -> PyResult<bool> {
+        let mut cut = false;
+        for item in decoded {
+            let (i, frame) = match &item {
+                Decoded::Doc(i, _) | Decoded::Error(i, _) | Decoded::Pass(i) => {
+                    (*i, frames.get(*i))
+                }
+            };
+            let Some(frame) = frame else { continue };
+            match item {
+                Decoded::Doc(_, Doc::Done) => self.done = true,
+                Decoded::Doc(_, Doc::Value(doc, v)) => value(
+                    self,
+                    Value {
+                        frame,
+                        doc,
+                        value: v,
+                    },
+                )?,
+                Decoded::Doc(_, Doc::Malformed(message)) => {
+                    if at_end {
+                        cut = true;
+                    } else {
+                        let name = self.event_name(py, frame);
+                        out.append(self.malformed_item(py, &message, name, &frame.data)?)?;
+                    }
+                }
+                Decoded::Error(_, info) => {
+                    let name = self.event_name(py, frame);
+                    out.append(self.stream_error_item(py, &info, name, &frame.data)?)?;
+                }
+                Decoded::Pass(_) => out.append(self.passthrough(py, frame)?)?,
+            }
+            let _ = i;
+        }
+        Ok(cut)
+    }
+}
+
 fn to_frame(ev: RawEvent<'_>) -> Frame<'_> {
     Frame {
         event: ev.event,
@@ -249,7 +356,8 @@ fn to_frame(ev: RawEvent<'_>) -> Frame<'_> {
 /// Builds the `StreamError` for an error read out of the wire.
 pub fn stream_error(py: Python<'_>, info: &ErrorInfo<'_>) -> PyResult<StreamError> {
     let value = |raw: Option<&str>| -> PyResult<Option<Py<PyAny>>> {
-        raw.map(|t| json::to_py(py, t).map(Bound::unbind)).transpose()
+        raw.map(|t| json::to_py(py, t).map(Bound::unbind))
+            .transpose()
     };
     let raw: Option<Py<PyDict>> = match info.raw {
         Some(doc) => Some(json::to_py_dict(py, doc)?.unbind()),
@@ -263,3 +371,82 @@ pub fn stream_error(py: Python<'_>, info: &ErrorInfo<'_>) -> PyResult<StreamErro
         raw,
     ))
 }
+
+/// Declares a dialect stream class: the struct (a `StreamCore` plus the dialect's per-stream
+/// strings) and its Python methods, the same for every dialect. `$convert` turns frames into
+/// items: `fn(&mut StreamCore, &mut $strings, Python, &[Frame], at_end, &PyList) ->
+/// PyResult<bool>` (the bool: the last frame was cut off).
+macro_rules! dialect_stream {
+    ($name:ident, $pyname:literal, $strings:ty, $convert:path, $marker:literal, $doc:literal) => {
+        #[doc = $doc]
+        #[pyclass(module = "ssewire", name = $pyname)]
+        pub struct $name {
+            core: $crate::py::stream::StreamCore,
+            strings: $strings,
+        }
+
+        #[pymethods]
+        impl $name {
+            #[new]
+            #[pyo3(signature = (*, max_event_size = $crate::sse::DEFAULT_MAX_EVENT_SIZE))]
+            fn new(py: Python<'_>, max_event_size: usize) -> Self {
+                $name {
+                    core: $crate::py::stream::StreamCore::new(py, max_event_size),
+                    strings: <$strings>::default(),
+                }
+            }
+
+            /// Parses `data` (bytes, bytearray or memoryview); returns the decoded items.
+            fn feed<'py>(
+                &mut self,
+                py: Python<'py>,
+                data: &Bound<'py, PyAny>,
+            ) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+                let input = $crate::py::input::Input::extract(data)?;
+                let bytes = input.as_bytes();
+                let (frames, too_large) = self.core.frame(py, &input, bytes);
+                let out = pyo3::types::PyList::empty(py);
+                $convert(&mut self.core, &mut self.strings, py, &frames, false, &out)?;
+                self.core.take_json_body(py, &out)?;
+                $crate::py::stream::StreamCore::result(py, out, too_large)
+            }
+
+            /// Ends the input: decodes a last frame never closed by a blank line, and records
+            /// an `incomplete_stream` error if the terminal marker never came (unless an error
+            /// was already recorded).
+            fn finish<'py>(
+                &mut self,
+                py: Python<'py>,
+            ) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+                let out = pyo3::types::PyList::empty(py);
+                let (last, mut cut_off) = self.core.end(py, &out)?;
+                if let Some(frame) = last {
+                    cut_off =
+                        $convert(&mut self.core, &mut self.strings, py, &[frame], true, &out)?;
+                }
+                self.core.incomplete(py, cut_off, $marker)?;
+                Ok(out)
+            }
+
+            /// Whether the terminal marker was seen.
+            #[getter]
+            fn done(&self) -> bool {
+                self.core.done
+            }
+
+            /// The first error the stream carried (or the incomplete-stream error after
+            /// `finish()`), `None` if none.
+            #[getter]
+            fn error(&self, py: Python<'_>) -> Option<Py<$crate::py::errors::StreamError>> {
+                self.core.error_ref(py)
+            }
+
+            /// The limit on the size of one event, in bytes.
+            #[getter]
+            fn max_event_size(&self) -> usize {
+                self.core.max_event_size()
+            }
+        }
+    };
+}
+pub(crate) use dialect_stream;

@@ -36,3 +36,26 @@ impl Reused {
         s
     }
 }
+
+/// A few short strings that alternate (event types, delta types), each built once per parser.
+/// A linear scan over at most `NAMES_MAX` entries beats hashing for this handful.
+#[derive(Default)]
+pub struct Names {
+    entries: Vec<(Box<[u8]>, Py<PyString>)>,
+}
+
+const NAMES_MAX: usize = 32;
+
+impl Names {
+    /// The string for `bytes`, built once while the table has room.
+    pub fn get(&mut self, py: Python<'_>, bytes: &[u8]) -> Py<PyString> {
+        if let Some((_, s)) = self.entries.iter().find(|(b, _)| **b == *bytes) {
+            return s.clone_ref(py);
+        }
+        let s = decode(py, bytes).unbind();
+        if self.entries.len() < NAMES_MAX {
+            self.entries.push((bytes.into(), s.clone_ref(py)));
+        }
+        s
+    }
+}

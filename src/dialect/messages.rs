@@ -1,0 +1,124 @@
+//! Anthropic-compatible Messages stream events (`message_start`, `content_block_start`,
+//! `content_block_delta`, `content_block_stop`, `message_delta`, `message_stop`, `ping`,
+//! `error`), decoded straight into one flat borrowed struct.
+//!
+//! The event kind comes from the JSON `type` (proxies that send only `data:` lines are common),
+//! falling back to the `event:` name. The common deltas (`text_delta`, `input_json_delta`,
+//! `thinking_delta`, `signature_delta`) land in typed fields; rarely read parts (the message
+//! of `message_start`, a content block, usage, a citation) stay raw JSON. Unknown delta keys
+//! are kept. Nothing is carried across frames. Cost: one pass over each frame's JSON.
+
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+
+use super::json::{map_struct, raw_opt, Extra, Int, Str};
+
+/// One Messages stream event, flattened.
+#[derive(Debug, Default)]
+pub struct Event<'a> {
+    pub type_: Option<Str<'a>>,
+    pub index: Option<i64>,
+    pub delta: Delta<'a>,
+    pub content_block: Option<&'a RawValue>,
+    pub message: Option<&'a RawValue>,
+    pub usage: Option<&'a RawValue>,
+    pub error: Option<&'a RawValue>,
+}
+
+/// The `delta` of `content_block_delta` (a typed delta) or of `message_delta` (stop fields).
+#[derive(Debug, Default)]
+pub struct Delta<'a> {
+    pub type_: Option<Str<'a>>,
+    pub text: Option<Str<'a>>,
+    pub partial_json: Option<Str<'a>>,
+    pub thinking: Option<Str<'a>>,
+    pub signature: Option<Str<'a>>,
+    pub stop_reason: Option<Str<'a>>,
+    pub stop_sequence: Option<Str<'a>>,
+    pub citation: Option<&'a RawValue>,
+    pub extra: Extra<'a>,
+}
+
+impl Event<'_> {
+    /// Whether this is one of the frequent delta events whose fields are all typed (no need
+    /// to keep the raw JSON of the event).
+    pub fn is_common_delta(&self) -> bool {
+        self.type_.as_ref().map(Str::as_str) == Some("content_block_delta")
+            && self.delta.extra.is_empty()
+            && matches!(
+                self.delta.type_.as_ref().map(Str::as_str),
+                Some("text_delta" | "input_json_delta" | "thinking_delta" | "signature_delta")
+            )
+    }
+}
+
+/// Decodes one document of a Messages stream.
+pub fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
+    serde_json::from_str(doc)
+}
+
+map_struct!(
+    Event,
+    "a Messages stream event object",
+    |event, key, map| {
+        match key.as_str() {
+            "type" => event.type_ = map.next_value()?,
+            "index" => event.index = map.next_value::<Option<Int>>()?.map(|i| i.0),
+            "delta" => event.delta = map.next_value::<Option<Delta>>()?.unwrap_or_default(),
+            "content_block" => event.content_block = raw_opt(&mut map)?,
+            "message" => event.message = raw_opt(&mut map)?,
+            "usage" => event.usage = raw_opt(&mut map)?,
+            "error" => event.error = raw_opt(&mut map)?,
+            _ => {
+                map.next_value::<IgnoredAny>()?;
+            }
+        }
+    }
+);
+
+map_struct!(Delta, "a delta object", |delta, key, map| {
+    match key.as_str() {
+        "type" => delta.type_ = map.next_value()?,
+        "text" => delta.text = map.next_value()?,
+        "partial_json" => delta.partial_json = map.next_value()?,
+        "thinking" => delta.thinking = map.next_value()?,
+        "signature" => delta.signature = map.next_value()?,
+        "stop_reason" => delta.stop_reason = map.next_value()?,
+        "stop_sequence" => delta.stop_sequence = map.next_value()?,
+        "citation" => delta.citation = raw_opt(&mut map)?,
+        _ => delta.extra.keep(key, &mut map)?,
+    }
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_delta_is_common() {
+        let e = decode(
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hi"}}"#,
+        )
+        .unwrap();
+        assert!(e.is_common_delta());
+        assert_eq!(e.delta.text.unwrap().as_str(), "Hi");
+    }
+
+    #[test]
+    fn message_delta_and_start() {
+        let e = decode(r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":12}}"#).unwrap();
+        assert_eq!(e.delta.stop_reason.unwrap().as_str(), "end_turn");
+        assert!(e.delta.stop_sequence.is_none());
+        assert_eq!(e.usage.unwrap().get(), r#"{"output_tokens":12}"#);
+        assert!(!decode(r#"{"type":"message_start","message":{"id":"m"}}"#)
+            .unwrap()
+            .is_common_delta());
+    }
+
+    #[test]
+    fn citations_delta_is_kept_raw() {
+        let e = decode(r#"{"type":"content_block_delta","index":1,"delta":{"type":"citations_delta","citation":{"cited_text":"x"}}}"#).unwrap();
+        assert!(!e.is_common_delta());
+        assert_eq!(e.delta.citation.unwrap().get(), r#"{"cited_text":"x"}"#);
+    }
+}

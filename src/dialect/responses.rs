@@ -1,0 +1,143 @@
+//! OpenAI-compatible Responses stream events (`response.created`, `response.output_text.delta`,
+//! `response.function_call_arguments.delta`, `response.completed`, `error`, ...), decoded
+//! straight into one flat borrowed struct.
+//!
+//! The event kind is the JSON `type`. Deltas and the final texts of `.done` events land in
+//! typed fields; items, parts and whole responses stay raw JSON until read. Unknown event
+//! types decode like any other (their raw JSON is kept), never fatal. Nothing is carried
+//! across frames. Cost: one pass over each frame's JSON.
+
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+
+use super::json::{map_struct, raw_opt, str_or_raw, Int, Str};
+
+/// One Responses stream event, flattened.
+#[derive(Debug, Default)]
+pub struct Event<'a> {
+    pub type_: Option<Str<'a>>,
+    pub sequence_number: Option<i64>,
+    pub output_index: Option<i64>,
+    pub content_index: Option<i64>,
+    pub summary_index: Option<i64>,
+    pub item_id: Option<Str<'a>>,
+    pub delta: Option<Str<'a>>,
+    pub text: Option<Str<'a>>,
+    pub refusal: Option<Str<'a>>,
+    pub arguments: Option<Str<'a>>,
+    pub item: Option<&'a RawValue>,
+    pub part: Option<&'a RawValue>,
+    pub response: Option<&'a RawValue>,
+    pub logprobs: Option<&'a RawValue>,
+    /// `error` of an error event that nests it (`{"type": "error", "error": {...}}`).
+    pub error: Option<&'a RawValue>,
+    /// Other keys were present (the raw event is worth keeping).
+    pub other_keys: bool,
+}
+
+/// The terminal event types.
+pub const TERMINAL: [&str; 3] = [
+    "response.completed",
+    "response.incomplete",
+    "response.failed",
+];
+
+impl Event<'_> {
+    pub fn kind(&self) -> &str {
+        self.type_.as_ref().map_or("", Str::as_str)
+    }
+
+    /// Whether all of this event is in typed fields (a plain text or arguments delta).
+    pub fn is_common_delta(&self) -> bool {
+        !self.other_keys
+            && self.logprobs.is_none()
+            && self.delta.is_some()
+            && self.kind().ends_with(".delta")
+    }
+}
+
+#[derive(Debug, Default)]
+struct ResponseError<'a> {
+    error: Option<&'a RawValue>,
+}
+
+map_struct!(ResponseError, "a response object", |r, key, map| {
+    match key.as_str() {
+        "error" => r.error = raw_opt(&mut map)?,
+        _ => {
+            map.next_value::<IgnoredAny>()?;
+        }
+    }
+});
+
+/// The `error` object of a response (`response.failed` nests its error there), if any.
+pub fn response_error(response: &RawValue) -> Option<&RawValue> {
+    serde_json::from_str::<ResponseError<'_>>(response.get())
+        .ok()
+        .and_then(|r| r.error)
+}
+
+/// Decodes one document of a Responses stream.
+pub fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
+    serde_json::from_str(doc)
+}
+
+map_struct!(
+    Event,
+    "a Responses stream event object",
+    |event, key, map| {
+        match key.as_str() {
+            "type" => event.type_ = map.next_value()?,
+            "sequence_number" => {
+                event.sequence_number = map.next_value::<Option<Int>>()?.map(|i| i.0)
+            }
+            "output_index" => event.output_index = map.next_value::<Option<Int>>()?.map(|i| i.0),
+            "content_index" => event.content_index = map.next_value::<Option<Int>>()?.map(|i| i.0),
+            "summary_index" => event.summary_index = map.next_value::<Option<Int>>()?.map(|i| i.0),
+            "item_id" => event.item_id = map.next_value()?,
+            "delta" => event.delta = str_or_raw(&mut map)?,
+            "text" => event.text = str_or_raw(&mut map)?,
+            "refusal" => event.refusal = str_or_raw(&mut map)?,
+            "arguments" => event.arguments = str_or_raw(&mut map)?,
+            "item" => event.item = raw_opt(&mut map)?,
+            "part" => event.part = raw_opt(&mut map)?,
+            "response" => event.response = raw_opt(&mut map)?,
+            "logprobs" => {
+                event.logprobs = raw_opt(&mut map)?.filter(|l| l.get() != "[]");
+            }
+            "error" => event.error = raw_opt(&mut map)?,
+            // "obfuscation" pads delta events to hide their length: nothing to keep.
+            "obfuscation" => {
+                map.next_value::<IgnoredAny>()?;
+            }
+            _ => {
+                map.next_value::<IgnoredAny>()?;
+                event.other_keys = true;
+            }
+        }
+    }
+);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_delta() {
+        let e = decode(r#"{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"Hi","logprobs":[],"sequence_number":3}"#).unwrap();
+        assert!(e.is_common_delta());
+        assert_eq!(e.delta.unwrap().as_str(), "Hi");
+        assert_eq!(e.sequence_number, Some(3));
+    }
+
+    #[test]
+    fn completed_keeps_the_response_raw() {
+        let e = decode(r#"{"type":"response.completed","response":{"id":"r","status":"completed"},"sequence_number":9}"#).unwrap();
+        assert!(TERMINAL.contains(&e.kind()));
+        assert_eq!(
+            e.response.unwrap().get(),
+            r#"{"id":"r","status":"completed"}"#
+        );
+        assert!(!e.is_common_delta());
+    }
+}

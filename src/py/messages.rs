@@ -1,0 +1,182 @@
+//! `ssewire.MessagesStream` and its item `MessageEvent` (Anthropic-compatible Messages).
+//!
+//! Per feed: frame, decode each frame into a borrowed `messages::Event` (pure Rust), then one
+//! pass builds one flat `MessageEvent` per event (pings are dropped). Event and delta type
+//! names are built once per stream; the common text / JSON / thinking deltas carry only their
+//! typed fields, other events also keep their raw JSON, decoded when read. Carried across
+//! feeds: the stream core and the name table.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+
+use super::json;
+use super::stream::{decode_frames, dialect_stream, Frame, Route, StreamCore};
+use super::strings::Names;
+use crate::dialect::json::Str;
+use crate::dialect::messages::{self, Event};
+use crate::dialect::ErrorInfo;
+
+/// One event of a Messages stream, flattened.
+#[pyclass(frozen, module = "ssewire", name = "MessageEvent")]
+pub struct MessageEvent {
+    /// `message_start`, `content_block_start`, `content_block_delta`, ...
+    #[pyo3(get, name = "type")]
+    type_: Py<PyString>,
+    #[pyo3(get)]
+    index: Option<i64>,
+    /// The delta's type (`text_delta`, `input_json_delta`, ...), for `content_block_delta`.
+    #[pyo3(get)]
+    delta_type: Option<Py<PyString>>,
+    #[pyo3(get)]
+    text: Option<Py<PyString>>,
+    #[pyo3(get)]
+    partial_json: Option<Py<PyString>>,
+    #[pyo3(get)]
+    thinking: Option<Py<PyString>>,
+    #[pyo3(get)]
+    signature: Option<Py<PyString>>,
+    #[pyo3(get)]
+    stop_reason: Option<Py<PyString>>,
+    #[pyo3(get)]
+    stop_sequence: Option<Py<PyString>>,
+    content_block_json: Option<Box<str>>,
+    message_json: Option<Box<str>>,
+    usage_json: Option<Box<str>>,
+    citation_json: Option<Box<str>>,
+    raw_json: Option<Box<str>>,
+}
+
+fn lazy<'py>(py: Python<'py>, text: Option<&str>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    text.map(|t| json::to_py(py, t)).transpose()
+}
+
+#[pymethods]
+impl MessageEvent {
+    /// The `content_block` of `content_block_start`, decoded on each access.
+    #[getter]
+    fn content_block<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.content_block_json.as_deref())
+    }
+
+    /// The `message` of `message_start`, decoded on each access.
+    #[getter]
+    fn message<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.message_json.as_deref())
+    }
+
+    /// The `usage` of `message_delta`, decoded on each access.
+    #[getter]
+    fn usage<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.usage_json.as_deref())
+    }
+
+    /// The `citation` of a `citations_delta`, decoded on each access.
+    #[getter]
+    fn citation<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.citation_json.as_deref())
+    }
+
+    /// The whole event as a dict, for every event except the common text / JSON / thinking /
+    /// signature deltas (whose fields are all above).
+    #[getter]
+    fn raw<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.raw_json.as_deref())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let mut parts = vec![format!("type={}", self.type_.bind(py).repr()?)];
+        if let Some(i) = self.index {
+            parts.push(format!("index={i}"));
+        }
+        for (name, value) in [
+            ("delta_type", &self.delta_type),
+            ("text", &self.text),
+            ("partial_json", &self.partial_json),
+            ("thinking", &self.thinking),
+            ("signature", &self.signature),
+            ("stop_reason", &self.stop_reason),
+        ] {
+            if let Some(v) = value {
+                parts.push(format!("{name}={}", v.bind(py).repr()?));
+            }
+        }
+        Ok(format!("MessageEvent({})", parts.join(", ")))
+    }
+}
+
+fn route(event: &[u8]) -> Route {
+    match event {
+        b"error" => Route::Error,
+        _ => Route::Decode,
+    }
+}
+
+fn text(py: Python<'_>, value: Option<&Str<'_>>) -> Option<Py<PyString>> {
+    value.map(|v| PyString::new(py, v.as_str()).unbind())
+}
+
+/// Turns decoded frames into `MessageEvent` / `ErrorItem` items.
+pub fn convert(
+    core: &mut StreamCore,
+    names: &mut Names,
+    py: Python<'_>,
+    frames: &[Frame<'_>],
+    at_end: bool,
+    out: &Bound<'_, PyList>,
+) -> PyResult<bool> {
+    let decoded = decode_frames(frames, route, messages::decode);
+    core.convert(py, frames, decoded, at_end, out, |core, v| {
+        let ev: Event<'_> = v.value;
+        let kind: &[u8] = match &ev.type_ {
+            Some(t) => t.as_str().as_bytes(),
+            None => v.frame.event_type(),
+        };
+        match kind {
+            b"ping" => return Ok(()),
+            b"error" => {
+                let info = match ev.error {
+                    Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
+                    None => ErrorInfo::from_document(v.doc),
+                };
+                let name = core.event_name(py, v.frame);
+                return out.append(core.stream_error_item(py, &info, name, &v.frame.data)?);
+            }
+            b"message_stop" => core.done = true,
+            _ => {}
+        }
+        let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
+        let d = &ev.delta;
+        let item = MessageEvent {
+            type_: names.get(py, kind),
+            index: ev.index,
+            delta_type: d
+                .type_
+                .as_ref()
+                .map(|t| names.get(py, t.as_str().as_bytes())),
+            text: text(py, d.text.as_ref()),
+            partial_json: text(py, d.partial_json.as_ref()),
+            thinking: text(py, d.thinking.as_ref()),
+            signature: text(py, d.signature.as_ref()),
+            stop_reason: d
+                .stop_reason
+                .as_ref()
+                .map(|t| names.get(py, t.as_str().as_bytes())),
+            stop_sequence: text(py, d.stop_sequence.as_ref()),
+            content_block_json: ev.content_block.map(|r| r.get().into()),
+            message_json: ev.message.map(|r| r.get().into()),
+            usage_json: ev.usage.map(|r| r.get().into()),
+            citation_json: d.citation.map(|r| r.get().into()),
+            raw_json,
+        };
+        out.append(Py::new(py, item)?)
+    })
+}
+
+dialect_stream!(
+    MessagesStream,
+    "MessagesStream",
+    Names,
+    convert,
+    "message_stop",
+    "Anthropic-compatible `POST /v1/messages` stream: framing and event decoding."
+);

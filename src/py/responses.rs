@@ -1,0 +1,199 @@
+//! `ssewire.ResponsesStream` and its item `ResponseEvent` (OpenAI-compatible Responses).
+//!
+//! Per feed: frame, decode each frame into a borrowed `responses::Event` (pure Rust), then one
+//! pass builds one flat `ResponseEvent` per event. Type names and the repeating `item_id` are
+//! built once per stream; deltas carry only their typed fields, other events also keep their
+//! raw JSON (decoded when read). `error` events and `response.failed` become `StreamError`s.
+//! Carried across feeds: the stream core, the name table and the last item id.
+
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString};
+
+use super::json;
+use super::stream::{decode_frames, dialect_stream, Frame, Route, StreamCore};
+use super::strings::{Names, Reused};
+use crate::dialect::json::Str;
+use crate::dialect::responses::{self, response_error, Event, TERMINAL};
+use crate::dialect::ErrorInfo;
+
+/// One event of a Responses stream, flattened.
+#[pyclass(frozen, module = "ssewire", name = "ResponseEvent")]
+pub struct ResponseEvent {
+    /// `response.created`, `response.output_text.delta`, ...
+    #[pyo3(get, name = "type")]
+    type_: Py<PyString>,
+    #[pyo3(get)]
+    sequence_number: Option<i64>,
+    #[pyo3(get)]
+    output_index: Option<i64>,
+    #[pyo3(get)]
+    content_index: Option<i64>,
+    #[pyo3(get)]
+    summary_index: Option<i64>,
+    #[pyo3(get)]
+    item_id: Option<Py<PyString>>,
+    /// The text of a `*.delta` event (output text, refusal, arguments, reasoning).
+    #[pyo3(get)]
+    delta: Option<Py<PyString>>,
+    /// The full text of a `*.done` event (`output_text`, reasoning text or summary).
+    #[pyo3(get)]
+    text: Option<Py<PyString>>,
+    /// The full refusal of `response.refusal.done`.
+    #[pyo3(get)]
+    refusal: Option<Py<PyString>>,
+    /// The full arguments of `response.function_call_arguments.done`.
+    #[pyo3(get)]
+    arguments: Option<Py<PyString>>,
+    item_json: Option<Box<str>>,
+    part_json: Option<Box<str>>,
+    response_json: Option<Box<str>>,
+    logprobs_json: Option<Box<str>>,
+    raw_json: Option<Box<str>>,
+}
+
+fn lazy<'py>(py: Python<'py>, text: Option<&str>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    text.map(|t| json::to_py(py, t)).transpose()
+}
+
+#[pymethods]
+impl ResponseEvent {
+    /// The output `item` of `response.output_item.added` / `.done`, decoded on each access.
+    #[getter]
+    fn item<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.item_json.as_deref())
+    }
+
+    /// The content `part` of `response.content_part.added` / `.done` (and summary parts).
+    #[getter]
+    fn part<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.part_json.as_deref())
+    }
+
+    /// The `response` object of `response.created` / `.in_progress` / `.completed` / ...
+    #[getter]
+    fn response<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.response_json.as_deref())
+    }
+
+    /// Non-empty `logprobs` of a text delta, decoded on each access.
+    #[getter]
+    fn logprobs<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.logprobs_json.as_deref())
+    }
+
+    /// The whole event as a dict, for every event except plain deltas.
+    #[getter]
+    fn raw<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.raw_json.as_deref())
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let mut parts = vec![format!("type={}", self.type_.bind(py).repr()?)];
+        if let Some(n) = self.sequence_number {
+            parts.push(format!("sequence_number={n}"));
+        }
+        for (name, value) in [
+            ("delta", &self.delta),
+            ("text", &self.text),
+            ("refusal", &self.refusal),
+            ("arguments", &self.arguments),
+        ] {
+            if let Some(v) = value {
+                parts.push(format!("{name}={}", v.bind(py).repr()?));
+            }
+        }
+        Ok(format!("ResponseEvent({})", parts.join(", ")))
+    }
+}
+
+fn route(event: &[u8]) -> Route {
+    match event {
+        b"error" => Route::Error,
+        _ => Route::Decode,
+    }
+}
+
+fn text(py: Python<'_>, value: Option<&Str<'_>>) -> Option<Py<PyString>> {
+    value.map(|v| PyString::new(py, v.as_str()).unbind())
+}
+
+/// Per-stream reuse: type names and the item id that repeats on every delta of an item.
+#[derive(Default)]
+pub struct ResponseStrings {
+    names: Names,
+    item_id: Reused,
+}
+
+/// Turns decoded frames into `ResponseEvent` / `ErrorItem` items.
+pub fn convert(
+    core: &mut StreamCore,
+    strings: &mut ResponseStrings,
+    py: Python<'_>,
+    frames: &[Frame<'_>],
+    at_end: bool,
+    out: &Bound<'_, PyList>,
+) -> PyResult<bool> {
+    let decoded = decode_frames(frames, route, responses::decode);
+    core.convert(py, frames, decoded, at_end, out, |core, v| {
+        let ev: Event<'_> = v.value;
+        let kind: &[u8] = match &ev.type_ {
+            Some(t) => t.as_str().as_bytes(),
+            None => v.frame.event_type(),
+        };
+        match kind {
+            b"error" | b"response.error" => {
+                let info = match ev.error {
+                    Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
+                    None => ErrorInfo::from_document(v.doc),
+                };
+                let name = core.event_name(py, v.frame);
+                return out.append(core.stream_error_item(py, &info, name, &v.frame.data)?);
+            }
+            b"response.failed" => {
+                let error = ev.response.and_then(response_error);
+                let mut info = match error {
+                    Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
+                    None => ErrorInfo::from_document(r#"{"message":"the response failed"}"#),
+                };
+                info.raw = Some(v.doc);
+                let name = core.event_name(py, v.frame);
+                out.append(core.stream_error_item(py, &info, name, &v.frame.data)?)?;
+            }
+            _ => {}
+        }
+        if TERMINAL.iter().any(|t| t.as_bytes() == kind) {
+            core.done = true;
+        }
+        let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
+        let item = ResponseEvent {
+            type_: strings.names.get(py, kind),
+            sequence_number: ev.sequence_number,
+            output_index: ev.output_index,
+            content_index: ev.content_index,
+            summary_index: ev.summary_index,
+            item_id: ev
+                .item_id
+                .as_ref()
+                .map(|i| strings.item_id.get(py, i.as_str().as_bytes())),
+            delta: text(py, ev.delta.as_ref()),
+            text: text(py, ev.text.as_ref()),
+            refusal: text(py, ev.refusal.as_ref()),
+            arguments: text(py, ev.arguments.as_ref()),
+            item_json: ev.item.map(|r| r.get().into()),
+            part_json: ev.part.map(|r| r.get().into()),
+            response_json: ev.response.map(|r| r.get().into()),
+            logprobs_json: ev.logprobs.map(|r| r.get().into()),
+            raw_json,
+        };
+        out.append(Py::new(py, item)?)
+    })
+}
+
+dialect_stream!(
+    ResponsesStream,
+    "ResponsesStream",
+    ResponseStrings,
+    convert,
+    "a terminal response event",
+    "OpenAI-compatible `POST /v1/responses` stream: framing and event decoding."
+);
