@@ -409,20 +409,16 @@ impl Framer {
                 self.data_lines += 1;
             }
             b"event" => self.event = slot(value),
-            b"id" => {
-                if memchr(0, value).is_none() {
-                    self.id = slot(value);
-                    self.id_set = true;
-                }
+            b"id" if memchr(0, value).is_none() => {
+                self.id = slot(value);
+                self.id_set = true;
             }
-            b"retry" => {
-                if !value.is_empty() && value.iter().all(u8::is_ascii_digit) {
-                    let ms = value.iter().fold(0u64, |acc, d| {
-                        acc.saturating_mul(10).saturating_add(u64::from(d - b'0'))
-                    });
-                    self.retry = Some(ms);
-                    self.reconnection_time = Some(ms);
-                }
+            b"retry" if !value.is_empty() && value.iter().all(u8::is_ascii_digit) => {
+                let ms = value.iter().fold(0u64, |acc, d| {
+                    acc.saturating_mul(10).saturating_add(u64::from(d - b'0'))
+                });
+                self.retry = Some(ms);
+                self.reconnection_time = Some(ms);
             }
             _ => {} // unknown fields are ignored
         }
@@ -460,9 +456,12 @@ impl Framer {
 mod tests {
     use super::*;
 
-    /// Frames `input` in the given pieces and returns (type, data, id, retry) tuples plus the
-    /// pending flag before finish.
-    fn frame(pieces: &[&[u8]]) -> (Vec<(String, String, Option<String>, Option<u64>)>, bool) {
+    /// (type, data, id, retry) of one event.
+    type Ev = (String, String, Option<String>, Option<u64>);
+
+    /// Frames `input` in the given pieces and returns the events plus the pending flag before
+    /// finish.
+    fn frame(pieces: &[&[u8]]) -> (Vec<Ev>, bool) {
         let mut f = Framer::default();
         let mut all = Vec::new();
         for piece in pieces {
@@ -488,7 +487,7 @@ mod tests {
     }
 
     /// Frames `input` whole, byte by byte and at every two-way split; all must agree.
-    fn frame_all_ways(input: &[u8]) -> (Vec<(String, String, Option<String>, Option<u64>)>, bool) {
+    fn frame_all_ways(input: &[u8]) -> (Vec<Ev>, bool) {
         let whole = frame(&[input]);
         let bytes: Vec<&[u8]> = input.chunks(1).collect();
         assert_eq!(frame(&bytes), whole, "byte by byte");
@@ -499,7 +498,7 @@ mod tests {
         whole
     }
 
-    fn ev(t: &str, d: &str) -> (String, String, Option<String>, Option<u64>) {
+    fn ev(t: &str, d: &str) -> Ev {
         (t.into(), d.into(), None, None)
     }
 

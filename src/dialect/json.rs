@@ -125,25 +125,6 @@ pub fn str_or_raw<'a, A: MapAccess<'a>>(map: &mut A) -> Result<Option<Str<'a>>, 
     Ok(Some(Str(Cow::Borrowed(text))))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn str_borrows_without_escapes() {
-        let s: Str = serde_json::from_str(r#""plain""#).unwrap();
-        assert!(matches!(s.0, Cow::Borrowed("plain")));
-        let s: Str = serde_json::from_str(r#""a\nb""#).unwrap();
-        assert_eq!(s.as_str(), "a\nb");
-    }
-
-    #[test]
-    fn int_accepts_floats() {
-        let i: Int = serde_json::from_str("1700000000.0").unwrap();
-        assert_eq!(i, Int(1_700_000_000));
-    }
-}
-
 /// Implements `Deserialize` for a borrowed struct by visiting its JSON object key by key:
 /// `map_struct!(Type, "what it is", |value, key, map| { match key.as_str() { ... } })`.
 /// The body reads each key's value from `map` (a `MapAccess`) and may use `?`.
@@ -174,3 +155,22 @@ macro_rules! map_struct {
     };
 }
 pub(crate) use map_struct;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn str_borrows_without_escapes() {
+        let s: Str = serde_json::from_str(r#""plain""#).unwrap();
+        assert!(matches!(s.0, Cow::Borrowed("plain")));
+        let s: Str = serde_json::from_str(r#""a\nb""#).unwrap();
+        assert_eq!(s.as_str(), "a\nb");
+    }
+
+    #[test]
+    fn int_accepts_floats() {
+        let i: Int = serde_json::from_str("1700000000.0").unwrap();
+        assert_eq!(i, Int(1_700_000_000));
+    }
+}

@@ -37,20 +37,22 @@ pub fn is_done(data: &str) -> bool {
     data.trim_matches(|c: char| c.is_ascii_whitespace()) == "[DONE]"
 }
 
-/// Splits one frame's data into its documents, decoding each with `decode`.
+/// Splits one frame's data into its documents, decoding each with `decode` and handing each
+/// to `emit` as soon as it is decoded (no intermediate vector: decoded structs are large, and
+/// moving them through one cost ~9% of a chat-stream profile).
 pub fn split_docs<'a, T>(
     data: &'a str,
     decode: impl Fn(&'a str) -> Result<T, serde_json::Error>,
-    out: &mut Vec<Doc<'a, T>>,
+    mut emit: impl FnMut(Doc<'a, T>),
 ) {
     if is_done(data) {
-        out.push(Doc::Done);
+        emit(Doc::Done);
         return;
     }
     match decode(data) {
-        Ok(value) => out.push(Doc::Value(data, value)),
-        Err(err) if !data.contains('\n') => out.push(Doc::Malformed(err.to_string())),
-        Err(_) => split_lines(data, &decode, out),
+        Ok(value) => emit(Doc::Value(data, value)),
+        Err(err) if !data.contains('\n') => emit(Doc::Malformed(err.to_string())),
+        Err(_) => split_lines(data, &decode, &mut emit),
     }
 }
 
@@ -59,7 +61,7 @@ pub fn split_docs<'a, T>(
 fn split_lines<'a, T>(
     data: &'a str,
     decode: &impl Fn(&'a str) -> Result<T, serde_json::Error>,
-    out: &mut Vec<Doc<'a, T>>,
+    emit: &mut impl FnMut(Doc<'a, T>),
 ) {
     let mut segment_start = 0;
     let mut line_start = 0;
@@ -69,32 +71,32 @@ fn split_lines<'a, T>(
             segment(
                 data.get(segment_start..line_start).unwrap_or_default(),
                 decode,
-                out,
+                emit,
             );
-            out.push(Doc::Done);
+            emit(Doc::Done);
             segment_start = (line_end + 1).min(data.len());
         }
         line_start = line_end + 1;
     }
-    segment(data.get(segment_start..).unwrap_or_default(), decode, out);
+    segment(data.get(segment_start..).unwrap_or_default(), decode, emit);
 }
 
 fn segment<'a, T>(
     text: &'a str,
     decode: &impl Fn(&'a str) -> Result<T, serde_json::Error>,
-    out: &mut Vec<Doc<'a, T>>,
+    emit: &mut impl FnMut(Doc<'a, T>),
 ) {
     if text.trim().is_empty() {
         return;
     }
     for value in serde_json::Deserializer::from_str(text).into_iter::<&'a RawValue>() {
         match value {
-            Ok(raw) => out.push(match decode(raw.get()) {
+            Ok(raw) => emit(match decode(raw.get()) {
                 Ok(v) => Doc::Value(raw.get(), v),
                 Err(err) => Doc::Malformed(err.to_string()),
             }),
             Err(err) => {
-                out.push(Doc::Malformed(err.to_string()));
+                emit(Doc::Malformed(err.to_string()));
                 return;
             }
         }
@@ -217,7 +219,7 @@ mod tests {
         split_docs(
             data,
             |d| serde_json::from_str::<&RawValue>(d).map(|r| r.get().to_string()),
-            &mut out,
+            |d| out.push(d),
         );
         out.into_iter()
             .map(|d| match d {

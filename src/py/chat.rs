@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json;
-use super::stream::{decode_frames, dialect_stream, Frame, Route, StreamCore};
+use super::stream::{dialect_stream, Frame, Route, StreamCore};
 use super::strings::Reused;
 use crate::dialect::chat::{self, Chunk, ToolCall};
 use crate::dialect::json::Str;
@@ -193,16 +193,15 @@ fn route(event: &[u8]) -> Route {
 }
 
 /// Turns decoded frames into `ChatChunk` / `ErrorItem` / `Event` items.
-fn convert(
+fn convert<'f>(
     core: &mut StreamCore,
     strings: &mut ChunkStrings,
     py: Python<'_>,
-    frames: &[Frame<'_>],
+    frames: &'f [Frame<'f>],
     at_end: bool,
     out: &Bound<'_, PyList>,
 ) -> PyResult<bool> {
-    let decoded = decode_frames(frames, route, chat::decode);
-    core.convert(py, frames, decoded, at_end, out, |core, v| {
+    core.convert(py, frames, route, chat::decode, at_end, out, |core, v| {
         if let Some(error) = v.value.error {
             let info = ErrorInfo::from_error_value(Some(v.doc), error);
             let name = core.event_name(py, v.frame);

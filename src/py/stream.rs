@@ -260,34 +260,6 @@ pub enum Route {
     Pass,
 }
 
-/// What one frame decoded to (pure Rust, borrowing the frames).
-pub enum Decoded<'f, T> {
-    Doc(usize, Doc<'f, T>),
-    Error(usize, ErrorInfo<'f>),
-    Pass(usize),
-}
-
-/// Decodes every frame (pure Rust: no Python object is touched).
-pub fn decode_frames<'f, T>(
-    frames: &'f [Frame<'_>],
-    route: fn(&[u8]) -> Route,
-    decode: fn(&'f str) -> Result<T, serde_json::Error>,
-) -> Vec<Decoded<'f, T>> {
-    let mut out = Vec::with_capacity(frames.len());
-    let mut docs = Vec::new();
-    for (i, frame) in frames.iter().enumerate() {
-        match route(frame.event_type()) {
-            Route::Decode => {
-                split_docs(&frame.data, decode, &mut docs);
-                out.extend(docs.drain(..).map(|d| Decoded::Doc(i, d)));
-            }
-            Route::Error => out.push(Decoded::Error(i, ErrorInfo::from_document(&frame.data))),
-            Route::Pass => out.push(Decoded::Pass(i)),
-        }
-    }
-    out
-}
-
 /// A decoded document, handed to the dialect to turn into items.
 pub struct Value<'f, 'x, T> {
     pub frame: &'x Frame<'f>,
@@ -296,51 +268,63 @@ pub struct Value<'f, 'x, T> {
 }
 
 impl StreamCore {
-    /// Turns decoded frames into items appended to `out`: the shared cases here, each decoded
-    /// document through `value`. With `at_end` (the lenient flush of `finish()`), a frame that
-    /// does not decode is taken as cut off rather than malformed; the return value tells.
+    /// Turns frames into items appended to `out`. Each frame is routed by its event type;
+    /// `decode` turns its documents into Rust structs (pure Rust) and `value` turns each one
+    /// into items; the cases every dialect shares (`[DONE]`, malformed JSON, `event: error`,
+    /// pass-through) are handled here. With `at_end` (the lenient flush of `finish()`), a frame
+    /// that does not decode is taken as cut off rather than malformed; the return value tells.
     pub fn convert<'f, T>(
         &mut self,
         py: Python<'_>,
-        frames: &[Frame<'f>],
-        decoded: Vec<Decoded<'f, T>>,
+        frames: &'f [Frame<'f>],
+        route: fn(&[u8]) -> Route,
+        decode: fn(&'f str) -> Result<T, serde_json::Error>,
         at_end: bool,
         out: &Bound<'_, PyList>,
         mut value: impl FnMut(&mut StreamCore, Value<'f, '_, T>) -> PyResult<()>,
     ) -> PyResult<bool> {
         let mut cut = false;
-        for item in decoded {
-            let (i, frame) = match &item {
-                Decoded::Doc(i, _) | Decoded::Error(i, _) | Decoded::Pass(i) => {
-                    (*i, frames.get(*i))
+        for frame in frames {
+            match route(frame.event_type()) {
+                Route::Decode => {
+                    let mut result = Ok(());
+                    split_docs(&frame.data, decode, |doc| {
+                        if result.is_err() {
+                            return;
+                        }
+                        result = match doc {
+                            Doc::Done => {
+                                self.done = true;
+                                Ok(())
+                            }
+                            Doc::Value(doc, v) => value(
+                                self,
+                                Value {
+                                    frame,
+                                    doc,
+                                    value: v,
+                                },
+                            ),
+                            Doc::Malformed(_) if at_end => {
+                                cut = true;
+                                Ok(())
+                            }
+                            Doc::Malformed(message) => {
+                                let name = self.event_name(py, frame);
+                                self.malformed_item(py, &message, name, &frame.data)
+                                    .and_then(|item| out.append(item))
+                            }
+                        };
+                    });
+                    result?;
                 }
-            };
-            let Some(frame) = frame else { continue };
-            match item {
-                Decoded::Doc(_, Doc::Done) => self.done = true,
-                Decoded::Doc(_, Doc::Value(doc, v)) => value(
-                    self,
-                    Value {
-                        frame,
-                        doc,
-                        value: v,
-                    },
-                )?,
-                Decoded::Doc(_, Doc::Malformed(message)) => {
-                    if at_end {
-                        cut = true;
-                    } else {
-                        let name = self.event_name(py, frame);
-                        out.append(self.malformed_item(py, &message, name, &frame.data)?)?;
-                    }
-                }
-                Decoded::Error(_, info) => {
+                Route::Error => {
+                    let info = ErrorInfo::from_document(&frame.data);
                     let name = self.event_name(py, frame);
                     out.append(self.stream_error_item(py, &info, name, &frame.data)?)?;
                 }
-                Decoded::Pass(_) => out.append(self.passthrough(py, frame)?)?,
+                Route::Pass => out.append(self.passthrough(py, frame)?)?,
             }
-            let _ = i;
         }
         Ok(cut)
     }
