@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json;
-use super::stream::{dialect_stream, Frame, Route, StreamCore};
+use super::stream::{dialect_stream, Frame, Reader, Route, StreamCore};
 use super::strings::Reused;
 use crate::dialect::chat::{self, Chunk, ToolCall};
 use crate::dialect::json::Str;
@@ -201,7 +201,11 @@ fn convert<'f>(
     at_end: bool,
     out: &Bound<'_, PyList>,
 ) -> PyResult<bool> {
-    core.convert(py, frames, route, chat::decode, at_end, out, |core, v| {
+    let reader = Reader {
+        route,
+        decode: chat::decode,
+    };
+    core.convert(py, frames, reader, at_end, out, |core, v| {
         if let Some(error) = v.value.error {
             let info = ErrorInfo::from_error_value(Some(v.doc), error);
             let name = core.event_name(py, v.frame);

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json;
-use super::stream::{dialect_stream, Frame, Route, StreamCore};
+use super::stream::{dialect_stream, Frame, Reader, Route, StreamCore};
 use super::strings::Names;
 use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event};
@@ -124,59 +124,55 @@ pub fn convert<'f>(
     at_end: bool,
     out: &Bound<'_, PyList>,
 ) -> PyResult<bool> {
-    core.convert(
-        py,
-        frames,
+    let reader = Reader {
         route,
-        messages::decode,
-        at_end,
-        out,
-        |core, v| {
-            let ev: Event<'_> = v.value;
-            let kind: &[u8] = match &ev.type_ {
-                Some(t) => t.as_str().as_bytes(),
-                None => v.frame.event_type(),
-            };
-            match kind {
-                b"ping" => return Ok(()),
-                b"error" => {
-                    let info = match ev.error {
-                        Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
-                        None => ErrorInfo::from_document(v.doc),
-                    };
-                    let name = core.event_name(py, v.frame);
-                    return out.append(core.stream_error_item(py, &info, name, &v.frame.data)?);
-                }
-                b"message_stop" => core.done = true,
-                _ => {}
+        decode: messages::decode,
+    };
+    core.convert(py, frames, reader, at_end, out, |core, v| {
+        let ev: Event<'_> = v.value;
+        let kind: &[u8] = match &ev.type_ {
+            Some(t) => t.as_str().as_bytes(),
+            None => v.frame.event_type(),
+        };
+        match kind {
+            b"ping" => return Ok(()),
+            b"error" => {
+                let info = match ev.error {
+                    Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
+                    None => ErrorInfo::from_document(v.doc),
+                };
+                let name = core.event_name(py, v.frame);
+                return out.append(core.stream_error_item(py, &info, name, &v.frame.data)?);
             }
-            let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
-            let d = &ev.delta;
-            let item = MessageEvent {
-                type_: names.get(py, kind),
-                index: ev.index,
-                delta_type: d
-                    .type_
-                    .as_ref()
-                    .map(|t| names.get(py, t.as_str().as_bytes())),
-                text: text(py, d.text.as_ref()),
-                partial_json: text(py, d.partial_json.as_ref()),
-                thinking: text(py, d.thinking.as_ref()),
-                signature: text(py, d.signature.as_ref()),
-                stop_reason: d
-                    .stop_reason
-                    .as_ref()
-                    .map(|t| names.get(py, t.as_str().as_bytes())),
-                stop_sequence: text(py, d.stop_sequence.as_ref()),
-                content_block_json: ev.content_block.map(|r| r.get().into()),
-                message_json: ev.message.map(|r| r.get().into()),
-                usage_json: ev.usage.map(|r| r.get().into()),
-                citation_json: d.citation.map(|r| r.get().into()),
-                raw_json,
-            };
-            out.append(Py::new(py, item)?)
-        },
-    )
+            b"message_stop" => core.done = true,
+            _ => {}
+        }
+        let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
+        let d = &ev.delta;
+        let item = MessageEvent {
+            type_: names.get(py, kind),
+            index: ev.index,
+            delta_type: d
+                .type_
+                .as_ref()
+                .map(|t| names.get(py, t.as_str().as_bytes())),
+            text: text(py, d.text.as_ref()),
+            partial_json: text(py, d.partial_json.as_ref()),
+            thinking: text(py, d.thinking.as_ref()),
+            signature: text(py, d.signature.as_ref()),
+            stop_reason: d
+                .stop_reason
+                .as_ref()
+                .map(|t| names.get(py, t.as_str().as_bytes())),
+            stop_sequence: text(py, d.stop_sequence.as_ref()),
+            content_block_json: ev.content_block.map(|r| r.get().into()),
+            message_json: ev.message.map(|r| r.get().into()),
+            usage_json: ev.usage.map(|r| r.get().into()),
+            citation_json: d.citation.map(|r| r.get().into()),
+            raw_json,
+        };
+        out.append(Py::new(py, item)?)
+    })
 }
 
 dialect_stream!(

@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json;
-use super::stream::{dialect_stream, Frame, Route, StreamCore};
+use super::stream::{dialect_stream, Frame, Reader, Route, StreamCore};
 use super::strings::{Names, Reused};
 use crate::dialect::json::Str;
 use crate::dialect::responses::{self, response_error, Event, TERMINAL};
@@ -133,67 +133,63 @@ pub fn convert<'f>(
     at_end: bool,
     out: &Bound<'_, PyList>,
 ) -> PyResult<bool> {
-    core.convert(
-        py,
-        frames,
+    let reader = Reader {
         route,
-        responses::decode,
-        at_end,
-        out,
-        |core, v| {
-            let ev: Event<'_> = v.value;
-            let kind: &[u8] = match &ev.type_ {
-                Some(t) => t.as_str().as_bytes(),
-                None => v.frame.event_type(),
-            };
-            match kind {
-                b"error" | b"response.error" => {
-                    let info = match ev.error {
-                        Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
-                        None => ErrorInfo::from_document(v.doc),
-                    };
-                    let name = core.event_name(py, v.frame);
-                    return out.append(core.stream_error_item(py, &info, name, &v.frame.data)?);
-                }
-                b"response.failed" => {
-                    let error = ev.response.and_then(response_error);
-                    let mut info = match error {
-                        Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
-                        None => ErrorInfo::from_document(r#"{"message":"the response failed"}"#),
-                    };
-                    info.raw = Some(v.doc);
-                    let name = core.event_name(py, v.frame);
-                    out.append(core.stream_error_item(py, &info, name, &v.frame.data)?)?;
-                }
-                _ => {}
+        decode: responses::decode,
+    };
+    core.convert(py, frames, reader, at_end, out, |core, v| {
+        let ev: Event<'_> = v.value;
+        let kind: &[u8] = match &ev.type_ {
+            Some(t) => t.as_str().as_bytes(),
+            None => v.frame.event_type(),
+        };
+        match kind {
+            b"error" | b"response.error" => {
+                let info = match ev.error {
+                    Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
+                    None => ErrorInfo::from_document(v.doc),
+                };
+                let name = core.event_name(py, v.frame);
+                return out.append(core.stream_error_item(py, &info, name, &v.frame.data)?);
             }
-            if TERMINAL.iter().any(|t| t.as_bytes() == kind) {
-                core.done = true;
+            b"response.failed" => {
+                let error = ev.response.and_then(response_error);
+                let mut info = match error {
+                    Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
+                    None => ErrorInfo::from_document(r#"{"message":"the response failed"}"#),
+                };
+                info.raw = Some(v.doc);
+                let name = core.event_name(py, v.frame);
+                out.append(core.stream_error_item(py, &info, name, &v.frame.data)?)?;
             }
-            let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
-            let item = ResponseEvent {
-                type_: strings.names.get(py, kind),
-                sequence_number: ev.sequence_number,
-                output_index: ev.output_index,
-                content_index: ev.content_index,
-                summary_index: ev.summary_index,
-                item_id: ev
-                    .item_id
-                    .as_ref()
-                    .map(|i| strings.item_id.get(py, i.as_str().as_bytes())),
-                delta: text(py, ev.delta.as_ref()),
-                text: text(py, ev.text.as_ref()),
-                refusal: text(py, ev.refusal.as_ref()),
-                arguments: text(py, ev.arguments.as_ref()),
-                item_json: ev.item.map(|r| r.get().into()),
-                part_json: ev.part.map(|r| r.get().into()),
-                response_json: ev.response.map(|r| r.get().into()),
-                logprobs_json: ev.logprobs.map(|r| r.get().into()),
-                raw_json,
-            };
-            out.append(Py::new(py, item)?)
-        },
-    )
+            _ => {}
+        }
+        if TERMINAL.iter().any(|t| t.as_bytes() == kind) {
+            core.done = true;
+        }
+        let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
+        let item = ResponseEvent {
+            type_: strings.names.get(py, kind),
+            sequence_number: ev.sequence_number,
+            output_index: ev.output_index,
+            content_index: ev.content_index,
+            summary_index: ev.summary_index,
+            item_id: ev
+                .item_id
+                .as_ref()
+                .map(|i| strings.item_id.get(py, i.as_str().as_bytes())),
+            delta: text(py, ev.delta.as_ref()),
+            text: text(py, ev.text.as_ref()),
+            refusal: text(py, ev.refusal.as_ref()),
+            arguments: text(py, ev.arguments.as_ref()),
+            item_json: ev.item.map(|r| r.get().into()),
+            part_json: ev.part.map(|r| r.get().into()),
+            response_json: ev.response.map(|r| r.get().into()),
+            logprobs_json: ev.logprobs.map(|r| r.get().into()),
+            raw_json,
+        };
+        out.append(Py::new(py, item)?)
+    })
 }
 
 dialect_stream!(

@@ -260,6 +260,12 @@ pub enum Route {
     Pass,
 }
 
+/// How a dialect reads frames: which event types it decodes, and its decoder of one document.
+pub struct Reader<'f, T> {
+    pub route: fn(&[u8]) -> Route,
+    pub decode: fn(&'f str) -> Result<T, serde_json::Error>,
+}
+
 /// A decoded document, handed to the dialect to turn into items.
 pub struct Value<'f, 'x, T> {
     pub frame: &'x Frame<'f>,
@@ -277,18 +283,17 @@ impl StreamCore {
         &mut self,
         py: Python<'_>,
         frames: &'f [Frame<'f>],
-        route: fn(&[u8]) -> Route,
-        decode: fn(&'f str) -> Result<T, serde_json::Error>,
+        reader: Reader<'f, T>,
         at_end: bool,
         out: &Bound<'_, PyList>,
         mut value: impl FnMut(&mut StreamCore, Value<'f, '_, T>) -> PyResult<()>,
     ) -> PyResult<bool> {
         let mut cut = false;
         for frame in frames {
-            match route(frame.event_type()) {
+            match (reader.route)(frame.event_type()) {
                 Route::Decode => {
                     let mut result = Ok(());
-                    split_docs(&frame.data, decode, |doc| {
+                    split_docs(&frame.data, reader.decode, |doc| {
                         if result.is_err() {
                             return;
                         }
