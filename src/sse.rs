@@ -271,12 +271,10 @@ impl Framer {
                 }
             } else {
                 self.tail.extend_from_slice(line);
-                let mut tail = mem::take(&mut self.tail);
-                if let Some(err) = self.line(&tail, Origin::Buffered, input, out) {
-                    too_large = too_large.or(Some(err));
-                }
-                tail.clear();
-                self.tail = tail; // keep the allocation for the next partial line
+                let tail = mem::take(&mut self.tail);
+                let (err, spare) = self.buffered_line(tail, input, out);
+                too_large = too_large.or(err);
+                self.tail = spare; // keep the allocation for the next partial line
             }
             pos = next;
         }
@@ -357,6 +355,30 @@ impl Framer {
         self.retry = None;
         self.event_size = 0;
         self.event_has_fields = false;
+    }
+
+    /// A complete line that was assembled in `tail` (it began in an earlier feed). The first
+    /// data line of an event takes the buffer itself rather than a copy, so a multi-megabyte
+    /// line that arrived in many reads is not copied once more when it completes. Returns the
+    /// buffer to reuse for the next partial line.
+    fn buffered_line<'a>(
+        &mut self,
+        mut line: Vec<u8>,
+        input: &'a [u8],
+        out: &mut Vec<RawEvent<'a>>,
+    ) -> (Option<TooLarge>, Vec<u8>) {
+        let fits = self.event_size + line.len() <= self.max_event_size;
+        if let (0, true, Some(value_start)) = (self.data_lines, fits, data_value_start(&line)) {
+            self.event_size += line.len();
+            self.event_has_fields = true;
+            line.drain(..value_start);
+            self.data = Slot::Owned(line);
+            self.data_lines = 1;
+            return (None, Vec::new());
+        }
+        let err = self.line(&line, Origin::Buffered, input, out);
+        line.clear();
+        (err, line)
     }
 
     /// Handles one complete line (without its terminator).
@@ -449,6 +471,18 @@ impl Framer {
             retry: self.retry,
         });
         self.reset_event();
+    }
+}
+
+/// Where the value of a `data` field line starts, if `line` is one.
+fn data_value_start(line: &[u8]) -> Option<usize> {
+    if !line.starts_with(b"data") {
+        return None;
+    }
+    match line.get(4) {
+        None => Some(4),
+        Some(b':') => Some(5 + usize::from(line.get(5) == Some(&b' '))),
+        Some(_) => None,
     }
 }
 

@@ -27,9 +27,81 @@ pub fn lossy_cow(bytes: Cow<'_, [u8]>) -> Cow<'_, str> {
     }
 }
 
+/// Replaces the JSON escapes of lone UTF-16 surrogates (`\ud800` without its pair) with
+/// `\ufffd`. Python's `json` accepts them, but a Rust string cannot hold one, so without this
+/// a frame carrying one would not decode at all. Valid pairs are kept. Borrows (no copy) when
+/// there is nothing to replace, which one `memmem` scan tells.
+pub fn fix_lone_surrogates(json: Cow<'_, str>) -> Cow<'_, str> {
+    let bytes = json.as_bytes();
+    let mut lone = Vec::new();
+    let mut skip_to = 0;
+    for pos in memchr::memmem::find_iter(bytes, b"\\u") {
+        if pos < skip_to || !is_escape(bytes, pos) {
+            continue;
+        }
+        match hex4(bytes, pos + 2) {
+            Some(0xD800..=0xDBFF) => {
+                let low = pos + 6;
+                let paired = bytes.get(low..low + 2) == Some(b"\\u")
+                    && matches!(hex4(bytes, low + 2), Some(0xDC00..=0xDFFF));
+                if paired {
+                    skip_to = low + 6;
+                } else {
+                    lone.push(pos);
+                }
+            }
+            Some(0xDC00..=0xDFFF) => lone.push(pos),
+            _ => {}
+        }
+    }
+    if lone.is_empty() {
+        return json;
+    }
+    let mut out = String::with_capacity(json.len());
+    let mut last = 0;
+    for pos in lone {
+        out.push_str(json.get(last..pos).unwrap_or_default());
+        out.push_str("\\ufffd");
+        last = pos + 6;
+    }
+    out.push_str(json.get(last..).unwrap_or_default());
+    Cow::Owned(out)
+}
+
+/// Whether the backslash at `pos` starts an escape (an odd run of backslashes ends there).
+fn is_escape(bytes: &[u8], pos: usize) -> bool {
+    let run = bytes
+        .get(..=pos)
+        .unwrap_or_default()
+        .iter()
+        .rev()
+        .take_while(|&&b| b == b'\\')
+        .count();
+    run % 2 == 1
+}
+
+fn hex4(bytes: &[u8], at: usize) -> Option<u32> {
+    let digits = std::str::from_utf8(bytes.get(at..at + 4)?).ok()?;
+    u32::from_str_radix(digits, 16).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn lone_surrogates_become_replacement_escapes() {
+        let fix = |s: &str| fix_lone_surrogates(Cow::Borrowed(s)).into_owned();
+        assert_eq!(fix(r#""a\ud800b""#), r#""a\ufffdb""#);
+        assert_eq!(fix(r#""\udc00""#), r#""\ufffd""#);
+        assert_eq!(fix(r#""\ud83d\ude00""#), r#""\ud83d\ude00""#);
+        assert_eq!(fix(r#""\\ud800""#), r#""\\ud800""#); // an escaped backslash, then text
+        assert_eq!(fix(r#""\ud800\ud800\udc00""#), r#""\ufffd\ud800\udc00""#);
+        assert!(matches!(
+            fix_lone_surrogates(Cow::Borrowed("plain")),
+            Cow::Borrowed(_)
+        ));
+    }
 
     #[test]
     fn replaces_maximal_subparts() {

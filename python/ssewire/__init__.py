@@ -14,18 +14,45 @@ as they arrive, get events out::
 
 from ssewire._core import (
     DEFAULT_MAX_EVENT_SIZE,
+    ChatChunk,
+    ChatCompletionStream,
+    ErrorItem,
     Event,
     EventTooLargeError,
+    MessageEvent,
+    MessagesStream,
+    ResponseEvent,
+    ResponsesStream,
     SSEParser,
     StreamError,
+    ToolCallDelta,
     __version__,
 )
+from ssewire._accumulators import ChatCompletionAccumulator
+from ssewire._accumulators_messages import MessageAccumulator
+from ssewire._accumulators_responses import ResponseAccumulator
+from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
 
 __all__ = [
+    "AccumulateError",
+    "ChatChunk",
+    "ChatCompletionAccumulator",
+    "ChatCompletionStream",
     "DEFAULT_MAX_EVENT_SIZE",
+    "ErrorItem",
     "Event",
     "EventTooLargeError",
+    "MessageAccumulator",
+    "MessageEvent",
+    "MessagesStream",
+    "ResponseAccumulator",
+    "ResponseEvent",
+    "ResponsesStream",
     "SSEParser",
     "StreamError",
+    "ToolCallDelta",
     "__version__",
+    "aaccumulate",
+    "accumulate",
+    "detect_dialect",
 ]

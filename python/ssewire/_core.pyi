@@ -3,44 +3,32 @@
 
 from typing import Any, Final, Optional, Union, final
 
-from typing_extensions import Buffer
+from typing_extensions import Buffer, Self
 
+__all__ = [
+    "__version__",
+    "DEFAULT_MAX_EVENT_SIZE",
+    "SSEParser",
+    "Event",
+    "EventTooLargeError",
+    "StreamError",
+    "ErrorItem",
+    "ChatChunk",
+    "ToolCallDelta",
+    "ChatCompletionStream",
+    "MessageEvent",
+    "MessagesStream",
+    "ResponseEvent",
+    "ResponsesStream",
+]
 __version__: Final[str]
 DEFAULT_MAX_EVENT_SIZE: Final[int]
 
 _Bytes = Union[bytes, bytearray, memoryview, Buffer]
 
-class EventTooLargeError(ValueError):
-    """An event grew past ``max_event_size``; it was dropped and parsing resumed after it.
-    ``events`` holds everything else the failing call produced."""
-
-    @property
-    def limit(self) -> int: ...
-    @property
-    def size(self) -> int: ...
-    @property
-    def events(self) -> list[Any]: ...
-    def __init__(self, limit: int, size: int, events: Optional[list[Any]] = None) -> None: ...
-
-class StreamError(Exception):
-    """An error sent by the server in (or instead of) a stream, or a stream that ended before
-    its terminal marker (``code == "incomplete_stream"``)."""
-
-    @property
-    def message(self) -> str: ...
-    @property
-    def type(self) -> Optional[Any]: ...
-    @property
-    def code(self) -> Optional[Any]: ...
-    @property
-    def raw(self) -> dict[str, Any]: ...
-    def __init__(
-        self,
-        message: str,
-        type: Optional[Any] = None,
-        code: Optional[Any] = None,
-        raw: Optional[dict[str, Any]] = None,
-    ) -> None: ...
+# The exception classes are defined in Python (see ssewire/_errors.py) and re-exported.
+from ssewire._errors import EventTooLargeError as EventTooLargeError
+from ssewire._errors import StreamError as StreamError
 
 @final
 class Event:
@@ -54,21 +42,21 @@ class Event:
     def id(self) -> Optional[str]: ...
     @property
     def retry(self) -> Optional[int]: ...
-    def __init__(
-        self,
+    def __new__(
+        cls,
         data: str,
         event: Optional[str] = None,
         id: Optional[str] = None,
         retry: Optional[int] = None,
-    ) -> None: ...
-    def __eq__(self, other: object) -> bool: ...
+    ) -> Self: ...
+    def __eq__(self, other: object, /) -> bool: ...
     def __hash__(self) -> int: ...
 
 @final
 class SSEParser:
     """Push-based WHATWG event-stream parser: ``feed()`` bytes, get ``Event``s."""
 
-    def __init__(self, *, max_event_size: int = ...) -> None: ...
+    def __new__(cls, *, max_event_size: int = ...) -> Self: ...
     def feed(self, data: _Bytes) -> list[Event]: ...
     def finish(self) -> list[Event]: ...
     @property
@@ -148,6 +136,9 @@ class ChatChunk:
     @property
     def finish_reason(self) -> Optional[str]: ...
     @property
+    def has_json(self) -> bool:
+        """Whether any JSON-backed attribute below is set (readers may skip them all)."""
+    @property
     def reasoning_details(self) -> Optional[list[Any]]: ...
     @property
     def logprobs(self) -> Optional[dict[str, Any]]: ...
@@ -164,13 +155,15 @@ class ChatChunk:
 class ChatCompletionStream:
     """OpenAI-compatible ``POST /v1/chat/completions`` stream: framing + chunk decoding."""
 
-    def __init__(self, *, max_event_size: int = ...) -> None: ...
+    def __new__(cls, *, max_event_size: int = ...) -> Self: ...
     def feed(self, data: _Bytes) -> list[Union[ChatChunk, ErrorItem, Event]]: ...
     def finish(self) -> list[Union[ChatChunk, ErrorItem, Event]]: ...
     @property
     def done(self) -> bool: ...
     @property
     def error(self) -> Optional[StreamError]: ...
+    @property
+    def max_event_size(self) -> int: ...
 
 @final
 class MessageEvent:
@@ -213,7 +206,7 @@ class MessageEvent:
 class MessagesStream:
     """Anthropic-compatible ``POST /v1/messages`` stream: framing + event decoding."""
 
-    def __init__(self, *, max_event_size: int = ...) -> None: ...
+    def __new__(cls, *, max_event_size: int = ...) -> Self: ...
     def feed(self, data: _Bytes) -> list[Union[MessageEvent, ErrorItem]]: ...
     def finish(self) -> list[Union[MessageEvent, ErrorItem]]: ...
     @property
@@ -265,7 +258,7 @@ class ResponseEvent:
 class ResponsesStream:
     """OpenAI-compatible ``POST /v1/responses`` stream: framing + event decoding."""
 
-    def __init__(self, *, max_event_size: int = ...) -> None: ...
+    def __new__(cls, *, max_event_size: int = ...) -> Self: ...
     def feed(self, data: _Bytes) -> list[Union[ResponseEvent, ErrorItem]]: ...
     def finish(self) -> list[Union[ResponseEvent, ErrorItem]]: ...
     @property

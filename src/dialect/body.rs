@@ -7,6 +7,7 @@
 //! across feeds: the decision, the framer, and the JSON body collected so far.
 //! Cost: framing is O(bytes); a JSON body is re-checked only when it ends in `}` or `]`.
 
+use std::borrow::Cow;
 use std::mem;
 
 use serde::de::IgnoredAny;
@@ -109,7 +110,7 @@ impl Body {
             return None;
         }
         self.mode = Mode::JsonTaken;
-        Some(String::from_utf8_lossy(&mem::take(&mut self.json)).into_owned())
+        Some(json_text(mem::take(&mut self.json)))
     }
 
     /// Whether the body turned out to be JSON rather than an event stream.
@@ -121,9 +122,7 @@ impl Body {
     /// body. The body is ready for a new response afterwards.
     pub fn finish(&mut self) -> End {
         let json = match self.mode {
-            Mode::Json | Mode::JsonComplete => {
-                Some(String::from_utf8_lossy(&mem::take(&mut self.json)).into_owned())
-            }
+            Mode::Json | Mode::JsonComplete => Some(json_text(mem::take(&mut self.json))),
             _ => None,
         };
         let cut_off = self.framer.pending() || self.mode == Mode::Json;
@@ -136,6 +135,13 @@ impl Body {
             json,
         }
     }
+}
+
+/// The text of a JSON body, without the white space around it: the body is handed over as
+/// soon as it parses, so trailing white space must not depend on how the bytes were split.
+fn json_text(bytes: Vec<u8>) -> String {
+    let text = crate::text::lossy_cow(std::borrow::Cow::Owned(bytes));
+    crate::text::fix_lone_surrogates(Cow::Borrowed(text.trim())).into_owned()
 }
 
 #[cfg(test)]
@@ -161,7 +167,7 @@ mod tests {
         assert!(out.is_empty());
         assert_eq!(
             b.take_json().as_deref(),
-            Some("{\"error\": {\"message\": \"no\"}}\n")
+            Some("{\"error\": {\"message\": \"no\"}}")
         );
         assert!(b.take_json().is_none());
     }

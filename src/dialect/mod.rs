@@ -32,9 +32,10 @@ pub enum Doc<'a, T> {
     Malformed(String),
 }
 
-/// Whether a data value is the `[DONE]` sentinel (surrounding ASCII white space allowed).
+/// Whether a data value is the `[DONE]` sentinel: exactly that, nothing around it (content
+/// that mentions `[DONE]` is content, and `data: [DONE] ` is not the sentinel either).
 pub fn is_done(data: &str) -> bool {
-    data.trim_matches(|c: char| c.is_ascii_whitespace()) == "[DONE]"
+    data == "[DONE]"
 }
 
 /// Splits one frame's data into its documents, decoding each with `decode` and handing each
@@ -48,6 +49,9 @@ pub fn split_docs<'a, T>(
     if is_done(data) {
         emit(Doc::Done);
         return;
+    }
+    if data.trim().is_empty() {
+        return; // `data:` with nothing in it (a named event without payload): no document
     }
     match decode(data) {
         Ok(value) => emit(Doc::Value(data, value)),
@@ -196,7 +200,11 @@ impl<'a> ErrorInfo<'a> {
             }) if error.get() != "null" => ErrorInfo::from_error_value(Some(trimmed), error),
             Ok(f) => ErrorInfo {
                 message: f.message.map(|m| m.0).unwrap_or(Cow::Borrowed(trimmed)),
-                type_: f.type_.map(RawValue::get).filter(|t| *t != "null"),
+                // In `{"type": "error", "message": ...}` (the Responses form) `type` names the
+                // event, not the kind of error.
+                type_: f.type_.map(RawValue::get).filter(|t| {
+                    !matches!(*t, "null" | "\"error\"") && !t.starts_with("\"response.")
+                }),
                 code: f.code.map(RawValue::get).filter(|c| *c != "null"),
                 raw: Some(trimmed),
             },
@@ -238,6 +246,18 @@ mod tests {
     }
 
     #[test]
+    fn empty_data_has_no_document() {
+        assert!(docs("").is_empty());
+        assert!(docs(" \n").is_empty());
+    }
+
+    #[test]
+    fn done_is_exact() {
+        assert_eq!(docs("[DONE]"), vec!["DONE"]);
+        assert!(docs("[DONE] ")[0].starts_with("ERR "));
+    }
+
+    #[test]
     fn several_documents_in_one_buffer() {
         assert_eq!(
             docs("{\"a\":1}\n{\"b\":2}\n[DONE]"),
@@ -270,6 +290,8 @@ mod tests {
         let e = ErrorInfo::from_document("Internal error");
         assert_eq!(e.message, "Internal error");
         assert_eq!(e.raw, None);
+        let e = ErrorInfo::from_document(r#"{"type":"error","message":"m","code":"c"}"#);
+        assert_eq!(e.type_, None);
         let e = ErrorInfo::from_document(r#"{"message":"x","code":429}"#);
         assert_eq!((e.message.as_ref(), e.code), ("x", Some("429")));
     }

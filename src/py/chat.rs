@@ -10,28 +10,27 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::PyList;
 
 use super::json;
 use super::stream::{dialect_stream, Frame, Reader, Route, StreamCore};
-use super::strings::Reused;
+use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Reused, ReusedInt};
 use crate::dialect::chat::{self, Chunk, ToolCall};
-use crate::dialect::json::Str;
 use crate::dialect::ErrorInfo;
 
 /// One fragment of a streamed tool call, flattened (`function.name` is `name`).
 #[pyclass(frozen, module = "ssewire", name = "ToolCallDelta")]
 pub struct ToolCallDelta {
     #[pyo3(get)]
-    index: i64,
+    index: Py<PyAny>,
     #[pyo3(get)]
-    id: Option<Py<PyString>>,
+    id: Py<PyAny>,
     #[pyo3(get, name = "type")]
-    type_: Option<Py<PyString>>,
+    type_: Py<PyAny>,
     #[pyo3(get)]
-    name: Option<Py<PyString>>,
+    name: Py<PyAny>,
     #[pyo3(get)]
-    arguments: Option<Py<PyString>>,
+    arguments: Py<PyAny>,
 }
 
 #[pymethods]
@@ -39,7 +38,7 @@ impl ToolCallDelta {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "ToolCallDelta(index={}, id={}, type={}, name={}, arguments={})",
-            self.index,
+            repr(py, &self.index)?,
             repr(py, &self.id)?,
             repr(py, &self.type_)?,
             repr(py, &self.name)?,
@@ -52,50 +51,68 @@ impl ToolCallDelta {
 #[pyclass(frozen, module = "ssewire", name = "ChatChunk")]
 pub struct ChatChunk {
     #[pyo3(get)]
-    id: Option<Py<PyString>>,
+    id: Py<PyAny>,
     #[pyo3(get)]
-    object: Option<Py<PyString>>,
+    object: Py<PyAny>,
     #[pyo3(get)]
-    created: Option<i64>,
+    created: Py<PyAny>,
     #[pyo3(get)]
-    model: Option<Py<PyString>>,
+    model: Py<PyAny>,
     #[pyo3(get)]
-    system_fingerprint: Option<Py<PyString>>,
+    system_fingerprint: Py<PyAny>,
     #[pyo3(get)]
-    service_tier: Option<Py<PyString>>,
+    service_tier: Py<PyAny>,
     #[pyo3(get)]
-    index: Option<i64>,
+    index: Py<PyAny>,
     #[pyo3(get)]
-    role: Option<Py<PyString>>,
+    role: Py<PyAny>,
     #[pyo3(get)]
-    content: Option<Py<PyString>>,
+    content: Py<PyAny>,
     #[pyo3(get)]
-    refusal: Option<Py<PyString>>,
+    refusal: Py<PyAny>,
     #[pyo3(get)]
-    reasoning: Option<Py<PyString>>,
+    reasoning: Py<PyAny>,
     #[pyo3(get)]
-    reasoning_content: Option<Py<PyString>>,
+    reasoning_content: Py<PyAny>,
     #[pyo3(get)]
-    tool_calls: Option<Py<PyList>>,
+    tool_calls: Py<PyAny>,
     #[pyo3(get)]
-    finish_reason: Option<Py<PyString>>,
-    reasoning_details_json: Option<Box<str>>,
-    logprobs_json: Option<Box<str>>,
-    choice_extra_json: Option<Box<str>>,
-    delta_extra_json: Option<Box<str>>,
-    usage_json: Option<Arc<str>>,
-    extra_json: Option<Arc<str>>,
+    finish_reason: Py<PyAny>,
+    /// Whether any of the JSON-backed attributes (`usage`, `logprobs`, `reasoning_details`,
+    /// `extra`, `choice_extra`, `delta_extra`) is set: readers can skip them all when not.
+    #[pyo3(get)]
+    has_json: Py<PyAny>,
+    json: Option<Box<ChunkJson>>,
+}
+
+/// The rarely present parts of a chat chunk item, kept as JSON text until read.
+#[derive(Default)]
+struct ChunkJson {
+    reasoning_details: Option<Box<str>>,
+    logprobs: Option<Box<str>>,
+    choice_extra: Option<Box<str>>,
+    delta_extra: Option<Box<str>>,
+    usage: Option<Arc<str>>,
+    extra: Option<Arc<str>>,
+}
+
+impl ChunkJson {
+    fn is_empty(&self) -> bool {
+        self.reasoning_details.is_none()
+            && self.logprobs.is_none()
+            && self.choice_extra.is_none()
+            && self.delta_extra.is_none()
+            && self.usage.is_none()
+            && self.extra.is_none()
+    }
 }
 
 fn lazy<'py>(py: Python<'py>, text: Option<&str>) -> PyResult<Option<Bound<'py, PyAny>>> {
     text.map(|t| json::to_py(py, t)).transpose()
 }
 
-fn repr(py: Python<'_>, value: &Option<Py<PyString>>) -> PyResult<String> {
-    match value {
-        Some(v) => Ok(v.bind(py).repr()?.to_string()),
-        None => Ok("None".into()),
-    }
+fn repr(py: Python<'_>, value: &Py<PyAny>) -> PyResult<String> {
+    Ok(value.bind(py).repr()?.to_string())
 }
 
 #[pymethods]
@@ -103,44 +120,52 @@ impl ChatChunk {
     /// `delta.reasoning_details` (list of blocks), decoded on each access.
     #[getter]
     fn reasoning_details<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        lazy(py, self.reasoning_details_json.as_deref())
+        lazy(
+            py,
+            self.json
+                .as_ref()
+                .and_then(|j| j.reasoning_details.as_deref()),
+        )
     }
 
     /// `choices[].logprobs` (`{"content": [...], "refusal": [...]}`), decoded on each access.
     #[getter]
     fn logprobs<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        lazy(py, self.logprobs_json.as_deref())
+        lazy(py, self.json.as_ref().and_then(|j| j.logprobs.as_deref()))
     }
 
     /// The chunk's `usage`, decoded on each access.
     #[getter]
     fn usage<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        lazy(py, self.usage_json.as_deref())
+        lazy(py, self.json.as_ref().and_then(|j| j.usage.as_deref()))
     }
 
     /// Top-level keys of the chunk this decoder does not know (vendor extras), as a dict.
     #[getter]
     fn extra<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        lazy(py, self.extra_json.as_deref())
+        lazy(py, self.json.as_ref().and_then(|j| j.extra.as_deref()))
     }
 
     /// Keys of the choice this decoder does not know (e.g. `native_finish_reason`).
     #[getter]
     fn choice_extra<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        lazy(py, self.choice_extra_json.as_deref())
+        lazy(
+            py,
+            self.json.as_ref().and_then(|j| j.choice_extra.as_deref()),
+        )
     }
 
     /// Keys of the delta this decoder does not know (e.g. `annotations`, `audio`).
     #[getter]
     fn delta_extra<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
-        lazy(py, self.delta_extra_json.as_deref())
+        lazy(
+            py,
+            self.json.as_ref().and_then(|j| j.delta_extra.as_deref()),
+        )
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let mut parts = vec![format!(
-            "index={}",
-            self.index.map_or_else(|| "None".into(), |i| i.to_string())
-        )];
+        let mut parts = vec![format!("index={}", repr(py, &self.index)?)];
         for (name, value) in [
             ("role", &self.role),
             ("content", &self.content),
@@ -149,14 +174,14 @@ impl ChatChunk {
             ("reasoning_content", &self.reasoning_content),
             ("finish_reason", &self.finish_reason),
         ] {
-            if value.is_some() {
+            if !value.is_none(py) {
                 parts.push(format!("{name}={}", repr(py, value)?));
             }
         }
-        if let Some(calls) = &self.tool_calls {
-            parts.push(format!("tool_calls={}", calls.bind(py).repr()?));
+        if !self.tool_calls.is_none(py) {
+            parts.push(format!("tool_calls={}", repr(py, &self.tool_calls)?));
         }
-        if self.usage_json.is_some() {
+        if self.json.as_ref().is_some_and(|j| j.usage.is_some()) {
             parts.push("usage=...".into());
         }
         Ok(format!("ChatChunk({})", parts.join(", ")))
@@ -174,14 +199,7 @@ struct ChunkStrings {
     role: Reused,
     finish_reason: Reused,
     tool_type: Reused,
-}
-
-fn reuse(py: Python<'_>, cache: &mut Reused, value: Option<&Str<'_>>) -> Option<Py<PyString>> {
-    value.map(|v| cache.get(py, v.as_str().as_bytes()))
-}
-
-fn text(py: Python<'_>, value: Option<&Str<'_>>) -> Option<Py<PyString>> {
-    value.map(|v| PyString::new(py, v.as_str()).unbind())
+    created: ReusedInt,
 }
 
 fn route(event: &[u8]) -> Route {
@@ -224,60 +242,66 @@ fn chunk_items(
     chunk: Chunk<'_>,
     out: &Bound<'_, PyList>,
 ) -> PyResult<()> {
-    let id = reuse(py, &mut s.id, chunk.id.as_ref());
-    let object = reuse(py, &mut s.object, chunk.object.as_ref());
-    let model = reuse(py, &mut s.model, chunk.model.as_ref());
-    let fingerprint = reuse(
+    let id = reused_or_none(py, &mut s.id, chunk.id.as_ref());
+    let object = reused_or_none(py, &mut s.object, chunk.object.as_ref());
+    let created = s.created.get(py, chunk.created);
+    let model = reused_or_none(py, &mut s.model, chunk.model.as_ref());
+    let fingerprint = reused_or_none(
         py,
         &mut s.system_fingerprint,
         chunk.system_fingerprint.as_ref(),
     );
-    let tier = reuse(py, &mut s.service_tier, chunk.service_tier.as_ref());
+    let tier = reused_or_none(py, &mut s.service_tier, chunk.service_tier.as_ref());
     let usage: Option<Arc<str>> = chunk.usage.map(|u| Arc::from(u.get()));
     let extra: Option<Arc<str>> = chunk.extra.to_json().map(Arc::from);
-    let base = |index: Option<i64>| ChatChunk {
-        id: id.as_ref().map(|v| v.clone_ref(py)),
-        object: object.as_ref().map(|v| v.clone_ref(py)),
-        created: chunk.created,
-        model: model.as_ref().map(|v| v.clone_ref(py)),
-        system_fingerprint: fingerprint.as_ref().map(|v| v.clone_ref(py)),
-        service_tier: tier.as_ref().map(|v| v.clone_ref(py)),
+    let item = |index: Py<PyAny>, json: ChunkJson| ChatChunk {
+        id: id.clone_ref(py),
+        object: object.clone_ref(py),
+        created: created.clone_ref(py),
+        model: model.clone_ref(py),
+        system_fingerprint: fingerprint.clone_ref(py),
+        service_tier: tier.clone_ref(py),
         index,
-        role: None,
-        content: None,
-        refusal: None,
-        reasoning: None,
-        reasoning_content: None,
-        tool_calls: None,
-        finish_reason: None,
-        reasoning_details_json: None,
-        logprobs_json: None,
-        choice_extra_json: None,
-        delta_extra_json: None,
-        usage_json: usage.clone(),
-        extra_json: extra.clone(),
+        role: py.None(),
+        content: py.None(),
+        refusal: py.None(),
+        reasoning: py.None(),
+        reasoning_content: py.None(),
+        tool_calls: py.None(),
+        finish_reason: py.None(),
+        has_json: flag(py, !json.is_empty()),
+        json: (!json.is_empty()).then(|| Box::new(json)),
+    };
+    let chunk_json = || ChunkJson {
+        usage: usage.clone(),
+        extra: extra.clone(),
+        ..ChunkJson::default()
     };
     if chunk.choices.is_empty() {
-        out.append(Py::new(py, base(None))?)?;
+        out.append(Py::new(py, item(py.None(), chunk_json()))?)?;
         return Ok(());
     }
     for (position, choice) in chunk.choices.iter().enumerate() {
         let delta = &choice.delta;
-        let mut item = base(Some(choice.index.unwrap_or(position as i64)));
-        item.role = reuse(py, &mut s.role, delta.role.as_ref());
-        item.content = text(py, delta.content.as_ref());
-        item.refusal = text(py, delta.refusal.as_ref());
-        item.reasoning = text(py, delta.reasoning.as_ref());
-        item.reasoning_content = text(py, delta.reasoning_content.as_ref());
-        item.finish_reason = reuse(py, &mut s.finish_reason, choice.finish_reason.as_ref());
-        item.reasoning_details_json = delta.reasoning_details.map(|r| r.get().into());
-        item.logprobs_json = choice.logprobs.map(|r| r.get().into());
-        item.choice_extra_json = choice.extra.to_json().map(String::into_boxed_str);
-        item.delta_extra_json = delta.extra.to_json().map(String::into_boxed_str);
+        let json = ChunkJson {
+            reasoning_details: delta.reasoning_details.map(|r| r.get().into()),
+            logprobs: choice.logprobs.map(|r| r.get().into()),
+            choice_extra: choice.extra.to_json().map(String::into_boxed_str),
+            delta_extra: delta.extra.to_json().map(String::into_boxed_str),
+            ..chunk_json()
+        };
+        let index = int_or_none(py, Some(choice.index.unwrap_or(position as i64)));
+        let mut it = item(index, json);
+        it.role = reused_or_none(py, &mut s.role, delta.role.as_ref());
+        it.content = text_or_none(py, delta.content.as_ref());
+        it.refusal = text_or_none(py, delta.refusal.as_ref());
+        it.reasoning = text_or_none(py, delta.reasoning.as_ref());
+        it.reasoning_content = text_or_none(py, delta.reasoning_content.as_ref());
+        it.finish_reason = reused_or_none(py, &mut s.finish_reason, choice.finish_reason.as_ref());
         if !delta.tool_calls.is_empty() {
-            item.tool_calls = Some(tool_calls(py, &mut s.tool_type, &delta.tool_calls)?);
+            it.tool_calls = tool_calls(py, &mut s.tool_type, &delta.tool_calls)?.into_any();
         }
-        out.append(Py::new(py, item)?)?;
+        out.append(Py::new(py, it)?)?;
     }
     Ok(())
 }
@@ -290,11 +314,11 @@ fn tool_calls(py: Python<'_>, types: &mut Reused, calls: &[ToolCall<'_>]) -> PyR
             Py::new(
                 py,
                 ToolCallDelta {
-                    index: call.index.unwrap_or(position as i64),
-                    id: text(py, call.id.as_ref()),
-                    type_: reuse(py, types, call.type_.as_ref()),
-                    name: text(py, call.name.as_ref()),
-                    arguments: text(py, call.arguments.as_ref()),
+                    index: int_or_none(py, Some(call.index.unwrap_or(position as i64))),
+                    id: text_or_none(py, call.id.as_ref()),
+                    type_: reused_or_none(py, types, call.type_.as_ref()),
+                    name: text_or_none(py, call.name.as_ref()),
+                    arguments: text_or_none(py, call.arguments.as_ref()),
                 },
             )
         })

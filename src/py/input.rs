@@ -6,7 +6,7 @@
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyMemoryView, PyString};
 
 /// Bytes passed to `feed()`, borrowed where possible.
 pub enum Input<'py> {
@@ -16,8 +16,8 @@ pub enum Input<'py> {
 }
 
 impl<'py> Input<'py> {
-    /// Accepts `bytes`, `bytearray`, `memoryview` (any 1-byte item format), or any other object
-    /// exporting a byte buffer.
+    /// Accepts `bytes`, `bytearray`, `memoryview` (of any item format: its raw bytes are read),
+    /// or any other object exporting a buffer.
     pub fn extract(obj: &Bound<'py, PyAny>) -> PyResult<Self> {
         if let Ok(bytes) = obj.cast::<PyBytes>() {
             return Ok(Input::Bytes(bytes.clone()));
@@ -40,7 +40,21 @@ impl<'py> Input<'py> {
         if obj.is_instance_of::<PyString>() {
             return Err(refuse());
         }
-        let buffer = PyBuffer::<u8>::get(obj).map_err(|_| refuse())?;
+        let buffer = match PyBuffer::<u8>::get(obj) {
+            Ok(buffer) => buffer,
+            // Another item format ('b', 'i', ...): read the raw bytes of the buffer, as
+            // `socket.send` does, through a byte view of it (a copy if it is not contiguous).
+            Err(_) => {
+                let view = PyMemoryView::from(obj).map_err(|_| refuse())?;
+                match view.call_method1("cast", ("B",)) {
+                    Ok(bytes_view) => PyBuffer::<u8>::get(&bytes_view)?,
+                    Err(_) => {
+                        let copy = view.call_method0("tobytes")?;
+                        return Ok(Input::Bytes(copy.cast_into::<PyBytes>()?));
+                    }
+                }
+            }
+        };
         if buffer.is_c_contiguous() {
             Ok(Input::View(buffer))
         } else {

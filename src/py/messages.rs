@@ -7,12 +7,11 @@
 //! feeds: the stream core and the name table.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::PyList;
 
 use super::json;
 use super::stream::{dialect_stream, Frame, Reader, Route, StreamCore};
-use super::strings::Names;
-use crate::dialect::json::Str;
+use super::strings::{int_or_none, name_or_none, text_or_none, Names};
 use crate::dialect::messages::{self, Event};
 use crate::dialect::ErrorInfo;
 
@@ -21,24 +20,24 @@ use crate::dialect::ErrorInfo;
 pub struct MessageEvent {
     /// `message_start`, `content_block_start`, `content_block_delta`, ...
     #[pyo3(get, name = "type")]
-    type_: Py<PyString>,
+    type_: Py<PyAny>,
     #[pyo3(get)]
-    index: Option<i64>,
+    index: Py<PyAny>,
     /// The delta's type (`text_delta`, `input_json_delta`, ...), for `content_block_delta`.
     #[pyo3(get)]
-    delta_type: Option<Py<PyString>>,
+    delta_type: Py<PyAny>,
     #[pyo3(get)]
-    text: Option<Py<PyString>>,
+    text: Py<PyAny>,
     #[pyo3(get)]
-    partial_json: Option<Py<PyString>>,
+    partial_json: Py<PyAny>,
     #[pyo3(get)]
-    thinking: Option<Py<PyString>>,
+    thinking: Py<PyAny>,
     #[pyo3(get)]
-    signature: Option<Py<PyString>>,
+    signature: Py<PyAny>,
     #[pyo3(get)]
-    stop_reason: Option<Py<PyString>>,
+    stop_reason: Py<PyAny>,
     #[pyo3(get)]
-    stop_sequence: Option<Py<PyString>>,
+    stop_sequence: Py<PyAny>,
     content_block_json: Option<Box<str>>,
     message_json: Option<Box<str>>,
     usage_json: Option<Box<str>>,
@@ -85,8 +84,8 @@ impl MessageEvent {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let mut parts = vec![format!("type={}", self.type_.bind(py).repr()?)];
-        if let Some(i) = self.index {
-            parts.push(format!("index={i}"));
+        if !self.index.is_none(py) {
+            parts.push(format!("index={}", self.index.bind(py).repr()?));
         }
         for (name, value) in [
             ("delta_type", &self.delta_type),
@@ -96,8 +95,8 @@ impl MessageEvent {
             ("signature", &self.signature),
             ("stop_reason", &self.stop_reason),
         ] {
-            if let Some(v) = value {
-                parts.push(format!("{name}={}", v.bind(py).repr()?));
+            if !value.is_none(py) {
+                parts.push(format!("{name}={}", value.bind(py).repr()?));
             }
         }
         Ok(format!("MessageEvent({})", parts.join(", ")))
@@ -109,10 +108,6 @@ fn route(event: &[u8]) -> Route {
         b"error" => Route::Error,
         _ => Route::Decode,
     }
-}
-
-fn text(py: Python<'_>, value: Option<&Str<'_>>) -> Option<Py<PyString>> {
-    value.map(|v| PyString::new(py, v.as_str()).unbind())
 }
 
 /// Turns decoded frames into `MessageEvent` / `ErrorItem` items.
@@ -131,6 +126,8 @@ pub fn convert<'f>(
     core.convert(py, frames, reader, at_end, out, |core, v| {
         let ev: Event<'_> = v.value;
         let kind: &[u8] = match &ev.type_ {
+            // A document with an `error` key is an error whatever else it says.
+            _ if ev.error.is_some() => b"error",
             Some(t) => t.as_str().as_bytes(),
             None => v.frame.event_type(),
         };
@@ -150,21 +147,15 @@ pub fn convert<'f>(
         let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
         let d = &ev.delta;
         let item = MessageEvent {
-            type_: names.get(py, kind),
-            index: ev.index,
-            delta_type: d
-                .type_
-                .as_ref()
-                .map(|t| names.get(py, t.as_str().as_bytes())),
-            text: text(py, d.text.as_ref()),
-            partial_json: text(py, d.partial_json.as_ref()),
-            thinking: text(py, d.thinking.as_ref()),
-            signature: text(py, d.signature.as_ref()),
-            stop_reason: d
-                .stop_reason
-                .as_ref()
-                .map(|t| names.get(py, t.as_str().as_bytes())),
-            stop_sequence: text(py, d.stop_sequence.as_ref()),
+            type_: names.get(py, kind).into_any(),
+            index: int_or_none(py, ev.index),
+            delta_type: name_or_none(py, names, d.type_.as_ref()),
+            text: text_or_none(py, d.text.as_ref()),
+            partial_json: text_or_none(py, d.partial_json.as_ref()),
+            thinking: text_or_none(py, d.thinking.as_ref()),
+            signature: text_or_none(py, d.signature.as_ref()),
+            stop_reason: name_or_none(py, names, d.stop_reason.as_ref()),
+            stop_sequence: text_or_none(py, d.stop_sequence.as_ref()),
             content_block_json: ev.content_block.map(|r| r.get().into()),
             message_json: ev.message.map(|r| r.get().into()),
             usage_json: ev.usage.map(|r| r.get().into()),

@@ -7,12 +7,11 @@
 //! Carried across feeds: the stream core, the name table and the last item id.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::PyList;
 
 use super::json;
 use super::stream::{dialect_stream, Frame, Reader, Route, StreamCore};
-use super::strings::{Names, Reused};
-use crate::dialect::json::Str;
+use super::strings::{int_or_none, reused_or_none, text_or_none, Names, Reused};
 use crate::dialect::responses::{self, response_error, Event, TERMINAL};
 use crate::dialect::ErrorInfo;
 
@@ -21,29 +20,29 @@ use crate::dialect::ErrorInfo;
 pub struct ResponseEvent {
     /// `response.created`, `response.output_text.delta`, ...
     #[pyo3(get, name = "type")]
-    type_: Py<PyString>,
+    type_: Py<PyAny>,
     #[pyo3(get)]
-    sequence_number: Option<i64>,
+    sequence_number: Py<PyAny>,
     #[pyo3(get)]
-    output_index: Option<i64>,
+    output_index: Py<PyAny>,
     #[pyo3(get)]
-    content_index: Option<i64>,
+    content_index: Py<PyAny>,
     #[pyo3(get)]
-    summary_index: Option<i64>,
+    summary_index: Py<PyAny>,
     #[pyo3(get)]
-    item_id: Option<Py<PyString>>,
+    item_id: Py<PyAny>,
     /// The text of a `*.delta` event (output text, refusal, arguments, reasoning).
     #[pyo3(get)]
-    delta: Option<Py<PyString>>,
+    delta: Py<PyAny>,
     /// The full text of a `*.done` event (`output_text`, reasoning text or summary).
     #[pyo3(get)]
-    text: Option<Py<PyString>>,
+    text: Py<PyAny>,
     /// The full refusal of `response.refusal.done`.
     #[pyo3(get)]
-    refusal: Option<Py<PyString>>,
+    refusal: Py<PyAny>,
     /// The full arguments of `response.function_call_arguments.done`.
     #[pyo3(get)]
-    arguments: Option<Py<PyString>>,
+    arguments: Py<PyAny>,
     item_json: Option<Box<str>>,
     part_json: Option<Box<str>>,
     response_json: Option<Box<str>>,
@@ -89,8 +88,11 @@ impl ResponseEvent {
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         let mut parts = vec![format!("type={}", self.type_.bind(py).repr()?)];
-        if let Some(n) = self.sequence_number {
-            parts.push(format!("sequence_number={n}"));
+        if !self.sequence_number.is_none(py) {
+            parts.push(format!(
+                "sequence_number={}",
+                self.sequence_number.bind(py).repr()?
+            ));
         }
         for (name, value) in [
             ("delta", &self.delta),
@@ -98,8 +100,8 @@ impl ResponseEvent {
             ("refusal", &self.refusal),
             ("arguments", &self.arguments),
         ] {
-            if let Some(v) = value {
-                parts.push(format!("{name}={}", v.bind(py).repr()?));
+            if !value.is_none(py) {
+                parts.push(format!("{name}={}", value.bind(py).repr()?));
             }
         }
         Ok(format!("ResponseEvent({})", parts.join(", ")))
@@ -111,10 +113,6 @@ fn route(event: &[u8]) -> Route {
         b"error" => Route::Error,
         _ => Route::Decode,
     }
-}
-
-fn text(py: Python<'_>, value: Option<&Str<'_>>) -> Option<Py<PyString>> {
-    value.map(|v| PyString::new(py, v.as_str()).unbind())
 }
 
 /// Per-stream reuse: type names and the item id that repeats on every delta of an item.
@@ -140,7 +138,10 @@ pub fn convert<'f>(
     core.convert(py, frames, reader, at_end, out, |core, v| {
         let ev: Event<'_> = v.value;
         let kind: &[u8] = match &ev.type_ {
-            Some(t) => t.as_str().as_bytes(),
+            Some(t) if ev.error.is_none() => t.as_str().as_bytes(),
+            // A document with a top-level `error` key is an error whatever else it says.
+            Some(_) => b"error",
+            None if ev.error.is_some() => b"error",
             None => v.frame.event_type(),
         };
         match kind {
@@ -169,19 +170,16 @@ pub fn convert<'f>(
         }
         let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
         let item = ResponseEvent {
-            type_: strings.names.get(py, kind),
-            sequence_number: ev.sequence_number,
-            output_index: ev.output_index,
-            content_index: ev.content_index,
-            summary_index: ev.summary_index,
-            item_id: ev
-                .item_id
-                .as_ref()
-                .map(|i| strings.item_id.get(py, i.as_str().as_bytes())),
-            delta: text(py, ev.delta.as_ref()),
-            text: text(py, ev.text.as_ref()),
-            refusal: text(py, ev.refusal.as_ref()),
-            arguments: text(py, ev.arguments.as_ref()),
+            type_: strings.names.get(py, kind).into_any(),
+            sequence_number: int_or_none(py, ev.sequence_number),
+            output_index: int_or_none(py, ev.output_index),
+            content_index: int_or_none(py, ev.content_index),
+            summary_index: int_or_none(py, ev.summary_index),
+            item_id: reused_or_none(py, &mut strings.item_id, ev.item_id.as_ref()),
+            delta: text_or_none(py, ev.delta.as_ref()),
+            text: text_or_none(py, ev.text.as_ref()),
+            refusal: text_or_none(py, ev.refusal.as_ref()),
+            arguments: text_or_none(py, ev.arguments.as_ref()),
             item_json: ev.item.map(|r| r.get().into()),
             part_json: ev.part.map(|r| r.get().into()),
             response_json: ev.response.map(|r| r.get().into()),

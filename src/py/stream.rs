@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
-use super::errors::{self, StreamError};
+use super::errors;
 use super::input::Input;
 use super::json;
 use super::sse::{EventStrings, DETACH_THRESHOLD};
@@ -18,7 +18,7 @@ use super::strings::decode;
 use crate::dialect::body::{Body, End};
 use crate::dialect::{split_docs, Doc, ErrorInfo};
 use crate::sse::{RawEvent, TooLarge};
-use crate::text::lossy_cow;
+use crate::text::{fix_lone_surrogates, lossy_cow};
 
 /// A frame that carried an error: `kind` is `"stream_error"` (the server reported one; the
 /// stream records the same error on `.error`) or `"malformed_json"` (the frame did not decode;
@@ -28,7 +28,7 @@ pub struct ErrorItem {
     #[pyo3(get)]
     kind: Py<PyString>,
     #[pyo3(get)]
-    error: Py<StreamError>,
+    error: Py<PyAny>,
     /// The event type of the frame (`"message"` for plain `data:` frames).
     #[pyo3(get)]
     event: Py<PyString>,
@@ -64,7 +64,7 @@ impl Frame<'_> {
 pub struct StreamCore {
     body: Body,
     pub done: bool,
-    pub error: Option<Py<StreamError>>,
+    pub error: Option<Py<PyAny>>,
     names: EventStrings,
     stream_error: Py<PyString>,
     malformed_json: Py<PyString>,
@@ -157,8 +157,8 @@ impl StreamCore {
             format!("the stream ended before {marker}")
         };
         let code = PyString::new(py, "incomplete_stream").into_any().unbind();
-        let err = StreamError::new(py, message, Some(code.clone_ref(py)), Some(code), None);
-        self.error = Some(Py::new(py, err)?);
+        let err = errors::stream_error(py, &message, Some(code.clone_ref(py)), Some(code), None)?;
+        self.error = Some(err);
         Ok(())
     }
 
@@ -194,7 +194,7 @@ impl StreamCore {
         event: Py<PyString>,
         data: &str,
     ) -> PyResult<Py<PyAny>> {
-        let error = Py::new(py, stream_error(py, info)?)?;
+        let error = stream_error(py, info)?;
         if self.error.is_none() {
             self.error = Some(error.clone_ref(py));
         }
@@ -216,16 +216,16 @@ impl StreamCore {
         data: &str,
     ) -> PyResult<Py<PyAny>> {
         let kind = self.malformed_json.clone_ref(py);
-        let error = StreamError::new(
+        let error = errors::stream_error(
             py,
-            format!("malformed JSON in frame: {message}"),
+            &format!("malformed JSON in frame: {message}"),
             Some(kind.clone_ref(py).into_any()),
             None,
             None,
-        );
+        )?;
         let item = ErrorItem {
             kind,
-            error: Py::new(py, error)?,
+            error,
             event,
             data: decode(py, data.as_bytes()).unbind(),
         };
@@ -244,7 +244,7 @@ impl StreamCore {
         }
     }
 
-    pub fn error_ref(&self, py: Python<'_>) -> Option<Py<StreamError>> {
+    pub fn error_ref(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         self.error.as_ref().map(|e| e.clone_ref(py))
     }
 }
@@ -258,6 +258,34 @@ pub enum Route {
     Error,
     /// Hand the frame on as a plain `Event`.
     Pass,
+}
+
+impl StreamCore {
+    /// An `event: error` frame: one error per JSON document it holds (a `[DONE]` line after
+    /// it also counts), or its whole text as the message when it holds no JSON.
+    fn error_frame(
+        &mut self,
+        py: Python<'_>,
+        frame: &Frame<'_>,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
+        let mut docs = Vec::new();
+        let is_json = |d| serde_json::from_str::<serde::de::IgnoredAny>(d).map(|_| ());
+        split_docs(&frame.data, is_json, |doc| match doc {
+            Doc::Done => self.done = true,
+            Doc::Value(text, ()) => docs.push(text),
+            Doc::Malformed(_) => {}
+        });
+        if docs.is_empty() {
+            docs.push(&frame.data);
+        }
+        for doc in docs {
+            let info = ErrorInfo::from_document(doc);
+            let name = self.event_name(py, frame);
+            out.append(self.stream_error_item(py, &info, name, &frame.data)?)?;
+        }
+        Ok(())
+    }
 }
 
 /// How a dialect reads frames: which event types it decodes, and its decoder of one document.
@@ -323,11 +351,7 @@ impl StreamCore {
                     });
                     result?;
                 }
-                Route::Error => {
-                    let info = ErrorInfo::from_document(&frame.data);
-                    let name = self.event_name(py, frame);
-                    out.append(self.stream_error_item(py, &info, name, &frame.data)?)?;
-                }
+                Route::Error => self.error_frame(py, frame, out)?,
                 Route::Pass => out.append(self.passthrough(py, frame)?)?,
             }
         }
@@ -338,27 +362,27 @@ impl StreamCore {
 fn to_frame(ev: RawEvent<'_>) -> Frame<'_> {
     Frame {
         event: ev.event,
-        data: lossy_cow(ev.data),
+        data: fix_lone_surrogates(lossy_cow(ev.data)),
     }
 }
 
 /// Builds the `StreamError` for an error read out of the wire.
-pub fn stream_error(py: Python<'_>, info: &ErrorInfo<'_>) -> PyResult<StreamError> {
+pub fn stream_error(py: Python<'_>, info: &ErrorInfo<'_>) -> PyResult<Py<PyAny>> {
     let value = |raw: Option<&str>| -> PyResult<Option<Py<PyAny>>> {
         raw.map(|t| json::to_py(py, t).map(Bound::unbind))
             .transpose()
     };
-    let raw: Option<Py<PyDict>> = match info.raw {
-        Some(doc) => Some(json::to_py_dict(py, doc)?.unbind()),
+    let raw: Option<Bound<'_, PyDict>> = match info.raw {
+        Some(doc) => Some(json::to_py_dict(py, doc)?),
         None => None,
     };
-    Ok(StreamError::new(
+    errors::stream_error(
         py,
-        info.message.to_string(),
+        &info.message,
         value(info.type_)?,
         value(info.code)?,
         raw,
-    ))
+    )
 }
 
 /// Declares a dialect stream class: the struct (a `StreamCore` plus the dialect's per-stream
@@ -426,7 +450,7 @@ macro_rules! dialect_stream {
             /// The first error the stream carried (or the incomplete-stream error after
             /// `finish()`), `None` if none.
             #[getter]
-            fn error(&self, py: Python<'_>) -> Option<Py<$crate::py::errors::StreamError>> {
+            fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
                 self.core.error_ref(py)
             }
 

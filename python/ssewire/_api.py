@@ -1,0 +1,541 @@
+"""One-call helpers: ``accumulate()`` a whole response body, ``detect_dialect()`` of a body.
+
+Strategy. ``accumulate()`` is a thin driver over the push API: it sniffs the dialect from the
+first bytes (buffering at most :data:`SNIFF_LIMIT` bytes, and only until a line decides),
+then feeds every read to the dialect's Rust stream and every decoded item to the dialect's
+accumulator, and returns ``result()``. Nothing is re-parsed: the sniffer looks at the buffered
+head with a few byte regexes, re-checked only when the head has grown by half or by 512 bytes,
+so sniffing costs O(``SNIFF_LIMIT``) whatever the read sizes, and the rest is O(bytes) in Rust
+plus O(items) in the accumulator.
+
+Errors are made visible with an exception that still carries the partial result:
+:class:`AccumulateError` (a subclass of ``ssewire.StreamError``) is raised when the stream
+carried an error (any wire form the dialect streams recognise, or a JSON error body sent
+instead of a stream) or ended before its terminal marker; ``err.result`` is what was
+assembled up to that point and ``err.error`` the stream's own ``StreamError``. Code that only
+wants the text can therefore write ``except ssewire.StreamError as e: partial = e.result``.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, AsyncIterable, Iterable, List, Optional, Union
+
+from ssewire import _core
+from ssewire._core import EventTooLargeError, SSEParser, StreamError
+
+__all__ = [
+    "AccumulateError",
+    "DIALECTS",
+    "SNIFF_LIMIT",
+    "aaccumulate",
+    "accumulate",
+    "detect_dialect",
+]
+
+#: The dialect names ``accumulate()`` and the command line take (``"auto"`` besides).
+DIALECTS = ("chat", "messages", "responses", "sse")
+
+#: ``dialect="auto"`` decides within this many bytes of input; a head that has shown no
+#: decisive line by then falls back as ``detect_dialect`` describes.
+SNIFF_LIMIT = 16 * 1024
+
+_BytesLike = Union[bytes, bytearray, memoryview]
+
+# --- dialect detection -----------------------------------------------------------------------
+# The patterns run on the raw bytes (every marker is ASCII, so no decoding and no trouble with
+# a UTF-8 character cut at the end of the head) after CRLF / CR line ends became LF. A quoted
+# key inside a JSON *string* is escaped (`\"type\"`), so text a model wrote cannot match.
+
+_MESSAGES_TYPES = rb"message_start|message_delta|message_stop|content_block_(?:start|delta|stop)"
+
+# One pass, earliest decisive line wins. The `event:` forms and `[DONE]` need their line end
+# (a cut-off name must not decide); a `data:` line decides as soon as its marker has arrived.
+_DECISIVE = re.compile(
+    rb"^event: ?(?P<m_event>(?:" + _MESSAGES_TYPES + rb"))\n"
+    rb"|^event: ?(?P<r_event>response\.)"
+    rb'|^data:[^\n]*?"type"\s*:\s*"(?:(?P<m_type>(?:' + _MESSAGES_TYPES + rb'))"|(?P<r_type>response\.))'
+    rb'|^data:[^\n]*?"(?P<c_key>object"\s*:\s*"chat\.completion\.chunk"|choices"\s*:)'
+    rb"|^data: ?(?P<c_done>\[DONE\])\n",
+    re.M,
+)
+_GROUP_DIALECT = {
+    "m_event": "messages",
+    "m_type": "messages",
+    "r_event": "responses",
+    "r_type": "responses",
+    "c_key": "chat",
+    "c_done": "chat",
+}
+
+# Fallbacks when nothing decided: an error alone (a stream that failed before its first
+# event, or a JSON error body) still says which API sent it.
+_TYPE_ERROR = re.compile(rb'"type"\s*:\s*"error"')
+_SEQUENCE_NUMBER = re.compile(rb'"sequence_number"\s*:')
+_ERROR_KEY = re.compile(rb'"error"\s*:')
+_WHITESPACE = b" \t\r\n"
+_BOM = b"\xef\xbb\xbf"
+
+
+def _normalize(head: bytes) -> bytes:
+    if b"\r" in head:
+        head = head.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
+    return head
+
+
+def _first_significant(head: bytes) -> bytes:
+    """The first byte after a BOM and white space (``b""`` if there is none yet)."""
+    if head.startswith(_BOM):
+        head = head[3:]
+    stripped = head.lstrip(_WHITESPACE)
+    return stripped[:1]
+
+
+def _decide(head: bytes, final: bool) -> Optional[str]:
+    """The dialect the head shows, or ``None`` while it may still show one."""
+    text = _normalize(head[3:] if head.startswith(_BOM) else head)
+    if final:
+        text += b"\n"  # the last line is complete now
+    m = _DECISIVE.search(text)
+    if m is not None:
+        return _GROUP_DIALECT[m.lastgroup or ""]
+    if not final:
+        return None
+    if _TYPE_ERROR.search(text):
+        # Anthropic: {"type":"error","error":{...}}; OpenAI Responses: {"type":"error",
+        # "code":...,"message":...,"sequence_number":N}.
+        return "responses" if _SEQUENCE_NUMBER.search(text) else "messages"
+    if _ERROR_KEY.search(text) or _first_significant(head) in (b"{", b"["):
+        # An OpenAI-style error frame or body, or some other JSON body: a dialect stream
+        # reports it as a StreamError (an SSEParser would take it for an unknown field).
+        return "chat"
+    return "sse"
+
+
+def detect_dialect(first_bytes: Union[_BytesLike, str]) -> str:
+    """Tell which dialect a response body is from its first bytes.
+
+    Returns ``"messages"`` (Anthropic Messages: an ``event:`` line or a ``data:`` JSON
+    ``"type"`` of ``message_start`` / ``message_delta`` / ``message_stop`` /
+    ``content_block_*``), ``"responses"`` (OpenAI Responses: an ``event: response.*`` line
+    or a ``"type":"response.*"`` in a ``data:`` line), ``"chat"`` (Chat Completions: a
+    ``data:`` line with ``"object":"chat.completion.chunk"`` or a ``"choices"`` key, or
+    ``data: [DONE]``) or ``"sse"`` (anything else: a generic event stream). The earliest
+    decisive line wins. When no line decides, an error alone still points to its API:
+    ``{"type":"error"...}`` is Anthropic's form (``"responses"`` if it also has a
+    ``sequence_number``), and an ``"error"`` key or any other JSON body gives ``"chat"``, so
+    that a dialect stream reports it as a ``StreamError``.
+
+    ``first_bytes`` is taken as all there is: pass the first few KB of the body (the first
+    event is enough for every real LLM stream). ``accumulate(dialect="auto")`` does this for
+    you, buffering only until a line decides or :data:`SNIFF_LIMIT` bytes have arrived.
+    """
+    if isinstance(first_bytes, str):
+        first_bytes = first_bytes.encode("utf-8")
+    head = bytes(first_bytes[:SNIFF_LIMIT])
+    return _decide(head, True) or "sse"
+
+
+class _Sniffer:
+    """Buffers the head of a body until ``_decide`` can tell its dialect."""
+
+    __slots__ = ("_parts", "_size", "_checked")
+
+    def __init__(self) -> None:
+        self._parts: List[bytes] = []
+        self._size = 0
+        self._checked = 0
+
+    def feed(self, data: _BytesLike) -> Optional[str]:
+        chunk = bytes(data)  # a copy: the caller may reuse a bytearray
+        if not chunk:
+            return None
+        self._parts.append(chunk)
+        self._size += len(chunk)
+        # Re-check when the head grew by half or by 512 bytes, so that tiny reads do not make
+        # sniffing quadratic; a whole first event (the usual first read) is checked at once.
+        if self._size >= SNIFF_LIMIT:
+            # Only the first SNIFF_LIMIT bytes count, however the input was cut into reads.
+            return _decide(self.head()[:SNIFF_LIMIT], True)
+        if self._size - self._checked >= min(512, max(1, self._checked // 2)) or not self._checked:
+            self._checked = self._size
+            return _decide(self.head(), False)
+        return None
+
+    def finish(self) -> str:
+        return _decide(self.head()[:SNIFF_LIMIT], True) or "sse"
+
+    def head(self) -> bytes:
+        if len(self._parts) > 1:
+            self._parts = [b"".join(self._parts)]
+        return self._parts[0] if self._parts else b""
+
+    def take(self) -> bytes:
+        """Everything buffered (also beyond the sniffed head), to be fed on."""
+        data = self.head()
+        self._parts = []
+        return data
+
+
+# --- the generic "sse" dialect ---------------------------------------------------------------
+
+
+class _EventStream:
+    """``SSEParser`` behind the dialect streams' interface (``done``, ``error``).
+
+    ``done`` is true when the input did not end in the middle of an event, ``error`` an
+    ``incomplete_stream`` ``StreamError`` when it did. A body whose first significant byte is
+    ``{`` or ``[`` is a JSON document, not an event stream: as the dialect streams do, it is
+    reported as a ``StreamError`` (the error it carries, or ``invalid_response``); the body is
+    handed to a Rust dialect stream so both read it with the same rules.
+    """
+
+    __slots__ = ("_kwargs", "_target", "_lead", "done", "error")
+
+    def __init__(self, **kwargs: Any) -> None:
+        self._kwargs = kwargs
+        self._target: Any = None  # SSEParser or, for a JSON body, ChatCompletionStream
+        self._lead: List[bytes] = []  # a BOM / white space seen before the first decision
+        self.done = False
+        self.error: Optional[StreamError] = None
+
+    def feed(self, data: _BytesLike) -> List[Any]:
+        target = self._target
+        if target is None:
+            chunk = bytes(data)
+            lead = b"".join(self._lead) + chunk
+            first = _first_significant(lead)
+            if not first:
+                self._lead = [lead]
+                return []
+            self._lead = []
+            if first in (b"{", b"["):
+                target = self._target = _core.ChatCompletionStream(**self._kwargs)
+            else:
+                target = self._target = SSEParser(**self._kwargs)
+            data = lead
+        return target.feed(data)  # type: ignore[no-any-return]
+
+    def finish(self) -> List[Any]:
+        target = self._target
+        if target is None:  # nothing but white space: an empty stream
+            self.done = True
+            return []
+        items: List[Any] = target.finish()
+        if isinstance(target, SSEParser):
+            self.done = not target.pending
+            if target.pending:
+                self.error = StreamError(
+                    "the stream ended in the middle of an event",
+                    "incomplete_stream",
+                    "incomplete_stream",
+                )
+        else:
+            self.error = target.error
+        return items
+
+
+class _EventListAccumulator:
+    """The "accumulator" of the ``sse`` dialect: the list of events, as dicts."""
+
+    __slots__ = ("error", "errors", "_events")
+
+    def __init__(self) -> None:
+        self.error: Optional[StreamError] = None
+        self.errors: List[Any] = []
+        self._events: List[Any] = []
+
+    def add(self, item: Any) -> None:
+        kind = getattr(item, "kind", None)
+        if kind is not None:  # an ErrorItem (from a JSON body)
+            self.errors.append(item)
+            if kind == "stream_error" and self.error is None:
+                self.error = item.error
+            return
+        self._events.append(item)
+
+    def add_all(self, items: Iterable[Any]) -> None:
+        for item in items:
+            self.add(item)
+
+    def result(self) -> dict:  # type: ignore[type-arg]
+        return {
+            "events": [
+                {"event": e.event, "data": e.data, "id": e.id, "retry": e.retry}
+                for e in self._events
+            ]
+        }
+
+
+# --- dialect -> (stream, accumulator) --------------------------------------------------------
+
+_STREAM_CLASSES = {
+    "chat": "ChatCompletionStream",
+    "messages": "MessagesStream",
+    "responses": "ResponsesStream",
+}
+_ACCUMULATOR_CLASSES = {
+    "chat": ("ChatCompletionAccumulator", "ssewire._accumulators"),
+    "messages": ("MessageAccumulator", "ssewire._accumulators_messages"),
+    "responses": ("ResponseAccumulator", "ssewire._accumulators_responses"),
+}
+
+
+def _accumulator_class(dialect: str) -> Any:
+    """The accumulator class of ``dialect`` (looked up when first needed)."""
+    if dialect == "sse":
+        return _EventListAccumulator
+    name, module = _ACCUMULATOR_CLASSES[dialect]
+    import importlib
+
+    import ssewire
+
+    cls = getattr(ssewire, name, None)
+    if cls is None:
+        cls = getattr(importlib.import_module(module), name)
+    return cls
+
+
+def _new_stream(dialect: str, max_event_size: Optional[int]) -> Any:
+    kwargs = {} if max_event_size is None else {"max_event_size": max_event_size}
+    if dialect == "sse":
+        return _EventStream(**kwargs)
+    return getattr(_core, _STREAM_CLASSES[dialect])(**kwargs)
+
+
+def _check_dialect(dialect: str) -> str:
+    if dialect != "auto" and dialect not in DIALECTS:
+        raise ValueError(
+            f"unknown dialect {dialect!r}: expected 'auto', " + ", ".join(map(repr, DIALECTS))
+        )
+    return dialect
+
+
+class AccumulateError(StreamError):
+    """Raised by :func:`accumulate` when the stream carried an error or ended early.
+
+    A subclass of ``ssewire.StreamError`` with the original error's ``message``, ``type``,
+    ``code`` and ``raw`` (so ``str(err)`` reads the same), plus:
+
+    - ``result``: the dict assembled from everything before the error (the same shape as on
+      success; for a stream cut off mid-answer it holds the text received so far);
+    - ``error``: the stream's own ``StreamError`` (``code == "incomplete_stream"`` when the
+      input ended before the terminal marker: a retry condition);
+    - ``dialect``: the dialect the body was read as.
+    """
+
+    def __init__(self, error: StreamError, result: dict, dialect: str = "") -> None:  # type: ignore[type-arg]
+        super().__init__(error.message, error.type, error.code, error.raw)
+        self.error = error
+        self.result = result
+        self.dialect = dialect
+
+    def __reduce__(self) -> Any:
+        return (AccumulateError, (self.error, self.result, self.dialect))
+
+    def __repr__(self) -> str:
+        return (
+            f"AccumulateError({self.message!r}, type={self.type!r}, code={self.code!r}, "
+            f"dialect={self.dialect!r})"
+        )
+
+
+class _Assembly:
+    """Push-style driver shared by ``accumulate``, ``aaccumulate`` and the command line:
+    sniff (when asked), then stream + accumulator. ``feed``/``finish`` return the decoded
+    items (empty while sniffing)."""
+
+    __slots__ = (
+        "dialect",
+        "stream",
+        "acc",
+        "head",
+        "size",
+        "too_large",
+        "_sniffer",
+        "_max",
+        "_record_too_large",
+    )
+
+    def __init__(
+        self,
+        dialect: str = "auto",
+        max_event_size: Optional[int] = None,
+        record_too_large: bool = False,
+    ) -> None:
+        _check_dialect(dialect)
+        self._max = max_event_size
+        self._record_too_large = record_too_large
+        #: The dialect in use (``None`` while still sniffing).
+        self.dialect: Optional[str] = None
+        self.stream: Any = None
+        self.acc: Any = None
+        #: The first bytes of the body (up to ``SNIFF_LIMIT``), for diagnostics.
+        self.head = bytearray()
+        self.size = 0
+        #: ``EventTooLargeError``s met (only with ``record_too_large``; else they raise).
+        self.too_large: List[EventTooLargeError] = []
+        self._sniffer: Optional[_Sniffer] = None
+        if dialect == "auto":
+            self._sniffer = _Sniffer()
+        else:
+            self._start(dialect)
+
+    def _start(self, dialect: str) -> None:
+        acc_cls = _accumulator_class(dialect)
+        self.stream = _new_stream(dialect, self._max)
+        self.acc = acc_cls()
+        self.dialect = dialect
+
+    def _note(self, data: Any) -> None:
+        view = memoryview(data)
+        room = SNIFF_LIMIT - len(self.head)
+        if room > 0:
+            self.head += view[:room]
+        self.size += view.nbytes
+
+    def _feed_stream(self, data: Any) -> List[Any]:
+        try:
+            items: List[Any] = self.stream.feed(data)
+        except EventTooLargeError as e:
+            items = list(e.events)
+            self.acc.add_all(items)
+            if not self._record_too_large:
+                raise
+            self.too_large.append(e)
+            return items
+        self.acc.add_all(items)
+        return items
+
+    def feed(self, data: _BytesLike) -> List[Any]:
+        if isinstance(data, str):
+            raise TypeError(
+                "response bodies are bytes: got a str chunk (use iter_bytes(), not iter_text())"
+            )
+        self._note(data)
+        sniffer = self._sniffer
+        if sniffer is not None:
+            dialect = sniffer.feed(data)
+            if dialect is None:
+                return []
+            self._sniffer = None
+            self._start(dialect)
+            data = sniffer.take()
+        return self._feed_stream(data)
+
+    def finish(self) -> List[Any]:
+        items: List[Any] = []
+        sniffer = self._sniffer
+        if sniffer is not None:
+            self._sniffer = None
+            self._start(sniffer.finish())
+            items = self._feed_stream(sniffer.take())
+        try:
+            last: List[Any] = self.stream.finish()
+        except EventTooLargeError as e:  # pragma: no cover - finish() owes nothing new
+            last = list(e.events)
+            if not self._record_too_large:
+                raise
+            self.too_large.append(e)
+        self.acc.add_all(last)
+        return items + last
+
+    @property
+    def error(self) -> Optional[StreamError]:
+        """The stream's error (after ``finish``), else the accumulator's first error."""
+        err = self.stream.error if self.stream is not None else None
+        if err is None and self.acc is not None:
+            err = self.acc.error
+        return err
+
+    def result(self) -> dict:  # type: ignore[type-arg]
+        return self.acc.result()  # type: ignore[no-any-return]
+
+    def outcome(self) -> dict:  # type: ignore[type-arg]
+        """The result, or ``AccumulateError`` with it if the stream failed."""
+        result = self.result()
+        err = self.error
+        if err is not None:
+            raise AccumulateError(err, result, self.dialect or "")
+        return result
+
+
+def _reads(data: Any) -> Iterable[Any]:
+    if isinstance(data, (bytes, bytearray, memoryview)):
+        return (data,)
+    if isinstance(data, str):
+        raise TypeError(
+            "accumulate() takes bytes or an iterable of bytes, not str "
+            "(encode the text, or pass response.iter_bytes())"
+        )
+    iter_bytes = getattr(data, "iter_bytes", None)
+    if iter_bytes is not None:  # an httpx.Response itself
+        return iter_bytes()  # type: ignore[no-any-return]
+    try:
+        return iter(data)  # type: ignore[no-any-return]
+    except TypeError:
+        raise TypeError(
+            "accumulate() takes bytes, bytearray, memoryview or an iterable of bytes, "
+            f"not {type(data).__name__}"
+        ) from None
+
+
+def accumulate(
+    data: Union[_BytesLike, Iterable[_BytesLike]],
+    dialect: str = "auto",
+    *,
+    max_event_size: Optional[int] = None,
+) -> dict:  # type: ignore[type-arg]
+    """Read a whole streamed response body and return the final object it assembles.
+
+    ``data`` is the raw body: ``bytes`` / ``bytearray`` / ``memoryview``, or an iterable of
+    them as it arrives (``response.iter_bytes()`` of httpx, ``iter_content(None)`` of
+    requests, a list of captured reads); an ``httpx.Response`` opened with ``stream=True``
+    is read through its ``iter_bytes()``. ``dialect`` is ``"chat"``, ``"messages"``,
+    ``"responses"``, ``"sse"`` or ``"auto"`` (default: sniffed from the first bytes with the
+    rules of :func:`detect_dialect`, buffering at most :data:`SNIFF_LIMIT` bytes).
+    ``max_event_size`` is passed to the stream (default: ``ssewire.DEFAULT_MAX_EVENT_SIZE``).
+
+    Returns the dict of the dialect's accumulator: a ``chat.completion`` for ``"chat"``, a
+    ``message`` for ``"messages"``, the ``response`` object for ``"responses"`` (each shaped
+    like the provider's non-streaming response), and for ``"sse"``
+    ``{"events": [{"event", "data", "id", "retry"}, ...]}``.
+
+    Raises :class:`AccumulateError` (a ``StreamError``) when the stream carried an error (an
+    error frame, an ``event: error``, or a JSON error body instead of a stream) or ended
+    before its terminal marker (for ``"sse"``: in the middle of an event); its ``result``
+    holds the partial dict and its ``error`` the stream's ``StreamError``. A frame whose JSON
+    does not decode is skipped (the next frames still decode) and does not raise.
+    ``EventTooLargeError`` (a ``ValueError``) propagates when an event outgrows
+    ``max_event_size``; ``TypeError`` when ``data`` or a read is ``str``.
+    """
+    asm = _Assembly(dialect, max_event_size)
+    feed = asm.feed
+    for read in _reads(data):
+        feed(read)
+    asm.finish()
+    return asm.outcome()
+
+
+async def aaccumulate(
+    data: Union[AsyncIterable[_BytesLike], Iterable[_BytesLike], _BytesLike],
+    dialect: str = "auto",
+    *,
+    max_event_size: Optional[int] = None,
+) -> dict:  # type: ignore[type-arg]
+    """The ``async`` form of :func:`accumulate`: ``data`` is an async iterable of bytes
+    (``response.aiter_bytes()`` of httpx, ``response.content.iter_any()`` of aiohttp), or
+    an ``httpx.Response`` itself (read through ``aiter_bytes()``); a plain iterable or bytes
+    object is accepted too. Same result and errors."""
+    asm = _Assembly(dialect, max_event_size)
+    aiter_bytes = getattr(data, "aiter_bytes", None)
+    if aiter_bytes is not None:  # an httpx.Response itself
+        data = aiter_bytes()
+    if hasattr(data, "__aiter__"):
+        async for read in data:
+            asm.feed(read)
+    else:
+        for read in _reads(data):
+            asm.feed(read)
+    asm.finish()
+    return asm.outcome()

@@ -1,0 +1,70 @@
+"""The exceptions of ssewire.
+
+They are plain Python classes (the Rust core creates them through ``ssewire._core``, which
+re-exports them) rather than Rust pyclasses: a pyclass extending ``BaseException`` cannot take
+keyword arguments (``BaseException.__init__`` refuses them) and does not pickle, and both
+matter for exceptions that cross process pools and get re-raised by user code.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+
+class StreamError(Exception):
+    """An error the server sent inside (or instead of) an event stream, or a stream that ended
+    before its terminal marker (``code == "incomplete_stream"``, a retry condition).
+
+    Streams record it on ``.error``; they never raise it. ``raise stream.error`` works.
+
+    Attributes: ``message`` (str), ``type`` (the error's type as sent, e.g.
+    ``"overloaded_error"``, or None), ``code`` (as sent: a str, an int, or None), ``raw`` (the
+    decoded JSON document that carried the error, ``{}`` when there was none).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        type: Optional[Any] = None,
+        code: Optional[Any] = None,
+        raw: Optional[dict[str, Any]] = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.type = type
+        self.code = code
+        self.raw: dict[str, Any] = {} if raw is None else raw
+
+    def __str__(self) -> str:
+        details = [f"{name}={value}" for name, value in (("type", self.type), ("code", self.code)) if value is not None]
+        return f"{self.message} ({', '.join(details)})" if details else self.message
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.message!r}, type={self.type!r}, code={self.code!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.type, self.code, self.raw), self.__dict__)
+
+
+class EventTooLargeError(ValueError):
+    """One event grew past ``max_event_size``.
+
+    The parser dropped that event, skipped the rest of it (up to the blank line that would
+    have dispatched it) and kept going: it is ready for more input. ``events`` holds every other
+    event (or decoded item) the failing call produced, so nothing else is lost.
+
+    Attributes: ``limit`` (the configured limit, bytes), ``size`` (how large the event had
+    become when it crossed the limit), ``events`` (list).
+    """
+
+    def __init__(self, limit: int, size: int, events: Optional[list[Any]] = None) -> None:
+        super().__init__(
+            f"event larger than max_event_size={limit} bytes (reached {size} bytes); "
+            "it was dropped and parsing resumes at the next event"
+        )
+        self.limit = limit
+        self.size = size
+        self.events: list[Any] = [] if events is None else events
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.limit, self.size, self.events), self.__dict__)
