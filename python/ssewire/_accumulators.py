@@ -421,14 +421,18 @@ class ChatCompletionAccumulator:
             v = item.service_tier
             if v is not None:
                 self._service_tier = v
-            v = item.usage
-            if v is not None:
-                self._usage = v
-            v = item.extra
-            if v:
-                if self._extra is None:
-                    self._extra = {}
-                _merge_non_null(self._extra, v)
+            # The JSON-backed attributes are decoded on each read; `has_json` says whether any
+            # is set, so plain content chunks skip all six reads.
+            rare = item.has_json if item.__class__ is chunk_class else True
+            if rare:
+                v = item.usage
+                if v is not None:
+                    self._usage = v
+                v = item.extra
+                if v:
+                    if self._extra is None:
+                        self._extra = {}
+                    _merge_non_null(self._extra, v)
 
             index = item.index
             if index is None:
@@ -464,6 +468,8 @@ class ChatCompletionAccumulator:
             v = item.finish_reason
             if v is not None:
                 choice.finish_reason = v
+            if not rare:
+                continue
             v = item.reasoning_details
             if v:  # OpenRouter sends `"reasoning_details": []` on plain content chunks
                 choice.add_reasoning_details(v)

@@ -16,6 +16,7 @@ pub mod body;
 pub mod chat;
 pub mod messages;
 pub mod responses;
+pub mod template;
 
 pub mod json;
 

@@ -7,15 +7,17 @@
 //! parts kept as JSON text until read. Carried across feeds: the stream core and the reused
 //! strings.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyList, PyString};
 
 use super::json;
-use super::stream::{dialect_stream, Frame, Reader, Route, StreamCore};
+use super::stream::{dialect_stream, Dialect, Frame, Route, StreamCore, Template, Value};
 use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Reused, ReusedInt};
 use crate::dialect::chat::{self, Chunk, ToolCall};
+use crate::dialect::json::Str;
 use crate::dialect::ErrorInfo;
 
 /// One fragment of a streamed tool call, flattened (`function.name` is `name`).
@@ -86,7 +88,7 @@ pub struct ChatChunk {
 }
 
 /// The rarely present parts of a chat chunk item, kept as JSON text until read.
-#[derive(Default)]
+#[derive(Default, Clone)]
 struct ChunkJson {
     reasoning_details: Option<Box<str>>,
     logprobs: Option<Box<str>>,
@@ -188,9 +190,11 @@ impl ChatChunk {
     }
 }
 
-/// Strings that repeat in every chunk, reused per stream.
+/// The per-stream state of the chat dialect: strings that repeat in every chunk (reused), and
+/// the frame template of the last text chunk.
 #[derive(Default)]
-struct ChunkStrings {
+pub struct ChunkStrings {
+    template: Option<Template<ChatChunk>>,
     id: Reused,
     object: Reused,
     model: Reused,
@@ -202,28 +206,108 @@ struct ChunkStrings {
     created: ReusedInt,
 }
 
-fn route(event: &[u8]) -> Route {
-    match event {
-        b"message" => Route::Decode,
-        b"error" => Route::Error,
-        _ => Route::Pass,
+// The string of a chunk that a frame template leaves open (see `Template`).
+const HOLE_CONTENT: u8 = 0;
+const HOLE_REASONING: u8 = 1;
+const HOLE_REASONING_CONTENT: u8 = 2;
+const HOLE_REFUSAL: u8 = 3;
+const HOLE_ARGUMENTS: u8 = 4;
+
+/// The one text of a one-choice chunk that a template can leave open: a string borrowed from
+/// the frame (so its place in the frame is known).
+fn hole<'f>(chunk: &Chunk<'f>) -> Option<(u8, &'f str)> {
+    let [choice] = chunk.choices.as_slice() else {
+        return None;
+    };
+    let d = &choice.delta;
+    let borrowed = |s: &Option<Str<'f>>| match s {
+        Some(Str(Cow::Borrowed(text))) => Some(*text),
+        _ => None,
+    };
+    let args = match d.tool_calls.as_slice() {
+        [call] => borrowed(&call.arguments),
+        _ => None,
+    };
+    [
+        (HOLE_CONTENT, borrowed(&d.content)),
+        (HOLE_REASONING, borrowed(&d.reasoning)),
+        (HOLE_REASONING_CONTENT, borrowed(&d.reasoning_content)),
+        (HOLE_REFUSAL, borrowed(&d.refusal)),
+        (HOLE_ARGUMENTS, args),
+    ]
+    .into_iter()
+    .find_map(|(kind, text)| text.map(|t| (kind, t)))
+}
+
+impl ChatChunk {
+    /// A copy of this item with the string `hole` replaced by `text`.
+    fn with_hole(&self, py: Python<'_>, hole: u8, text: &str) -> PyResult<ChatChunk> {
+        let mut item = ChatChunk {
+            id: self.id.clone_ref(py),
+            object: self.object.clone_ref(py),
+            created: self.created.clone_ref(py),
+            model: self.model.clone_ref(py),
+            system_fingerprint: self.system_fingerprint.clone_ref(py),
+            service_tier: self.service_tier.clone_ref(py),
+            index: self.index.clone_ref(py),
+            role: self.role.clone_ref(py),
+            content: self.content.clone_ref(py),
+            refusal: self.refusal.clone_ref(py),
+            reasoning: self.reasoning.clone_ref(py),
+            reasoning_content: self.reasoning_content.clone_ref(py),
+            tool_calls: self.tool_calls.clone_ref(py),
+            finish_reason: self.finish_reason.clone_ref(py),
+            has_json: self.has_json.clone_ref(py),
+            json: self.json.clone(),
+        };
+        let text = PyString::new(py, text).into_any().unbind();
+        match hole {
+            HOLE_CONTENT => item.content = text,
+            HOLE_REASONING => item.reasoning = text,
+            HOLE_REASONING_CONTENT => item.reasoning_content = text,
+            HOLE_REFUSAL => item.refusal = text,
+            _ => {
+                let calls = self.tool_calls.bind(py).cast::<PyList>()?;
+                let call = calls.get_item(0)?;
+                let call = call.cast::<ToolCallDelta>()?.get();
+                let fragment = ToolCallDelta {
+                    index: call.index.clone_ref(py),
+                    id: call.id.clone_ref(py),
+                    type_: call.type_.clone_ref(py),
+                    name: call.name.clone_ref(py),
+                    arguments: text,
+                };
+                item.tool_calls = PyList::new(py, [Py::new(py, fragment)?])?
+                    .into_any()
+                    .unbind();
+            }
+        }
+        Ok(item)
     }
 }
 
-/// Turns decoded frames into `ChatChunk` / `ErrorItem` / `Event` items.
-fn convert<'f>(
-    core: &mut StreamCore,
-    strings: &mut ChunkStrings,
-    py: Python<'_>,
-    frames: &'f [Frame<'f>],
-    at_end: bool,
-    out: &Bound<'_, PyList>,
-) -> PyResult<bool> {
-    let reader = Reader {
-        route,
-        decode: chat::decode,
-    };
-    core.convert(py, frames, reader, at_end, out, |core, v| {
+impl Dialect for ChunkStrings {
+    type Doc<'f> = Chunk<'f>;
+
+    fn route(event: &[u8]) -> Route {
+        match event {
+            b"message" => Route::Decode,
+            b"error" => Route::Error,
+            _ => Route::Pass,
+        }
+    }
+
+    fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
+        chat::decode(doc)
+    }
+
+    fn value<'f>(
+        &mut self,
+        core: &mut StreamCore,
+        py: Python<'_>,
+        v: Value<'f, '_, Chunk<'f>>,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
         if let Some(error) = v.value.error {
             let info = ErrorInfo::from_error_value(Some(v.doc), error);
             let name = core.event_name(py, v.frame);
@@ -231,17 +315,44 @@ fn convert<'f>(
             if v.value.choices.is_empty() {
                 return Ok(()); // an error envelope, not a chunk
             }
+            return chunk_items(py, self, v.value, out).map(|_| ());
         }
-        chunk_items(py, strings, v.value, out)
-    })
+        let whole_frame = v.doc.len() == v.frame.data.len();
+        let hole = if whole_frame { hole(&v.value) } else { None };
+        let last = chunk_items(py, self, v.value, out)?;
+        if let (Some((kind, text)), Some(item)) = (hole, last) {
+            if let Some(template) = Template::new(v.frame, text, kind, item) {
+                self.template = Some(template);
+            }
+        }
+        Ok(())
+    }
+
+    fn shortcut(
+        &mut self,
+        py: Python<'_>,
+        frame: &Frame<'_>,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<bool> {
+        let Some(template) = &self.template else {
+            return Ok(false);
+        };
+        let Some(text) = template.fill(frame) else {
+            return Ok(false);
+        };
+        let item = template.item.get().with_hole(py, template.hole, &text)?;
+        out.append(Py::new(py, item)?)?;
+        Ok(true)
+    }
 }
 
+/// Builds the items of one chunk; returns the last one.
 fn chunk_items(
     py: Python<'_>,
     s: &mut ChunkStrings,
     chunk: Chunk<'_>,
     out: &Bound<'_, PyList>,
-) -> PyResult<()> {
+) -> PyResult<Option<Py<ChatChunk>>> {
     let id = reused_or_none(py, &mut s.id, chunk.id.as_ref());
     let object = reused_or_none(py, &mut s.object, chunk.object.as_ref());
     let created = s.created.get(py, chunk.created);
@@ -278,9 +389,11 @@ fn chunk_items(
         ..ChunkJson::default()
     };
     if chunk.choices.is_empty() {
-        out.append(Py::new(py, item(py.None(), chunk_json()))?)?;
-        return Ok(());
+        let obj = Py::new(py, item(py.None(), chunk_json()))?;
+        out.append(&obj)?;
+        return Ok(Some(obj));
     }
+    let mut last = None;
     for (position, choice) in chunk.choices.iter().enumerate() {
         let delta = &choice.delta;
         let json = ChunkJson {
@@ -301,9 +414,11 @@ fn chunk_items(
         if !delta.tool_calls.is_empty() {
             it.tool_calls = tool_calls(py, &mut s.tool_type, &delta.tool_calls)?.into_any();
         }
-        out.append(Py::new(py, it)?)?;
+        let obj = Py::new(py, it)?;
+        out.append(&obj)?;
+        last = Some(obj);
     }
-    Ok(())
+    Ok(last)
 }
 
 fn tool_calls(py: Python<'_>, types: &mut Reused, calls: &[ToolCall<'_>]) -> PyResult<Py<PyList>> {
@@ -330,7 +445,6 @@ dialect_stream!(
     ChatCompletionStream,
     "ChatCompletionStream",
     ChunkStrings,
-    convert,
     "[DONE]",
     "OpenAI-compatible `POST /v1/chat/completions` stream: framing and chunk decoding."
 );

@@ -6,12 +6,15 @@
 //! typed fields, other events also keep their raw JSON, decoded when read. Carried across
 //! feeds: the stream core and the name table.
 
+use std::borrow::Cow;
+
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyList, PyString};
 
 use super::json;
-use super::stream::{dialect_stream, Frame, Reader, Route, StreamCore};
+use super::stream::{dialect_stream, Dialect, Frame, Route, StreamCore, Template, Value};
 use super::strings::{int_or_none, name_or_none, text_or_none, Names};
+use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event};
 use crate::dialect::ErrorInfo;
 
@@ -103,28 +106,89 @@ impl MessageEvent {
     }
 }
 
-fn route(event: &[u8]) -> Route {
-    match event {
-        b"error" => Route::Error,
-        _ => Route::Decode,
+// The string of a common delta that a frame template leaves open (see `Template`).
+const HOLE_TEXT: u8 = 0;
+const HOLE_PARTIAL_JSON: u8 = 1;
+const HOLE_THINKING: u8 = 2;
+
+impl MessageEvent {
+    /// A copy of this item with the string `hole` replaced by `text`.
+    fn with_hole(&self, py: Python<'_>, hole: u8, text: &str) -> MessageEvent {
+        let mut item = MessageEvent {
+            type_: self.type_.clone_ref(py),
+            index: self.index.clone_ref(py),
+            delta_type: self.delta_type.clone_ref(py),
+            text: self.text.clone_ref(py),
+            partial_json: self.partial_json.clone_ref(py),
+            thinking: self.thinking.clone_ref(py),
+            signature: self.signature.clone_ref(py),
+            stop_reason: self.stop_reason.clone_ref(py),
+            stop_sequence: self.stop_sequence.clone_ref(py),
+            content_block_json: self.content_block_json.clone(),
+            message_json: self.message_json.clone(),
+            usage_json: self.usage_json.clone(),
+            citation_json: self.citation_json.clone(),
+            raw_json: self.raw_json.clone(),
+        };
+        let text = PyString::new(py, text).into_any().unbind();
+        match hole {
+            HOLE_TEXT => item.text = text,
+            HOLE_PARTIAL_JSON => item.partial_json = text,
+            _ => item.thinking = text,
+        }
+        item
     }
 }
 
-/// Turns decoded frames into `MessageEvent` / `ErrorItem` items.
-pub fn convert<'f>(
-    core: &mut StreamCore,
-    names: &mut Names,
-    py: Python<'_>,
-    frames: &'f [Frame<'f>],
-    at_end: bool,
-    out: &Bound<'_, PyList>,
-) -> PyResult<bool> {
-    let reader = Reader {
-        route,
-        decode: messages::decode,
+/// The per-stream state of the Messages dialect: the event and delta type names, and the
+/// frame template of the last common delta.
+#[derive(Default)]
+pub struct MessagesState {
+    names: Names,
+    template: Option<Template<MessageEvent>>,
+}
+
+/// The one text of a common delta that a template can leave open (borrowed from the frame).
+fn hole<'f>(ev: &Event<'f>) -> Option<(u8, &'f str)> {
+    if !ev.is_common_delta() {
+        return None;
+    }
+    let d = &ev.delta;
+    let borrowed = |s: &Option<Str<'f>>| match s {
+        Some(Str(Cow::Borrowed(text))) => Some(*text),
+        _ => None,
     };
-    core.convert(py, frames, reader, at_end, out, |core, v| {
-        let ev: Event<'_> = v.value;
+    [
+        (HOLE_TEXT, borrowed(&d.text)),
+        (HOLE_PARTIAL_JSON, borrowed(&d.partial_json)),
+        (HOLE_THINKING, borrowed(&d.thinking)),
+    ]
+    .into_iter()
+    .find_map(|(kind, text)| text.map(|t| (kind, t)))
+}
+
+impl Dialect for MessagesState {
+    type Doc<'f> = Event<'f>;
+
+    fn route(event: &[u8]) -> Route {
+        match event {
+            b"error" => Route::Error,
+            _ => Route::Decode,
+        }
+    }
+
+    fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
+        messages::decode(doc)
+    }
+
+    fn value<'f>(
+        &mut self,
+        core: &mut StreamCore,
+        py: Python<'_>,
+        v: Value<'f, '_, Event<'f>>,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
+        let ev: Event<'f> = v.value;
         let kind: &[u8] = match &ev.type_ {
             // A document with an `error` key is an error whatever else it says.
             _ if ev.error.is_some() => b"error",
@@ -145,6 +209,12 @@ pub fn convert<'f>(
             _ => {}
         }
         let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
+        let hole = if v.doc.len() == v.frame.data.len() {
+            hole(&ev)
+        } else {
+            None
+        };
+        let names = &mut self.names;
         let d = &ev.delta;
         let item = MessageEvent {
             type_: names.get(py, kind).into_any(),
@@ -162,15 +232,38 @@ pub fn convert<'f>(
             citation_json: d.citation.map(|r| r.get().into()),
             raw_json,
         };
-        out.append(Py::new(py, item)?)
-    })
+        let obj = Py::new(py, item)?;
+        out.append(&obj)?;
+        if let Some((kind, text)) = hole {
+            if let Some(template) = Template::new(v.frame, text, kind, obj) {
+                self.template = Some(template);
+            }
+        }
+        Ok(())
+    }
+
+    fn shortcut(
+        &mut self,
+        py: Python<'_>,
+        frame: &Frame<'_>,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<bool> {
+        let Some(template) = &self.template else {
+            return Ok(false);
+        };
+        let Some(text) = template.fill(frame) else {
+            return Ok(false);
+        };
+        let item = template.item.get().with_hole(py, template.hole, &text);
+        out.append(Py::new(py, item)?)?;
+        Ok(true)
+    }
 }
 
 dialect_stream!(
     MessagesStream,
     "MessagesStream",
-    Names,
-    convert,
+    MessagesState,
     "message_stop",
     "Anthropic-compatible `POST /v1/messages` stream: framing and event decoding."
 );

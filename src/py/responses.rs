@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use super::json;
-use super::stream::{dialect_stream, Frame, Reader, Route, StreamCore};
+use super::stream::{dialect_stream, Dialect, Route, StreamCore, Value};
 use super::strings::{int_or_none, reused_or_none, text_or_none, Names, Reused};
 use crate::dialect::responses::{self, response_error, Event, TERMINAL};
 use crate::dialect::ErrorInfo;
@@ -108,13 +108,6 @@ impl ResponseEvent {
     }
 }
 
-fn route(event: &[u8]) -> Route {
-    match event {
-        b"error" => Route::Error,
-        _ => Route::Decode,
-    }
-}
-
 /// Per-stream reuse: type names and the item id that repeats on every delta of an item.
 #[derive(Default)]
 pub struct ResponseStrings {
@@ -122,20 +115,28 @@ pub struct ResponseStrings {
     item_id: Reused,
 }
 
-/// Turns decoded frames into `ResponseEvent` / `ErrorItem` items.
-pub fn convert<'f>(
-    core: &mut StreamCore,
-    strings: &mut ResponseStrings,
-    py: Python<'_>,
-    frames: &'f [Frame<'f>],
-    at_end: bool,
-    out: &Bound<'_, PyList>,
-) -> PyResult<bool> {
-    let reader = Reader {
-        route,
-        decode: responses::decode,
-    };
-    core.convert(py, frames, reader, at_end, out, |core, v| {
+impl Dialect for ResponseStrings {
+    type Doc<'f> = Event<'f>;
+
+    fn route(event: &[u8]) -> Route {
+        match event {
+            b"error" => Route::Error,
+            _ => Route::Decode,
+        }
+    }
+
+    fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
+        responses::decode(doc)
+    }
+
+    fn value<'f>(
+        &mut self,
+        core: &mut StreamCore,
+        py: Python<'_>,
+        v: Value<'f, '_, Event<'f>>,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
+        let strings = self;
         let ev: Event<'_> = v.value;
         let kind: &[u8] = match &ev.type_ {
             Some(t) if ev.error.is_none() => t.as_str().as_bytes(),
@@ -187,14 +188,13 @@ pub fn convert<'f>(
             raw_json,
         };
         out.append(Py::new(py, item)?)
-    })
+    }
 }
 
 dialect_stream!(
     ResponsesStream,
     "ResponsesStream",
     ResponseStrings,
-    convert,
     "a terminal response event",
     "OpenAI-compatible `POST /v1/responses` stream: framing and event decoding."
 );

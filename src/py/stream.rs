@@ -16,6 +16,7 @@ use super::json;
 use super::sse::{EventStrings, DETACH_THRESHOLD};
 use super::strings::decode;
 use crate::dialect::body::{Body, End};
+use crate::dialect::template::Shape;
 use crate::dialect::{split_docs, Doc, ErrorInfo};
 use crate::sse::{RawEvent, TooLarge};
 use crate::text::{fix_lone_surrogates, lossy_cow};
@@ -288,12 +289,6 @@ impl StreamCore {
     }
 }
 
-/// How a dialect reads frames: which event types it decodes, and its decoder of one document.
-pub struct Reader<'f, T> {
-    pub route: fn(&[u8]) -> Route,
-    pub decode: fn(&'f str) -> Result<T, serde_json::Error>,
-}
-
 /// A decoded document, handed to the dialect to turn into items.
 pub struct Value<'f, 'x, T> {
     pub frame: &'x Frame<'f>,
@@ -301,27 +296,60 @@ pub struct Value<'f, 'x, T> {
     pub value: T,
 }
 
+/// What a dialect stream decodes and how: the per-stream state of one dialect.
+pub trait Dialect: Default {
+    /// One decoded document, borrowing the frame text.
+    type Doc<'f>;
+
+    /// How a frame is treated, by its event type.
+    fn route(event: &[u8]) -> Route;
+
+    /// Decodes one document (pure Rust).
+    fn decode(doc: &str) -> Result<Self::Doc<'_>, serde_json::Error>;
+
+    /// Turns one decoded document into items.
+    fn value<'f>(
+        &mut self,
+        core: &mut StreamCore,
+        py: Python<'_>,
+        value: Value<'f, '_, Self::Doc<'f>>,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<()>;
+
+    /// Handles a frame without decoding it when it can (see [`Template`]); `true` if it did.
+    fn shortcut(
+        &mut self,
+        _py: Python<'_>,
+        _frame: &Frame<'_>,
+        _out: &Bound<'_, PyList>,
+    ) -> PyResult<bool> {
+        Ok(false)
+    }
+}
+
 impl StreamCore {
-    /// Turns frames into items appended to `out`. Each frame is routed by its event type;
-    /// `decode` turns its documents into Rust structs (pure Rust) and `value` turns each one
-    /// into items; the cases every dialect shares (`[DONE]`, malformed JSON, `event: error`,
-    /// pass-through) are handled here. With `at_end` (the lenient flush of `finish()`), a frame
-    /// that does not decode is taken as cut off rather than malformed; the return value tells.
-    pub fn convert<'f, T>(
+    /// Turns frames into items appended to `out`. Each frame is routed by its event type; the
+    /// dialect decodes its documents (pure Rust) and turns each into items; the cases every
+    /// dialect shares (`[DONE]`, malformed JSON, `event: error`, pass-through) are handled
+    /// here. With `at_end` (the lenient flush of `finish()`), a frame that does not decode is
+    /// taken as cut off rather than malformed; the return value tells.
+    pub fn convert<D: Dialect>(
         &mut self,
         py: Python<'_>,
-        frames: &'f [Frame<'f>],
-        reader: Reader<'f, T>,
+        dialect: &mut D,
+        frames: &[Frame<'_>],
         at_end: bool,
         out: &Bound<'_, PyList>,
-        mut value: impl FnMut(&mut StreamCore, Value<'f, '_, T>) -> PyResult<()>,
     ) -> PyResult<bool> {
         let mut cut = false;
         for frame in frames {
-            match (reader.route)(frame.event_type()) {
+            match D::route(frame.event_type()) {
                 Route::Decode => {
+                    if dialect.shortcut(py, frame, out)? {
+                        continue;
+                    }
                     let mut result = Ok(());
-                    split_docs(&frame.data, reader.decode, |doc| {
+                    split_docs(&frame.data, D::decode, |doc| {
                         if result.is_err() {
                             return;
                         }
@@ -330,14 +358,9 @@ impl StreamCore {
                                 self.done = true;
                                 Ok(())
                             }
-                            Doc::Value(doc, v) => value(
-                                self,
-                                Value {
-                                    frame,
-                                    doc,
-                                    value: v,
-                                },
-                            ),
+                            Doc::Value(doc, value) => {
+                                dialect.value(self, py, Value { frame, doc, value }, out)
+                            }
                             Doc::Malformed(_) if at_end => {
                                 cut = true;
                                 Ok(())
@@ -356,6 +379,29 @@ impl StreamCore {
             }
         }
         Ok(cut)
+    }
+}
+
+/// The frame-template fast path (see `crate::dialect::template`): the shape of the last text
+/// frame, and the item it decoded to, to be copied with the new string on a hit.
+pub struct Template<I> {
+    shape: Shape,
+    /// Which string of the item the hole is (the dialect's own numbering).
+    pub hole: u8,
+    /// The item the template frame decoded to.
+    pub item: Py<I>,
+}
+
+impl<I> Template<I> {
+    /// A template for `frame`, whose item `item` holds `text` borrowed from the frame's data.
+    pub fn new(frame: &Frame<'_>, text: &str, hole: u8, item: Py<I>) -> Option<Self> {
+        let shape = Shape::new(frame.event.as_deref(), &frame.data, text)?;
+        Some(Template { shape, hole, item })
+    }
+
+    /// The hole's string, when `frame` is this template with another string in the hole.
+    pub fn fill<'d>(&self, frame: &'d Frame<'_>) -> Option<Cow<'d, str>> {
+        self.shape.fill(frame.event.as_deref(), &frame.data)
     }
 }
 
@@ -386,11 +432,9 @@ pub fn stream_error(py: Python<'_>, info: &ErrorInfo<'_>) -> PyResult<Py<PyAny>>
 }
 
 /// Declares a dialect stream class: the struct (a `StreamCore` plus the dialect's per-stream
-/// strings) and its Python methods, the same for every dialect. `$convert` turns frames into
-/// items: `fn(&mut StreamCore, &mut $strings, Python, &[Frame], at_end, &PyList) ->
-/// PyResult<bool>` (the bool: the last frame was cut off).
+/// state, a [`Dialect`]) and its Python methods, the same for every dialect.
 macro_rules! dialect_stream {
-    ($name:ident, $pyname:literal, $strings:ty, $convert:path, $marker:literal, $doc:literal) => {
+    ($name:ident, $pyname:literal, $strings:ty, $marker:literal, $doc:literal) => {
         #[doc = $doc]
         #[pyclass(module = "ssewire", name = $pyname)]
         pub struct $name {
@@ -419,7 +463,8 @@ macro_rules! dialect_stream {
                 let bytes = input.as_bytes();
                 let (frames, too_large) = self.core.frame(py, &input, bytes);
                 let out = pyo3::types::PyList::empty(py);
-                $convert(&mut self.core, &mut self.strings, py, &frames, false, &out)?;
+                self.core
+                    .convert(py, &mut self.strings, &frames, false, &out)?;
                 self.core.take_json_body(py, &out)?;
                 $crate::py::stream::StreamCore::result(py, out, too_large)
             }
@@ -434,8 +479,9 @@ macro_rules! dialect_stream {
                 let out = pyo3::types::PyList::empty(py);
                 let (last, mut cut_off) = self.core.end(py, &out)?;
                 if let Some(frame) = last {
-                    cut_off =
-                        $convert(&mut self.core, &mut self.strings, py, &[frame], true, &out)?;
+                    cut_off = self
+                        .core
+                        .convert(py, &mut self.strings, &[frame], true, &out)?;
                 }
                 self.core.incomplete(py, cut_off, $marker)?;
                 Ok(out)

@@ -1,0 +1,110 @@
+"""The frame-template fast path (src/dialect/template.rs) must be invisible: a stream that
+reuses the previous frame's shape decodes every frame exactly as a fresh stream that decodes it
+from scratch. Frames are built by splicing arbitrary bytes into the text hole of a real frame,
+so the hole may hold escapes, quotes, control characters, or text that changes the JSON
+structure (then the fast path must step aside and the full decoder must take over)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import ssewire
+
+CHAT_HEAD = (
+    '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m",'
+    '"choices":[{"index":0,"delta":{"content":"'
+)
+CHAT_TAIL = '"},"logprobs":null,"finish_reason":null}],"usage":null}'
+TOOL_HEAD = (
+    '{"id":"chatcmpl-1","choices":[{"index":0,"delta":{"tool_calls":[{"index":0,'
+    '"function":{"arguments":"'
+)
+TOOL_TAIL = '"}}]},"finish_reason":null}]}'
+MSG_HEAD = '{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"'
+MSG_TAIL = '"}}'
+
+# Raw hole contents: JSON-escaped text, and raw fragments that are not a valid literal or that
+# close the string early and add structure.
+_json_text = st.text(max_size=12).map(lambda t: json.dumps(t)[1:-1])
+_raw = st.sampled_from(
+    ['a","refusal":"x', "a\\", '\\"', "\\u00e9", "\\ud83d\\ude00", "\\x", "a\nb", '"', "", "\\\\", '}]}']
+)
+_hole = st.one_of(_json_text, _raw, st.text(alphabet='ab"\\\n{}:,', max_size=6))
+
+
+def _attrs(item: Any) -> Any:
+    if isinstance(item, ssewire.ErrorItem):
+        return ("error", item.kind, item.error.message, item.data)
+    names = [n for n in dir(item) if not n.startswith("_")]
+    values = []
+    for n in names:
+        v = getattr(item, n)
+        if isinstance(v, list):
+            v = [_attrs(x) if hasattr(x, "arguments") else x for x in v]
+        elif isinstance(v, ssewire.ToolCallDelta):
+            v = _attrs(v)
+        values.append((n, v))
+    return (type(item).__name__, tuple(values))
+
+
+def _body(frames: list[str], event: str | None) -> bytes:
+    line = f"event: {event}\n" if event else ""
+    return "".join(f"{line}data: {f}\n\n" for f in frames).encode()
+
+
+def _same_as_fresh(cls: Any, frames: list[str], event: str | None = None) -> None:
+    body = _body(frames, event)
+    stream = cls()
+    templated = [_attrs(i) for i in stream.feed(body)]
+    fresh: list[Any] = []
+    for f in frames:
+        fresh.extend(_attrs(i) for i in cls().feed(_body([f], event)))
+    assert templated == fresh
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(_hole, min_size=1, max_size=8))
+def test_chat_content_hole(holes: list[str]) -> None:
+    frames = [CHAT_HEAD + "first" + CHAT_TAIL] + [CHAT_HEAD + h + CHAT_TAIL for h in holes]
+    _same_as_fresh(ssewire.ChatCompletionStream, frames)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_hole, min_size=1, max_size=8))
+def test_chat_tool_arguments_hole(holes: list[str]) -> None:
+    frames = [TOOL_HEAD + "{" + TOOL_TAIL] + [TOOL_HEAD + h + TOOL_TAIL for h in holes]
+    _same_as_fresh(ssewire.ChatCompletionStream, frames)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_hole, min_size=1, max_size=8))
+def test_messages_text_hole(holes: list[str]) -> None:
+    frames = [MSG_HEAD + "first" + MSG_TAIL] + [MSG_HEAD + h + MSG_TAIL for h in holes]
+    _same_as_fresh(ssewire.MessagesStream, frames, event="content_block_delta")
+
+
+def test_a_changed_frame_shape_is_decoded_in_full() -> None:
+    """A frame that differs outside the hole (another choice index, a finish reason, another
+    event type) must not be taken for the template."""
+    frames = [
+        CHAT_HEAD + "a" + CHAT_TAIL,
+        CHAT_HEAD.replace('"index":0', '"index":1') + "b" + CHAT_TAIL,
+        CHAT_HEAD + "c" + CHAT_TAIL.replace('"finish_reason":null', '"finish_reason":"stop"'),
+        CHAT_HEAD + "d" + CHAT_TAIL,
+    ]
+    _same_as_fresh(ssewire.ChatCompletionStream, frames)
+    items = ssewire.ChatCompletionStream().feed(_body(frames, None))
+    assert [(i.index, i.content, i.finish_reason) for i in items] == [
+        (0, "a", None),
+        (1, "b", None),
+        (0, "c", "stop"),
+        (0, "d", None),
+    ]
+    msgs = [MSG_HEAD + "a" + MSG_TAIL, MSG_HEAD + "b" + MSG_TAIL]
+    body = _body(msgs[:1], "content_block_delta") + _body(msgs[1:], "other_event")
+    items = ssewire.MessagesStream().feed(body)
+    assert [(i.type, i.text) for i in items] == [("content_block_delta", "a"), ("content_block_delta", "b")]
