@@ -108,3 +108,23 @@ def test_a_changed_frame_shape_is_decoded_in_full() -> None:
     body = _body(msgs[:1], "content_block_delta") + _body(msgs[1:], "other_event")
     items = ssewire.MessagesStream().feed(body)
     assert [(i.type, i.text) for i in items] == [("content_block_delta", "a"), ("content_block_delta", "b")]
+
+
+RESP_HEAD = '{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,"delta":"'
+_number = st.one_of(
+    st.integers(min_value=0, max_value=10**12).map(str),
+    st.sampled_from(["07", "-1", "1.5", " 3", "", "1e3", "99999999999999999999"]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_hole, _number), min_size=1, max_size=8), st.booleans())
+def test_responses_text_and_sequence_number_holes(holes: list[tuple[str, str]], number_first: bool) -> None:
+    def frame(text: str, number: str) -> str:
+        if number_first:
+            head = RESP_HEAD.replace('"delta":"', f'"sequence_number":{number},"delta":"')
+            return head + text + '"}'
+        return RESP_HEAD + text + f'","sequence_number":{number}}}'
+
+    frames = [frame("first", "1")] + [frame(h, n) for h, n in holes]
+    _same_as_fresh(ssewire.ResponsesStream, frames)

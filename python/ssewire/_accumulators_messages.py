@@ -74,6 +74,10 @@ def _merge_non_null(target: dict[str, Any], source: Any) -> None:
             target[k] = v
 
 
+
+# No block remembered (see `add_all`).
+_FORGOTTEN = object()
+
 class _Block:
     """One content block being assembled: its start block and the fragments of its deltas."""
 
@@ -184,10 +188,38 @@ class MessageAccumulator:
         self._blocks: dict[Any, _Block] = {}
 
     def add_all(self, items: Iterable[Any]) -> None:
-        """Add every item of ``items`` (e.g. the list one ``feed()`` returned)."""
+        """Add every item of ``items`` (e.g. the list one ``feed()`` returned).
+
+        The text and thinking deltas of a known block (nearly every item of a stream) are
+        handled inline, with the block of the previous delta remembered; everything else goes
+        through ``add()``, after which the remembered block is forgotten (any other event may
+        replace it)."""
         add = self.add
+        event_class = _MessageEvent
+        blocks = self._blocks
+        last_index: Any = _FORGOTTEN
+        block: Any = None
         for item in items:
+            if item.__class__ is event_class and item.type == "content_block_delta":
+                index = item.index
+                if index != last_index:
+                    block = blocks.get(index)
+                    last_index = index if block is not None else _FORGOTTEN
+                if block is not None:
+                    delta_type = item.delta_type
+                    if delta_type == "text_delta":
+                        v = item.text
+                        if v is not None:
+                            block.text.append(v)
+                        continue
+                    if delta_type == "thinking_delta":
+                        v = item.thinking
+                        if v is not None:
+                            block.thinking.append(v)
+                        continue
             add(item)
+            blocks = self._blocks
+            last_index = _FORGOTTEN
 
     def add(self, item: Any) -> None:
         """Add one ``MessageEvent`` or ``ErrorItem``."""

@@ -263,9 +263,25 @@ class ResponseAccumulator:
         self._hot_part: Any = None
 
     def add_all(self, items: Iterable[Any]) -> None:
-        """Add every item of ``items`` (e.g. the list one ``feed()`` returned)."""
+        """Add every item of ``items`` (e.g. the list one ``feed()`` returned).
+
+        A text delta to the same part as the previous one (nearly every item of a stream) is
+        handled inline; everything else goes through ``add()``."""
         add = self.add
+        event_class = _ResponseEvent
         for item in items:
+            if (
+                item.__class__ is event_class
+                and item.type == "response.output_text.delta"
+                and self._hot_key is not None
+                and item.output_index == self._hot_key[0]
+                and item.content_index == self._hot_key[1]
+                and item.raw is None  # a plain delta: no logprobs or other keys to place
+            ):
+                v = item.delta
+                if v is not None:
+                    self._hot_part.frags.append(v)
+                continue
             add(item)
 
     def add(self, item: Any) -> None:

@@ -47,10 +47,15 @@ impl Event<'_> {
         self.type_.as_ref().map_or("", Str::as_str)
     }
 
-    /// Whether all of this event is in typed fields (a plain text or arguments delta).
+    /// Whether all of this event is in typed fields (a plain text or arguments delta). Such an
+    /// event is a flat JSON object: no value of it is an object or a non-empty array.
     pub fn is_common_delta(&self) -> bool {
         !self.other_keys
             && self.logprobs.is_none()
+            && self.item.is_none()
+            && self.part.is_none()
+            && self.response.is_none()
+            && self.error.is_none()
             && self.delta.is_some()
             && self.kind().ends_with(".delta")
     }

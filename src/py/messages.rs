@@ -251,7 +251,7 @@ impl Dialect for MessagesState {
         let Some(template) = &self.template else {
             return Ok(false);
         };
-        let Some(text) = template.fill(frame) else {
+        let Some((text, _)) = template.fill(frame) else {
             return Ok(false);
         };
         let item = template.item.get().with_hole(py, template.hole, &text);

@@ -6,12 +6,15 @@
 //! raw JSON (decoded when read). `error` events and `response.failed` become `StreamError`s.
 //! Carried across feeds: the stream core, the name table and the last item id.
 
+use std::borrow::Cow;
+
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyList, PyString};
 
 use super::json;
-use super::stream::{dialect_stream, Dialect, Route, StreamCore, Value};
+use super::stream::{dialect_stream, Dialect, Frame, Route, StreamCore, Template, Value};
 use super::strings::{int_or_none, reused_or_none, text_or_none, Names, Reused};
+use crate::dialect::json::Str;
 use crate::dialect::responses::{self, response_error, Event, TERMINAL};
 use crate::dialect::ErrorInfo;
 
@@ -108,11 +111,40 @@ impl ResponseEvent {
     }
 }
 
-/// Per-stream reuse: type names and the item id that repeats on every delta of an item.
+/// The per-stream state of the Responses dialect: type names, the item id that repeats on
+/// every delta of an item, and the frame template of the last plain delta (its holes: the
+/// delta text and the sequence number).
 #[derive(Default)]
 pub struct ResponseStrings {
     names: Names,
     item_id: Reused,
+    template: Option<Template<ResponseEvent>>,
+}
+
+impl ResponseEvent {
+    /// A copy of this item with another delta text and sequence number.
+    fn with_holes(&self, py: Python<'_>, delta: &str, sequence_number: Option<i64>) -> Self {
+        ResponseEvent {
+            type_: self.type_.clone_ref(py),
+            sequence_number: match sequence_number {
+                Some(n) => int_or_none(py, Some(n)),
+                None => self.sequence_number.clone_ref(py),
+            },
+            output_index: self.output_index.clone_ref(py),
+            content_index: self.content_index.clone_ref(py),
+            summary_index: self.summary_index.clone_ref(py),
+            item_id: self.item_id.clone_ref(py),
+            delta: PyString::new(py, delta).into_any().unbind(),
+            text: self.text.clone_ref(py),
+            refusal: self.refusal.clone_ref(py),
+            arguments: self.arguments.clone_ref(py),
+            item_json: self.item_json.clone(),
+            part_json: self.part_json.clone(),
+            response_json: self.response_json.clone(),
+            logprobs_json: self.logprobs_json.clone(),
+            raw_json: self.raw_json.clone(),
+        }
+    }
 }
 
 impl Dialect for ResponseStrings {
@@ -170,6 +202,15 @@ impl Dialect for ResponseStrings {
             core.done = true;
         }
         let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
+        let hole = match &ev.delta {
+            Some(Str(Cow::Borrowed(text)))
+                if ev.is_common_delta() && v.doc.len() == v.frame.data.len() =>
+            {
+                Some(*text)
+            }
+            _ => None,
+        };
+        let sequence_number = ev.sequence_number;
         let item = ResponseEvent {
             type_: strings.names.get(py, kind).into_any(),
             sequence_number: int_or_none(py, ev.sequence_number),
@@ -187,7 +228,33 @@ impl Dialect for ResponseStrings {
             logprobs_json: ev.logprobs.map(|r| r.get().into()),
             raw_json,
         };
-        out.append(Py::new(py, item)?)
+        let obj = Py::new(py, item)?;
+        out.append(&obj)?;
+        if let Some(text) = hole {
+            let template = Template::new(v.frame, text, 0, obj);
+            strings.template = match sequence_number {
+                Some(n) => template.and_then(|t| t.with_number("sequence_number", n)),
+                None => template,
+            };
+        }
+        Ok(())
+    }
+
+    fn shortcut(
+        &mut self,
+        py: Python<'_>,
+        frame: &Frame<'_>,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<bool> {
+        let Some(template) = &self.template else {
+            return Ok(false);
+        };
+        let Some((text, number)) = template.fill(frame) else {
+            return Ok(false);
+        };
+        let item = template.item.get().with_holes(py, &text, number);
+        out.append(Py::new(py, item)?)?;
+        Ok(true)
     }
 }
 

@@ -399,8 +399,15 @@ impl<I> Template<I> {
         Some(Template { shape, hole, item })
     }
 
-    /// The hole's string, when `frame` is this template with another string in the hole.
-    pub fn fill<'d>(&self, frame: &'d Frame<'_>) -> Option<Cow<'d, str>> {
+    /// Adds an integer hole (see `Shape::with_number`); `None` if it cannot be placed.
+    pub fn with_number(self, key: &str, value: i64) -> Option<Self> {
+        let shape = self.shape.with_number(key, value)?;
+        Some(Template { shape, ..self })
+    }
+
+    /// The hole's string (and the number hole's value), when `frame` is this template with
+    /// other values in the holes.
+    pub fn fill<'d>(&self, frame: &'d Frame<'_>) -> Option<(Cow<'d, str>, Option<i64>)> {
         self.shape.fill(frame.event.as_deref(), &frame.data)
     }
 }

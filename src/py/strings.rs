@@ -54,7 +54,9 @@ impl Names {
         if let Some((_, s)) = self.entries.iter().find(|(b, _)| **b == *bytes) {
             return s.clone_ref(py);
         }
-        let s = decode(py, bytes).unbind();
+        // Interned: Python code compares these names with literals (`item.type == "..."`),
+        // and `==` on the same object skips the character comparison.
+        let s = PyString::intern(py, &decode(py, bytes).to_cow().unwrap_or_default()).unbind();
         if self.entries.len() < NAMES_MAX {
             self.entries.push((bytes.into(), s.clone_ref(py)));
         }
