@@ -534,3 +534,33 @@ class ResponseDictAccumulator:
         response = dict(final or self._response or {"object": "response"})
         response["output"] = self.assembled_output()
         return response
+
+
+# -- the two benchmark bodies every dialect file runs ------------------------------------------
+
+
+def bench_feed(
+    benchmark: Any, corpora: Any, dialect: str, peers: Dict[str, Any], reference: Any,
+    chunking: str, peer: str,
+) -> None:
+    """Times ``peers[peer]`` feeding one stream (msgspec: decoding its payloads), after checking
+    that what it decoded assembles to ssewire's result."""
+    corpus_ = corpus(dialect, corpora.quick)
+    run, assemble = peers[peer]
+    arg = corpus_.payloads if peer == "msgspec" else corpus_.reads[chunking]
+    assert assemble(run(arg)) == reference(corpora.quick), f"{peer} disagrees with ssewire"
+    benchmark.extra_info.update(corpus_.info(chunking))
+    benchmark(run, arg)
+
+
+def bench_accumulate(
+    benchmark: Any, corpora: Any, dialect: str, peers: Dict[str, Any], reference: Any,
+    chunking: str, peer: str,
+) -> None:
+    """Times ``peers[peer]`` feeding and accumulating one stream, after checking its result."""
+    corpus_ = corpus(dialect, corpora.quick)
+    run, summarize = peers[peer]
+    reads = corpus_.reads[chunking]
+    assert summarize(run(reads)) == reference(corpora.quick), f"{peer} disagrees with ssewire"
+    benchmark.extra_info.update(corpus_.info(chunking))
+    benchmark(run, reads)

@@ -219,21 +219,11 @@ ACCUMULATE: Dict[str, Tuple[Runner, Callable[[Any], Dict[str, Any]]]] = {
 @pytest.mark.parametrize("chunking", _peers.cases(DIALECT, _peers.FEED))
 def test_messages_feed(benchmark: Any, corpora: Any, chunking: str, peer: str) -> None:
     """Framing + decoding of one stream into per-event objects."""
-    corpus = _peers.corpus(DIALECT, corpora.quick)
-    run, assemble = FEED[peer]
-    arg = corpus.payloads if peer == "msgspec" else corpus.reads[chunking]
-    assert assemble(run(arg)) == reference(corpora.quick), f"{peer} disagrees with ssewire"
-    benchmark.extra_info.update(corpus.info(chunking))
-    benchmark(run, arg)
+    _peers.bench_feed(benchmark, corpora, DIALECT, FEED, reference, chunking, peer)
 
 
 @pytest.mark.parametrize("peer", list(ACCUMULATE))
 @pytest.mark.parametrize("chunking", _peers.cases(DIALECT, _peers.ACCUMULATE))
 def test_messages_accumulate(benchmark: Any, corpora: Any, chunking: str, peer: str) -> None:
     """Framing + decoding + accumulation of one stream into the final message."""
-    corpus = _peers.corpus(DIALECT, corpora.quick)
-    run, summarize = ACCUMULATE[peer]
-    reads = corpus.reads[chunking]
-    assert summarize(run(reads)) == reference(corpora.quick), f"{peer} disagrees with ssewire"
-    benchmark.extra_info.update(corpus.info(chunking))
-    benchmark(run, reads)
+    _peers.bench_accumulate(benchmark, corpora, DIALECT, ACCUMULATE, reference, chunking, peer)

@@ -30,6 +30,7 @@ from hypothesis import strategies as st
 import ssewire
 from ssewire import ChatCompletionAccumulator, ChatCompletionStream, StreamError
 from ssewire import _streams
+from dialects import DialectKit, error_fields
 from splitting import check_all_ways, split_ways
 
 DATA = Path(__file__).parent / "data" / "chat"
@@ -45,55 +46,12 @@ CHUNK_FIELDS = (
 # --- helpers -------------------------------------------------------------------------------------
 
 
-def error_fields(error: Optional[StreamError]) -> Any:
-    if error is None:
-        return None
-    return (type(error).__name__, error.message, error.type, error.code, error.raw)
-
-
-def item_key(item: Any) -> Any:
-    """A comparable snapshot of one decoded item (all its attributes)."""
-    if type(item) is ssewire.ChatChunk:
-        values = []
-        for name in CHUNK_FIELDS:
-            value = getattr(item, name)
-            if name == "tool_calls" and value is not None:
-                value = [(t.index, t.id, t.type, t.name, t.arguments) for t in value]
-            values.append(value)
-        return ("chunk", *values)
-    if type(item) is ssewire.ErrorItem:
-        return ("error", item.kind, item.event, item.data, error_fields(item.error))
-    if type(item) is ssewire.Event:
-        return ("event", item.event, item.data, item.id, item.retry)
-    raise AssertionError(f"unexpected item type {type(item)!r}: {item!r}")
-
-
-def kind_of(item: Any) -> str:
-    if type(item) is ssewire.ChatChunk:
-        return "chunk"
-    if type(item) is ssewire.ErrorItem:
-        return item.kind
-    if type(item) is ssewire.Event:
-        return "event:" + item.event
-    raise AssertionError(f"unexpected item type {type(item)!r}")
-
-
-def stream_state(stream: ChatCompletionStream) -> Any:
-    return (stream.done, error_fields(stream.error))
-
-
-def decode(data: bytes) -> tuple[list[Any], ChatCompletionStream]:
-    """Feeds ``data`` whole to a fresh stream, then finishes it."""
-    stream = ChatCompletionStream()
-    items = stream.feed(data)
-    items += stream.finish()
-    return items, stream
-
-
-def accumulate(items: Iterable[Any]) -> ChatCompletionAccumulator:
-    acc = ChatCompletionAccumulator()
-    acc.add_all(items)
-    return acc
+KIT = DialectKit(ChatCompletionStream, ChatCompletionAccumulator, ssewire.ChatChunk, CHUNK_FIELDS, lambda item: "chunk")
+item_key = KIT.item_key
+kind_of = KIT.kind_of
+stream_state = KIT.stream_state
+decode = KIT.decode
+accumulate = KIT.accumulate
 
 
 def frame(obj: Any) -> bytes:

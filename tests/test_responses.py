@@ -31,6 +31,7 @@ from hypothesis import strategies as st
 import ssewire
 from ssewire import ResponseAccumulator, ResponsesStream, StreamError
 from ssewire import _streams
+from dialects import DialectKit, error_fields
 from splitting import check_all_ways, split_ways
 
 DATA = Path(__file__).parent / "data" / "responses"
@@ -45,44 +46,12 @@ EVENT_FIELDS = (
 # --- helpers -------------------------------------------------------------------------------------
 
 
-def error_fields(error: Optional[StreamError]) -> Any:
-    if error is None:
-        return None
-    return (type(error).__name__, error.message, error.type, error.code, error.raw)
-
-
-def item_key(item: Any) -> Any:
-    """A comparable snapshot of one decoded item (all its attributes)."""
-    if type(item) is ssewire.ResponseEvent:
-        return ("event", *(getattr(item, name) for name in EVENT_FIELDS))
-    if type(item) is ssewire.ErrorItem:
-        return ("error", item.kind, item.event, item.data, error_fields(item.error))
-    raise AssertionError(f"unexpected item type {type(item)!r}: {item!r}")
-
-
-def kind_of(item: Any) -> str:
-    if type(item) is ssewire.ResponseEvent:
-        return item.type
-    if type(item) is ssewire.ErrorItem:
-        return item.kind
-    raise AssertionError(f"unexpected item type {type(item)!r}")
-
-
-def stream_state(stream: ResponsesStream) -> Any:
-    return (stream.done, error_fields(stream.error))
-
-
-def decode(data: bytes) -> tuple[list[Any], ResponsesStream]:
-    stream = ResponsesStream()
-    items = stream.feed(data)
-    items += stream.finish()
-    return items, stream
-
-
-def accumulate(items: Iterable[Any]) -> ResponseAccumulator:
-    acc = ResponseAccumulator()
-    acc.add_all(items)
-    return acc
+KIT = DialectKit(ResponsesStream, ResponseAccumulator, ssewire.ResponseEvent, EVENT_FIELDS, lambda item: item.type)
+item_key = KIT.item_key
+kind_of = KIT.kind_of
+stream_state = KIT.stream_state
+decode = KIT.decode
+accumulate = KIT.accumulate
 
 
 def frame(obj: Any, event: Optional[str] = None) -> bytes:

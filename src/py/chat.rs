@@ -14,7 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json;
-use super::stream::{dialect_stream, Dialect, Frame, Route, StreamCore, Template, Value};
+use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
 use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Reused, ReusedInt};
 use crate::dialect::chat::{self, Chunk, ToolCall};
 use crate::dialect::json::Str;
@@ -239,9 +239,8 @@ fn hole<'f>(chunk: &Chunk<'f>) -> Option<(u8, &'f str)> {
     .find_map(|(kind, text)| text.map(|t| (kind, t)))
 }
 
-impl ChatChunk {
-    /// A copy of this item with the string `hole` replaced by `text`.
-    fn with_hole(&self, py: Python<'_>, hole: u8, text: &str) -> PyResult<ChatChunk> {
+impl Refill for ChatChunk {
+    fn refill(&self, py: Python<'_>, hole: u8, text: &str, _: Option<i64>) -> PyResult<Py<Self>> {
         let mut item = ChatChunk {
             id: self.id.clone_ref(py),
             object: self.object.clone_ref(py),
@@ -282,7 +281,7 @@ impl ChatChunk {
                     .unbind();
             }
         }
-        Ok(item)
+        Py::new(py, item)
     }
 }
 
@@ -334,15 +333,10 @@ impl Dialect for ChunkStrings {
         frame: &Frame<'_>,
         out: &Bound<'_, PyList>,
     ) -> PyResult<bool> {
-        let Some(template) = &self.template else {
-            return Ok(false);
-        };
-        let Some((text, _)) = template.fill(frame) else {
-            return Ok(false);
-        };
-        let item = template.item.get().with_hole(py, template.hole, &text)?;
-        out.append(Py::new(py, item)?)?;
-        Ok(true)
+        match &self.template {
+            Some(template) => template.apply(py, frame, out),
+            None => Ok(false),
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json;
-use super::stream::{dialect_stream, Dialect, Frame, Route, StreamCore, Template, Value};
+use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
 use super::strings::{int_or_none, name_or_none, text_or_none, Names};
 use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event};
@@ -111,9 +111,8 @@ const HOLE_TEXT: u8 = 0;
 const HOLE_PARTIAL_JSON: u8 = 1;
 const HOLE_THINKING: u8 = 2;
 
-impl MessageEvent {
-    /// A copy of this item with the string `hole` replaced by `text`.
-    fn with_hole(&self, py: Python<'_>, hole: u8, text: &str) -> MessageEvent {
+impl Refill for MessageEvent {
+    fn refill(&self, py: Python<'_>, hole: u8, text: &str, _: Option<i64>) -> PyResult<Py<Self>> {
         let mut item = MessageEvent {
             type_: self.type_.clone_ref(py),
             index: self.index.clone_ref(py),
@@ -136,7 +135,7 @@ impl MessageEvent {
             HOLE_PARTIAL_JSON => item.partial_json = text,
             _ => item.thinking = text,
         }
-        item
+        Py::new(py, item)
     }
 }
 
@@ -248,15 +247,10 @@ impl Dialect for MessagesState {
         frame: &Frame<'_>,
         out: &Bound<'_, PyList>,
     ) -> PyResult<bool> {
-        let Some(template) = &self.template else {
-            return Ok(false);
-        };
-        let Some((text, _)) = template.fill(frame) else {
-            return Ok(false);
-        };
-        let item = template.item.get().with_hole(py, template.hole, &text);
-        out.append(Py::new(py, item)?)?;
-        Ok(true)
+        match &self.template {
+            Some(template) => template.apply(py, frame, out),
+            None => Ok(false),
+        }
     }
 }
 

@@ -12,7 +12,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json;
-use super::stream::{dialect_stream, Dialect, Frame, Route, StreamCore, Template, Value};
+use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
 use super::strings::{int_or_none, reused_or_none, text_or_none, Names, Reused};
 use crate::dialect::json::Str;
 use crate::dialect::responses::{self, response_error, Event, TERMINAL};
@@ -121,29 +121,38 @@ pub struct ResponseStrings {
     template: Option<Template<ResponseEvent>>,
 }
 
-impl ResponseEvent {
-    /// A copy of this item with another delta text and sequence number.
-    fn with_holes(&self, py: Python<'_>, delta: &str, sequence_number: Option<i64>) -> Self {
-        ResponseEvent {
-            type_: self.type_.clone_ref(py),
-            sequence_number: match sequence_number {
-                Some(n) => int_or_none(py, Some(n)),
-                None => self.sequence_number.clone_ref(py),
+impl Refill for ResponseEvent {
+    /// The one string hole is the delta text; the number hole is the sequence number.
+    fn refill(
+        &self,
+        py: Python<'_>,
+        _: u8,
+        delta: &str,
+        sequence_number: Option<i64>,
+    ) -> PyResult<Py<Self>> {
+        Py::new(
+            py,
+            ResponseEvent {
+                type_: self.type_.clone_ref(py),
+                sequence_number: match sequence_number {
+                    Some(n) => int_or_none(py, Some(n)),
+                    None => self.sequence_number.clone_ref(py),
+                },
+                output_index: self.output_index.clone_ref(py),
+                content_index: self.content_index.clone_ref(py),
+                summary_index: self.summary_index.clone_ref(py),
+                item_id: self.item_id.clone_ref(py),
+                delta: PyString::new(py, delta).into_any().unbind(),
+                text: self.text.clone_ref(py),
+                refusal: self.refusal.clone_ref(py),
+                arguments: self.arguments.clone_ref(py),
+                item_json: self.item_json.clone(),
+                part_json: self.part_json.clone(),
+                response_json: self.response_json.clone(),
+                logprobs_json: self.logprobs_json.clone(),
+                raw_json: self.raw_json.clone(),
             },
-            output_index: self.output_index.clone_ref(py),
-            content_index: self.content_index.clone_ref(py),
-            summary_index: self.summary_index.clone_ref(py),
-            item_id: self.item_id.clone_ref(py),
-            delta: PyString::new(py, delta).into_any().unbind(),
-            text: self.text.clone_ref(py),
-            refusal: self.refusal.clone_ref(py),
-            arguments: self.arguments.clone_ref(py),
-            item_json: self.item_json.clone(),
-            part_json: self.part_json.clone(),
-            response_json: self.response_json.clone(),
-            logprobs_json: self.logprobs_json.clone(),
-            raw_json: self.raw_json.clone(),
-        }
+        )
     }
 }
 
@@ -246,15 +255,10 @@ impl Dialect for ResponseStrings {
         frame: &Frame<'_>,
         out: &Bound<'_, PyList>,
     ) -> PyResult<bool> {
-        let Some(template) = &self.template else {
-            return Ok(false);
-        };
-        let Some((text, number)) = template.fill(frame) else {
-            return Ok(false);
-        };
-        let item = template.item.get().with_holes(py, &text, number);
-        out.append(Py::new(py, item)?)?;
-        Ok(true)
+        match &self.template {
+            Some(template) => template.apply(py, frame, out),
+            None => Ok(false),
+        }
     }
 }
 

@@ -412,6 +412,37 @@ impl<I> Template<I> {
     }
 }
 
+/// An item class that a template can copy with new values in its holes.
+pub trait Refill:
+    pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::True> + Sync + Sized
+{
+    /// A copy of `self` with the string hole `hole` set to `text` (and the number hole to
+    /// `number`, for a template that has one).
+    fn refill(
+        &self,
+        py: Python<'_>,
+        hole: u8,
+        text: &str,
+        number: Option<i64>,
+    ) -> PyResult<Py<Self>>;
+}
+
+impl<I: Refill> Template<I> {
+    /// Appends the item of `frame` to `out` if the frame fits this template; `true` if it did.
+    pub fn apply(
+        &self,
+        py: Python<'_>,
+        frame: &Frame<'_>,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<bool> {
+        let Some((text, number)) = self.fill(frame) else {
+            return Ok(false);
+        };
+        out.append(self.item.get().refill(py, self.hole, &text, number)?)?;
+        Ok(true)
+    }
+}
+
 fn to_frame(ev: RawEvent<'_>) -> Frame<'_> {
     Frame {
         event: ev.event,
