@@ -35,8 +35,10 @@ pub fn fix_lone_surrogates(json: Cow<'_, str>) -> Cow<'_, str> {
     let bytes = json.as_bytes();
     let mut lone = Vec::new();
     let mut skip_to = 0;
-    for pos in memchr::memmem::find_iter(bytes, b"\\u") {
-        if pos < skip_to || !is_escape(bytes, pos) {
+    // `memchr` for the backslash: a `memmem` searcher costs more to build than most frames
+    // cost to scan (it showed as 2.7% of a Messages-stream profile).
+    for pos in memchr::memchr_iter(b'\\', bytes) {
+        if pos < skip_to || bytes.get(pos + 1) != Some(&b'u') || !is_escape(bytes, pos) {
             continue;
         }
         match hex4(bytes, pos + 2) {
