@@ -178,7 +178,9 @@ impl<'a> ErrorInfo<'a> {
     pub fn from_body(doc: &'a str) -> Self {
         let trimmed = doc.trim();
         match serde_json::from_str::<ErrorFields<'a>>(trimmed) {
-            Ok(f) if f.error.is_some() || f.message.is_some() => ErrorInfo::from_document(trimmed),
+            Ok(f) if f.error.is_some_and(|e| e.get() != "null") || f.message.is_some() => {
+                ErrorInfo::from_document(trimmed)
+            }
             _ => ErrorInfo {
                 message: Cow::Borrowed("the response body is a JSON document, not an event stream"),
                 type_: Some("\"invalid_response\""),
@@ -291,6 +293,8 @@ mod tests {
         let e = ErrorInfo::from_document("Internal error");
         assert_eq!(e.message, "Internal error");
         assert_eq!(e.raw, None);
+        let e = ErrorInfo::from_body(r#"{"object":"chat.completion","error":null}"#);
+        assert_eq!(e.type_, Some(r#""invalid_response""#));
         let e = ErrorInfo::from_document(r#"{"type":"error","message":"m","code":"c"}"#);
         assert_eq!(e.type_, None);
         let e = ErrorInfo::from_document(r#"{"message":"x","code":429}"#);
