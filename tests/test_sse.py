@@ -816,3 +816,18 @@ def test_split_ways_cover_the_required_cuts() -> None:
     assert [b"0123456789", b""] in [w.pieces for w in ways]
     assert all(b"".join(w.pieces) == b"0123456789" for w in ways)
     assert split_ways(b"0123456789") == ways  # deterministic
+
+
+def test_events_and_the_too_large_error_carrying_them_pickle() -> None:
+    """An ``EventTooLargeError`` (with the events of its call) can cross a process pool."""
+    import pickle
+
+    parser = ssewire.SSEParser(max_event_size=24)
+    with pytest.raises(ssewire.EventTooLargeError) as info:
+        parser.feed(b"id: 1\ndata: ok\nretry: 5\n\ndata: " + b"x" * 40 + b"\n\ndata: after\n\n")
+    copy = pickle.loads(pickle.dumps(info.value))
+    assert copy.events == info.value.events
+    assert [(e.event, e.data, e.id, e.retry) for e in copy.events] == [
+        ("message", "ok", "1", 5),
+        ("message", "after", "1", None),
+    ]

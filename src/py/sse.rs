@@ -79,6 +79,32 @@ impl Event {
             && same(&self.data, &other.data)?)
     }
 
+    /// Events pickle (so an `EventTooLargeError` carrying them can cross a process pool).
+    #[allow(clippy::type_complexity)]
+    fn __reduce__<'py>(
+        slf: &Bound<'py, Self>,
+    ) -> (
+        Bound<'py, pyo3::types::PyType>,
+        (
+            Py<PyString>,
+            Py<PyString>,
+            Option<Py<PyString>>,
+            Option<u64>,
+        ),
+    ) {
+        let py = slf.py();
+        let this = slf.get();
+        (
+            slf.get_type(),
+            (
+                this.data.clone_ref(py),
+                this.event.clone_ref(py),
+                this.id.as_ref().map(|i| i.clone_ref(py)),
+                this.retry,
+            ),
+        )
+    }
+
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
         (
             self.event.clone_ref(py),
