@@ -2,7 +2,10 @@
 //!
 //! The crate is a pure-Rust core with Python bindings behind the `python` feature:
 //! - [`sse`]: WHATWG event-stream framing (bytes in, borrowed events out);
-//! - [`text`]: lossy UTF-8 helpers shared by the framing and the dialects;
+//! - [`dialect`]: the LLM dialects' JSON decoded into flat borrowed structs (chat, messages,
+//!   responses), what they share (documents of a frame, errors in every wire form, the body
+//!   sniffer) and the frame-template fast path;
+//! - [`text`]: lossy UTF-8 and lone-surrogate repair shared by the framing and the dialects;
 //! - `py` (feature `python`): the PyO3 module `ssewire._core`, the only place that knows
 //!   about Python.
 //!

@@ -1,11 +1,13 @@
 //! `ssewire.ChatCompletionStream` and its items `ChatChunk` / `ToolCallDelta`.
 //!
-//! Per feed: frame (pure Rust), decode every frame into borrowed `chat::Chunk`s (pure Rust, GIL
-//! released for a large immutable input), then one pass builds the items: one `ChatChunk` per
-//! choice, its common fields ready-made Python objects, repeated strings (id, object, model,
-//! system_fingerprint, service_tier, role, finish_reason) reused per stream, and rarely read
-//! parts kept as JSON text until read. Carried across feeds: the stream core and the reused
-//! strings.
+//! Per feed: the stream core frames the input (pure Rust), then each frame is decoded into a
+//! borrowed `chat::Chunk` (pure Rust) and turned into items at once: one `ChatChunk` per choice,
+//! its common fields ready-made Python objects, repeated strings (id, object, model,
+//! system_fingerprint, service_tier, role, finish_reason) and `created` reused per stream, and
+//! rarely read parts kept as JSON text until read. A frame that matches the previous text
+//! frame's template (see `crate::dialect::template`) skips the decode: the previous item is
+//! copied with the new text. Carried across feeds: the stream core, the reused strings and the
+//! template.
 
 use std::borrow::Cow;
 use std::sync::Arc;

@@ -3,8 +3,9 @@
 //! Per feed: frame, decode each frame into a borrowed `messages::Event` (pure Rust), then one
 //! pass builds one flat `MessageEvent` per event (pings are dropped). Event and delta type
 //! names are built once per stream; the common text / JSON / thinking deltas carry only their
-//! typed fields, other events also keep their raw JSON, decoded when read. Carried across
-//! feeds: the stream core and the name table.
+//! typed fields, other events also keep their raw JSON, decoded when read. A delta frame that
+//! matches the previous one's template (see `crate::dialect::template`) skips the decode.
+//! Carried across feeds: the stream core, the name table and the template.
 
 use std::borrow::Cow;
 

@@ -3,8 +3,10 @@
 //! Per feed: frame, decode each frame into a borrowed `responses::Event` (pure Rust), then one
 //! pass builds one flat `ResponseEvent` per event. Type names and the repeating `item_id` are
 //! built once per stream; deltas carry only their typed fields, other events also keep their
-//! raw JSON (decoded when read). `error` events and `response.failed` become `StreamError`s.
-//! Carried across feeds: the stream core, the name table and the last item id.
+//! raw JSON (decoded when read). `error` events and `response.failed` become `StreamError`s. A
+//! plain delta frame that matches the previous one's template but for its text and sequence
+//! number (see `crate::dialect::template`) skips the decode. Carried across feeds: the stream
+//! core, the name table, the last item id and the template.
 
 use std::borrow::Cow;
 

@@ -133,9 +133,9 @@ impl EventStrings {
         }
     }
 
-    /// The event type as a Python string, `"message"` for none.
-    pub fn event_type(&mut self, py: Python<'_>, raw: &RawEvent<'_>) -> Py<PyString> {
-        match raw.event.as_deref() {
+    /// The event type (`None`: no `event:` field) as a Python string, `"message"` for none.
+    pub fn event_type(&mut self, py: Python<'_>, event: Option<&[u8]>) -> Py<PyString> {
+        match event {
             None | Some(b"message") => self.message.clone_ref(py),
             Some(t) => self.event.get(py, t),
         }
@@ -144,7 +144,7 @@ impl EventStrings {
     /// Builds the `Event` for a framed event.
     pub fn event(&mut self, py: Python<'_>, raw: &RawEvent<'_>) -> Event {
         Event {
-            event: self.event_type(py, raw),
+            event: self.event_type(py, raw.event.as_deref()),
             data: decode(py, &raw.data).unbind(),
             id: raw.id.as_deref().map(|id| self.id.get(py, id)),
             retry: raw.retry,

@@ -117,15 +117,7 @@ impl StreamCore {
 
     fn json_body(&mut self, py: Python<'_>, text: &str, out: &Bound<'_, PyList>) -> PyResult<()> {
         let info = ErrorInfo::from_body(text);
-        let name = self.names.event_type(
-            py,
-            &RawEvent {
-                event: None,
-                data: Cow::Borrowed(b""),
-                id: None,
-                retry: None,
-            },
-        );
+        let name = self.names.event_type(py, None);
         out.append(self.stream_error_item(py, &info, name, text)?)
     }
 
@@ -165,15 +157,7 @@ impl StreamCore {
 
     /// The event type of a frame as a (reused) Python string.
     pub fn event_name(&mut self, py: Python<'_>, frame: &Frame<'_>) -> Py<PyString> {
-        self.names.event_type(
-            py,
-            &RawEvent {
-                event: frame.event.as_deref().map(Cow::Borrowed),
-                data: Cow::Borrowed(b""),
-                id: None,
-                retry: None,
-            },
-        )
+        self.names.event_type(py, frame.event.as_deref())
     }
 
     /// A plain `Event` for a frame the dialect does not decode (unknown named events).
