@@ -128,3 +128,16 @@ def test_responses_text_and_sequence_number_holes(holes: list[tuple[str, str]], 
 
     frames = [frame("first", "1")] + [frame(h, n) for h, n in holes]
     _same_as_fresh(ssewire.ResponsesStream, frames)
+
+
+def test_a_template_made_from_an_empty_string_keeps_its_place() -> None:
+    """The first frame's text is empty and sits beside another empty string: the hole must be
+    the content's own place, or the copies would put the new text in the wrong field."""
+    for head, tail in (
+        ('{"choices":[{"index":0,"delta":{"refusal":"","content":"', '"}}]}'),
+        ('{"choices":[{"index":0,"delta":{"content":"', '","refusal":""}}]}'),
+    ):
+        frames = [head + text + tail for text in ("", "x", "", "yz")]
+        _same_as_fresh(ssewire.ChatCompletionStream, frames)
+        items = ssewire.ChatCompletionStream().feed(_body(frames, None))
+        assert [(i.content, i.refusal) for i in items] == [("", ""), ("x", ""), ("", ""), ("yz", "")]
