@@ -265,24 +265,34 @@ class ResponseAccumulator:
     def add_all(self, items: Iterable[Any]) -> None:
         """Add every item of ``items`` (e.g. the list one ``feed()`` returned).
 
-        A text delta to the same part as the previous one (nearly every item of a stream) is
-        handled inline; everything else goes through ``add()``."""
+        A plain text delta to the same part as the previous one (nearly every item of a stream)
+        is handled inline, with that part kept in locals; everything else goes through
+        ``add()``, after which the locals are refreshed from the accumulator's own state."""
         add = self.add
         event_class = _ResponseEvent
+        hot = self._hot_key
+        hot_output, hot_content = hot if hot is not None else (None, None)
+        append = self._hot_part.frags.append if hot is not None else None
         for item in items:
             if (
-                item.__class__ is event_class
+                append is not None
+                and item.__class__ is event_class
                 and item.type == "response.output_text.delta"
-                and self._hot_key is not None
-                and item.output_index == self._hot_key[0]
-                and item.content_index == self._hot_key[1]
-                and item.raw is None  # a plain delta: no logprobs or other keys to place
+                and item.output_index == hot_output
+                and item.content_index == hot_content
+                and not item.has_json  # no logprobs or other keys to place
             ):
                 v = item.delta
                 if v is not None:
-                    self._hot_part.frags.append(v)
+                    append(v)
                 continue
             add(item)
+            hot = self._hot_key
+            if hot is None:
+                append = None
+            else:
+                hot_output, hot_content = hot
+                append = self._hot_part.frags.append
 
     def add(self, item: Any) -> None:
         """Add one ``ResponseEvent`` or ``ErrorItem``."""

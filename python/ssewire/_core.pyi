@@ -245,6 +245,9 @@ class ResponseEvent:
     @property
     def arguments(self) -> Optional[str]: ...
     @property
+    def has_json(self) -> bool:
+        """Whether any JSON-backed attribute below is set (a plain delta has none)."""
+    @property
     def item(self) -> Optional[dict[str, Any]]: ...
     @property
     def part(self) -> Optional[dict[str, Any]]: ...

@@ -15,7 +15,7 @@ use pyo3::types::{PyList, PyString};
 
 use super::json;
 use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
-use super::strings::{int_or_none, reused_or_none, text_or_none, Names, Reused};
+use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Names, Reused};
 use crate::dialect::json::Str;
 use crate::dialect::responses::{self, response_error, Event, TERMINAL};
 use crate::dialect::ErrorInfo;
@@ -48,6 +48,10 @@ pub struct ResponseEvent {
     /// The full arguments of `response.function_call_arguments.done`.
     #[pyo3(get)]
     arguments: Py<PyAny>,
+    /// Whether any JSON-backed attribute (`item`, `part`, `response`, `logprobs`, `raw`) is
+    /// set: a plain delta has none, and readers may skip them all.
+    #[pyo3(get)]
+    has_json: Py<PyAny>,
     item_json: Option<Box<str>>,
     part_json: Option<Box<str>>,
     response_json: Option<Box<str>>,
@@ -148,6 +152,7 @@ impl Refill for ResponseEvent {
                 text: self.text.clone_ref(py),
                 refusal: self.refusal.clone_ref(py),
                 arguments: self.arguments.clone_ref(py),
+                has_json: self.has_json.clone_ref(py),
                 item_json: self.item_json.clone(),
                 part_json: self.part_json.clone(),
                 response_json: self.response_json.clone(),
@@ -233,6 +238,14 @@ impl Dialect for ResponseStrings {
             text: text_or_none(py, ev.text.as_ref()),
             refusal: text_or_none(py, ev.refusal.as_ref()),
             arguments: text_or_none(py, ev.arguments.as_ref()),
+            has_json: flag(
+                py,
+                raw_json.is_some()
+                    || ev.item.is_some()
+                    || ev.part.is_some()
+                    || ev.response.is_some()
+                    || ev.logprobs.is_some(),
+            ),
             item_json: ev.item.map(|r| r.get().into()),
             part_json: ev.part.map(|r| r.get().into()),
             response_json: ev.response.map(|r| r.get().into()),
