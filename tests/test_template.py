@@ -141,3 +141,41 @@ def test_a_template_made_from_an_empty_string_keeps_its_place() -> None:
         _same_as_fresh(ssewire.ChatCompletionStream, frames)
         items = ssewire.ChatCompletionStream().feed(_body(frames, None))
         assert [(i.content, i.refusal) for i in items] == [("", ""), ("x", ""), ("", ""), ("yz", "")]
+
+
+_padding = st.one_of(
+    st.text(alphabet="abcXYZ0189_-", max_size=16),
+    st.sampled_from(["\\u0041", "\\x", 'a","b":"c', "a\\", "\\\\", ""]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_hole, _padding), min_size=1, max_size=8))
+def test_chat_with_obfuscation_padding(holes: list[tuple[str, str]]) -> None:
+    """OpenAI pads every chunk with a random `obfuscation` string (on by default): the
+    template must skip over it, and a padding that is not a valid string must not pass."""
+    def frame(text: str, pad: str) -> str:
+        return CHAT_HEAD + text + CHAT_TAIL[:-1] + ',"obfuscation":"' + pad + '"}'
+
+    frames = [frame("first", "Qx7")] + [frame(h, p) for h, p in holes]
+    _same_as_fresh(ssewire.ChatCompletionStream, frames)
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_hole, _padding, _number), min_size=1, max_size=8))
+def test_responses_with_obfuscation_and_sequence_number(holes: list[tuple[str, str, str]]) -> None:
+    def frame(text: str, pad: str, number: str) -> str:
+        return RESP_HEAD + text + f'","obfuscation":"{pad}","sequence_number":{number}}}'
+
+    frames = [frame("first", "Qx7", "1")] + [frame(*h) for h in holes]
+    _same_as_fresh(ssewire.ResponsesStream, frames)
+
+
+def test_obfuscation_is_not_a_vendor_extra() -> None:
+    body = (
+        b'data: {"id":"c","object":"chat.completion.chunk","choices":[{"index":0,'
+        b'"delta":{"content":"Hi"}}],"obfuscation":"k3Jd"}\n\ndata: [DONE]\n\n'
+    )
+    stream = ssewire.ChatCompletionStream()
+    (item,) = stream.feed(body)
+    assert item.extra is None and item.has_json is False

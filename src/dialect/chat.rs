@@ -27,6 +27,8 @@ pub struct Chunk<'a> {
     pub error: Option<&'a RawValue>,
     /// Unknown top-level keys (vendor extras).
     pub extra: Extra<'a>,
+    /// The value of OpenAI's `obfuscation` padding key, if sent (not part of any item).
+    pub obfuscation: Option<Str<'a>>,
 }
 
 /// One entry of `choices`.
@@ -90,6 +92,10 @@ map_struct!(
             }
             "usage" => chunk.usage = raw_opt(&mut map)?,
             "error" => chunk.error = raw_opt(&mut map)?,
+            // OpenAI's per-chunk random padding (on by default since 2025; it hides token lengths
+            // from traffic analysis): meaningless, and kept as an extra it would make every chunk
+            // look like it carries vendor data. Its place is recorded for the frame template.
+            "obfuscation" => chunk.obfuscation = map.next_value::<Option<Str>>().ok().flatten(),
             _ => chunk.extra.keep(key, &mut map)?,
         }
     }
@@ -189,6 +195,13 @@ mod tests {
             c.choices[0].delta.extra.to_json().unwrap(),
             r#"{"annotations":[1]}"#
         );
+    }
+
+    #[test]
+    fn obfuscation_padding_is_not_an_extra() {
+        let c = decode(r#"{"id":"x","choices":[],"obfuscation":"a1B2"}"#).unwrap();
+        assert!(c.extra.is_empty());
+        assert_eq!(c.obfuscation.unwrap().as_str(), "a1B2");
     }
 
     #[test]

@@ -33,6 +33,8 @@ pub struct Event<'a> {
     pub error: Option<&'a RawValue>,
     /// Other keys were present (the raw event is worth keeping).
     pub other_keys: bool,
+    /// OpenAI's `obfuscation` padding, if sent (not part of any item).
+    pub obfuscation: Option<Str<'a>>,
 }
 
 /// The terminal event types.
@@ -111,10 +113,9 @@ map_struct!(
                 event.logprobs = raw_opt(&mut map)?.filter(|l| l.get() != "[]");
             }
             "error" => event.error = raw_opt(&mut map)?,
-            // "obfuscation" pads delta events to hide their length: nothing to keep.
-            "obfuscation" => {
-                map.next_value::<IgnoredAny>()?;
-            }
+            // "obfuscation" pads delta events to hide their length: no item holds it; its
+            // place is recorded for the frame template.
+            "obfuscation" => event.obfuscation = map.next_value::<Option<Str>>().ok().flatten(),
             _ => {
                 map.next_value::<IgnoredAny>()?;
                 event.other_keys = true;

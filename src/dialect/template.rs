@@ -16,80 +16,96 @@ use std::borrow::Cow;
 
 use super::json::Str;
 
-/// Where the open string sat in a frame: the frame's event type and the bytes around it.
+/// What fills one hole of a shape.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hole {
+    /// The string the item holds (the text delta).
+    Text,
+    /// A string whose value no item holds (OpenAI's random `obfuscation` padding).
+    Padding,
+    /// A non-negative integer (a sequence number).
+    Number,
+}
+
+/// A frame's shape: its event type, and its bytes cut into fixed parts around the holes.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Shape {
     event: Option<Box<[u8]>>,
-    prefix: Box<[u8]>,
-    suffix: Box<[u8]>,
-    /// A second hole, for an integer that changes on every frame (a sequence number).
-    number: Option<NumberHole>,
+    /// `parts.len() == holes.len() + 1`: part, hole, part, ..., hole, part.
+    parts: Vec<Box<[u8]>>,
+    holes: Vec<Hole>,
 }
 
-/// Where an integer hole sits: inside the prefix or the suffix, between `before` and `after`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-struct NumberHole {
-    in_prefix: bool,
-    /// The bytes of the prefix (or suffix) before the digits; the rest is `after`.
-    before: Box<[u8]>,
-    after: Box<[u8]>,
+/// Where `inner` (a slice of `data`) lies in it, if it lies between two quotes.
+fn quoted_span(data: &str, inner: &str) -> Option<(usize, usize)> {
+    let bytes = data.as_bytes();
+    let start = (inner.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
+    let end = start.checked_add(inner.len())?;
+    let quoted = bytes.get(start.checked_sub(1)?) == Some(&b'"') && bytes.get(end) == Some(&b'"');
+    (quoted && end <= bytes.len()).then_some((start, end))
 }
 
 impl Shape {
-    /// The shape of the frame `data` (of event type `event`) around `text`, a string that a
-    /// decode of `data` borrowed from it. `None` if `text` does not lie inside `data` between
-    /// quotes.
-    pub fn new(event: Option<&[u8]>, data: &str, text: &str) -> Option<Self> {
-        let bytes = data.as_bytes();
-        let start = (text.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
-        let end = start.checked_add(text.len())?;
-        if end > bytes.len()
-            || bytes.get(start.checked_sub(1)?) != Some(&b'"')
-            || bytes.get(end) != Some(&b'"')
-        {
-            return None;
+    /// The shape of the frame `data` (of event type `event`) around `text`, the string the
+    /// frame's item holds, and `padding`, strings no item holds: all of them strings that a
+    /// decode of `data` borrowed from it. `None` if one does not lie inside `data` between
+    /// quotes, or two overlap.
+    pub fn new(event: Option<&[u8]>, data: &str, text: &str, padding: &[&str]) -> Option<Self> {
+        let mut spans = vec![(quoted_span(data, text)?, Hole::Text)];
+        for pad in padding {
+            spans.push((quoted_span(data, pad)?, Hole::Padding));
         }
+        spans.sort_unstable_by_key(|((start, _), _)| *start);
+        let bytes = data.as_bytes();
+        let mut parts = Vec::with_capacity(spans.len() + 1);
+        let mut at = 0;
+        for ((start, end), _) in &spans {
+            parts.push(bytes.get(at..*start)?.into());
+            at = *end;
+        }
+        parts.push(bytes.get(at..)?.into());
         Some(Shape {
             event: event.map(Box::from),
-            prefix: bytes.get(..start)?.into(),
-            suffix: bytes.get(end..)?.into(),
-            number: None,
+            parts,
+            holes: spans.into_iter().map(|(_, hole)| hole).collect(),
         })
     }
 
-    /// Adds an integer hole: the value `value` of the key `key`. Only for a flat JSON object
-    /// (no nested object or array holds keys), where the key token `"key":` can appear once
-    /// and only as the object's own key. `None` (no template) unless it appears exactly once,
-    /// as `"key":<value>` outside the text hole.
+    /// Adds a number hole: the value `value` of the key `key`. Only for a JSON object whose
+    /// key token `"key":` can stand once and only as the object's own key (a flat object: no
+    /// nested object holds keys). `None` (no template) unless `"key":<value>` appears exactly
+    /// once in the fixed parts, as a whole number token.
     pub fn with_number(mut self, key: &str, value: i64) -> Option<Self> {
         if value < 0 {
             return None;
         }
         let pattern = format!("\"{key}\":{value}");
-        let in_prefix = memchr::memmem::find_iter(&self.prefix, pattern.as_bytes()).count();
-        let in_suffix = memchr::memmem::find_iter(&self.suffix, pattern.as_bytes()).count();
-        let (part, in_prefix) = match (in_prefix, in_suffix) {
-            (1, 0) => (&self.prefix, true),
-            (0, 1) => (&self.suffix, false),
-            _ => return None,
-        };
-        let at = memchr::memmem::find(part, pattern.as_bytes())?;
-        let digits = at + pattern.len() - value.to_string().len();
-        let after_digits = at + pattern.len();
-        // The digits must be the whole number token.
-        if part.get(after_digits).is_some_and(u8::is_ascii_digit) {
-            return None;
+        let finder = memchr::memmem::Finder::new(pattern.as_bytes());
+        let mut found = None;
+        for (i, part) in self.parts.iter().enumerate() {
+            for at in finder.find_iter(part) {
+                if found.is_some() {
+                    return None; // ambiguous
+                }
+                found = Some((i, at));
+            }
         }
-        self.number = Some(NumberHole {
-            in_prefix,
-            before: part.get(..digits)?.into(),
-            after: part.get(after_digits..)?.into(),
-        });
+        let (i, at) = found?;
+        let part = self.parts.get(i)?;
+        let digits_end = at + pattern.len();
+        if part.get(digits_end).is_some_and(u8::is_ascii_digit) {
+            return None; // the digits are not the whole token
+        }
+        let digits_start = digits_end - value.to_string().len();
+        let before: Box<[u8]> = part.get(..digits_start)?.into();
+        let after: Box<[u8]> = part.get(digits_end..)?.into();
+        self.parts.splice(i..=i, [before, after]);
+        self.holes.insert(i, Hole::Number);
         Some(self)
     }
 
-    /// The string in the hole (and the integer in the number hole, if the shape has one), when
-    /// the frame `data` (of event type `event`) has this shape with other values in the holes.
+    /// The text hole's string (and the number hole's value, if the shape has one), when the
+    /// frame `data` (of event type `event`) has this shape with other values in the holes.
     pub fn fill<'d>(
         &self,
         event: Option<&[u8]>,
@@ -98,86 +114,73 @@ impl Shape {
         if event != self.event.as_deref() {
             return None;
         }
-        let (start, end, number) = match &self.number {
-            None => {
-                let end = data.len().checked_sub(self.suffix.len())?;
-                if !data.as_bytes().ends_with(&self.suffix)
-                    || !data.as_bytes().starts_with(&self.prefix)
-                {
-                    return None;
-                }
-                (self.prefix.len(), end, None)
+        let bytes = data.as_bytes();
+        let mut at = 0;
+        let mut text = None;
+        let mut number = None;
+        for (part, hole) in self.parts.iter().zip(&self.holes) {
+            if !bytes.get(at..)?.starts_with(part) {
+                return None;
             }
-            Some(hole) if hole.in_prefix => {
-                let bytes = data.as_bytes();
-                if !bytes.starts_with(&hole.before) {
-                    return None;
+            at += part.len();
+            match hole {
+                Hole::Number => {
+                    let (value, len) = number_at(bytes.get(at..)?)?;
+                    number = Some(value);
+                    at += len;
                 }
-                let (value, len) = number_at(bytes.get(hole.before.len()..)?)?;
-                let start = hole.before.len() + len + hole.after.len();
-                if bytes.get(hole.before.len() + len..start)? != &*hole.after
-                    || !bytes.ends_with(&self.suffix)
-                {
-                    return None;
+                Hole::Text | Hole::Padding => {
+                    // The part before ends with the opening quote; find the closing one.
+                    let len = string_len(bytes.get(at..)?)?;
+                    let value = string_value(data, at, len)?;
+                    if *hole == Hole::Text {
+                        text = Some(value);
+                    }
+                    at += len;
                 }
-                (
-                    start,
-                    data.len().checked_sub(self.suffix.len())?,
-                    Some(value),
-                )
             }
-            Some(hole) => {
-                let bytes = data.as_bytes();
-                if !bytes.starts_with(&self.prefix) || !bytes.ends_with(&hole.after) {
-                    return None;
-                }
-                let digits_end = bytes.len() - hole.after.len();
-                let (value, len) = number_before(bytes.get(..digits_end)?)?;
-                let end = (digits_end - len).checked_sub(hole.before.len())?;
-                if bytes.get(end..digits_end - len)? != &*hole.before {
-                    return None;
-                }
-                (self.prefix.len(), end, Some(value))
-            }
-        };
-        if end < start {
+        }
+        if bytes.get(at..)? != &**self.parts.last()? {
             return None;
         }
-        // The string hole sits between two ASCII quotes: both ends are char boundaries.
-        let hole = data.get(start..end)?;
-        if !hole.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
-            return Some((Cow::Borrowed(hole), number));
-        }
-        let literal = data.get(start.checked_sub(1)?..end + 1)?;
-        serde_json::from_str::<Str<'d>>(literal)
-            .ok()
-            .map(|s| (s.0, number))
+        Some((text?, number))
     }
+}
+
+/// The length of the contents of a JSON string whose opening quote is just before `bytes`: up
+/// to the first quote that no backslash escapes.
+fn string_len(bytes: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    loop {
+        match bytes.get(i)? {
+            b'"' => return Some(i),
+            b'\\' => i += 2,
+            _ => i += 1,
+        }
+    }
+}
+
+/// The value of the string literal whose contents are `data[at..at + len]`; `None` if it is
+/// not a valid JSON string (a raw control character, a bad escape).
+fn string_value(data: &str, at: usize, len: usize) -> Option<Cow<'_, str>> {
+    let contents = data.get(at..at + len)?;
+    if !contents.bytes().any(|b| b == b'\\' || b < 0x20) {
+        return Some(Cow::Borrowed(contents));
+    }
+    let literal = data.get(at.checked_sub(1)?..at + len + 1)?;
+    serde_json::from_str::<Str<'_>>(literal).ok().map(|s| s.0)
 }
 
 /// A JSON non-negative integer token at the start of `bytes`: its value and length.
 fn number_at(bytes: &[u8]) -> Option<(i64, usize)> {
     let len = bytes.iter().take_while(|b| b.is_ascii_digit()).count();
-    parse_number(bytes.get(..len)?).map(|v| (v, len))
-}
-
-/// A JSON non-negative integer token at the end of `bytes`: its value and length.
-fn number_before(bytes: &[u8]) -> Option<(i64, usize)> {
-    let len = bytes
-        .iter()
-        .rev()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    parse_number(bytes.get(bytes.len() - len..)?).map(|v| (v, len))
-}
-
-fn parse_number(digits: &[u8]) -> Option<i64> {
+    let digits = bytes.get(..len)?;
     // JSON has no leading zeros; 18 digits always fit an i64.
-    if digits.is_empty() || digits.len() > 18 || (digits.len() > 1 && digits.first() == Some(&b'0'))
-    {
+    if len == 0 || len > 18 || (len > 1 && digits.first() == Some(&b'0')) {
         return None;
     }
-    std::str::from_utf8(digits).ok()?.parse().ok()
+    let value = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    Some((value, len))
 }
 
 #[cfg(test)]
@@ -188,7 +191,7 @@ mod tests {
 
     fn shape() -> Shape {
         let at = FRAME.find("Hi").unwrap();
-        Shape::new(None, FRAME, &FRAME[at..at + 2]).unwrap()
+        Shape::new(None, FRAME, &FRAME[at..at + 2], &[]).unwrap()
     }
 
     fn frame(text: &str) -> String {
@@ -246,7 +249,7 @@ mod tests {
 
     fn seq_shape(frame: &str) -> Shape {
         let at = frame.find("Hi").unwrap();
-        Shape::new(None, frame, &frame[at..at + 2])
+        Shape::new(None, frame, &frame[at..at + 2], &[])
             .unwrap()
             .with_number("sequence_number", 7)
             .unwrap()
@@ -276,7 +279,7 @@ mod tests {
     #[test]
     fn a_number_hole_needs_one_unambiguous_key() {
         let at = SEQ.find("Hi").unwrap();
-        let shape = Shape::new(None, SEQ, &SEQ[at..at + 2]).unwrap();
+        let shape = Shape::new(None, SEQ, &SEQ[at..at + 2], &[]).unwrap();
         assert!(
             shape.clone().with_number("sequence_number", 8).is_none(),
             "other value"
@@ -284,7 +287,7 @@ mod tests {
         assert!(shape.clone().with_number("missing", 7).is_none());
         let twice = r#"{"a":{"sequence_number":7},"delta":"Hi","sequence_number":7}"#;
         let at = twice.find("Hi").unwrap();
-        let shape = Shape::new(None, twice, &twice[at..at + 2]).unwrap();
+        let shape = Shape::new(None, twice, &twice[at..at + 2], &[]).unwrap();
         assert!(
             shape.with_number("sequence_number", 7).is_none(),
             "ambiguous"
@@ -294,13 +297,34 @@ mod tests {
     #[test]
     fn needs_a_string_borrowed_from_inside_the_frame() {
         assert!(
-            Shape::new(None, FRAME, "Hi").is_none(),
+            Shape::new(None, FRAME, "Hi", &[]).is_none(),
             "not a slice of the frame"
         );
         let at = FRAME.find("Hi").unwrap();
+        let part = &FRAME[at..at + 1];
         assert!(
-            Shape::new(None, FRAME, &FRAME[at..at + 1]).is_none(),
+            Shape::new(None, FRAME, part, &[]).is_none(),
             "not the whole string"
         );
+    }
+
+    #[test]
+    fn padding_holes_take_any_valid_string_and_are_not_returned() {
+        let frame = r#"{"delta":"Hi","obfuscation":"p4D","sequence_number":3}"#;
+        let (t, p) = (frame.find("Hi").unwrap(), frame.find("p4D").unwrap());
+        let s = Shape::new(None, frame, &frame[t..t + 2], &[&frame[p..p + 3]])
+            .unwrap()
+            .with_number("sequence_number", 3)
+            .unwrap();
+        let next = r#"{"delta":"yo \"x\"","obfuscation":"Zz9_-","sequence_number":4}"#;
+        let (text, n) = s.fill(None, next).unwrap();
+        assert_eq!((text.as_ref(), n), ("yo \"x\"", Some(4)));
+        // an escaped padding is still a valid string; a bad escape or structure inside is not
+        let escaped = r#"{"delta":"a","obfuscation":"\u0041\n","sequence_number":5}"#;
+        assert!(s.fill(None, escaped).is_some());
+        let bad = r#"{"delta":"a","obfuscation":"\x","sequence_number":5}"#;
+        assert_eq!(s.fill(None, bad), None);
+        let injected = r#"{"delta":"a","obfuscation":"b","x":"c","sequence_number":5}"#;
+        assert_eq!(s.fill(None, injected), None);
     }
 }

@@ -320,9 +320,13 @@ impl Dialect for ChunkStrings {
         }
         let whole_frame = v.doc.len() == v.frame.data.len();
         let hole = if whole_frame { hole(&v.value) } else { None };
+        let padding: Vec<&str> = match &v.value.obfuscation {
+            Some(Str(Cow::Borrowed(pad))) => vec![*pad],
+            _ => Vec::new(),
+        };
         let last = chunk_items(py, self, v.value, out)?;
         if let (Some((kind, text)), Some(item)) = (hole, last) {
-            if let Some(template) = Template::new(v.frame, text, kind, item) {
+            if let Some(template) = Template::new(v.frame, text, &padding, kind, item) {
                 self.template = Some(template);
             }
         }

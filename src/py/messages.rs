@@ -235,7 +235,7 @@ impl Dialect for MessagesState {
         let obj = Py::new(py, item)?;
         out.append(&obj)?;
         if let Some((kind, text)) = hole {
-            if let Some(template) = Template::new(v.frame, text, kind, obj) {
+            if let Some(template) = Template::new(v.frame, text, &[], kind, obj) {
                 self.template = Some(template);
             }
         }

@@ -227,6 +227,10 @@ impl Dialect for ResponseStrings {
             _ => None,
         };
         let sequence_number = ev.sequence_number;
+        let padding: Vec<&str> = match &ev.obfuscation {
+            Some(Str(Cow::Borrowed(pad))) => vec![*pad],
+            _ => Vec::new(),
+        };
         let item = ResponseEvent {
             type_: strings.names.get(py, kind).into_any(),
             sequence_number: int_or_none(py, ev.sequence_number),
@@ -255,7 +259,7 @@ impl Dialect for ResponseStrings {
         let obj = Py::new(py, item)?;
         out.append(&obj)?;
         if let Some(text) = hole {
-            let template = Template::new(v.frame, text, 0, obj);
+            let template = Template::new(v.frame, text, &padding, 0, obj);
             strings.template = match sequence_number {
                 Some(n) => template.and_then(|t| t.with_number("sequence_number", n)),
                 None => template,

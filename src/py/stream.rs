@@ -377,9 +377,16 @@ pub struct Template<I> {
 }
 
 impl<I> Template<I> {
-    /// A template for `frame`, whose item `item` holds `text` borrowed from the frame's data.
-    pub fn new(frame: &Frame<'_>, text: &str, hole: u8, item: Py<I>) -> Option<Self> {
-        let shape = Shape::new(frame.event.as_deref(), &frame.data, text)?;
+    /// A template for `frame`, whose item `item` holds `text` borrowed from the frame's data;
+    /// `padding` are other strings of the frame (borrowed too) that no item holds.
+    pub fn new(
+        frame: &Frame<'_>,
+        text: &str,
+        padding: &[&str],
+        hole: u8,
+        item: Py<I>,
+    ) -> Option<Self> {
+        let shape = Shape::new(frame.event.as_deref(), &frame.data, text, padding)?;
         Some(Template { shape, hole, item })
     }
 
