@@ -15,7 +15,7 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use super::json;
+use super::json::lazy;
 use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
 use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Reused, ReusedInt};
 use crate::dialect::chat::{self, Chunk, ToolCall};
@@ -109,10 +109,6 @@ impl ChunkJson {
             && self.usage.is_none()
             && self.extra.is_none()
     }
-}
-
-fn lazy<'py>(py: Python<'py>, text: Option<&str>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    text.map(|t| json::to_py(py, t)).transpose()
 }
 
 fn repr(py: Python<'_>, value: &Py<PyAny>) -> PyResult<String> {

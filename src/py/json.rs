@@ -36,6 +36,11 @@ pub fn to_py_dict<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyDic
     }
 }
 
+/// A JSON-backed attribute of an item: `None`, or its JSON text decoded (on each read).
+pub fn lazy<'py>(py: Python<'py>, text: Option<&str>) -> PyResult<Option<Bound<'py, PyAny>>> {
+    text.map(|t| to_py(py, t)).transpose()
+}
+
 struct Seed<'py>(Python<'py>);
 
 fn py_err<E: de::Error>(e: PyErr) -> E {

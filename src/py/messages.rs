@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use super::json;
+use super::json::lazy;
 use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
 use super::strings::{int_or_none, name_or_none, text_or_none, Names};
 use crate::dialect::json::Str;
@@ -47,10 +47,6 @@ pub struct MessageEvent {
     usage_json: Option<Box<str>>,
     citation_json: Option<Box<str>>,
     raw_json: Option<Box<str>>,
-}
-
-fn lazy<'py>(py: Python<'py>, text: Option<&str>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    text.map(|t| json::to_py(py, t)).transpose()
 }
 
 #[pymethods]

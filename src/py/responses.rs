@@ -13,7 +13,7 @@ use std::borrow::Cow;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use super::json;
+use super::json::lazy;
 use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
 use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Names, Reused};
 use crate::dialect::json::Str;
@@ -57,10 +57,6 @@ pub struct ResponseEvent {
     response_json: Option<Box<str>>,
     logprobs_json: Option<Box<str>>,
     raw_json: Option<Box<str>>,
-}
-
-fn lazy<'py>(py: Python<'py>, text: Option<&str>) -> PyResult<Option<Bound<'py, PyAny>>> {
-    text.map(|t| json::to_py(py, t)).transpose()
 }
 
 #[pymethods]
