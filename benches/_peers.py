@@ -143,6 +143,16 @@ def ssewire_accumulate(stream_cls: Any, acc_cls: Any, reads: List[bytes]) -> Any
     return acc.result()
 
 
+def ssewire_reference(stream_cls: Any, acc_cls: Any, body: bytes) -> Any:
+    """ssewire's result for a whole body, which must end cleanly: what every peer must match."""
+    stream = stream_cls()
+    acc = acc_cls()
+    acc.add_all(stream.feed(body))
+    acc.add_all(stream.finish())
+    assert stream.done and stream.error is None
+    return acc.result()
+
+
 def pure_feed(reads: List[bytes]) -> List[Any]:
     """PureSSEParser + ``orjson.loads`` per frame: the JSON objects of the stream."""
     feed = PureSSEParser().feed
@@ -223,7 +233,8 @@ def struct_to_builtins(value: Any) -> Any:
 
 
 def dict_accumulate(acc_cls: Any, objects: List[Any]) -> Any:
-    """Fold already-decoded JSON objects with a dict accumulator (used by the checks)."""
+    """Fold already-decoded objects (JSON dicts, or ssewire items) with an accumulator: the
+    checks before timing use it to assemble what a feed-only peer decoded."""
     acc = acc_cls()
     for obj in objects:
         acc.add(obj)

@@ -181,12 +181,7 @@ def reference(quick: bool) -> Dict[str, Any]:
     """ssewire's accumulator on the whole body: the result every peer must reproduce."""
     if quick not in _REFERENCE:
         body = _peers.corpus(DIALECT, quick).body
-        stream = ssewire.ChatCompletionStream()
-        acc = ssewire.ChatCompletionAccumulator()
-        acc.add_all(stream.feed(body))
-        acc.add_all(stream.finish())
-        assert stream.done and stream.error is None
-        result = summary(acc.result())
+        result = summary(_peers.ssewire_reference(ssewire.ChatCompletionStream, ssewire.ChatCompletionAccumulator, body))
         assert result["choices"][0]["tool_calls"] and result["usage"]  # the corpus has both
         _REFERENCE[quick] = result
     return _REFERENCE[quick]
@@ -197,9 +192,7 @@ def _from_dicts(dicts: List[Any]) -> Dict[str, Any]:
 
 
 def _from_items(items: List[Any]) -> Dict[str, Any]:
-    acc = ssewire.ChatCompletionAccumulator()
-    acc.add_all(items)
-    return summary(acc.result())
+    return summary(_peers.dict_accumulate(ssewire.ChatCompletionAccumulator, items))
 
 
 Runner = Callable[[Any], Any]

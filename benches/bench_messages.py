@@ -168,12 +168,7 @@ def reference(quick: bool) -> Dict[str, Any]:
     """ssewire's accumulator on the whole body: the result every peer must reproduce."""
     if quick not in _REFERENCE:
         body = _peers.corpus(DIALECT, quick).body
-        stream = ssewire.MessagesStream()
-        acc = ssewire.MessageAccumulator()
-        acc.add_all(stream.feed(body))
-        acc.add_all(stream.finish())
-        assert stream.done and stream.error is None
-        result = summary(acc.result())
+        result = summary(_peers.ssewire_reference(ssewire.MessagesStream, ssewire.MessageAccumulator, body))
         assert [b[0] for b in result["content"]] == ["thinking", "text", "tool_use"]
         _REFERENCE[quick] = result
     return _REFERENCE[quick]
@@ -184,9 +179,7 @@ def _from_dicts(dicts: List[Any]) -> Dict[str, Any]:
 
 
 def _from_items(items: List[Any]) -> Dict[str, Any]:
-    acc = ssewire.MessageAccumulator()
-    acc.add_all(items)
-    return summary(acc.result())
+    return summary(_peers.dict_accumulate(ssewire.MessageAccumulator, items))
 
 
 Runner = Callable[[Any], Any]

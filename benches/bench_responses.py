@@ -164,12 +164,7 @@ def reference(quick: bool) -> Dict[str, Any]:
     """ssewire's accumulator on the whole body: the result every peer must reproduce."""
     if quick not in _REFERENCE:
         body = _peers.corpus(DIALECT, quick).body
-        stream = ssewire.ResponsesStream()
-        acc = ssewire.ResponseAccumulator()
-        acc.add_all(stream.feed(body))
-        acc.add_all(stream.finish())
-        assert stream.done and stream.error is None
-        result = summary(acc.result())
+        result = summary(_peers.ssewire_reference(ssewire.ResponsesStream, ssewire.ResponseAccumulator, body))
         assert [i[0] for i in result["output"]] == ["message", "function_call"]
         _REFERENCE[quick] = result
     return _REFERENCE[quick]
@@ -187,9 +182,7 @@ def _dict_result(dicts: List[Any]) -> Dict[str, Any]:
 
 
 def _from_items(items: List[Any]) -> Dict[str, Any]:
-    acc = ssewire.ResponseAccumulator()
-    acc.add_all(items)
-    return summary(acc.result())
+    return summary(_peers.dict_accumulate(ssewire.ResponseAccumulator, items))
 
 
 Runner = Callable[[Any], Any]

@@ -12,9 +12,18 @@ use serde_json::value::RawValue;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Str<'a>(pub Cow<'a, str>);
 
-impl Str<'_> {
+impl<'a> Str<'a> {
     pub fn as_str(&self) -> &str {
         &self.0
+    }
+
+    /// The string when it was borrowed from the frame (it had no escapes), so its place in
+    /// the frame is known.
+    pub fn borrowed(value: &Option<Str<'a>>) -> Option<&'a str> {
+        match value {
+            Some(Str(Cow::Borrowed(text))) => Some(*text),
+            _ => None,
+        }
     }
 }
 

@@ -9,14 +9,13 @@
 //! copied with the new text. Carried across feeds: the stream core, the reused strings and the
 //! template.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json::lazy;
-use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
+use super::stream::{dialect_stream, Dialect, Refill, Route, StreamCore, Template, Value};
 use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Reused, ReusedInt};
 use crate::dialect::chat::{self, Chunk, ToolCall};
 use crate::dialect::json::Str;
@@ -218,10 +217,7 @@ fn hole<'f>(chunk: &Chunk<'f>) -> Option<(u8, &'f str)> {
         return None;
     };
     let d = &choice.delta;
-    let borrowed = |s: &Option<Str<'f>>| match s {
-        Some(Str(Cow::Borrowed(text))) => Some(*text),
-        _ => None,
-    };
+    let borrowed = Str::borrowed;
     let args = match d.tool_calls.as_slice() {
         [call] => borrowed(&call.arguments),
         _ => None,
@@ -285,6 +281,7 @@ impl Refill for ChatChunk {
 
 impl Dialect for ChunkStrings {
     type Doc<'f> = Chunk<'f>;
+    type Item = ChatChunk;
 
     fn route(event: &[u8]) -> Route {
         match event {
@@ -316,29 +313,17 @@ impl Dialect for ChunkStrings {
         }
         let whole_frame = v.doc.len() == v.frame.data.len();
         let hole = if whole_frame { hole(&v.value) } else { None };
-        let padding: Vec<&str> = match &v.value.obfuscation {
-            Some(Str(Cow::Borrowed(pad))) => vec![*pad],
-            _ => Vec::new(),
-        };
+        let padding: Vec<&str> = Str::borrowed(&v.value.obfuscation).into_iter().collect();
         let last = chunk_items(py, self, v.value, out)?;
         if let (Some((kind, text)), Some(item)) = (hole, last) {
-            if let Some(template) = Template::new(v.frame, text, &padding, kind, item) {
-                self.template = Some(template);
-            }
+            let new = Template::new(v.frame, text, &padding, kind, item);
+            Template::renew(&mut self.template, new);
         }
         Ok(())
     }
 
-    fn shortcut(
-        &mut self,
-        py: Python<'_>,
-        frame: &Frame<'_>,
-        out: &Bound<'_, PyList>,
-    ) -> PyResult<bool> {
-        match &self.template {
-            Some(template) => template.apply(py, frame, out),
-            None => Ok(false),
-        }
+    fn template(&self) -> Option<&Template<ChatChunk>> {
+        self.template.as_ref()
     }
 }
 

@@ -7,13 +7,11 @@
 //! matches the previous one's template (see `crate::dialect::template`) skips the decode.
 //! Carried across feeds: the stream core, the name table and the template.
 
-use std::borrow::Cow;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json::lazy;
-use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
+use super::stream::{dialect_stream, Dialect, Refill, Route, StreamCore, Template, Value};
 use super::strings::{int_or_none, name_or_none, text_or_none, Names};
 use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event};
@@ -150,10 +148,7 @@ fn hole<'f>(ev: &Event<'f>) -> Option<(u8, &'f str)> {
         return None;
     }
     let d = &ev.delta;
-    let borrowed = |s: &Option<Str<'f>>| match s {
-        Some(Str(Cow::Borrowed(text))) => Some(*text),
-        _ => None,
-    };
+    let borrowed = Str::borrowed;
     [
         (HOLE_TEXT, borrowed(&d.text)),
         (HOLE_PARTIAL_JSON, borrowed(&d.partial_json)),
@@ -165,6 +160,7 @@ fn hole<'f>(ev: &Event<'f>) -> Option<(u8, &'f str)> {
 
 impl Dialect for MessagesState {
     type Doc<'f> = Event<'f>;
+    type Item = MessageEvent;
 
     fn route(event: &[u8]) -> Route {
         match event {
@@ -231,23 +227,14 @@ impl Dialect for MessagesState {
         let obj = Py::new(py, item)?;
         out.append(&obj)?;
         if let Some((kind, text)) = hole {
-            if let Some(template) = Template::new(v.frame, text, &[], kind, obj) {
-                self.template = Some(template);
-            }
+            let new = Template::new(v.frame, text, &[], kind, obj);
+            Template::renew(&mut self.template, new);
         }
         Ok(())
     }
 
-    fn shortcut(
-        &mut self,
-        py: Python<'_>,
-        frame: &Frame<'_>,
-        out: &Bound<'_, PyList>,
-    ) -> PyResult<bool> {
-        match &self.template {
-            Some(template) => template.apply(py, frame, out),
-            None => Ok(false),
-        }
+    fn template(&self) -> Option<&Template<MessageEvent>> {
+        self.template.as_ref()
     }
 }
 

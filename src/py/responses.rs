@@ -8,13 +8,11 @@
 //! number (see `crate::dialect::template`) skips the decode. Carried across feeds: the stream
 //! core, the name table, the last item id and the template.
 
-use std::borrow::Cow;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json::lazy;
-use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
+use super::stream::{dialect_stream, Dialect, Refill, Route, StreamCore, Template, Value};
 use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Names, Reused};
 use crate::dialect::json::Str;
 use crate::dialect::responses::{self, response_error, Event, TERMINAL};
@@ -161,6 +159,7 @@ impl Refill for ResponseEvent {
 
 impl Dialect for ResponseStrings {
     type Doc<'f> = Event<'f>;
+    type Item = ResponseEvent;
 
     fn route(event: &[u8]) -> Route {
         match event {
@@ -214,19 +213,10 @@ impl Dialect for ResponseStrings {
             core.done = true;
         }
         let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
-        let hole = match &ev.delta {
-            Some(Str(Cow::Borrowed(text)))
-                if ev.is_common_delta() && v.doc.len() == v.frame.data.len() =>
-            {
-                Some(*text)
-            }
-            _ => None,
-        };
+        let whole_frame = v.doc.len() == v.frame.data.len();
+        let hole = Str::borrowed(&ev.delta).filter(|_| whole_frame && ev.is_common_delta());
         let sequence_number = ev.sequence_number;
-        let padding: Vec<&str> = match &ev.obfuscation {
-            Some(Str(Cow::Borrowed(pad))) => vec![*pad],
-            _ => Vec::new(),
-        };
+        let padding: Vec<&str> = Str::borrowed(&ev.obfuscation).into_iter().collect();
         let item = ResponseEvent {
             type_: strings.names.get(py, kind).into_any(),
             sequence_number: int_or_none(py, ev.sequence_number),
@@ -256,24 +246,17 @@ impl Dialect for ResponseStrings {
         out.append(&obj)?;
         if let Some(text) = hole {
             let template = Template::new(v.frame, text, &padding, 0, obj);
-            strings.template = match sequence_number {
+            let new = match sequence_number {
                 Some(n) => template.and_then(|t| t.with_number("sequence_number", n)),
                 None => template,
             };
+            Template::renew(&mut strings.template, new);
         }
         Ok(())
     }
 
-    fn shortcut(
-        &mut self,
-        py: Python<'_>,
-        frame: &Frame<'_>,
-        out: &Bound<'_, PyList>,
-    ) -> PyResult<bool> {
-        match &self.template {
-            Some(template) => template.apply(py, frame, out),
-            None => Ok(false),
-        }
+    fn template(&self) -> Option<&Template<ResponseEvent>> {
+        self.template.as_ref()
     }
 }
 

@@ -285,6 +285,9 @@ pub trait Dialect: Default {
     /// One decoded document, borrowing the frame text.
     type Doc<'f>;
 
+    /// The item a frame template copies.
+    type Item: Refill;
+
     /// How a frame is treated, by its event type.
     fn route(event: &[u8]) -> Route;
 
@@ -300,15 +303,8 @@ pub trait Dialect: Default {
         out: &Bound<'_, PyList>,
     ) -> PyResult<()>;
 
-    /// Handles a frame without decoding it when it can (see [`Template`]); `true` if it did.
-    fn shortcut(
-        &mut self,
-        _py: Python<'_>,
-        _frame: &Frame<'_>,
-        _out: &Bound<'_, PyList>,
-    ) -> PyResult<bool> {
-        Ok(false)
-    }
+    /// The frame template of the last text frame (see [`Template`]), if there is one.
+    fn template(&self) -> Option<&Template<Self::Item>>;
 }
 
 impl StreamCore {
@@ -329,8 +325,10 @@ impl StreamCore {
         for frame in frames {
             match D::route(frame.event_type()) {
                 Route::Decode => {
-                    if dialect.shortcut(py, frame, out)? {
-                        continue;
+                    if let Some(template) = dialect.template() {
+                        if template.apply(py, frame, out)? {
+                            continue; // same shape as the last text frame: no decode
+                        }
                     }
                     let mut result = Ok(());
                     split_docs(&frame.data, D::decode, |doc| {
@@ -388,6 +386,14 @@ impl<I> Template<I> {
     ) -> Option<Self> {
         let shape = Shape::new(frame.event.as_deref(), &frame.data, text, padding)?;
         Some(Template { shape, hole, item })
+    }
+
+    /// Keeps `new` as the template in `slot`, or the one already there when there is no new
+    /// one (a frame of another shape leaves the last text frame's template in place).
+    pub fn renew(slot: &mut Option<Self>, new: Option<Self>) {
+        if new.is_some() {
+            *slot = new;
+        }
     }
 
     /// Adds an integer hole (see `Shape::with_number`); `None` if it cannot be placed.
