@@ -3,9 +3,12 @@ comparable snapshot of each decoded item, and feeding / accumulating a whole bod
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 import ssewire
+from splitting import check_all_ways
 
 
 def error_fields(error: Optional[ssewire.StreamError]) -> Any:
@@ -13,6 +16,14 @@ def error_fields(error: Optional[ssewire.StreamError]) -> Any:
     if error is None:
         return None
     return (type(error).__name__, error.message, error.type, error.code, error.raw)
+
+
+def assert_notes(got: list[str], expected: list[list[str]]) -> None:
+    """``got`` has one note per entry of ``expected``, each containing all its substrings."""
+    assert len(got) == len(expected), got
+    for note, parts in zip(got, expected):
+        for part in parts:
+            assert part in note, (part, note)
 
 
 class DialectKit:
@@ -74,3 +85,48 @@ class DialectKit:
         acc = self.accumulator_class()
         acc.add_all(items)
         return acc
+
+    def check_capture(self, data: Path, name: str, raw_has_error_key: bool = True) -> tuple[Any, Any]:
+        """Checks the capture ``data/name.sse`` against ``data/name.json``: every way of splitting
+        the body gives the same items and final state; the accumulated result, the item kinds
+        (when listed), ``done`` and ``error`` are as expected; a server-reported error reaches
+        the accumulator too. Returns the accumulator and the expected document, for the
+        dialect's own further checks. ``raw_has_error_key``: the error's ``raw`` document holds
+        an ``error`` key (not so for Responses, whose error events are flat)."""
+        body = (data / f"{name}.sse").read_bytes()
+        expected = json.loads((data / f"{name}.json").read_text(encoding="utf-8"))
+
+        outcome = check_all_ways(
+            self.stream_class, body, key=self.item_key, observe=self.stream_state
+        )
+        items = outcome.items
+        assert not outcome.errors
+
+        acc = self.accumulate(items)
+        assert acc.result() == expected["result"]
+        if "item_kinds" in expected:
+            assert [self.kind_of(i) for i in items] == expected["item_kinds"]
+
+        # `done` and `error` as the stream reports them (re-run whole to hold the stream).
+        items2, stream = self.decode(body)
+        assert [self.item_key(i) for i in items2] == [self.item_key(i) for i in items]
+        assert stream.done is expected["done"]
+        want = expected["error"]
+        if want is None:
+            assert stream.error is None, f"unexpected error {error_fields(stream.error)}"
+            assert acc.error is None
+        else:
+            assert isinstance(stream.error, ssewire.StreamError)
+            assert {k: getattr(stream.error, k) for k in want} == want
+            if want.get("code") != "incomplete_stream":
+                # A server-reported error: its document is kept, and the accumulator saw the
+                # same error as an ErrorItem.
+                assert isinstance(stream.error.raw, dict)
+                if raw_has_error_key:
+                    assert "error" in stream.error.raw
+                assert acc.error is not None
+                assert {k: getattr(acc.error, k) for k in want} == want
+            else:
+                assert acc.error is None
+        assert acc.errors == [i for i in items if type(i) is ssewire.ErrorItem]
+        return acc, expected

@@ -30,8 +30,8 @@ from hypothesis import strategies as st
 import ssewire
 from ssewire import ChatCompletionAccumulator, ChatCompletionStream, StreamError
 from ssewire import _streams
-from dialects import DialectKit, error_fields
-from splitting import check_all_ways, split_ways
+from dialects import DialectKit
+from splitting import split_ways
 
 DATA = Path(__file__).parent / "data" / "chat"
 CAPTURES = sorted(p.stem for p in DATA.glob("*.sse"))
@@ -49,7 +49,6 @@ CHUNK_FIELDS = (
 KIT = DialectKit(ChatCompletionStream, ChatCompletionAccumulator, ssewire.ChatChunk, CHUNK_FIELDS, lambda item: "chunk")
 item_key = KIT.item_key
 kind_of = KIT.kind_of
-stream_state = KIT.stream_state
 decode = KIT.decode
 accumulate = KIT.accumulate
 
@@ -66,39 +65,8 @@ DONE = b"data: [DONE]\n\n"
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_capture(name: str) -> None:
-    data = (DATA / f"{name}.sse").read_bytes()
-    expected = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
-
-    # Every way of splitting the body gives the same items and the same final state.
-    outcome = check_all_ways(ChatCompletionStream, data, key=item_key, observe=stream_state)
-    items = outcome.items
-    assert not outcome.errors
-
-    acc = accumulate(items)
-    assert acc.result() == expected["result"]
-    if "item_kinds" in expected:
-        assert [kind_of(i) for i in items] == expected["item_kinds"]
-
-    # `done` and `error` as the stream reports them (re-run whole to hold the stream object).
-    items2, stream = decode(data)
-    assert [item_key(i) for i in items2] == [item_key(i) for i in items]
-    assert stream.done is expected["done"]
-    want = expected["error"]
-    if want is None:
-        assert stream.error is None, f"unexpected error {error_fields(stream.error)}"
-        assert acc.error is None
-    else:
-        assert isinstance(stream.error, StreamError)
-        got = {k: getattr(stream.error, k) for k in want}
-        assert got == want
-        if want.get("code") != "incomplete_stream":
-            # A server-reported error: the frame's JSON is kept, and the accumulator saw the
-            # same error as an ErrorItem.
-            assert isinstance(stream.error.raw, dict) and "error" in stream.error.raw
-            assert acc.error is not None
-            assert {k: getattr(acc.error, k) for k in want} == want
-    stream_errors = [i for i in items if type(i) is ssewire.ErrorItem]
-    assert acc.errors == stream_errors
+    """Every wire form: fed every way, accumulated, compared with its expected document."""
+    KIT.check_capture(DATA, name)
 
 
 def test_every_capture_has_its_expected_result() -> None:

@@ -29,8 +29,8 @@ from hypothesis import strategies as st
 import ssewire
 from ssewire import MessageAccumulator, MessagesStream, StreamError
 from ssewire import _streams
-from dialects import DialectKit, error_fields
-from splitting import check_all_ways, split_ways
+from dialects import DialectKit, assert_notes
+from splitting import split_ways
 
 DATA = Path(__file__).parent / "data" / "messages"
 CAPTURES = sorted(p.stem for p in DATA.glob("*.sse"))
@@ -45,9 +45,7 @@ EVENT_FIELDS = (
 
 
 KIT = DialectKit(MessagesStream, MessageAccumulator, ssewire.MessageEvent, EVENT_FIELDS, lambda item: item.type)
-item_key = KIT.item_key
 kind_of = KIT.kind_of
-stream_state = KIT.stream_state
 decode = KIT.decode
 accumulate = KIT.accumulate
 
@@ -60,12 +58,6 @@ def frame(obj: Any, event: Optional[str] = "auto") -> bytes:
     return (head + "data: " + json.dumps(obj, ensure_ascii=False) + "\n\n").encode()
 
 
-def assert_notes(got: list[str], expected: list[list[str]]) -> None:
-    """``got`` has one note per entry of ``expected``, each containing all its substrings."""
-    assert len(got) == len(expected), got
-    for note, parts in zip(got, expected):
-        for part in parts:
-            assert part in note, (part, note)
 
 
 START = {
@@ -97,39 +89,9 @@ def message_delta(stop_reason: str = "end_turn", **usage: Any) -> bytes:
 
 @pytest.mark.parametrize("name", CAPTURES)
 def test_capture(name: str) -> None:
-    data = (DATA / f"{name}.sse").read_bytes()
-    expected = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
-
-    # Every way of splitting the body gives the same items and the same final state.
-    outcome = check_all_ways(MessagesStream, data, key=item_key, observe=stream_state)
-    items = outcome.items
-    assert not outcome.errors
-
-    acc = accumulate(items)
-    assert acc.result() == expected["result"]
+    """Every wire form: fed every way, accumulated, compared with its expected document."""
+    acc, expected = KIT.check_capture(DATA, name)
     assert_notes(acc.warnings, expected.get("warnings", []))
-    if "item_kinds" in expected:
-        assert [kind_of(i) for i in items] == expected["item_kinds"]
-
-    # `done` and `error` as the stream reports them (re-run whole to hold the stream object).
-    items2, stream = decode(data)
-    assert [item_key(i) for i in items2] == [item_key(i) for i in items]
-    assert stream.done is expected["done"]
-    want = expected["error"]
-    if want is None:
-        assert stream.error is None, f"unexpected error {error_fields(stream.error)}"
-        assert acc.error is None
-    else:
-        assert isinstance(stream.error, StreamError)
-        assert {k: getattr(stream.error, k) for k in want} == want
-        if want.get("code") != "incomplete_stream":
-            # A server-reported error: the accumulator saw the same error as an ErrorItem.
-            assert isinstance(stream.error.raw, dict) and "error" in stream.error.raw
-            assert acc.error is not None
-            assert {k: getattr(acc.error, k) for k in want} == want
-        else:
-            assert acc.error is None
-    assert acc.errors == [i for i in items if type(i) is ssewire.ErrorItem]
 
 
 def test_every_capture_has_its_expected_result() -> None:
