@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 import ssewire
-from splitting import check_all_ways
+from splitting import check_all_ways, split_ways
 
 
 def error_fields(error: Optional[ssewire.StreamError]) -> Any:
@@ -130,3 +130,20 @@ class DialectKit:
                 assert acc.error is None
         assert acc.errors == [i for i in items if type(i) is ssewire.ErrorItem]
         return acc, expected
+
+    def accumulated_while_feeding(self, data: Path, name: str) -> Iterator[tuple[Any, Any]]:
+        """For every way of splitting the capture ``data/name.sse``: adds each feed()'s items as
+        they come, calling result() after every feed, and checks the final result is the
+        expected one and stable. Yields (accumulator, expected) per way for further checks."""
+        body = (data / f"{name}.sse").read_bytes()
+        expected = json.loads((data / f"{name}.json").read_text(encoding="utf-8"))
+        for way in split_ways(body):
+            stream = self.stream_class()
+            acc = self.accumulator_class()
+            for piece in way.pieces:
+                acc.add_all(stream.feed(piece))
+                acc.result()
+            acc.add_all(stream.finish())
+            assert acc.result() == expected["result"], way.name
+            assert acc.result() == acc.result()
+            yield acc, expected

@@ -21,7 +21,7 @@ import json
 import random
 import re
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -31,7 +31,6 @@ import ssewire
 from ssewire import ChatCompletionAccumulator, ChatCompletionStream, StreamError
 from ssewire import _streams
 from dialects import DialectKit
-from splitting import split_ways
 
 DATA = Path(__file__).parent / "data" / "chat"
 CAPTURES = sorted(p.stem for p in DATA.glob("*.sse"))
@@ -82,17 +81,8 @@ def test_every_capture_has_its_expected_result() -> None:
 def test_capture_accumulated_while_feeding(name: str) -> None:
     """Adding the items of each feed() as they come gives the same result as adding all at
     the end, and result() may be called mid-stream without disturbing the accumulation."""
-    data = (DATA / f"{name}.sse").read_bytes()
-    expected = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
-    for way in split_ways(data):
-        stream = ChatCompletionStream()
-        acc = ChatCompletionAccumulator()
-        for piece in way.pieces:
-            acc.add_all(stream.feed(piece))
-            acc.result()
-        acc.add_all(stream.finish())
-        assert acc.result() == expected["result"], way.name
-        assert acc.result() == acc.result()
+    for _ in KIT.accumulated_while_feeding(DATA, name):
+        pass  # each way is checked inside
 
 
 # --- 2. focused tests -------------------------------------------------------------------------

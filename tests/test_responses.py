@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import random
 from pathlib import Path
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -32,7 +32,6 @@ import ssewire
 from ssewire import ResponseAccumulator, ResponsesStream, StreamError
 from ssewire import _streams
 from dialects import DialectKit, assert_notes
-from splitting import split_ways
 
 DATA = Path(__file__).parent / "data" / "responses"
 CAPTURES = sorted(p.stem for p in DATA.glob("*.sse"))
@@ -99,17 +98,7 @@ def test_every_capture_has_its_expected_result() -> None:
 def test_capture_accumulated_while_feeding(name: str) -> None:
     """Adding each feed()'s items as they come, calling result() after every feed, gives the
     same result and the same notes as adding everything at the end."""
-    data = (DATA / f"{name}.sse").read_bytes()
-    expected = json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
-    for way in split_ways(data):
-        stream = ResponsesStream()
-        acc = ResponseAccumulator()
-        for piece in way.pieces:
-            acc.add_all(stream.feed(piece))
-            acc.result()
-        acc.add_all(stream.finish())
-        assert acc.result() == expected["result"], way.name
-        assert acc.result() == acc.result()
+    for acc, expected in KIT.accumulated_while_feeding(DATA, name):
         assert_notes(acc.mismatches, expected.get("mismatches", []))
 
 
