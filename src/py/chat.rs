@@ -15,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
 use super::json::lazy;
-use super::stream::{dialect_stream, Dialect, Refill, Route, StreamCore, Template, Value};
+use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
 use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Reused, ReusedInt};
 use crate::dialect::chat::{self, Chunk, ToolCall};
 use crate::dialect::json::Str;
@@ -281,7 +281,7 @@ impl Refill for ChatChunk {
 
 impl Dialect for ChunkStrings {
     type Doc<'f> = Chunk<'f>;
-    type Item = ChatChunk;
+    const PLACEHOLDER_ACCUMULATOR: &'static str = "ChatCompletionAccumulator";
 
     fn route(event: &[u8]) -> Route {
         match event {
@@ -300,8 +300,12 @@ impl Dialect for ChunkStrings {
         core: &mut StreamCore,
         py: Python<'_>,
         v: Value<'f, '_, Chunk<'f>>,
-        out: &Bound<'_, PyList>,
+        out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
+        // PLACEHOLDER (issue 8): while `FOLDS` is false, `convert` always passes a list.
+        let Some(out) = out else {
+            return Ok(());
+        };
         if let Some(error) = v.value.error {
             let info = ErrorInfo::from_error_value(Some(v.doc), error);
             let name = core.event_name(py, v.frame);
@@ -322,8 +326,16 @@ impl Dialect for ChunkStrings {
         Ok(())
     }
 
-    fn template(&self) -> Option<&Template<ChatChunk>> {
-        self.template.as_ref()
+    fn shortcut(
+        &mut self,
+        py: Python<'_>,
+        frame: &Frame<'_>,
+        out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<bool> {
+        match &self.template {
+            Some(template) => template.apply(py, frame, out),
+            None => Ok(false),
+        }
     }
 }
 

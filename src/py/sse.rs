@@ -169,7 +169,7 @@ pub fn frame<'a>(
 
 /// Push-based, sans-IO parser of a `text/event-stream` body (WHATWG HTML "Interpreting an
 /// event stream"). Feed it bytes as they arrive; it returns the events they complete.
-#[pyclass(module = "ssewire", name = "SSEParser")]
+#[pyclass(subclass, module = "ssewire", name = "SSEParser")]
 pub struct SseParser {
     framer: Framer,
     strings: EventStrings,

@@ -66,6 +66,11 @@ pub struct StreamCore {
     body: Body,
     pub done: bool,
     pub error: Option<Py<PyAny>>,
+    /// Every `ErrorItem` of the stream so far, in arrival order (`s.errors`).
+    pub errors: Vec<Py<PyAny>>,
+    /// PLACEHOLDER (issue 8): the items of a dialect whose fold is not in Rust yet
+    /// (`Dialect::FOLDS == false`), kept so that `result()` can run the Python accumulator.
+    pub placeholder_items: Vec<Py<PyAny>>,
     names: EventStrings,
     stream_error: Py<PyString>,
     malformed_json: Py<PyString>,
@@ -77,6 +82,8 @@ impl StreamCore {
             body: Body::new(max_event_size),
             done: false,
             error: None,
+            errors: Vec::new(),
+            placeholder_items: Vec::new(),
             names: EventStrings::new(py),
             stream_error: PyString::intern(py, "stream_error").unbind(),
             malformed_json: PyString::intern(py, "malformed_json").unbind(),
@@ -108,17 +115,27 @@ impl StreamCore {
     }
 
     /// A complete JSON body (a pre-stream error passed through), if one arrived.
-    pub fn take_json_body(&mut self, py: Python<'_>, out: &Bound<'_, PyList>) -> PyResult<()> {
+    pub fn take_json_body(
+        &mut self,
+        py: Python<'_>,
+        out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<()> {
         if let Some(text) = self.body.take_json() {
             self.json_body(py, &text, out)?;
         }
         Ok(())
     }
 
-    fn json_body(&mut self, py: Python<'_>, text: &str, out: &Bound<'_, PyList>) -> PyResult<()> {
+    fn json_body(
+        &mut self,
+        py: Python<'_>,
+        text: &str,
+        out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<()> {
         let info = ErrorInfo::from_body(text);
         let name = self.names.event_type(py, None);
-        out.append(self.stream_error_item(py, &info, name, text)?)
+        let item = self.stream_error_item(py, &info, name, text)?;
+        emit(out, item)
     }
 
     /// Ends the body: returns the unclosed last frame (lenient flush) for the dialect to
@@ -126,7 +143,7 @@ impl StreamCore {
     pub fn end(
         &mut self,
         py: Python<'_>,
-        out: &Bound<'_, PyList>,
+        out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<(Option<Frame<'static>>, bool)> {
         let End {
             last_event,
@@ -171,7 +188,8 @@ impl StreamCore {
         Ok(Py::new(py, self.names.event(py, &raw))?.into_any())
     }
 
-    /// An `ErrorItem` for a server-reported error; the first one is recorded on `.error`.
+    /// An `ErrorItem` for a server-reported error; the first one is recorded on `.error`, and
+    /// every one on `.errors`.
     pub fn stream_error_item(
         &mut self,
         py: Python<'_>,
@@ -189,10 +207,13 @@ impl StreamCore {
             event,
             data: decode(py, data.as_bytes()).unbind(),
         };
-        Ok(Py::new(py, item)?.into_any())
+        let item = Py::new(py, item)?.into_any();
+        self.errors.push(item.clone_ref(py));
+        Ok(item)
     }
 
-    /// An `ErrorItem` for a frame whose JSON did not decode (`.error` is not touched).
+    /// An `ErrorItem` for a frame whose JSON did not decode (`.error` is not touched; the item
+    /// is recorded on `.errors`).
     pub fn malformed_item(
         &mut self,
         py: Python<'_>,
@@ -214,7 +235,9 @@ impl StreamCore {
             event,
             data: decode(py, data.as_bytes()).unbind(),
         };
-        Ok(Py::new(py, item)?.into_any())
+        let item = Py::new(py, item)?.into_any();
+        self.errors.push(item.clone_ref(py));
+        Ok(item)
     }
 
     /// Raises `EventTooLargeError` carrying `out` when the limit was hit, else returns `out`.
@@ -252,7 +275,7 @@ impl StreamCore {
         &mut self,
         py: Python<'_>,
         frame: &Frame<'_>,
-        out: &Bound<'_, PyList>,
+        out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
         let mut docs = Vec::new();
         let is_json = |d| serde_json::from_str::<serde::de::IgnoredAny>(d).map(|_| ());
@@ -267,9 +290,19 @@ impl StreamCore {
         for doc in docs {
             let info = ErrorInfo::from_document(doc);
             let name = self.event_name(py, frame);
-            out.append(self.stream_error_item(py, &info, name, &frame.data)?)?;
+            let item = self.stream_error_item(py, &info, name, &frame.data)?;
+            emit(out, item)?;
         }
         Ok(())
+    }
+}
+
+/// Appends `item` to `out` when the caller wants items (`feed`), drops it otherwise
+/// (`consume`).
+pub fn emit<T>(out: Option<&Bound<'_, PyList>>, item: Py<T>) -> PyResult<()> {
+    match out {
+        Some(out) => out.append(item),
+        None => Ok(()),
     }
 }
 
@@ -280,13 +313,18 @@ pub struct Value<'f, 'x, T> {
     pub value: T,
 }
 
-/// What a dialect stream decodes and how: the per-stream state of one dialect.
+/// What a dialect stream decodes and how: the per-stream state of one dialect, including its
+/// fold (the final object assembled as the documents arrive, API.md section 5).
 pub trait Dialect: Default {
     /// One decoded document, borrowing the frame text.
     type Doc<'f>;
 
-    /// The item a frame template copies.
-    type Item: Refill;
+    /// PLACEHOLDER (issue 8): `true` once the dialect folds in Rust. While `false`, the stream
+    /// builds items even for `consume()` and keeps them in `StreamCore::placeholder_items`,
+    /// and `result()` runs the Python accumulator named by `PLACEHOLDER_ACCUMULATOR` on them.
+    const FOLDS: bool = false;
+    /// PLACEHOLDER (issue 8): the Python accumulator class used while `FOLDS` is `false`.
+    const PLACEHOLDER_ACCUMULATOR: &'static str = "";
 
     /// How a frame is treated, by its event type.
     fn route(event: &[u8]) -> Route;
@@ -294,41 +332,82 @@ pub trait Dialect: Default {
     /// Decodes one document (pure Rust).
     fn decode(doc: &str) -> Result<Self::Doc<'_>, serde_json::Error>;
 
-    /// Turns one decoded document into items.
+    /// Folds one decoded document and, when `out` is given (`feed`), appends its items to it.
+    /// With `out == None` (`consume`) no Python object is built for it.
     fn value<'f>(
         &mut self,
         core: &mut StreamCore,
         py: Python<'_>,
         value: Value<'f, '_, Self::Doc<'f>>,
-        out: &Bound<'_, PyList>,
+        out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()>;
 
-    /// The frame template of the last text frame (see [`Template`]), if there is one.
-    fn template(&self) -> Option<&Template<Self::Item>>;
+    /// The frame-template fast path (see [`Template`]): when `frame` has the shape of the last
+    /// text frame, handles it without a decode (folds its text and, with `out`, appends its
+    /// item) and returns `true`; else `false`, and the frame is decoded in full.
+    fn shortcut(
+        &mut self,
+        py: Python<'_>,
+        frame: &Frame<'_>,
+        out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<bool>;
+
+    /// The final object folded so far, shaped like the provider's non-streaming response.
+    /// PLACEHOLDER (issue 8): the default runs the Python accumulator; each dialect overrides.
+    fn result<'py>(&self, core: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let class = py
+            .import("ssewire")?
+            .getattr(Self::PLACEHOLDER_ACCUMULATOR)?;
+        let acc = class.call0()?;
+        for item in &core.placeholder_items {
+            acc.call_method1("add", (item.clone_ref(py),))?;
+        }
+        acc.call_method0("result")
+    }
 }
 
 impl StreamCore {
-    /// Turns frames into items appended to `out`. Each frame is routed by its event type; the
-    /// dialect decodes its documents (pure Rust) and turns each into items; the cases every
-    /// dialect shares (`[DONE]`, malformed JSON, `event: error`, pass-through) are handled
-    /// here. With `at_end` (the lenient flush of `finish()`), a frame that does not decode is
-    /// taken as cut off rather than malformed; the return value tells.
+    /// Turns frames into items appended to `out` (`feed`), or only folds them (`consume`,
+    /// `out == None`). Each frame is routed by its event type; the dialect decodes its
+    /// documents (pure Rust) and folds each; the cases every dialect shares (`[DONE]`,
+    /// malformed JSON, `event: error`, pass-through) are handled here. With `at_end` (the
+    /// lenient flush of `finish()`), a frame that does not decode is taken as cut off rather
+    /// than malformed; the return value tells.
     pub fn convert<D: Dialect>(
         &mut self,
         py: Python<'_>,
         dialect: &mut D,
         frames: &[Frame<'_>],
         at_end: bool,
-        out: &Bound<'_, PyList>,
+        out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<bool> {
+        if D::FOLDS {
+            return self.convert_frames(py, dialect, frames, at_end, out);
+        }
+        // PLACEHOLDER (issue 8): build the items, keep them for the Python accumulator.
+        let scratch = PyList::empty(py);
+        let cut = self.convert_frames(py, dialect, frames, at_end, Some(&scratch))?;
+        for item in scratch.iter() {
+            self.placeholder_items.push(item.clone().unbind());
+            emit(out, item.unbind())?;
+        }
+        Ok(cut)
+    }
+
+    fn convert_frames<D: Dialect>(
+        &mut self,
+        py: Python<'_>,
+        dialect: &mut D,
+        frames: &[Frame<'_>],
+        at_end: bool,
+        out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool> {
         let mut cut = false;
         for frame in frames {
             match D::route(frame.event_type()) {
                 Route::Decode => {
-                    if let Some(template) = dialect.template() {
-                        if template.apply(py, frame, out)? {
-                            continue; // same shape as the last text frame: no decode
-                        }
+                    if dialect.shortcut(py, frame, out)? {
+                        continue; // same shape as the last text frame: no decode
                     }
                     let mut result = Ok(());
                     split_docs(&frame.data, D::decode, |doc| {
@@ -350,14 +429,18 @@ impl StreamCore {
                             Doc::Malformed(message) => {
                                 let name = self.event_name(py, frame);
                                 self.malformed_item(py, &message, name, &frame.data)
-                                    .and_then(|item| out.append(item))
+                                    .and_then(|item| emit(out, item))
                             }
                         };
                     });
                     result?;
                 }
                 Route::Error => self.error_frame(py, frame, out)?,
-                Route::Pass => out.append(self.passthrough(py, frame)?)?,
+                Route::Pass => {
+                    if let Some(out) = out {
+                        out.append(self.passthrough(py, frame)?)?;
+                    }
+                }
             }
         }
         Ok(cut)
@@ -430,8 +513,11 @@ impl<I: Refill> Template<I> {
         &self,
         py: Python<'_>,
         frame: &Frame<'_>,
-        out: &Bound<'_, PyList>,
+        out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool> {
+        let Some(out) = out else {
+            return Ok(false); // PLACEHOLDER (issue 8): the fold takes the text without an item
+        };
         let Some((text, number)) = self.fill(frame) else {
             return Ok(false);
         };
@@ -471,10 +557,28 @@ pub fn stream_error(py: Python<'_>, info: &ErrorInfo<'_>) -> PyResult<Py<PyAny>>
 macro_rules! dialect_stream {
     ($name:ident, $pyname:literal, $strings:ty, $marker:literal, $doc:literal) => {
         #[doc = $doc]
-        #[pyclass(module = "ssewire", name = $pyname)]
+        #[pyclass(subclass, module = "ssewire", name = $pyname)]
         pub struct $name {
             core: $crate::py::stream::StreamCore,
             strings: $strings,
+        }
+
+        impl $name {
+            /// Frames, decodes and folds `data`; appends the items to `out` when given.
+            fn run<'py>(
+                &mut self,
+                py: Python<'py>,
+                data: &Bound<'py, PyAny>,
+                out: Option<&Bound<'py, pyo3::types::PyList>>,
+            ) -> PyResult<Option<$crate::sse::TooLarge>> {
+                let input = $crate::py::input::Input::extract(data)?;
+                let bytes = input.as_bytes();
+                let (frames, too_large) = self.core.frame(py, &input, bytes);
+                self.core
+                    .convert(py, &mut self.strings, &frames, false, out)?;
+                self.core.take_json_body(py, out)?;
+                Ok(too_large)
+            }
         }
 
         #[pymethods]
@@ -494,14 +598,23 @@ macro_rules! dialect_stream {
                 py: Python<'py>,
                 data: &Bound<'py, PyAny>,
             ) -> PyResult<Bound<'py, pyo3::types::PyList>> {
-                let input = $crate::py::input::Input::extract(data)?;
-                let bytes = input.as_bytes();
-                let (frames, too_large) = self.core.frame(py, &input, bytes);
                 let out = pyo3::types::PyList::empty(py);
-                self.core
-                    .convert(py, &mut self.strings, &frames, false, &out)?;
-                self.core.take_json_body(py, &out)?;
+                let too_large = self.run(py, data, Some(&out))?;
                 $crate::py::stream::StreamCore::result(py, out, too_large)
+            }
+
+            /// Frames, decodes and folds `data` exactly as `feed()` does, and records errors,
+            /// but builds no item objects; returns `None`. `feed()` and `consume()` may be
+            /// mixed on one stream.
+            fn consume<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<()> {
+                match self.run(py, data, None)? {
+                    Some(err) => Err($crate::py::errors::too_large(
+                        py,
+                        err,
+                        pyo3::types::PyList::empty(py),
+                    )),
+                    None => Ok(()),
+                }
             }
 
             /// Ends the input: decodes a last frame never closed by a blank line, and records
@@ -512,14 +625,21 @@ macro_rules! dialect_stream {
                 py: Python<'py>,
             ) -> PyResult<Bound<'py, pyo3::types::PyList>> {
                 let out = pyo3::types::PyList::empty(py);
-                let (last, mut cut_off) = self.core.end(py, &out)?;
+                let (last, mut cut_off) = self.core.end(py, Some(&out))?;
                 if let Some(frame) = last {
-                    cut_off = self
-                        .core
-                        .convert(py, &mut self.strings, &[frame], true, &out)?;
+                    cut_off =
+                        self.core
+                            .convert(py, &mut self.strings, &[frame], true, Some(&out))?;
                 }
                 self.core.incomplete(py, cut_off, $marker)?;
                 Ok(out)
+            }
+
+            /// The final object folded from everything fed so far (partial before the
+            /// terminal marker), shaped like the provider's non-streaming response; a new dict
+            /// on each call.
+            fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                $crate::py::stream::Dialect::result(&self.strings, &self.core, py)
             }
 
             /// Whether the terminal marker was seen.
@@ -533,6 +653,12 @@ macro_rules! dialect_stream {
             #[getter]
             fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
                 self.core.error_ref(py)
+            }
+
+            /// Every `ErrorItem` of the stream so far, in arrival order (a new list).
+            #[getter]
+            fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+                pyo3::types::PyList::new(py, self.core.errors.iter().map(|e| e.clone_ref(py)))
             }
 
             /// The limit on the size of one event, in bytes.
