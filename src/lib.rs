@@ -5,6 +5,7 @@
 //! - [`dialect`]: the LLM dialects' JSON decoded into flat borrowed structs (chat, messages,
 //!   responses), what they share (documents of a frame, errors in every wire form, the body
 //!   sniffer) and the frame-template fast path;
+//! - [`fold`]: each dialect's final object assembled as documents arrive (pure Rust);
 //! - [`text`]: lossy UTF-8 and lone-surrogate repair shared by the framing and the dialects;
 //! - `py` (feature `python`): the PyO3 module `ssewire._core`, the only place that knows
 //!   about Python.
@@ -22,6 +23,7 @@
 )]
 
 pub mod dialect;
+pub mod fold;
 pub mod sse;
 pub mod text;
 

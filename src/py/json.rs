@@ -103,3 +103,35 @@ impl<'de, 'py> Visitor<'de> for Seed<'py> {
         Ok(dict.into_any())
     }
 }
+
+/// Converts a fold's result tree to Python objects (`dict`, `list`, `str`, `int`, `bool`,
+/// `None`; raw JSON leaves through [`to_py`]). The tree's depth is the fold's own shape plus
+/// that of JSON already decoded once, so the recursion is bounded.
+#[allow(dead_code)] // PLACEHOLDER (issue 8): used by the folds as they land
+pub fn out_to_py<'py>(py: Python<'py>, value: &crate::fold::Out) -> PyResult<Bound<'py, PyAny>> {
+    use crate::fold::Out;
+    Ok(match value {
+        Out::Null => py.None().into_bound(py),
+        Out::Bool(b) => PyBool::new(py, *b).to_owned().into_any(),
+        Out::Int(i) => match i.into_pyobject(py) {
+            Ok(int) => int.into_any(),
+            Err(never) => match never {},
+        },
+        Out::Str(s) => PyString::new(py, s).into_any(),
+        Out::Json(text) => to_py(py, text)?,
+        Out::List(items) => {
+            let list = PyList::empty(py);
+            for item in items {
+                list.append(out_to_py(py, item)?)?;
+            }
+            list.into_any()
+        }
+        Out::Map(map) => {
+            let dict = PyDict::new(py);
+            for (key, value) in map.iter() {
+                dict.set_item(key, out_to_py(py, value)?)?;
+            }
+            dict.into_any()
+        }
+    })
+}

@@ -1,0 +1,250 @@
+//! The folds: each dialect's final object (the provider's non-streaming response) assembled in
+//! pure Rust as the decoded documents arrive (API.md sections 3 and 5). One fold per dialect
+//! lives in its own module; this module holds what they share: [`Out`], the result tree a fold
+//! builds when asked for its result, and [`Map`], its insertion-ordered object.
+//!
+//! Carried across feeds: each fold's state (owned strings and JSON text; nothing borrows the
+//! input). Cost: a fold appends each fragment once (O(total fragment length)); rare parts are
+//! kept as JSON text and only decoded when the result is built. A `Map` looks keys up through
+//! a hash index once it has more than a handful of keys, so hostile objects with many keys
+//! cannot make merging quadratic.
+
+use std::collections::HashMap;
+
+/// A value of a fold's result: JSON-shaped, with raw JSON text kept as is until it is
+/// converted (to Python by `py`, or to JSON text by [`Out::to_json`] for tests).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Out {
+    Null,
+    Bool(bool),
+    Int(i64),
+    Str(String),
+    /// One JSON document as sent (a number, an object...), converted when the result is built.
+    Json(Box<str>),
+    List(Vec<Out>),
+    Map(Map),
+}
+
+impl Out {
+    /// `Out::Json` of a document's text.
+    pub fn json(text: &str) -> Out {
+        Out::Json(text.into())
+    }
+
+    /// `Out::Str`, or `Out::Null` for `None`.
+    pub fn str_or_null(value: Option<&str>) -> Out {
+        value.map_or(Out::Null, |s| Out::Str(s.to_owned()))
+    }
+
+    /// Whether this is JSON `null` (either `Out::Null` or the JSON text `null`).
+    pub fn is_null(&self) -> bool {
+        match self {
+            Out::Null => true,
+            Out::Json(text) => text.trim() == "null",
+            _ => false,
+        }
+    }
+
+    /// The value as compact JSON text (raw JSON leaves are copied as sent). For tests and
+    /// for the command line; Python callers get objects built directly.
+    pub fn to_json(&self) -> String {
+        let mut out = String::new();
+        self.write_json(&mut out);
+        out
+    }
+
+    fn write_json(&self, out: &mut String) {
+        match self {
+            Out::Null => out.push_str("null"),
+            Out::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Out::Int(i) => out.push_str(&i.to_string()),
+            Out::Str(s) => push_json_string(out, s),
+            Out::Json(text) => out.push_str(text.trim()),
+            Out::List(items) => {
+                out.push('[');
+                for (i, item) in items.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    item.write_json(out);
+                }
+                out.push(']');
+            }
+            Out::Map(map) => {
+                out.push('{');
+                for (i, (key, value)) in map.iter().enumerate() {
+                    if i > 0 {
+                        out.push(',');
+                    }
+                    push_json_string(out, key);
+                    out.push(':');
+                    value.write_json(out);
+                }
+                out.push('}');
+            }
+        }
+    }
+}
+
+fn push_json_string(out: &mut String, s: &str) {
+    // Serialising a &str cannot fail.
+    out.push_str(&serde_json::to_string(s).unwrap_or_default());
+}
+
+/// Above this many keys a [`Map`] keeps a hash index of its keys.
+const INDEX_FROM: usize = 16;
+
+/// A JSON object under construction: keys in insertion order, a later `set` of the same key
+/// replacing the value in place (as a Python dict does).
+#[derive(Debug, Clone, Default)]
+pub struct Map {
+    entries: Vec<(String, Out)>,
+    index: Option<HashMap<String, usize>>,
+}
+
+impl PartialEq for Map {
+    fn eq(&self, other: &Self) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl Map {
+    pub fn new() -> Self {
+        Map::default()
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    fn position(&self, key: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.entries.iter().position(|(k, _)| k == key),
+        }
+    }
+
+    pub fn get(&self, key: &str) -> Option<&Out> {
+        let i = self.position(key)?;
+        self.entries.get(i).map(|(_, v)| v)
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Out> {
+        let i = self.position(key)?;
+        self.entries.get_mut(i).map(|(_, v)| v)
+    }
+
+    pub fn contains_key(&self, key: &str) -> bool {
+        self.position(key).is_some()
+    }
+
+    /// Sets `key` to `value`: in place when the key exists, else appended.
+    pub fn set(&mut self, key: &str, value: Out) {
+        if let Some(slot) = self.get_mut(key) {
+            *slot = value;
+            return;
+        }
+        let at = self.entries.len();
+        self.entries.push((key.to_owned(), value));
+        if let Some(index) = &mut self.index {
+            index.insert(key.to_owned(), at);
+        } else if self.entries.len() > INDEX_FROM {
+            self.index = Some(
+                self.entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, _))| (k.clone(), i))
+                    .collect(),
+            );
+        }
+    }
+
+    /// The value of `key`, inserting `default()` first when the key is missing.
+    #[allow(clippy::indexing_slicing)] // `i` is a found position or the entry just pushed
+    pub fn entry(&mut self, key: &str, default: impl FnOnce() -> Out) -> &mut Out {
+        let i = match self.position(key) {
+            Some(i) => i,
+            None => {
+                self.set(key, default());
+                self.entries.len() - 1
+            }
+        };
+        &mut self.entries[i].1
+    }
+
+    /// Removes `key`, keeping the order of the others.
+    pub fn remove(&mut self, key: &str) -> Option<Out> {
+        let i = self.position(key)?;
+        let (_, value) = self.entries.remove(i);
+        if self.index.is_some() {
+            self.index = Some(
+                self.entries
+                    .iter()
+                    .enumerate()
+                    .map(|(i, (k, _))| (k.clone(), i))
+                    .collect(),
+            );
+        }
+        Some(value)
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &Out)> {
+        self.entries.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut Out)> {
+        self.entries.iter_mut().map(|(k, v)| (k.as_str(), v))
+    }
+}
+
+impl FromIterator<(String, Out)> for Map {
+    fn from_iter<T: IntoIterator<Item = (String, Out)>>(iter: T) -> Self {
+        let mut map = Map::new();
+        for (k, v) in iter {
+            map.set(&k, v);
+        }
+        map
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn map_keeps_order_and_replaces_in_place() {
+        let mut m = Map::new();
+        m.set("b", Out::Int(1));
+        m.set("a", Out::Str("x\"".into()));
+        m.set("b", Out::json("[1, 2]"));
+        assert_eq!(Out::Map(m.clone()).to_json(), r#"{"b":[1, 2],"a":"x\""}"#);
+        assert_eq!(m.remove("b"), Some(Out::json("[1, 2]")));
+        assert_eq!(Out::Map(m).to_json(), r#"{"a":"x\""}"#);
+    }
+
+    #[test]
+    fn map_with_many_keys_uses_its_index() {
+        let mut m = Map::new();
+        for i in 0..1000 {
+            m.set(&format!("k{i}"), Out::Int(i));
+        }
+        m.set("k500", Out::Null);
+        assert_eq!(m.len(), 1000);
+        assert_eq!(m.get("k500"), Some(&Out::Null));
+        assert_eq!(m.get("k999"), Some(&Out::Int(999)));
+        m.remove("k0");
+        assert_eq!(m.get("k1"), Some(&Out::Int(1)));
+        *m.entry("new", || Out::List(vec![])) = Out::Bool(true);
+        assert_eq!(m.get("new"), Some(&Out::Bool(true)));
+    }
+
+    #[test]
+    fn nulls() {
+        assert!(Out::Null.is_null() && Out::json(" null ").is_null());
+        assert!(!Out::json("0").is_null());
+    }
+}
