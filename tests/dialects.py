@@ -147,3 +147,31 @@ class DialectKit:
             assert acc.result() == expected["result"], way.name
             assert acc.result() == acc.result()
             yield acc, expected
+
+    def check_result_paths(self, data: Path, name: str) -> None:
+        """The stream's own fold (API.md section 5) gives the capture's expected result by every
+        path: ``s.result()`` after ``feed()``, after ``consume()``, and after a mix of both
+        (alternating pieces), each for every way of splitting the body; ``s.errors`` lists the
+        same ErrorItems whichever path; the accumulator fed the items gives the same dict."""
+        body = (data / f"{name}.sse").read_bytes()
+        expected = json.loads((data / f"{name}.json").read_text(encoding="utf-8"))["result"]
+        for way in split_ways(body):
+            errors_by_mode = []
+            for mode in ("feed", "consume", "mix"):
+                stream = self.stream_class()
+                items: list[Any] = []
+                for n, piece in enumerate(way.pieces):
+                    if mode == "feed" or (mode == "mix" and n % 2 == 0):
+                        items += stream.feed(piece)
+                    else:
+                        assert stream.consume(piece) is None
+                    stream.result()  # a partial result never disturbs the fold
+                items += stream.finish()
+                assert stream.result() == expected, (way.name, mode)
+                assert stream.result() is not stream.result()
+                errors = [self.item_key(e) for e in stream.errors]
+                errors_by_mode.append(errors)
+                if mode == "feed":
+                    assert errors == [self.item_key(i) for i in items if type(i) is ssewire.ErrorItem]
+                    assert self.accumulate(items).result() == expected, way.name
+            assert errors_by_mode[0] == errors_by_mode[1] == errors_by_mode[2], way.name

@@ -87,6 +87,13 @@ def message_delta(stop_reason: str = "end_turn", **usage: Any) -> bytes:
 
 
 @pytest.mark.parametrize("name", CAPTURES)
+def test_capture_result_paths(name: str) -> None:
+    """The stream's own fold: s.result() after feed(), consume() or a mix, every split, equals
+    the expected result and the accumulator's; s.errors is the same on every path."""
+    KIT.check_result_paths(DATA, name)
+
+
+@pytest.mark.parametrize("name", CAPTURES)
 def test_capture(name: str) -> None:
     """Every wire form: fed every way, accumulated, compared with its expected document."""
     acc, expected = KIT.check_capture(DATA, name)
