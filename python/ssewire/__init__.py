@@ -15,15 +15,11 @@ as they arrive, get events out::
 from ssewire._core import (
     DEFAULT_MAX_EVENT_SIZE,
     ChatChunk,
-    ChatCompletionStream,
     ErrorItem,
     Event,
     EventTooLargeError,
     MessageEvent,
-    MessagesStream,
     ResponseEvent,
-    ResponsesStream,
-    SSEParser,
     StreamError,
     ToolCallDelta,
     __version__,
@@ -31,6 +27,7 @@ from ssewire._core import (
 from ssewire._accumulators import ChatCompletionAccumulator
 from ssewire._accumulators_messages import MessageAccumulator
 from ssewire._accumulators_responses import ResponseAccumulator
+from ssewire._reading import ChatCompletionStream, MessagesStream, ResponsesStream, SSEParser
 from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
 
 __all__ = [
