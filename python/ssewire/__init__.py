@@ -23,6 +23,7 @@ from ssewire._core import (
     StreamError,
     ToolCallDelta,
     __version__,
+    encode_event,
 )
 from ssewire._accumulators import ChatCompletionAccumulator
 from ssewire._accumulators_messages import MessageAccumulator
@@ -52,4 +53,5 @@ __all__ = [
     "aaccumulate",
     "accumulate",
     "detect_dialect",
+    "encode_event",
 ]

@@ -10,6 +10,7 @@ __all__ = [
     "DEFAULT_MAX_EVENT_SIZE",
     "SSEParser",
     "Event",
+    "encode_event",
     "EventTooLargeError",
     "StreamError",
     "ErrorItem",
@@ -49,9 +50,20 @@ class Event:
         id: Optional[str] = None,
         retry: Optional[int] = None,
     ) -> Self: ...
+    def encode(self) -> bytes:
+        """The event in its wire form (see ``encode_event``)."""
     def __eq__(self, other: object, /) -> bool: ...
     def __reduce__(self) -> tuple[type[Event], tuple[str, str, Optional[str], Optional[int]]]: ...
     def __hash__(self) -> int: ...
+
+def encode_event(
+    data: str,
+    event: Optional[str] = None,
+    id: Optional[str] = None,
+    retry: Optional[int] = None,
+) -> bytes:
+    """One event in its wire form; ``ValueError`` for an event type or id that cannot be
+    written (CR or LF; NUL in an id) or a negative ``retry``."""
 
 @disjoint_base
 class SSEParser:

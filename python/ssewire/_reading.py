@@ -57,7 +57,7 @@ __all__ = [
 READ_SIZE = 65536
 
 _Item = TypeVar("_Item")
-_Chunk = TypeVar("_Chunk")
+_Chunk = TypeVar("_Chunk", bound="Union[bytes, bytearray, memoryview, Buffer]")
 _BytesLike = Union[bytes, bytearray, memoryview, "Buffer"]
 
 
@@ -115,7 +115,7 @@ class _Reading:
         ``aiter_bytes()``, aiohttp ``content.iter_any()``) or anything ``iter`` takes."""
         feed = self.feed
         if hasattr(chunks, "__aiter__"):
-            async for chunk in chunks:  # type: ignore[union-attr]
+            async for chunk in chunks:
                 for item in feed(chunk):
                     yield item
         else:
@@ -149,7 +149,7 @@ class _Tapping(_Reading):
         ``content.iter_any()``, or anything ``tap`` takes)."""
         consume = self.consume
         if hasattr(chunks, "__aiter__"):
-            async for chunk in chunks:  # type: ignore[union-attr]
+            async for chunk in chunks:
                 consume(chunk)
                 yield chunk
         else:

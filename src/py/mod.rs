@@ -24,6 +24,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_MAX_EVENT_SIZE", crate::sse::DEFAULT_MAX_EVENT_SIZE)?;
     m.add_class::<sse::SseParser>()?;
     m.add_class::<sse::Event>()?;
+    m.add_function(wrap_pyfunction!(sse::encode_event, m)?)?;
     errors::register(m)?;
     m.add_class::<stream::ErrorItem>()?;
     m.add_class::<chat::ChatChunk>()?;
