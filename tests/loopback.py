@@ -81,6 +81,7 @@ class Route(NamedTuple):
     writes: Optional[int]
     delay: float
     seed: int
+    truncate: Optional[int]
 
 
 def split_points(body: bytes, seed: int = 0, writes: Optional[int] = None) -> list[int]:
@@ -212,7 +213,8 @@ def _send(sock: socket.socket, route: Route) -> None:
         elif framing == "length":
             head.append(f"Content-Length: {len(route.body)}")
         sock.sendall(("\r\n".join(head) + "\r\n\r\n").encode())
-    pieces = _pieces(route.body, split_points(route.body, route.seed, route.writes))
+    body = route.body if route.truncate is None else route.body[: route.truncate]
+    pieces = _pieces(body, split_points(body, route.seed, route.writes))
     rng = random.Random(f"delay:{route.seed}")
     budget = MAX_TOTAL_DELAY
     for piece in pieces:
@@ -224,7 +226,7 @@ def _send(sock: socket.socket, route: Route) -> None:
             sock.sendall(b"%x\r\n%s\r\n" % (len(piece), piece))
         else:
             sock.sendall(piece)
-    if framing == "chunked":
+    if framing == "chunked" and route.truncate is None:
         sock.sendall(b"0\r\n\r\n")
     sock.shutdown(socket.SHUT_WR)
 
@@ -265,14 +267,27 @@ class LoopbackServer:
         writes: Optional[int] = None,
         delay: float = 0.002,
         seed: int = 0,
+        truncate: Optional[int] = None,
     ) -> str:
-        """Registers ``body`` and returns its path prefix (see the module docstring)."""
+        """Registers ``body`` and returns its path prefix (see the module docstring).
+
+        ``truncate=n`` simulates a dropped connection: only the first ``n`` bytes of the body
+        are written, then the connection is closed without ending the body (with
+        ``"chunked"`` or ``"length"`` framing the client's read fails; with ``"close"`` or
+        ``"raw"`` the body just looks shorter)."""
         if framing not in ("chunked", "close", "length", "raw"):
             raise ValueError(f"unknown framing {framing!r}")
         with self.lock:
             prefix = f"/s/{len(self._routes) + 1}"
             self._routes[prefix] = Route(
-                bytes(body), framing, status, content_type, writes, delay, seed
+                bytes(body),
+                framing,
+                status,
+                content_type,
+                writes,
+                delay,
+                seed,
+                truncate,
             )
         return prefix
 

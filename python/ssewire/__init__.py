@@ -29,6 +29,7 @@ from ssewire._accumulators import ChatCompletionAccumulator
 from ssewire._accumulators_messages import MessageAccumulator
 from ssewire._accumulators_responses import ResponseAccumulator
 from ssewire._reading import ChatCompletionStream, MessagesStream, ResponsesStream, SSEParser
+from ssewire._protocol import StreamProtocol
 from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
 
 __all__ = [
@@ -48,6 +49,7 @@ __all__ = [
     "ResponsesStream",
     "SSEParser",
     "StreamError",
+    "StreamProtocol",
     "ToolCallDelta",
     "__version__",
     "aaccumulate",
