@@ -29,7 +29,7 @@ import requests
 
 import ssewire
 from ssewire import _streams
-from dialects import error_fields
+from dialects import error_fields, snap
 from loopback import LoopbackServer, split_points
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -98,22 +98,6 @@ def cases() -> list[Case]:
 
 
 CASES = cases()
-
-
-def snap(value: Any) -> Any:
-    """A comparable copy of an item: every public attribute, recursively."""
-    if isinstance(value, ssewire.StreamError):
-        return error_fields(value)
-    if isinstance(value, list):
-        return [snap(v) for v in value]
-    if type(value).__module__ == "ssewire" and not isinstance(value, BaseException):
-        names = [n for n in dir(value) if not n.startswith("_")]
-        attrs = {n: getattr(value, n) for n in names}
-        return (
-            type(value).__name__,
-            {n: snap(v) for n, v in attrs.items() if not callable(v)},
-        )
-    return value
 
 
 def state(stream: Any) -> Any:
