@@ -6,10 +6,8 @@ as they arrive, get events out::
     import ssewire
 
     parser = ssewire.SSEParser()
-    for chunk in response.iter_bytes():
-        for event in parser.feed(chunk):
-            print(event.event, event.data)
-    parser.finish()
+    for event in parser.iter(response.iter_bytes()):   # finish() is called at the end
+        print(event.event, event.data)
 """
 
 from ssewire._core import (
