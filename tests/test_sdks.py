@@ -267,7 +267,7 @@ def test_same_final_object_as_the_official_sdk(
     same = 0
     with httpx.Client(timeout=TIMEOUT) as client:
         for i, (name, body) in enumerate(bodies(dialect)):
-            base = server.url(server.add(body, seed=i, delay=0.0003))
+            base = server.url(server.add(body, seed=i, delay=0.0001))
             expected = _sdk_final(sdk, project, base)
             stream = cls()
             with client.stream("POST", base + path, json={"stream": True}) as r:
