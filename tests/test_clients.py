@@ -364,3 +364,39 @@ def test_a_dropped_connection_propagates_and_the_stream_keeps_what_it_read(
             assert stream.result()["choices"][0]["message"]["content"], method
             stream.finish()
             assert stream.error is not None and stream.error.code == "incomplete_stream"
+
+
+def test_stream_protocol_failures(server: LoopbackServer) -> None:
+    """A limit hit in ``feed`` or an error in ``on_item`` aborts the connection and comes out
+    of ``wait()``; a body that ends normally resolves to the stream."""
+    body = ssewire.encode_event("x" * 4000) + _streams.chat_stream(20, seed=4)
+    prefix = server.add(body, framing="raw", delay=DELAY)
+    request = f"GET {prefix} HTTP/1.1\r\n\r\n".encode()
+
+    class Boom(Exception):
+        pass
+
+    def explode(item: Any) -> None:
+        raise Boom
+
+    async def connect(stream: Any, on_item: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        transport, protocol = await loop.create_connection(
+            lambda: ssewire.StreamProtocol(stream, on_item, request=request),
+            "127.0.0.1",
+            server.port,
+        )
+        try:
+            return await asyncio.wait_for(protocol.wait(), TIMEOUT)
+        finally:
+            assert transport.is_closing()
+
+    async def main() -> None:
+        with pytest.raises(ssewire.EventTooLargeError):
+            await connect(ssewire.ChatCompletionStream(max_event_size=1000), None)
+        with pytest.raises(Boom):
+            await connect(ssewire.ChatCompletionStream(), explode)
+        stream = ssewire.ChatCompletionStream()
+        assert await connect(stream, None) is stream and stream.done
+
+    run(main())

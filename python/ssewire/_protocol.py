@@ -46,6 +46,8 @@ class StreamProtocol(asyncio.Protocol):
         self.on_item = on_item
         self.request = request
         self.transport: Optional[asyncio.BaseTransport] = None
+        # Without on_item: consume (nothing built) where the stream can, else feed and drop.
+        self._take: Callable[[bytes], object] = getattr(stream, "consume", None) or stream.feed
         self._finished: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
@@ -58,13 +60,11 @@ class StreamProtocol(asyncio.Protocol):
             return
         try:
             on_item = self.on_item
-            if on_item is not None:
+            if on_item is None:
+                self._take(data)
+            else:
                 for item in self.stream.feed(data):
                     on_item(item)
-            elif hasattr(self.stream, "consume"):
-                self.stream.consume(data)
-            else:
-                self.stream.feed(data)
         except Exception as exc:
             self._fail(exc)
 
