@@ -71,14 +71,15 @@ class _Consumes(Protocol):
     def finish(self) -> List[Any]: ...
 
 
-def _reads(source: Any, method: str) -> Iterable[Any]:
-    """The chunks of a synchronous ``source`` (see the module docstring)."""
+def chunks_of(source: Any, method: str) -> Iterable[Any]:
+    """The chunks of a synchronous ``source`` (see the module docstring); ``method`` names the
+    caller in the ``TypeError`` for a source that is not one. Also used by ``accumulate()``."""
     if isinstance(source, (bytes, bytearray, memoryview)):
         return (source,)
     if isinstance(source, str):
         raise TypeError(
-            f"{method}() takes an iterable of bytes-like chunks, not str "
-            "(encode the text to UTF-8, or pass response.iter_bytes())"
+            f"{method}() takes bytes-like chunks (an iterable of them, one object, or a binary "
+            "file), not str (encode the text to UTF-8, or pass response.iter_bytes())"
         )
     if isinstance(source, io.IOBase):
         read = getattr(source, "read1", None) or source.read
@@ -87,8 +88,8 @@ def _reads(source: Any, method: str) -> Iterable[Any]:
         return iter(source)  # type: ignore[no-any-return]
     except TypeError:
         raise TypeError(
-            f"{method}() takes an iterable of bytes-like chunks (or a binary file), "
-            f"not {type(source).__name__}"
+            f"{method}() takes bytes-like chunks (an iterable of them, one object, or a binary "
+            f"file), not {type(source).__name__}"
         ) from None
 
 
@@ -103,7 +104,7 @@ class _Reading:
         """Yields the items of every chunk of ``chunks`` as it is read, then those of
         ``finish()``. See the module ``ssewire._reading`` for sources, early stops and errors."""
         feed = self.feed
-        for chunk in _reads(chunks, "iter"):
+        for chunk in chunks_of(chunks, "iter"):
             yield from feed(chunk)
         yield from self.finish()
 
@@ -119,7 +120,7 @@ class _Reading:
                 for item in feed(chunk):
                     yield item
         else:
-            for chunk in _reads(chunks, "aiter"):
+            for chunk in chunks_of(chunks, "aiter"):
                 for item in feed(chunk):
                     yield item
         for item in self.finish():
@@ -137,7 +138,7 @@ class _Tapping(_Reading):
         ``result()`` / ``error`` / ``done`` at the end. See ``ssewire._reading`` for early
         stops and errors."""
         consume = self.consume
-        for chunk in _reads(chunks, "tap"):
+        for chunk in chunks_of(chunks, "tap"):
             consume(chunk)
             yield chunk
         self.finish()
@@ -153,7 +154,7 @@ class _Tapping(_Reading):
                 consume(chunk)
                 yield chunk
         else:
-            for chunk in _reads(chunks, "atap"):
+            for chunk in chunks_of(chunks, "atap"):
                 consume(chunk)
                 yield chunk
         self.finish()
