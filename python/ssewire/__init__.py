@@ -11,6 +11,7 @@ as they arrive, get events out::
 """
 
 from ssewire._core import (
+    ChatCompletionAccumulator,
     DEFAULT_MAX_EVENT_SIZE,
     ChatChunk,
     ErrorItem,
@@ -23,7 +24,6 @@ from ssewire._core import (
     __version__,
     encode_event,
 )
-from ssewire._accumulators import ChatCompletionAccumulator
 from ssewire._accumulators_messages import MessageAccumulator
 from ssewire._accumulators_responses import ResponseAccumulator
 from ssewire._reading import ChatCompletionStream, MessagesStream, ResponsesStream, SSEParser

@@ -276,7 +276,7 @@ _STREAM_CLASSES = {
     "responses": "ResponsesStream",
 }
 _ACCUMULATOR_CLASSES = {
-    "chat": ("ChatCompletionAccumulator", "ssewire._accumulators"),
+    "chat": ("ChatCompletionAccumulator", "ssewire._core"),
     "messages": ("MessageAccumulator", "ssewire._accumulators_messages"),
     "responses": ("ResponseAccumulator", "ssewire._accumulators_responses"),
 }

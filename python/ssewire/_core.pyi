@@ -1,11 +1,12 @@
 """Type stubs for the Rust extension module ``ssewire._core`` (hand-written, checked with
 ``python -m mypy.stubtest ssewire._core``)."""
 
-from typing import Any, Final, Optional, Union, final
+from typing import Any, Final, Iterable, Optional, Union, final
 
 from typing_extensions import Buffer, Self, disjoint_base
 
 __all__ = [
+    "ChatCompletionAccumulator",
     "__version__",
     "DEFAULT_MAX_EVENT_SIZE",
     "SSEParser",
@@ -137,7 +138,9 @@ class ChatChunk:
     @property
     def role(self) -> Optional[str]: ...
     @property
-    def content(self) -> Optional[str]: ...
+    def content(self) -> Union[str, list[Any], None]:
+        """The text fragment; a list of typed parts when the server streams content as parts
+        (Mistral's reasoning models)."""
     @property
     def refusal(self) -> Optional[str]: ...
     @property
@@ -181,6 +184,20 @@ class ChatCompletionStream:
     def error(self) -> Optional[StreamError]: ...
     @property
     def max_event_size(self) -> int: ...
+
+@final
+class ChatCompletionAccumulator:
+    """Folds ``ChatCompletionStream`` items into a non-streaming ``chat.completion`` dict, by
+    the same Rust fold the stream runs itself (``s.result()``)."""
+
+    def __new__(cls) -> Self: ...
+    def add(self, item: Union[ChatChunk, ErrorItem, Event]) -> None: ...
+    def add_all(self, items: Iterable[Union[ChatChunk, ErrorItem, Event]]) -> None: ...
+    def result(self) -> dict[str, Any]: ...
+    @property
+    def error(self) -> Optional[StreamError]: ...
+    @property
+    def errors(self) -> list[ErrorItem]: ...
 
 @final
 class MessageEvent:

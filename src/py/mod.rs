@@ -30,6 +30,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<chat::ChatChunk>()?;
     m.add_class::<chat::ToolCallDelta>()?;
     m.add_class::<chat::ChatCompletionStream>()?;
+    m.add_class::<chat::ChatCompletionAccumulator>()?;
     m.add_class::<messages::MessageEvent>()?;
     m.add_class::<messages::MessagesStream>()?;
     m.add_class::<responses::ResponseEvent>()?;
