@@ -387,7 +387,7 @@ impl Dialect for ChunkStrings {
         Ok(true)
     }
 
-    fn result<'py>(&self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         out_to_py(py, &self.fold.result())
     }
 }
