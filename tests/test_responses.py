@@ -296,16 +296,18 @@ def test_feed_accepts_buffers_and_limit() -> None:
 # --- 3. the accumulator alone, on hand-made items -----------------------------------------------
 
 
-class FakeEvent:
-    """Same attributes as ``ssewire.ResponseEvent``; all None unless given."""
+def FakeEvent(**fields: Any) -> Any:
+    """A real ``ResponseEvent`` decoded from an event built of ``fields`` (the item's attribute
+    names, ``raw`` merged in; ``None`` values left out, as a server would)."""
+    raw = fields.pop("raw", None)
+    event: dict[str, Any] = dict(raw) if raw is not None else {}
+    event.update({k: v for k, v in fields.items() if v is not None})
+    [item] = ResponsesStream().feed(b"data: " + json.dumps(event).encode() + b"\n\n")
+    assert type(item) is ssewire.ResponseEvent, item
+    return item
 
-    def __init__(self, **fields: Any) -> None:
-        for name in EVENT_FIELDS:
-            setattr(self, name, fields.pop(name, None))
-        assert not fields, fields
 
-
-def fake(kind: str, **fields: Any) -> FakeEvent:
+def fake(kind: str, **fields: Any) -> Any:
     return FakeEvent(type=kind, **fields)
 
 
@@ -476,14 +478,18 @@ def test_fake_terminal_without_response_and_later_snapshots() -> None:
 
 
 def test_fake_errors_are_collected() -> None:
-    class Err:
-        def __init__(self, kind: str, message: str) -> None:
-            self.kind, self.error = kind, StreamError(message)
-
-    bad, e1, e2 = Err("malformed_json", "bad"), Err("stream_error", "1"), Err("stream_error", "2")
+    bad, e1, e2 = ResponsesStream().feed(
+        b"data: {bad\n\n"
+        b'event: error\ndata: {"type": "error", "code": "a", "message": "1"}\n\n'
+        b'event: error\ndata: {"type": "error", "code": "b", "message": "2"}\n\n'
+    )
     acc = ResponseAccumulator()
-    acc.add_all([bad, e1, e2, object()])
+    acc.add_all([bad, e1, e2, ssewire.Event("{}", "ping")])
     assert acc.errors == [bad, e1, e2] and acc.error is e1.error
+    for foreign in (object(), {"type": "response.completed"}, ssewire.MessagesStream().feed(
+            b'data: {"type": "message_stop"}\n\n')[0]):  # fmt: skip
+        with pytest.raises(TypeError, match="ResponseEvent"):
+            acc.add(foreign)
 
 
 def test_result_is_a_new_dict_each_call() -> None:

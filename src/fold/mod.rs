@@ -19,6 +19,7 @@ use crate::dialect::json::Str;
 
 pub mod chat;
 pub mod messages;
+pub mod responses;
 
 /// A value of a fold's result: JSON-shaped, with raw JSON text kept as is until it is
 /// converted (to Python by `py`, or to JSON text by [`Out::to_json`] for tests).

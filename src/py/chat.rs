@@ -315,7 +315,6 @@ impl Refill for ChatChunk {
 
 impl Dialect for ChunkStrings {
     type Doc<'f> = Chunk<'f>;
-    const FOLDS: bool = true;
 
     fn route(event: &[u8]) -> Route {
         match event {
@@ -374,15 +373,9 @@ impl Dialect for ChunkStrings {
         let Some(t) = &self.template else {
             return Ok(false);
         };
-        if out.is_some() && t.template.item.is_none() {
-            return Ok(false); // a template made by consume() has no item to copy
-        }
-        let Some((text, _)) = t.template.fill(frame) else {
+        let Some((text, _)) = t.template.hit(py, frame, out)? else {
             return Ok(false);
         };
-        if let (Some(out), Some(item)) = (out, &t.template.item) {
-            out.append(item.get().refill(py, t.template.hole, &text, None)?)?;
-        }
         t.snapshot.fold_with(&mut self.fold, t.hole, &text);
         Ok(true)
     }

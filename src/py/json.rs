@@ -107,7 +107,6 @@ impl<'de, 'py> Visitor<'de> for Seed<'py> {
 /// Converts a fold's result tree to Python objects (`dict`, `list`, `str`, `int`, `bool`,
 /// `None`; raw JSON leaves through [`to_py`]). The tree's depth is the fold's own shape plus
 /// that of JSON already decoded once, so the recursion is bounded.
-#[allow(dead_code)] // PLACEHOLDER (issue 8): used by the folds as they land
 pub fn out_to_py<'py>(py: Python<'py>, value: &crate::fold::Out) -> PyResult<Bound<'py, PyAny>> {
     use crate::fold::Out;
     Ok(match value {

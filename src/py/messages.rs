@@ -195,7 +195,6 @@ fn delta_view<'a>(
 
 impl Dialect for MessagesState {
     type Doc<'f> = Event<'f>;
-    const FOLDS: bool = true;
 
     fn route(event: &[u8]) -> Route {
         match event {
@@ -309,16 +308,10 @@ impl Dialect for MessagesState {
         let Some(t) = &self.template else {
             return Ok(false);
         };
-        if out.is_some() && t.template.item.is_none() {
-            return Ok(false); // a template made by consume() has no item to copy
-        }
-        let Some((text, _)) = t.template.fill(frame) else {
+        let Some((text, _)) = t.template.hit(py, frame, out)? else {
             return Ok(false);
         };
         let hole = t.template.hole;
-        if let (Some(out), Some(item)) = (out, &t.template.item) {
-            out.append(item.get().refill(py, hole, &text, None)?)?;
-        }
         self.fold
             .add(&delta_view(t.index, &t.delta_type, hole, &text));
         Ok(true)

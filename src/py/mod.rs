@@ -36,5 +36,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<messages::MessageAccumulator>()?;
     m.add_class::<responses::ResponseEvent>()?;
     m.add_class::<responses::ResponsesStream>()?;
+    m.add_class::<responses::ResponseAccumulator>()?;
     Ok(())
 }

@@ -6,17 +6,25 @@
 //! raw JSON (decoded when read). `error` events and `response.failed` become `StreamError`s. A
 //! plain delta frame that matches the previous one's template but for its text and sequence
 //! number (see `crate::dialect::template`) skips the decode. Carried across feeds: the stream
-//! core, the name table, the last item id and the template.
+//! core, the fold (`crate::fold::responses`, fed in `feed` and `consume` alike), the name
+//! table, the last item id and the template.
+
+use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
+use serde_json::value::RawValue;
 
-use super::json::lazy;
-use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
+use super::json::{lazy, out_to_py};
+use super::stream::{
+    dialect_stream, emit, AccumulatorErrors, Dialect, Frame, Refill, Route, StreamCore, Template,
+    Value,
+};
 use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Names, Reused};
 use crate::dialect::json::Str;
 use crate::dialect::responses::{self, response_error, Event, TERMINAL};
 use crate::dialect::ErrorInfo;
+use crate::fold::responses::{EventView, ResponsesFold};
 
 /// One event of a Responses stream, flattened.
 #[pyclass(frozen, module = "ssewire", name = "ResponseEvent")]
@@ -116,9 +124,21 @@ impl ResponseEvent {
 /// delta text and the sequence number).
 #[derive(Default)]
 pub struct ResponseStrings {
+    fold: ResponsesFold,
     names: Names,
     item_id: Reused,
-    template: Option<Template<ResponseEvent>>,
+    template: Option<ResponsesTemplate>,
+}
+
+/// The template of the last plain delta, and what the fold needs of it: a frame that fits
+/// folds as that delta with new text.
+struct ResponsesTemplate {
+    template: Template<ResponseEvent>,
+    kind: Box<str>,
+    output_index: Option<i64>,
+    content_index: Option<i64>,
+    summary_index: Option<i64>,
+    item_id: Option<Box<str>>,
 }
 
 impl Refill for ResponseEvent {
@@ -159,7 +179,6 @@ impl Refill for ResponseEvent {
 
 impl Dialect for ResponseStrings {
     type Doc<'f> = Event<'f>;
-    const PLACEHOLDER_ACCUMULATOR: &'static str = "ResponseAccumulator";
 
     fn route(event: &[u8]) -> Route {
         match event {
@@ -179,10 +198,6 @@ impl Dialect for ResponseStrings {
         v: Value<'f, '_, Event<'f>>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
-        // PLACEHOLDER (issue 8): while `FOLDS` is false, `convert` always passes a list.
-        let Some(out) = out else {
-            return Ok(());
-        };
         let strings = self;
         let ev: Event<'_> = v.value;
         let kind: &[u8] = match &ev.type_ {
@@ -199,7 +214,7 @@ impl Dialect for ResponseStrings {
                     None => ErrorInfo::from_document(v.doc),
                 };
                 let name = core.event_name(py, v.frame);
-                return out.append(core.stream_error_item(py, &info, name, &v.frame.data)?);
+                return emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?);
             }
             b"response.failed" => {
                 let error = ev.response.and_then(response_error);
@@ -209,52 +224,84 @@ impl Dialect for ResponseStrings {
                 };
                 info.raw = Some(v.doc);
                 let name = core.event_name(py, v.frame);
-                out.append(core.stream_error_item(py, &info, name, &v.frame.data)?)?;
+                emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
             }
             _ => {}
         }
         if TERMINAL.iter().any(|t| t.as_bytes() == kind) {
             core.done = true;
         }
-        let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
+        let raw_json = (!ev.is_common_delta()).then_some(v.doc);
+        let kind_text = String::from_utf8_lossy(kind);
+        strings.fold.add(&EventView {
+            kind: &kind_text,
+            output_index: ev.output_index,
+            content_index: ev.content_index,
+            summary_index: ev.summary_index,
+            item_id: ev.item_id.as_ref().map(Str::as_str),
+            delta: ev.delta.as_ref().map(Str::as_str),
+            text: ev.text.as_ref().map(Str::as_str),
+            refusal: ev.refusal.as_ref().map(Str::as_str),
+            arguments: ev.arguments.as_ref().map(Str::as_str),
+            item: ev.item.map(RawValue::get),
+            part: ev.part.map(RawValue::get),
+            response: ev.response.map(RawValue::get),
+            logprobs: ev.logprobs.map(RawValue::get),
+            raw: raw_json,
+        });
         let whole_frame = v.doc.len() == v.frame.data.len();
         let hole = Str::borrowed(&ev.delta).filter(|_| whole_frame && ev.is_common_delta());
         let sequence_number = ev.sequence_number;
         let padding: Vec<&str> = Str::borrowed(&ev.obfuscation).into_iter().collect();
-        let item = ResponseEvent {
-            type_: strings.names.get(py, kind).into_any(),
-            sequence_number: int_or_none(py, ev.sequence_number),
-            output_index: int_or_none(py, ev.output_index),
-            content_index: int_or_none(py, ev.content_index),
-            summary_index: int_or_none(py, ev.summary_index),
-            item_id: reused_or_none(py, &mut strings.item_id, ev.item_id.as_ref()),
-            delta: text_or_none(py, ev.delta.as_ref()),
-            text: text_or_none(py, ev.text.as_ref()),
-            refusal: text_or_none(py, ev.refusal.as_ref()),
-            arguments: text_or_none(py, ev.arguments.as_ref()),
-            has_json: flag(
-                py,
-                raw_json.is_some()
-                    || ev.item.is_some()
-                    || ev.part.is_some()
-                    || ev.response.is_some()
-                    || ev.logprobs.is_some(),
-            ),
-            item_json: ev.item.map(|r| r.get().into()),
-            part_json: ev.part.map(|r| r.get().into()),
-            response_json: ev.response.map(|r| r.get().into()),
-            logprobs_json: ev.logprobs.map(|r| r.get().into()),
-            raw_json,
+        let obj = match out {
+            Some(out) => {
+                let item = ResponseEvent {
+                    type_: strings.names.get(py, kind).into_any(),
+                    sequence_number: int_or_none(py, ev.sequence_number),
+                    output_index: int_or_none(py, ev.output_index),
+                    content_index: int_or_none(py, ev.content_index),
+                    summary_index: int_or_none(py, ev.summary_index),
+                    item_id: reused_or_none(py, &mut strings.item_id, ev.item_id.as_ref()),
+                    delta: text_or_none(py, ev.delta.as_ref()),
+                    text: text_or_none(py, ev.text.as_ref()),
+                    refusal: text_or_none(py, ev.refusal.as_ref()),
+                    arguments: text_or_none(py, ev.arguments.as_ref()),
+                    has_json: flag(
+                        py,
+                        raw_json.is_some()
+                            || ev.item.is_some()
+                            || ev.part.is_some()
+                            || ev.response.is_some()
+                            || ev.logprobs.is_some(),
+                    ),
+                    item_json: ev.item.map(|r| r.get().into()),
+                    part_json: ev.part.map(|r| r.get().into()),
+                    response_json: ev.response.map(|r| r.get().into()),
+                    logprobs_json: ev.logprobs.map(|r| r.get().into()),
+                    raw_json: raw_json.map(Box::from),
+                };
+                let obj = Py::new(py, item)?;
+                out.append(&obj)?;
+                Some(obj)
+            }
+            None => None,
         };
-        let obj = Py::new(py, item)?;
-        out.append(&obj)?;
         if let Some(text) = hole {
-            let template = Template::new(v.frame, text, &padding, 0, Some(obj));
+            let template = Template::new(v.frame, text, &padding, 0, obj);
             let new = match sequence_number {
                 Some(n) => template.and_then(|t| t.with_number("sequence_number", n)),
                 None => template,
             };
-            Template::renew(&mut strings.template, new);
+            if let Some(template) = new {
+                strings.template = Some(ResponsesTemplate {
+                    template,
+                    kind: kind_text.as_ref().into(),
+                    output_index: ev.output_index,
+                    content_index: ev.content_index,
+                    summary_index: ev.summary_index,
+                    item_id: ev.item_id.as_ref().map(|s| s.as_str().into()),
+                });
+            }
         }
         Ok(())
     }
@@ -265,10 +312,26 @@ impl Dialect for ResponseStrings {
         frame: &Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool> {
-        match &self.template {
-            Some(template) => template.apply(py, frame, out),
-            None => Ok(false),
-        }
+        let Some(t) = &self.template else {
+            return Ok(false);
+        };
+        let Some((text, _)) = t.template.hit(py, frame, out)? else {
+            return Ok(false);
+        };
+        self.fold.add(&EventView {
+            kind: &t.kind,
+            output_index: t.output_index,
+            content_index: t.content_index,
+            summary_index: t.summary_index,
+            item_id: t.item_id.as_deref(),
+            delta: Some(&text),
+            ..EventView::default()
+        });
+        Ok(true)
+    }
+
+    fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        out_to_py(py, &self.fold.result())
     }
 }
 
@@ -279,3 +342,103 @@ dialect_stream!(
     "a terminal response event",
     "OpenAI-compatible `POST /v1/responses` stream: framing and event decoding."
 );
+
+/// A string field of an item, borrowed from its Python `str`.
+fn text<'a>(py: Python<'a>, value: &'a Py<PyAny>) -> Option<Cow<'a, str>> {
+    value.bind(py).cast::<PyString>().ok()?.to_cow().ok()
+}
+
+fn int(py: Python<'_>, value: &Py<PyAny>) -> Option<i64> {
+    value.bind(py).extract::<i64>().ok()
+}
+
+/// Folds one `ResponseEvent` item, reading its fields natively.
+fn fold_item(py: Python<'_>, fold: &mut ResponsesFold, item: &ResponseEvent) {
+    let (kind, item_id) = (text(py, &item.type_), text(py, &item.item_id));
+    let (delta, full_text) = (text(py, &item.delta), text(py, &item.text));
+    let (refusal, arguments) = (text(py, &item.refusal), text(py, &item.arguments));
+    fold.add(&EventView {
+        kind: kind.as_deref().unwrap_or_default(),
+        output_index: int(py, &item.output_index),
+        content_index: int(py, &item.content_index),
+        summary_index: int(py, &item.summary_index),
+        item_id: item_id.as_deref(),
+        delta: delta.as_deref(),
+        text: full_text.as_deref(),
+        refusal: refusal.as_deref(),
+        arguments: arguments.as_deref(),
+        item: item.item_json.as_deref(),
+        part: item.part_json.as_deref(),
+        response: item.response_json.as_deref(),
+        logprobs: item.logprobs_json.as_deref(),
+        raw: item.raw_json.as_deref(),
+    });
+}
+
+/// Folds `ResponsesStream` items into the final Responses API `response` dict, by the same
+/// fold the stream runs itself (`crate::fold::responses` states the rules).
+#[pyclass(module = "ssewire", name = "ResponseAccumulator")]
+pub struct ResponseAccumulator {
+    fold: ResponsesFold,
+    errors: AccumulatorErrors,
+}
+
+#[pymethods]
+impl ResponseAccumulator {
+    #[new]
+    fn new() -> Self {
+        ResponseAccumulator {
+            fold: ResponsesFold::new(),
+            errors: AccumulatorErrors::default(),
+        }
+    }
+
+    /// Adds one `ResponseEvent`, `ErrorItem` or `Event` (the last is ignored); `TypeError`
+    /// for anything else.
+    fn add(&mut self, item: &Bound<'_, PyAny>) -> PyResult<()> {
+        match item.cast::<ResponseEvent>() {
+            Ok(event) => {
+                fold_item(item.py(), &mut self.fold, event.get());
+                Ok(())
+            }
+            Err(_) => self.errors.other(item, "a ResponsesStream (ResponseEvent)"),
+        }
+    }
+
+    /// Adds every item of `items` (e.g. the list one `feed()` returned).
+    fn add_all(&mut self, items: &Bound<'_, PyAny>) -> PyResult<()> {
+        for item in items.try_iter()? {
+            self.add(&item?)?;
+        }
+        Ok(())
+    }
+
+    /// The accumulated `response` dict (a new dict on every call).
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        Ok(out_to_py(py, &self.fold.result())?.cast_into::<PyDict>()?)
+    }
+
+    /// The first server-reported error (`ErrorItem.kind == "stream_error"`), else `None`.
+    #[getter]
+    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.errors.error(py)
+    }
+
+    /// Every `ErrorItem` added (stream errors and malformed frames), in order.
+    #[getter]
+    fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.errors.errors(py)
+    }
+
+    /// Notes about events the fold had to interpret (e.g. a delta for an unknown item).
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.fold.warnings().to_vec()
+    }
+
+    /// Notes where a full value sent by the server differs from the assembled deltas.
+    #[getter]
+    fn mismatches(&self) -> Vec<String> {
+        self.fold.mismatches().to_vec()
+    }
+}

@@ -121,9 +121,6 @@ pub struct StreamCore {
     pub error: Option<Py<PyAny>>,
     /// Every `ErrorItem` of the stream so far, in arrival order (`s.errors`).
     pub errors: Vec<Py<PyAny>>,
-    /// PLACEHOLDER (issue 8): the items of a dialect whose fold is not in Rust yet
-    /// (`Dialect::FOLDS == false`), kept so that `result()` can run the Python accumulator.
-    pub placeholder_items: Vec<Py<PyAny>>,
     names: EventStrings,
     stream_error: Py<PyString>,
     malformed_json: Py<PyString>,
@@ -136,7 +133,6 @@ impl StreamCore {
             done: false,
             error: None,
             errors: Vec::new(),
-            placeholder_items: Vec::new(),
             names: EventStrings::new(py),
             stream_error: PyString::intern(py, "stream_error").unbind(),
             malformed_json: PyString::intern(py, "malformed_json").unbind(),
@@ -372,13 +368,6 @@ pub trait Dialect: Default {
     /// One decoded document, borrowing the frame text.
     type Doc<'f>;
 
-    /// PLACEHOLDER (issue 8): `true` once the dialect folds in Rust. While `false`, the stream
-    /// builds items even for `consume()` and keeps them in `StreamCore::placeholder_items`,
-    /// and `result()` runs the Python accumulator named by `PLACEHOLDER_ACCUMULATOR` on them.
-    const FOLDS: bool = false;
-    /// PLACEHOLDER (issue 8): the Python accumulator class used while `FOLDS` is `false`.
-    const PLACEHOLDER_ACCUMULATOR: &'static str = "";
-
     /// How a frame is treated, by its event type.
     fn route(event: &[u8]) -> Route;
 
@@ -405,18 +394,9 @@ pub trait Dialect: Default {
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool>;
 
-    /// The final object folded so far, shaped like the provider's non-streaming response.
-    /// PLACEHOLDER (issue 8): the default runs the Python accumulator; each dialect overrides.
-    fn result<'py>(&mut self, core: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let class = py
-            .import("ssewire")?
-            .getattr(Self::PLACEHOLDER_ACCUMULATOR)?;
-        let acc = class.call0()?;
-        for item in &core.placeholder_items {
-            acc.call_method1("add", (item.clone_ref(py),))?;
-        }
-        acc.call_method0("result")
-    }
+    /// The final object folded so far, shaped like the provider's non-streaming response (a
+    /// new dict on every call).
+    fn result<'py>(&mut self, core: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>>;
 }
 
 impl StreamCore {
@@ -427,27 +407,6 @@ impl StreamCore {
     /// lenient flush of `finish()`), a frame that does not decode is taken as cut off rather
     /// than malformed; the return value tells.
     pub fn convert<D: Dialect>(
-        &mut self,
-        py: Python<'_>,
-        dialect: &mut D,
-        frames: &[Frame<'_>],
-        at_end: bool,
-        out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<bool> {
-        if D::FOLDS {
-            return self.convert_frames(py, dialect, frames, at_end, out);
-        }
-        // PLACEHOLDER (issue 8): build the items, keep them for the Python accumulator.
-        let scratch = PyList::empty(py);
-        let cut = self.convert_frames(py, dialect, frames, at_end, Some(&scratch))?;
-        for item in scratch.iter() {
-            self.placeholder_items.push(item.clone().unbind());
-            emit(out, item.unbind())?;
-        }
-        Ok(cut)
-    }
-
-    fn convert_frames<D: Dialect>(
         &mut self,
         py: Python<'_>,
         dialect: &mut D,
@@ -524,14 +483,6 @@ impl<I> Template<I> {
         Some(Template { shape, hole, item })
     }
 
-    /// Keeps `new` as the template in `slot`, or the one already there when there is no new
-    /// one (a frame of another shape leaves the last text frame's template in place).
-    pub fn renew(slot: &mut Option<Self>, new: Option<Self>) {
-        if new.is_some() {
-            *slot = new;
-        }
-    }
-
     /// Adds an integer hole (see `Shape::with_number`); `None` if it cannot be placed.
     pub fn with_number(self, key: &str, value: i64) -> Option<Self> {
         let shape = self.shape.with_number(key, value)?;
@@ -561,21 +512,26 @@ pub trait Refill:
 }
 
 impl<I: Refill> Template<I> {
-    /// Appends the item of `frame` to `out` if the frame fits this template; `true` if it did.
-    pub fn apply(
+    /// When `frame` fits this template: appends its item to `out` (when items are wanted) and
+    /// returns the values of the holes, for the dialect to fold. `None` when it does not fit,
+    /// or when an item is wanted but the template was made by `consume()` (no item to copy):
+    /// the frame is then decoded in full.
+    pub fn hit<'d>(
         &self,
         py: Python<'_>,
-        frame: &Frame<'_>,
+        frame: &'d Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<bool> {
-        let (Some(out), Some(item)) = (out, &self.item) else {
-            return Ok(false); // PLACEHOLDER (issue 8): the fold takes the text without an item
-        };
+    ) -> PyResult<Option<(Cow<'d, str>, Option<i64>)>> {
+        if out.is_some() && self.item.is_none() {
+            return Ok(None);
+        }
         let Some((text, number)) = self.fill(frame) else {
-            return Ok(false);
+            return Ok(None);
         };
-        out.append(item.get().refill(py, self.hole, &text, number)?)?;
-        Ok(true)
+        if let (Some(out), Some(item)) = (out, &self.item) {
+            out.append(item.get().refill(py, self.hole, &text, number)?)?;
+        }
+        Ok(Some((text, number)))
     }
 }
 

@@ -1,0 +1,1009 @@
+//! The OpenAI Responses fold: stream events folded into the final `response` object, its
+//! `output` assembled from the deltas.
+//!
+//! Input is an [`EventView`]: one decoded event (error events never reach the fold, but
+//! `response.failed` does), borrowing its strings; the stream builds it from the decoded
+//! frame, the accumulator from a `ResponseEvent` item, and both feed [`ResponsesFold::add`].
+//! How the response is assembled:
+//!
+//! - `response.created` / `.queued` / `.in_progress`: the latest `response` snapshot is the
+//!   base of the result (`id`, `created_at`, `model`, `status`, `usage`, ...).
+//! - `output` items, in `output_index` order, each starting as its
+//!   `response.output_item.added` item: message content parts (`content_part.added`) with
+//!   `output_text` text joined from `output_text.delta` (annotations from the part and from
+//!   `output_text.annotation.added`, logprobs from the deltas), `refusal` parts joined from
+//!   `refusal.delta`; `function_call` arguments (also `mcp_call` arguments,
+//!   `custom_tool_call` input, `code_interpreter_call` code) joined from their deltas;
+//!   `reasoning` summary parts from `reasoning_summary_text.delta` and reasoning content from
+//!   `reasoning_text.delta`. An event naming an item never announced implies one (with a
+//!   warning); an event naming no item at all is ignored (with a warning).
+//! - A full value sent by the server wins over the pieces assembled before it, at every level:
+//!   the text of a `.done` event over its deltas, the part of `content_part.done` over the
+//!   assembled part, the item of `output_item.done` over the assembled item, and the
+//!   `response` of a terminal event (`response.completed` / `.incomplete` / `.failed`) over
+//!   everything. Where the full value's streamed text (or item type / id) differs from what
+//!   was assembled, a human-readable note goes to `mismatches` (a debug aid). A terminal
+//!   response without `output` gets the assembled output.
+//! - Without a terminal event, the result is the latest snapshot with the assembled `output`.
+//!   Every result has `id`, `object`, `created_at`, `model`, `status`, `output`, `usage`,
+//!   `error` and `incomplete_details` (null when the server sent none).
+//!
+//! Carried across feeds: the fold state (owned; nothing borrows the input). Cost: each delta
+//! is appended once (O(total input)); server objects are read one JSON level deep and kept as
+//! raw text; a note compares values once per `.done` event.
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{Json, Map, Out};
+
+/// One event of a Responses stream (an item's worth of data). JSON-valued fields hold raw
+/// JSON text; `raw` is the whole event (for all but the plain deltas).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventView<'a> {
+    pub kind: &'a str,
+    pub output_index: Option<i64>,
+    pub content_index: Option<i64>,
+    pub summary_index: Option<i64>,
+    pub item_id: Option<&'a str>,
+    pub delta: Option<&'a str>,
+    pub text: Option<&'a str>,
+    pub refusal: Option<&'a str>,
+    pub arguments: Option<&'a str>,
+    pub item: Option<&'a str>,
+    pub part: Option<&'a str>,
+    pub response: Option<&'a str>,
+    pub logprobs: Option<&'a str>,
+    pub raw: Option<&'a str>,
+}
+
+/// Keys every result has, with the value used when the server's object lacks them.
+const RESPONSE_KEYS: [(&str, Option<&str>); 9] = [
+    ("id", None),
+    ("object", Some("response")),
+    ("created_at", None),
+    ("model", None),
+    ("status", None),
+    ("output", None),
+    ("usage", None),
+    ("error", None),
+    ("incomplete_details", None),
+];
+
+/// The Responses fold: everything accumulated so far.
+#[derive(Debug, Default)]
+pub struct ResponsesFold {
+    base: Option<Map>,
+    final_: Option<Map>,
+    items: BTreeMap<i64, Item>,
+    by_id: HashMap<String, i64>,
+    warnings: Vec<String>,
+    mismatches: Vec<String>,
+}
+
+#[derive(Debug)]
+struct Item {
+    index: i64,
+    item: Map,
+    content: Option<Parts>,
+    summary: Option<Parts>,
+    /// Streamed string fields (`arguments`, `input`, `code`): their text so far.
+    fields: Vec<(String, String)>,
+    done: Option<Out>,
+}
+
+/// Parts by index, in arrival order (sorted when every index is known).
+type Parts = Vec<(Option<i64>, Part)>;
+
+#[derive(Debug)]
+struct Part {
+    part: Map,
+    /// `"text"` or `"refusal"`: where the fragments go.
+    field: &'static str,
+    /// The part's text once a fragment came (its start text included).
+    text: Option<String>,
+    annotations: Option<Vec<Out>>,
+    logprobs: Option<Vec<Out>>,
+    done: Option<Out>,
+}
+
+/// A value's text as Python's `repr()` shows it, cut to 60 characters (for notes).
+fn short(value: Option<&Out>) -> String {
+    let r = repr(value);
+    if r.chars().count() <= 60 {
+        return r;
+    }
+    let cut: String = r.chars().take(57).collect();
+    cut + "..."
+}
+
+fn repr_str(s: &str) -> String {
+    let quote = if s.contains('\'') && !s.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push(quote);
+    for c in s.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                out.push_str(&format!("\\x{:02x}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
+fn repr(value: Option<&Out>) -> String {
+    let Some(value) = value else {
+        return "None".into();
+    };
+    match serde_json::from_str::<serde_json::Value>(&value.to_json()) {
+        Ok(v) => repr_value(&v),
+        Err(_) => value.to_json(),
+    }
+}
+
+fn repr_value(v: &serde_json::Value) -> String {
+    use serde_json::Value;
+    match v {
+        Value::Null => "None".into(),
+        Value::Bool(b) => (if *b { "True" } else { "False" }).into(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => repr_str(s),
+        Value::Array(items) => format!(
+            "[{}]",
+            items.iter().map(repr_value).collect::<Vec<_>>().join(", ")
+        ),
+        Value::Object(map) => format!(
+            "{{{}}}",
+            map.iter()
+                .map(|(k, v)| format!("{}: {}", repr_str(k), repr_value(v)))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// JSON equality of two values (`None`: absent, which equals only `null` or absent, as a
+/// Python `dict.get` would see it).
+fn same(a: Option<&Out>, b: Option<&Out>) -> bool {
+    let value = |v: Option<&Out>| -> Option<serde_json::Value> {
+        match v {
+            None => Some(serde_json::Value::Null),
+            Some(v) => serde_json::from_str(&v.to_json()).ok(),
+        }
+    };
+    match (value(a), value(b)) {
+        (Some(x), Some(y)) => x == y,
+        _ => a.map(Out::to_json) == b.map(Out::to_json),
+    }
+}
+
+fn object_map(text: &str) -> Option<Map> {
+    let entries = Json::object(text)?;
+    Some(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), Out::json(v.get())))
+            .collect(),
+    )
+}
+
+/// The string a value holds, if it is one.
+fn string_of(value: Option<&Out>) -> Option<String> {
+    match value? {
+        Out::Str(s) => Some(s.clone()),
+        Out::Json(t) => match Json::read(t)? {
+            Json::Str(s) => Some(s.into_owned()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// `str()` of a value in a note.
+fn show(value: Option<&Out>) -> String {
+    match value {
+        None => "None".into(),
+        Some(v) => string_of(Some(v)).unwrap_or_else(|| repr(Some(v))),
+    }
+}
+
+fn list_of(value: Option<&Out>) -> Option<Vec<Out>> {
+    match value? {
+        Out::List(items) => Some(items.clone()),
+        Out::Json(t) => match Json::read(t)? {
+            Json::Array(items) => Some(items.iter().map(|i| Out::json(i.get())).collect()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The streamed strings of an output item, by path (what a mismatch note compares).
+fn streamed_texts(item: &Out) -> Vec<(String, Out)> {
+    let Some(map) = as_map(item) else {
+        return vec![("item".into(), item.clone())];
+    };
+    let mut out = Vec::new();
+    for key in ["content", "summary"] {
+        if let Some(parts) = list_of(map.get(key)) {
+            for (i, part) in parts.iter().enumerate() {
+                if let Some(part) = as_map(part) {
+                    for field in ["text", "refusal"] {
+                        if let Some(v) = part.get(field) {
+                            out.push((format!("{key}[{i}].{field}"), v.clone()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    for field in ["arguments", "input", "code"] {
+        if let Some(s) = string_of(map.get(field)) {
+            out.push((field.into(), Out::Str(s)));
+        }
+    }
+    out
+}
+
+fn as_map(value: &Out) -> Option<Map> {
+    match value {
+        Out::Map(m) => Some(m.clone()),
+        Out::Json(t) => object_map(t),
+        _ => None,
+    }
+}
+
+/// Notes each difference between an assembled item and the server's full one.
+fn diff_items(where_: &str, assembled: &Out, full: &Out, source: &str, notes: &mut Vec<String>) {
+    let (Some(a), Some(b)) = (as_map(assembled), as_map(full)) else {
+        if !same(Some(assembled), Some(full)) {
+            notes.push(format!(
+                "{where_}: assembled {}, {source} sent {}",
+                short(Some(assembled)),
+                short(Some(full))
+            ));
+        }
+        return;
+    };
+    for key in ["type", "id"] {
+        if !same(a.get(key), b.get(key)) {
+            notes.push(format!(
+                "{where_}: {key} {} assembled, {source} says {}",
+                short(a.get(key)),
+                short(b.get(key))
+            ));
+            return;
+        }
+    }
+    // Only what was assembled is compared: a part the stream never carried is not a mismatch.
+    let theirs = streamed_texts(full);
+    for (path, mine) in streamed_texts(assembled) {
+        let other = theirs.iter().find(|(p, _)| *p == path).map(|(_, v)| v);
+        if !same(Some(&mine), other) {
+            notes.push(format!(
+                "{where_} {path}: the deltas give {}, {source} says {}",
+                short(Some(&mine)),
+                short(other)
+            ));
+        }
+    }
+}
+
+impl Part {
+    fn new(part: Map, field: &'static str) -> Self {
+        Part {
+            part,
+            field,
+            text: None,
+            annotations: None,
+            logprobs: None,
+            done: None,
+        }
+    }
+
+    /// A fragment: the first one starts from the part's own text.
+    fn push(&mut self, fragment: &str) {
+        match &mut self.text {
+            Some(text) => text.push_str(fragment),
+            None => {
+                let prefix = string_of(self.part.get(self.field)).unwrap_or_default();
+                self.text = Some(prefix + fragment);
+                self.part.set(self.field, Out::Str(String::new()));
+            }
+        }
+    }
+
+    fn joined(&self) -> String {
+        match &self.text {
+            Some(text) => text.clone(),
+            None => string_of(self.part.get(self.field)).unwrap_or_default(),
+        }
+    }
+
+    /// A `.done` event's full text replaces the fragments.
+    fn set_full(&mut self, text: &str) {
+        self.part.set(self.field, Out::Str(String::new()));
+        self.text = Some(text.to_owned());
+    }
+
+    fn assembled(&self) -> Map {
+        let mut out = self.part.clone();
+        out.set(self.field, Out::Str(self.joined()));
+        for (key, added) in [
+            ("annotations", &self.annotations),
+            ("logprobs", &self.logprobs),
+        ] {
+            if let Some(added) = added {
+                let mut all = list_of(out.get(key)).unwrap_or_default();
+                all.extend(added.iter().cloned());
+                out.set(key, Out::List(all));
+            }
+        }
+        out
+    }
+
+    fn build(&self) -> Out {
+        match &self.done {
+            Some(done) => done.clone(),
+            None => Out::Map(self.assembled()),
+        }
+    }
+}
+
+fn sorted_parts(parts: &Parts) -> Vec<&Part> {
+    let mut order: Vec<&(Option<i64>, Part)> = parts.iter().collect();
+    if order.iter().all(|(i, _)| i.is_some()) {
+        order.sort_by_key(|(i, _)| *i);
+    }
+    order.into_iter().map(|(_, p)| p).collect()
+}
+
+impl Item {
+    fn new(index: i64, item: Map) -> Self {
+        Item {
+            index,
+            item,
+            content: None,
+            summary: None,
+            fields: Vec::new(),
+            done: None,
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "output[{}] ({} {})",
+            self.index,
+            show(self.item.get("type")),
+            show(self.item.get("id"))
+        )
+    }
+
+    fn assembled(&self) -> Out {
+        let mut out = self.item.clone();
+        for (key, parts) in [("content", &self.content), ("summary", &self.summary)] {
+            if let Some(parts) = parts.as_ref().filter(|p| !p.is_empty()) {
+                let built = sorted_parts(parts).into_iter().map(Part::build).collect();
+                out.set(key, Out::List(built));
+            }
+        }
+        for (name, text) in &self.fields {
+            out.set(name, Out::Str(text.clone()));
+        }
+        Out::Map(out)
+    }
+
+    fn build(&self) -> Out {
+        match &self.done {
+            Some(done) => done.clone(),
+            None => self.assembled(),
+        }
+    }
+
+    /// The content (`summary == false`) or summary part `index` (created when missing).
+    fn part_for(
+        &mut self,
+        summary: bool,
+        index: Option<i64>,
+        field: &'static str,
+        part_type: &str,
+    ) -> &mut Part {
+        let parts = if summary {
+            self.summary.get_or_insert_with(Vec::new)
+        } else {
+            self.content.get_or_insert_with(Vec::new)
+        };
+        let at = match parts.iter().position(|(i, _)| *i == index) {
+            Some(at) => at,
+            None => {
+                let mut part = Map::new();
+                part.set("type", Out::Str(part_type.into()));
+                part.set(field, Out::Str(String::new()));
+                if part_type == "output_text" {
+                    part.set("annotations", Out::List(Vec::new()));
+                }
+                parts.push((index, Part::new(part, field)));
+                parts.len() - 1
+            }
+        };
+        #[allow(clippy::indexing_slicing)] // `at` was found or just pushed
+        &mut parts[at].1
+    }
+
+    fn field_text(&mut self, name: &str) -> Option<&mut String> {
+        self.fields
+            .iter_mut()
+            .find(|(n, _)| n == name)
+            .map(|(_, t)| t)
+    }
+}
+
+/// The item type an event implies when it names an item that was never announced, and the
+/// item field its deltas stream into.
+fn streamed_field(kind: &str) -> Option<(&'static str, &'static str, bool)> {
+    // (field, implied item type, is the `.done` event)
+    Some(match kind {
+        "response.function_call_arguments.delta" | "response.mcp_call_arguments.delta" => {
+            ("arguments", "function_call", false)
+        }
+        "response.custom_tool_call_input.delta" => ("input", "custom_tool_call", false),
+        "response.code_interpreter_call_code.delta" => ("code", "code_interpreter_call", false),
+        "response.function_call_arguments.done" | "response.mcp_call_arguments.done" => {
+            ("arguments", "function_call", true)
+        }
+        "response.custom_tool_call_input.done" => ("input", "custom_tool_call", true),
+        "response.code_interpreter_call_code.done" => ("code", "code_interpreter_call", true),
+        _ => return None,
+    })
+}
+
+impl ResponsesFold {
+    pub fn new() -> Self {
+        ResponsesFold::default()
+    }
+
+    /// Notes about events the fold had to interpret (e.g. a delta for an unknown item).
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Notes where a full value sent by the server differs from the assembled deltas.
+    pub fn mismatches(&self) -> &[String] {
+        &self.mismatches
+    }
+
+    /// Folds one event.
+    pub fn add(&mut self, v: &EventView<'_>) {
+        match v.kind {
+            "response.output_text.delta" => {
+                let Some(item) = self.item(v, "message") else {
+                    return;
+                };
+                let part = item.part_for(false, v.content_index, "text", "output_text");
+                if let Some(delta) = v.delta {
+                    part.push(delta);
+                }
+                if let Some(Json::Array(items)) = v.logprobs.and_then(Json::read) {
+                    if !items.is_empty() {
+                        part.logprobs
+                            .get_or_insert_with(Vec::new)
+                            .extend(items.iter().map(|i| Out::json(i.get())));
+                    }
+                }
+            }
+            "response.created" | "response.queued" | "response.in_progress" => {
+                if let Some(response) = v.response.and_then(object_map) {
+                    self.base = Some(response);
+                }
+            }
+            "response.completed" | "response.incomplete" | "response.failed" => self.terminal(v),
+            "response.output_item.added" => self.item_added(v),
+            "response.output_item.done" => self.item_done(v),
+            "response.content_part.added" => self.content_part(v, false, false),
+            "response.content_part.done" => self.content_part(v, false, true),
+            "response.reasoning_summary_part.added" => self.content_part(v, true, false),
+            "response.reasoning_summary_part.done" => self.content_part(v, true, true),
+            "response.output_text.done" => {
+                self.text_done(v, false, "text", "output_text", "message")
+            }
+            "response.refusal.delta" => self.text_delta(v, false, "refusal", "refusal", "message"),
+            "response.refusal.done" => self.text_done(v, false, "refusal", "refusal", "message"),
+            "response.reasoning_text.delta" => {
+                self.text_delta(v, false, "text", "reasoning_text", "reasoning")
+            }
+            "response.reasoning_text.done" => {
+                self.text_done(v, false, "text", "reasoning_text", "reasoning")
+            }
+            "response.reasoning_summary_text.delta" => {
+                self.text_delta(v, true, "text", "summary_text", "reasoning")
+            }
+            "response.reasoning_summary_text.done" => {
+                self.text_done(v, true, "text", "summary_text", "reasoning")
+            }
+            "response.output_text.annotation.added" => self.annotation(v),
+            kind => match streamed_field(kind) {
+                Some((field, implied, false)) => self.field_delta(v, field, implied),
+                Some((field, implied, true)) => self.field_done(v, field, implied),
+                // Other (unknown) event types carry nothing the fold knows how to place.
+                None => {}
+            },
+        }
+    }
+
+    /// The item an event names (by `output_index`, else `item_id`); created, with a warning,
+    /// when it was never announced.
+    fn item(&mut self, v: &EventView<'_>, implied: &str) -> Option<&mut Item> {
+        let Some(index) = v.output_index else {
+            let found = v.item_id.and_then(|id| self.by_id.get(id).copied());
+            if found.is_none() {
+                self.warnings
+                    .push(format!("{} names no output item; ignored", v.kind));
+            }
+            return self.items.get_mut(&found?);
+        };
+        if !self.items.contains_key(&index) {
+            let mut item = Map::new();
+            item.set("id", Out::str_or_null(v.item_id));
+            item.set("type", Out::Str(implied.into()));
+            if implied == "message" {
+                item.set("role", Out::Str("assistant".into()));
+                item.set("content", Out::List(Vec::new()));
+            }
+            self.new_item(index, item);
+            self.warnings.push(format!(
+                "{} for output[{index}] before response.output_item.added; assumed a {implied} item",
+                v.kind
+            ));
+        }
+        self.items.get_mut(&index)
+    }
+
+    fn new_item(&mut self, index: i64, item: Map) {
+        if let Some(id) = string_of(item.get("id")) {
+            self.by_id.insert(id, index);
+        }
+        self.items.insert(index, Item::new(index, item));
+    }
+
+    fn next_index(&self) -> i64 {
+        i64::try_from(self.items.len()).unwrap_or(i64::MAX)
+    }
+
+    fn terminal(&mut self, v: &EventView<'_>) {
+        let Some(response) = v.response.and_then(object_map) else {
+            self.warnings
+                .push(format!("{} without a response object", v.kind));
+            return;
+        };
+        let output = response.get("output").filter(|o| !o.is_null()).cloned();
+        self.final_ = Some(response);
+        let Some(output) = output else {
+            return;
+        };
+        let assembled = self.assembled_output();
+        let Some(output) = list_of(Some(&output)) else {
+            self.mismatches.push(format!(
+                "{}: output is {}, not a list",
+                v.kind,
+                short(Some(&output))
+            ));
+            return;
+        };
+        if !assembled.is_empty() && output.len() != assembled.len() {
+            self.mismatches.push(format!(
+                "{}: {} output items, {} assembled from the stream",
+                v.kind,
+                output.len(),
+                assembled.len()
+            ));
+        }
+        for (i, (a, b)) in assembled.iter().zip(&output).enumerate() {
+            diff_items(&format!("output[{i}]"), a, b, v.kind, &mut self.mismatches);
+        }
+    }
+
+    fn item_added(&mut self, v: &EventView<'_>) {
+        let Some(item) = v.item.and_then(object_map) else {
+            return;
+        };
+        let index = v.output_index.unwrap_or_else(|| self.next_index());
+        if self.items.contains_key(&index) {
+            self.warnings.push(format!(
+                "output[{index}]: a second response.output_item.added replaced the first"
+            ));
+        }
+        self.new_item(index, item);
+    }
+
+    fn item_done(&mut self, v: &EventView<'_>) {
+        let Some(text) = v.item.filter(|t| Json::object(t).is_some()) else {
+            return;
+        };
+        let full = Out::json(text);
+        let index = match v.output_index {
+            Some(index) if self.items.contains_key(&index) => {
+                if let Some(state) = self.items.get(&index) {
+                    let assembled = state.assembled();
+                    diff_items(
+                        &format!("output[{index}]"),
+                        &assembled,
+                        &full,
+                        "response.output_item.done",
+                        &mut self.mismatches,
+                    );
+                }
+                index
+            }
+            other => {
+                let index = other.unwrap_or_else(|| self.next_index());
+                self.new_item(index, object_map(text).unwrap_or_default());
+                index
+            }
+        };
+        if let Some(state) = self.items.get_mut(&index) {
+            state.done = Some(full);
+        }
+    }
+
+    fn content_part(&mut self, v: &EventView<'_>, summary: bool, done: bool) {
+        let implied = if summary { "reasoning" } else { "message" };
+        let part_text = v.part;
+        let kind = v.kind;
+        let index = if summary {
+            v.summary_index
+        } else {
+            v.content_index
+        };
+        let mut notes = Vec::new();
+        let Some(target) = self.item(v, implied) else {
+            return;
+        };
+        let Some(part) = part_text.and_then(object_map) else {
+            return;
+        };
+        let field = if string_of(part.get("type")).as_deref() == Some("refusal") {
+            "refusal"
+        } else {
+            "text"
+        };
+        let describe = target.describe();
+        let parts = if summary {
+            &mut target.summary
+        } else {
+            &mut target.content
+        };
+        let position = parts
+            .as_ref()
+            .and_then(|p| p.iter().position(|(i, _)| *i == index));
+        if !done {
+            if let (Some(at), Some(parts)) = (position, parts.as_ref()) {
+                if parts
+                    .get(at)
+                    .is_some_and(|(_, s)| s.text.is_some() || s.done.is_some())
+                {
+                    return; // deltas came first; keep them
+                }
+            }
+            let parts = parts.get_or_insert_with(Vec::new);
+            let new = Part::new(part, field);
+            match position {
+                Some(at) => {
+                    if let Some(slot) = parts.get_mut(at) {
+                        slot.1 = new;
+                    }
+                }
+                None => parts.push((index, new)),
+            }
+            return;
+        }
+        let part_type = show(part.get("type"));
+        let full = Out::Map(part.clone());
+        let state = match position {
+            None => target.part_for(summary, index, field, &part_type),
+            Some(at) => {
+                let Some((_, state)) = parts.as_mut().and_then(|p| p.get_mut(at)) else {
+                    return;
+                };
+                if state.text.is_some() {
+                    let where_ = format!(
+                        "{describe} {}[{}]",
+                        if summary { "summary" } else { "content" },
+                        index.map_or_else(|| "None".into(), |i| i.to_string())
+                    );
+                    let assembled = state.assembled();
+                    let (a, b) = (assembled.get(field), part.get(field));
+                    if !same(a, b) {
+                        notes.push(format!(
+                            "{where_}.{field}: the deltas give {}, {kind} says {}",
+                            short(a),
+                            short(b)
+                        ));
+                    }
+                }
+                state
+            }
+        };
+        state.done = Some(full);
+        self.mismatches.extend(notes);
+    }
+
+    fn text_delta(
+        &mut self,
+        v: &EventView<'_>,
+        summary: bool,
+        field: &'static str,
+        part_type: &str,
+        implied: &str,
+    ) {
+        let index = if summary {
+            v.summary_index
+        } else {
+            v.content_index
+        };
+        let Some(target) = self.item(v, implied) else {
+            return;
+        };
+        let part = target.part_for(summary, index, field, part_type);
+        if let Some(delta) = v.delta {
+            part.push(delta);
+        }
+    }
+
+    fn text_done(
+        &mut self,
+        v: &EventView<'_>,
+        summary: bool,
+        field: &'static str,
+        part_type: &str,
+        implied: &str,
+    ) {
+        let index = if summary {
+            v.summary_index
+        } else {
+            v.content_index
+        };
+        let kind = v.kind;
+        let full = if field == "refusal" {
+            v.refusal
+        } else {
+            v.text
+        };
+        let Some(target) = self.item(v, implied) else {
+            return;
+        };
+        let Some(full) = full else {
+            return;
+        };
+        let describe = target.describe();
+        let part = target.part_for(summary, index, field, part_type);
+        if part.text.is_some() {
+            let joined = part.joined();
+            if joined != full {
+                let note = format!(
+                    "{describe} {}[{}].{field}: the deltas give {}, {kind} says {}",
+                    if summary { "summary" } else { "content" },
+                    index.map_or_else(|| "None".into(), |i| i.to_string()),
+                    short(Some(&Out::Str(joined))),
+                    short(Some(&Out::Str(full.into())))
+                );
+                part.set_full(full);
+                self.mismatches.push(note);
+                return;
+            }
+        }
+        part.set_full(full);
+    }
+
+    fn annotation(&mut self, v: &EventView<'_>) {
+        let index = v.content_index;
+        let annotation = v.raw.and_then(Json::object).and_then(|entries| {
+            entries
+                .iter()
+                .find(|(k, _)| k == "annotation")
+                .map(|(_, a)| Out::json(a.get()))
+        });
+        let Some(target) = self.item(v, "message") else {
+            return;
+        };
+        let Some(annotation) = annotation else {
+            return;
+        };
+        let part = target.part_for(false, index, "text", "output_text");
+        part.annotations
+            .get_or_insert_with(Vec::new)
+            .push(annotation);
+    }
+
+    fn field_delta(&mut self, v: &EventView<'_>, field: &str, implied: &str) {
+        let delta = v.delta;
+        let Some(target) = self.item(v, implied) else {
+            return;
+        };
+        let Some(delta) = delta else {
+            return;
+        };
+        match target.field_text(field) {
+            Some(text) => text.push_str(delta),
+            None => {
+                // The first fragment starts from the item's own value of the field.
+                let prefix = string_of(target.item.get(field)).unwrap_or_default();
+                target.item.set(field, Out::Str(String::new()));
+                target.fields.push((field.to_owned(), prefix + delta));
+            }
+        }
+    }
+
+    fn field_done(&mut self, v: &EventView<'_>, field: &str, implied: &str) {
+        let full = if field == "arguments" {
+            v.arguments.map(str::to_owned)
+        } else {
+            v.raw.and_then(Json::object).and_then(|entries| {
+                entries
+                    .iter()
+                    .find(|(k, _)| k == field)
+                    .and_then(|(_, value)| match Json::read(value.get()) {
+                        Some(Json::Str(s)) => Some(s.into_owned()),
+                        _ => None,
+                    })
+            })
+        };
+        let kind = v.kind;
+        let Some(target) = self.item(v, implied) else {
+            return;
+        };
+        let Some(full) = full else {
+            return;
+        };
+        let describe = target.describe();
+        let note = match target.field_text(field) {
+            Some(joined) if *joined != full => Some(format!(
+                "{describe} {field}: the deltas give {}, {kind} says {}",
+                short(Some(&Out::Str(joined.clone()))),
+                short(Some(&Out::Str(full.clone())))
+            )),
+            _ => None,
+        };
+        target.item.set(field, Out::Str(String::new()));
+        match target.field_text(field) {
+            Some(text) => *text = full,
+            None => target.fields.push((field.to_owned(), full)),
+        }
+        self.mismatches.extend(note);
+    }
+
+    fn assembled_output(&self) -> Vec<Out> {
+        self.items.values().map(Item::build).collect()
+    }
+
+    /// The `response` object folded so far.
+    pub fn result(&self) -> Out {
+        let mut out = match &self.final_ {
+            Some(final_) => {
+                let mut out = final_.clone();
+                if out.get("output").is_none_or(Out::is_null) {
+                    out.set("output", Out::List(self.assembled_output()));
+                }
+                out
+            }
+            None => {
+                let mut out = self.base.clone().unwrap_or_default();
+                if !self.items.is_empty() || out.get("output").is_none_or(Out::is_null) {
+                    out.set("output", Out::List(self.assembled_output()));
+                }
+                out
+            }
+        };
+        for (key, default) in RESPONSE_KEYS {
+            if !out.contains_key(key) {
+                out.set(key, default.map_or(Out::Null, |d| Out::Str(d.into())));
+            }
+        }
+        Out::Map(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(kind: &str) -> EventView<'_> {
+        EventView {
+            kind,
+            ..EventView::default()
+        }
+    }
+
+    fn output(f: &ResponsesFold) -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+        v["output"].clone()
+    }
+
+    #[test]
+    fn text_and_function_call() {
+        let mut f = ResponsesFold::new();
+        f.add(&EventView {
+            response: Some(r#"{"id":"r","status":"in_progress","output":[]}"#),
+            ..ev("response.created")
+        });
+        f.add(&EventView {
+            output_index: Some(0),
+            item: Some(r#"{"id":"m","type":"message","role":"assistant","content":[]}"#),
+            ..ev("response.output_item.added")
+        });
+        for d in ["Hel", "lo"] {
+            f.add(&EventView {
+                output_index: Some(0),
+                content_index: Some(0),
+                delta: Some(d),
+                ..ev("response.output_text.delta")
+            });
+        }
+        f.add(&EventView {
+            output_index: Some(1),
+            item: Some(r#"{"id":"fc","type":"function_call","arguments":""}"#),
+            ..ev("response.output_item.added")
+        });
+        f.add(&EventView {
+            item_id: Some("fc"),
+            delta: Some("{}"),
+            ..ev("response.function_call_arguments.delta")
+        });
+        f.add(&EventView {
+            output_index: Some(0),
+            content_index: Some(0),
+            text: Some("Hello!"),
+            ..ev("response.output_text.done")
+        });
+        let out = output(&f);
+        assert_eq!(out[0]["content"][0]["text"], "Hello!");
+        assert_eq!(out[0]["content"][0]["annotations"], serde_json::json!([]));
+        assert_eq!(out[1]["arguments"], "{}");
+        assert_eq!(f.mismatches().len(), 1);
+        assert!(f.mismatches()[0].contains("'Hello'") && f.mismatches()[0].contains("'Hello!'"));
+        let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+        assert_eq!(v["object"], "response");
+        assert_eq!(v["usage"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn terminal_response_wins() {
+        let mut f = ResponsesFold::new();
+        f.add(&EventView {
+            output_index: Some(0),
+            content_index: Some(0),
+            delta: Some("x"),
+            ..ev("response.output_text.delta")
+        });
+        f.add(&EventView {
+            response: Some(r#"{"id":"r","status":"completed","output":[{"id":null,"type":"message","content":[{"type":"output_text","text":"y"}]}]}"#),
+            ..ev("response.completed")
+        });
+        assert_eq!(output(&f)[0]["content"][0]["text"], "y");
+        assert_eq!(f.warnings().len(), 1);
+        assert_eq!(f.mismatches().len(), 1, "{:?}", f.mismatches());
+    }
+
+    #[test]
+    fn repr_matches_python() {
+        assert_eq!(repr_str("it's"), "\"it's\"");
+        assert_eq!(repr_str("a\nb'\""), "'a\\nb\\'\"'");
+        assert_eq!(short(Some(&Out::Str("x".repeat(100)))).len(), 60);
+        assert_eq!(
+            repr(Some(&Out::json(r#"{"a":[1,null,true]}"#))),
+            "{'a': [1, None, True]}"
+        );
+    }
+}
