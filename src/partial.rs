@@ -450,6 +450,8 @@ impl Machine {
                         (Num::Minus, b'0') => Num::Zero,
                         (Num::Minus, b'1'..=b'9') => Num::Int,
                         (Num::Int, b'0'..=b'9') => Num::Int,
+                        // `01`: json.loads reads `0` and fails at the `1`.
+                        (Num::Zero, b'0'..=b'9') => return Err(self.number_error(text, num, i)),
                         (Num::Zero | Num::Int, b'.') => Num::Dot,
                         (Num::Dot | Num::Frac, b'0'..=b'9') => Num::Frac,
                         (Num::Zero | Num::Int | Num::Frac, b'e' | b'E') => Num::Exp,
@@ -800,6 +802,8 @@ mod tests {
             ("{\"a\":1 \"b\"}", EXPECTING_COMMA, 7),
             ("1 2", EXTRA_DATA, 2),
             ("trux", EXPECTING_VALUE, 0),
+            ("[01]", EXPECTING_COMMA, 2),
+            ("-01", EXTRA_DATA, 2),
         ] {
             let mut p = PartialJson::new();
             let err = p.feed_str(text).and_then(|()| p.finish()).unwrap_err();

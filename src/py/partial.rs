@@ -108,6 +108,21 @@ impl Mirror {
     }
 }
 
+/// A `str` holding lone surrogates (which UTF-8 cannot carry), each replaced with U+FFFD, as
+/// the core does for `\ud800` escapes. A rare path: `to_str()` failed.
+fn without_lone_surrogates(s: &Bound<'_, PyString>) -> PyResult<String> {
+    let encoded = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+    let bytes = encoded.cast::<pyo3::types::PyBytes>()?.as_bytes();
+    let units: Vec<u16> = bytes
+        .chunks_exact(2)
+        .map(|pair| match pair {
+            [lo, hi] => u16::from_le_bytes([*lo, *hi]),
+            _ => 0xFFFD,
+        })
+        .collect();
+    Ok(String::from_utf16_lossy(&units))
+}
+
 /// `json.JSONDecodeError` (a `ValueError`) for `err`, with the text so far as its document.
 pub fn decode_error(py: Python<'_>, err: &Error, text: &str) -> PyErr {
     let made = py
@@ -151,7 +166,7 @@ impl PartialJSON {
         let result = if let Ok(s) = fragment.cast::<PyString>() {
             match s.to_str() {
                 Ok(text) => self.core.feed_str(text),
-                Err(_) => self.core.feed_str(&s.to_string_lossy()),
+                Err(_) => self.core.feed_str(&without_lone_surrogates(s)?),
             }
         } else {
             let input = Input::extract(fragment)?;
@@ -187,7 +202,11 @@ impl PartialJSON {
         Ok(format!(
             "PartialJSON(value={}, complete={})",
             value.bind(py).repr()?,
-            if self.core.complete() { "True" } else { "False" }
+            if self.core.complete() {
+                "True"
+            } else {
+                "False"
+            }
         ))
     }
 }
