@@ -20,6 +20,7 @@ __all__ = [
     "MessagesStream",
     "ResponseEvent",
     "ResponsesStream",
+    "PartialJSON",
 ]
 __version__: Final[str]
 DEFAULT_MAX_EVENT_SIZE: Final[int]
