@@ -17,10 +17,8 @@ from typing import Any, Iterator, Optional, Union
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import ssewire
-from ssewire import PartialJSON
 from splitting import split_ways
+from ssewire import PartialJSON
 
 # --- the reference: a prefix read by the rules -------------------------------------------------
 
