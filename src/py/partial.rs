@@ -1,6 +1,6 @@
 //! `ssewire.PartialJSON`: the incremental partial-JSON reader of `crate::partial` for Python,
-//! and [`Mirror`], the Python value it keeps up to date (the dialect streams reuse it for
-//! `partial_arguments`).
+//! and [`Mirror`], the Python value kept up to date from the reader's events (any class that
+//! shows a partial document, such as a stream's tool arguments, keeps one beside its reader).
 //!
 //! Carried across calls: the core parser (which logs edit events) and the mirror: the root
 //! object, the open Python containers with the current key of each dict, and whether the last
@@ -142,7 +142,8 @@ pub fn decode_error(py: Python<'_>, err: &Error, text: &str) -> PyErr {
 /// unfinished number, literal or key (or a key without its value yet) left out; `None` before
 /// anything is known. Every list and dict in `value` is the same object from read to read,
 /// updated in place (items appended, keys added); scalars are never changed once placed,
-/// except the unfinished string, which is replaced by a new `str` as it grows.
+/// except the unfinished string, which is replaced by a new `str` as it grows (so a read while
+/// a long string is open costs that string's length).
 #[pyclass(module = "ssewire", name = "PartialJSON")]
 pub struct PartialJSON {
     core: PartialJson,
