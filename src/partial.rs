@@ -813,6 +813,74 @@ mod tests {
         assert_eq!(p.feed_bytes(b"[\"\xff\"]").unwrap_err().pos, 2);
     }
 
+    mod properties {
+        use super::*;
+        use proptest::prelude::*;
+        use serde_json::Value;
+
+        fn json() -> impl Strategy<Value = Value> {
+            let leaf = prop_oneof![
+                Just(Value::Null),
+                any::<bool>().prop_map(Value::Bool),
+                any::<i64>().prop_map(Value::from),
+                any::<f64>()
+                    .prop_filter("finite", |f| f.is_finite())
+                    .prop_map(Value::from),
+                any::<String>().prop_map(Value::String),
+            ];
+            leaf.prop_recursive(4, 32, 6, |inner| {
+                prop_oneof![
+                    proptest::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                    proptest::collection::vec((any::<String>(), inner), 0..6)
+                        .prop_map(|m| Value::Object(m.into_iter().collect())),
+                ]
+            })
+        }
+
+        fn events(pieces: &[&[u8]]) -> (Vec<Event>, Option<String>) {
+            let mut p = PartialJson::with_events();
+            for piece in pieces {
+                p.feed_bytes(piece).unwrap();
+                // The partial value is always JSON text.
+                if let Some(v) = p.value_json() {
+                    serde_json::from_str::<Value>(&v).unwrap();
+                }
+            }
+            p.finish().unwrap();
+            (p.drain_events().collect(), p.value_json())
+        }
+
+        proptest! {
+            #[test]
+            fn any_split_gives_the_same_events_and_the_document(
+                value in json(),
+                pretty in any::<bool>(),
+                cuts in proptest::collection::vec(any::<proptest::sample::Index>(), 0..8),
+            ) {
+                let text = if pretty {
+                    serde_json::to_string_pretty(&value).unwrap()
+                } else {
+                    serde_json::to_string(&value).unwrap()
+                };
+                let input = text.as_bytes();
+                let mut points: Vec<usize> =
+                    cuts.iter().map(|c| c.index(input.len() + 1)).collect();
+                points.sort_unstable();
+                let mut pieces = Vec::new();
+                let mut prev = 0;
+                for p in points {
+                    pieces.push(&input[prev..p]);
+                    prev = p;
+                }
+                pieces.push(&input[prev..]);
+                let whole = events(&[input]);
+                prop_assert_eq!(&events(&pieces), &whole);
+                let end: Value = serde_json::from_str(&whole.1.unwrap()).unwrap();
+                prop_assert_eq!(end, value);
+            }
+        }
+    }
+
     #[test]
     fn deep_nesting_does_not_recurse() {
         let depth = 1_000_000;
