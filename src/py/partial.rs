@@ -13,6 +13,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
 
 use super::input::Input;
+use super::strings::Names;
 use crate::partial::{Error, Event, Kind, Number, PartialJson};
 
 enum Frame {
@@ -29,6 +30,8 @@ pub struct Mirror {
     /// Length in bytes of the unfinished string placed as the innermost container's last
     /// value (or as the root); `None` when no unfinished string is placed.
     placed: Option<usize>,
+    /// Keys repeat from object to object (an array of records): one `str` per key name.
+    keys: Names,
 }
 
 impl Mirror {
@@ -76,7 +79,7 @@ impl Mirror {
                 }
                 Event::Key(k) => {
                     if let Some(Frame::Dict(_, key)) = self.stack.last_mut() {
-                        *key = Some(PyString::new(py, &k).unbind());
+                        *key = Some(self.keys.get(py, k.as_bytes()));
                     }
                     continue;
                 }
