@@ -2,6 +2,7 @@
 //!
 //! The crate is a pure-Rust core with Python bindings behind the `python` feature:
 //! - [`sse`]: WHATWG event-stream framing (bytes in, borrowed events out);
+//! - [`encode`]: the other direction, one event to its wire form;
 //! - [`dialect`]: the LLM dialects' JSON decoded into flat borrowed structs (chat, messages,
 //!   responses), what they share (documents of a frame, errors in every wire form, the body
 //!   sniffer) and the frame-template fast path;
@@ -24,6 +25,7 @@
 )]
 
 pub mod dialect;
+pub mod encode;
 pub mod fold;
 pub mod partial;
 pub mod sse;

@@ -18,6 +18,19 @@ def error_fields(error: Optional[ssewire.StreamError]) -> Any:
     return (type(error).__name__, error.message, error.type, error.code, error.raw)
 
 
+def snap(value: Any) -> Any:
+    """A comparable copy of any decoded item (or list of them): every public attribute,
+    recursively; a ``StreamError`` as ``error_fields``."""
+    if isinstance(value, ssewire.StreamError):
+        return error_fields(value)
+    if isinstance(value, list):
+        return [snap(v) for v in value]
+    if type(value).__module__ == "ssewire" and not isinstance(value, BaseException):
+        attrs = {n: getattr(value, n) for n in dir(value) if not n.startswith("_")}
+        return (type(value).__name__, {n: snap(v) for n, v in attrs.items() if not callable(v)})
+    return value
+
+
 def assert_notes(got: list[str], expected: list[list[str]]) -> None:
     """``got`` has one note per entry of ``expected``, each containing all its substrings."""
     assert len(got) == len(expected), got

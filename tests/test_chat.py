@@ -353,24 +353,98 @@ def test_feed_accepts_buffers() -> None:
 # --- 3. the accumulator alone, on hand-made items ---------------------------------------------
 
 
-class FakeChunk:
-    """Same attributes as ``ssewire.ChatChunk``; all None unless given."""
+def make_item(**fields: Any) -> Any:
+    """A real ``ChatChunk`` decoded from a chunk built of ``fields`` (the ``ChatChunk``
+    attribute names; ``None`` values are left out, as a server would)."""
+    index = fields.pop("index", None)
+    tools = fields.pop("tool_calls", None)
+    top = {k: fields.pop(k) for k in ("id", "created", "model", "system_fingerprint",
+                                       "service_tier", "usage") if fields.get(k) is not None}  # fmt: skip
+    top.update(fields.pop("extra", None) or {})
+    choice: dict[str, Any] = {}
+    for k in ("finish_reason", "logprobs"):
+        if fields.get(k) is not None:
+            choice[k] = fields.pop(k)
+    choice.update(fields.pop("choice_extra", None) or {})
+    delta = {k: v for k, v in fields.items() if v is not None and k != "delta_extra"}
+    delta.update(fields.get("delta_extra") or {})
+    if tools is not None:
+        delta["tool_calls"] = [
+            {k: v for k, v in (("index", t[0]), ("id", t[1]), ("type", t[2])) if v is not None}
+            | {"function": {k: v for k, v in (("name", t[3]), ("arguments", t[4])) if v is not None}}
+            for t in tools
+        ]
+    if delta:
+        choice["delta"] = delta
+    if index is not None:
+        choice["index"] = index
+    top["choices"] = [choice] if choice else []
+    stream = ChatCompletionStream()
+    [item] = stream.feed(b"data: " + json.dumps(top).encode() + b"\n\n")
+    assert type(item) is ssewire.ChatChunk, item
+    return item
 
-    def __init__(self, **fields: Any) -> None:
-        for name in CHUNK_FIELDS:
-            setattr(self, name, fields.pop(name, None))
-        assert not fields, fields
+
+def FakeTool(index: int, id: Any = None, type: Any = None, name: Any = None,
+             arguments: Any = None) -> tuple[Any, ...]:  # fmt: skip
+    return (index, id, type, name, arguments)
 
 
-class FakeTool:
-    def __init__(self, index: int, id: Any = None, type: Any = None, name: Any = None,
-                 arguments: Any = None) -> None:  # fmt: skip
-        self.index, self.id, self.type, self.name, self.arguments = index, id, type, name, arguments
+FakeChunk = make_item
 
 
-class FakeErrorItem:
-    def __init__(self, kind: str, error: Any) -> None:
-        self.kind, self.error, self.event, self.data = kind, error, "message", ""
+def error_items() -> list[Any]:
+    """Real ErrorItems: a malformed frame, then two server-reported errors."""
+    stream = ChatCompletionStream()
+    items = stream.feed(b'data: {"bad\n\n'
+                        b'data: {"error": {"message": "one", "code": "a"}}\n\n'
+                        b'data: {"error": {"message": "two", "code": "b"}}\n\n')  # fmt: skip
+    assert [i.kind for i in items] == ["malformed_json", "stream_error", "stream_error"]
+    return items
+
+
+def test_foreign_objects_are_a_type_error() -> None:
+    acc = ChatCompletionAccumulator()
+
+    class Duck:
+        index = content = None
+
+    message_event = ssewire.MessagesStream().feed(
+        b'event: message_stop\ndata: {"type": "message_stop"}\n\n'
+    )[0]
+    for foreign in (Duck(), {"index": 0}, None, message_event):
+        with pytest.raises(TypeError, match="ChatChunk"):
+            acc.add(foreign)
+    acc.add(ssewire.Event("{}", "ping"))  # a named event the dialect does not decode: ignored
+    assert acc.result()["choices"] == [] and acc.errors == []
+
+
+def test_wrong_typed_fields_never_raise() -> None:
+    """Finding 7 of issue 9: values of an unexpected JSON type are kept as sent."""
+    body = b"".join(
+        b"data: " + json.dumps(c).encode() + b"\n\n"
+        for c in [
+            {"choices": [{"index": 0, "delta": {"content": "a", "reasoning_details": 1}}]},
+            {"choices": [{"index": 0, "delta": {"reasoning_details": True}}]},
+            {"choices": [{"index": 0, "delta": {"reasoning_details": "x"}, "logprobs": 5}]},
+            {"choices": [{"index": 0, "delta": {"annotations": {"a": [1]}}}], "usage": "many"},
+            {"choices": [{"index": 0, "delta": {"annotations": 7}}], "router": [1]},
+        ]
+    ) + b"data: [DONE]\n\n"
+    for path in ("feed", "consume"):
+        stream = ChatCompletionStream()
+        items = stream.feed(body) if path == "feed" else stream.consume(body)
+        result = stream.result()
+        if path == "feed":
+            assert ssewire.accumulate(body) == result
+            acc = ChatCompletionAccumulator()
+            acc.add_all(items)
+            assert acc.result() == result
+        message = result["choices"][0]["message"]
+        assert message["reasoning_details"] == [1, True, "x"]
+        assert message["annotations"] == 7
+        assert result["choices"][0]["logprobs"] == {"content": None, "refusal": None}
+        assert result["usage"] == "many" and result["router"] == [1]
 
 
 def test_fake_items_full_result() -> None:
@@ -405,9 +479,7 @@ def test_fake_items_full_result() -> None:
 
 def test_fake_errors_are_collected() -> None:
     acc = ChatCompletionAccumulator()
-    bad = FakeErrorItem("malformed_json", StreamError("bad json at line 1 column 3"))
-    e1 = FakeErrorItem("stream_error", StreamError("one", None, "a"))
-    e2 = FakeErrorItem("stream_error", StreamError("two", None, "b"))
+    bad, e1, e2 = error_items()
     acc.add_all([bad, e1, e2])
     assert acc.errors == [bad, e1, e2]
     assert acc.error is e1.error

@@ -6,32 +6,29 @@ as they arrive, get events out::
     import ssewire
 
     parser = ssewire.SSEParser()
-    for chunk in response.iter_bytes():
-        for event in parser.feed(chunk):
-            print(event.event, event.data)
-    parser.finish()
+    for event in parser.iter(response.iter_bytes()):   # finish() is called at the end
+        print(event.event, event.data)
 """
 
 from ssewire._core import (
+    ChatCompletionAccumulator,
     DEFAULT_MAX_EVENT_SIZE,
     ChatChunk,
-    ChatCompletionStream,
     ErrorItem,
     Event,
     EventTooLargeError,
     MessageEvent,
-    MessagesStream,
     PartialJSON,
     ResponseEvent,
-    ResponsesStream,
-    SSEParser,
     StreamError,
     ToolCallDelta,
     __version__,
+    encode_event,
 )
-from ssewire._accumulators import ChatCompletionAccumulator
 from ssewire._accumulators_messages import MessageAccumulator
 from ssewire._accumulators_responses import ResponseAccumulator
+from ssewire._reading import ChatCompletionStream, MessagesStream, ResponsesStream, SSEParser
+from ssewire._protocol import StreamProtocol
 from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
 
 __all__ = [
@@ -52,9 +49,11 @@ __all__ = [
     "ResponsesStream",
     "SSEParser",
     "StreamError",
+    "StreamProtocol",
     "ToolCallDelta",
     "__version__",
     "aaccumulate",
     "accumulate",
     "detect_dialect",
+    "encode_event",
 ]

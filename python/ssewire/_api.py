@@ -23,6 +23,7 @@ from typing import Any, AsyncIterable, Iterable, List, Optional, Union
 
 from ssewire import _core
 from ssewire._core import EventTooLargeError, SSEParser, StreamError
+from ssewire._reading import chunks_of
 
 __all__ = [
     "AccumulateError",
@@ -275,7 +276,7 @@ _STREAM_CLASSES = {
     "responses": "ResponsesStream",
 }
 _ACCUMULATOR_CLASSES = {
-    "chat": ("ChatCompletionAccumulator", "ssewire._accumulators"),
+    "chat": ("ChatCompletionAccumulator", "ssewire._core"),
     "messages": ("MessageAccumulator", "ssewire._accumulators_messages"),
     "responses": ("ResponseAccumulator", "ssewire._accumulators_responses"),
 }
@@ -461,23 +462,10 @@ class _Assembly:
 
 
 def _reads(data: Any) -> Iterable[Any]:
-    if isinstance(data, (bytes, bytearray, memoryview)):
-        return (data,)
-    if isinstance(data, str):
-        raise TypeError(
-            "accumulate() takes bytes or an iterable of bytes, not str "
-            "(encode the text, or pass response.iter_bytes())"
-        )
     iter_bytes = getattr(data, "iter_bytes", None)
     if iter_bytes is not None:  # an httpx.Response itself
         return iter_bytes()  # type: ignore[no-any-return]
-    try:
-        return iter(data)  # type: ignore[no-any-return]
-    except TypeError:
-        raise TypeError(
-            "accumulate() takes bytes, bytearray, memoryview or an iterable of bytes, "
-            f"not {type(data).__name__}"
-        ) from None
+    return chunks_of(data, "accumulate")
 
 
 def accumulate(

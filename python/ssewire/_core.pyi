@@ -1,15 +1,17 @@
 """Type stubs for the Rust extension module ``ssewire._core`` (hand-written, checked with
 ``python -m mypy.stubtest ssewire._core``)."""
 
-from typing import Any, Final, Optional, Union, final
+from typing import Any, Final, Iterable, Optional, Union, final
 
 from typing_extensions import Buffer, Self, disjoint_base
 
 __all__ = [
+    "ChatCompletionAccumulator",
     "__version__",
     "DEFAULT_MAX_EVENT_SIZE",
     "SSEParser",
     "Event",
+    "encode_event",
     "EventTooLargeError",
     "StreamError",
     "ErrorItem",
@@ -50,9 +52,20 @@ class Event:
         id: Optional[str] = None,
         retry: Optional[int] = None,
     ) -> Self: ...
+    def encode(self) -> bytes:
+        """The event in its wire form (see ``encode_event``)."""
     def __eq__(self, other: object, /) -> bool: ...
     def __reduce__(self) -> tuple[type[Event], tuple[str, str, Optional[str], Optional[int]]]: ...
     def __hash__(self) -> int: ...
+
+def encode_event(
+    data: str,
+    event: Optional[str] = None,
+    id: Optional[str] = None,
+    retry: Optional[int] = None,
+) -> bytes:
+    """One event in its wire form; ``ValueError`` for an event type or id that cannot be
+    written (CR or LF; NUL in an id) or a negative ``retry``."""
 
 @disjoint_base
 class SSEParser:
@@ -126,7 +139,9 @@ class ChatChunk:
     @property
     def role(self) -> Optional[str]: ...
     @property
-    def content(self) -> Optional[str]: ...
+    def content(self) -> Union[str, list[Any], None]:
+        """The text fragment; a list of typed parts when the server streams content as parts
+        (Mistral's reasoning models)."""
     @property
     def refusal(self) -> Optional[str]: ...
     @property
@@ -170,6 +185,20 @@ class ChatCompletionStream:
     def error(self) -> Optional[StreamError]: ...
     @property
     def max_event_size(self) -> int: ...
+
+@final
+class ChatCompletionAccumulator:
+    """Folds ``ChatCompletionStream`` items into a non-streaming ``chat.completion`` dict, by
+    the same Rust fold the stream runs itself (``s.result()``)."""
+
+    def __new__(cls) -> Self: ...
+    def add(self, item: Union[ChatChunk, ErrorItem, Event]) -> None: ...
+    def add_all(self, items: Iterable[Union[ChatChunk, ErrorItem, Event]]) -> None: ...
+    def result(self) -> dict[str, Any]: ...
+    @property
+    def error(self) -> Optional[StreamError]: ...
+    @property
+    def errors(self) -> list[ErrorItem]: ...
 
 @final
 class MessageEvent:

@@ -45,13 +45,45 @@ pub struct Choice<'a> {
 #[derive(Debug, Default)]
 pub struct Delta<'a> {
     pub role: Option<Str<'a>>,
-    pub content: Option<Str<'a>>,
+    pub content: Option<Content<'a>>,
     pub refusal: Option<Str<'a>>,
     pub reasoning: Option<Str<'a>>,
     pub reasoning_content: Option<Str<'a>>,
     pub reasoning_details: Option<&'a RawValue>,
     pub tool_calls: Vec<ToolCall<'a>>,
     pub extra: Extra<'a>,
+}
+
+/// `delta.content`: a text fragment, or (Mistral's reasoning models) a list of typed parts,
+/// kept as raw JSON. A value that is neither a string nor `null` is kept raw as well.
+#[derive(Debug)]
+pub enum Content<'a> {
+    Text(Str<'a>),
+    Parts(&'a RawValue),
+}
+
+impl<'a> Content<'a> {
+    /// The text when it is a text fragment borrowed from the frame (for the frame template).
+    pub fn borrowed(value: &Option<Content<'a>>) -> Option<&'a str> {
+        match value {
+            Some(Content::Text(Str(std::borrow::Cow::Borrowed(text)))) => Some(*text),
+            _ => None,
+        }
+    }
+}
+
+fn content<'a, A: serde::de::MapAccess<'a>>(map: &mut A) -> Result<Option<Content<'a>>, A::Error> {
+    let value: &'a RawValue = map.next_value()?;
+    let text = value.get();
+    if text == "null" {
+        return Ok(None);
+    }
+    if text.starts_with('"') {
+        return serde_json::from_str::<Str<'a>>(text)
+            .map(|s| Some(Content::Text(s)))
+            .map_err(serde::de::Error::custom);
+    }
+    Ok(Some(Content::Parts(value)))
 }
 
 /// One fragment of `delta.tool_calls[]`, with `function` flattened into it.
@@ -116,7 +148,7 @@ map_struct!(Choice, "a choice object", |choice, key, map| {
 map_struct!(Delta, "a delta object", |delta, key, map| {
     match key.as_str() {
         "role" => delta.role = map.next_value()?,
-        "content" => delta.content = map.next_value()?,
+        "content" => delta.content = content(&mut map)?,
         "refusal" => delta.refusal = map.next_value()?,
         "reasoning" => delta.reasoning = map.next_value()?,
         "reasoning_content" => delta.reasoning_content = map.next_value()?,
@@ -174,7 +206,7 @@ mod tests {
         assert!(c.service_tier.is_none());
         let ch = &c.choices[0];
         assert_eq!(ch.index, Some(0));
-        assert_eq!(ch.delta.content.as_ref().unwrap().as_str(), "Hi");
+        assert!(matches!(&ch.delta.content, Some(Content::Text(t)) if t.as_str() == "Hi"));
         assert!(ch.logprobs.is_none());
         assert!(c.extra.is_empty());
     }
@@ -194,6 +226,15 @@ mod tests {
         assert_eq!(
             c.choices[0].delta.extra.to_json().unwrap(),
             r#"{"annotations":[1]}"#
+        );
+    }
+
+    #[test]
+    fn content_may_be_a_list_of_parts() {
+        let c =
+            decode(r#"{"choices":[{"delta":{"content":[{"type":"text","text":"a"}]}}]}"#).unwrap();
+        assert!(
+            matches!(&c.choices[0].delta.content, Some(Content::Parts(p)) if p.get().starts_with('['))
         );
     }
 

@@ -9,7 +9,15 @@
 //! a hash index once it has more than a handful of keys, so hostile objects with many keys
 //! cannot make merging quadratic.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
+
+use serde::de::{self, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde_json::value::RawValue;
+
+use crate::dialect::json::Str;
+
+pub mod chat;
 
 /// A value of a fold's result: JSON-shaped, with raw JSON text kept as is until it is
 /// converted (to Python by `py`, or to JSON text by [`Out::to_json`] for tests).
@@ -208,6 +216,79 @@ impl FromIterator<(String, Out)> for Map {
             map.set(&k, v);
         }
         map
+    }
+}
+
+/// What one JSON value is, read one level deep (nested values stay raw JSON text).
+#[derive(Debug)]
+pub enum Json<'a> {
+    Null,
+    Str(Cow<'a, str>),
+    Array(Vec<&'a RawValue>),
+    Object(Vec<(Cow<'a, str>, &'a RawValue)>),
+    /// A number or a boolean, as sent.
+    Scalar(&'a str),
+}
+
+impl<'a> Json<'a> {
+    /// Reads `text` one level deep; `None` if it is not one JSON value (never for text that
+    /// came out of a decoded document).
+    pub fn read(text: &'a str) -> Option<Json<'a>> {
+        let trimmed = text.trim();
+        Some(match trimmed.as_bytes().first()? {
+            b'n' => Json::Null,
+            b'"' => Json::Str(serde_json::from_str::<Str<'a>>(trimmed).ok()?.0),
+            b'[' => Json::Array(serde_json::from_str::<Vec<&'a RawValue>>(trimmed).ok()?),
+            b'{' => Json::Object(serde_json::from_str::<Entries<'a>>(trimmed).ok()?.0),
+            _ => Json::Scalar(trimmed),
+        })
+    }
+
+    /// The entries of `text` when it is a JSON object.
+    pub fn object(text: &'a str) -> Option<Vec<(Cow<'a, str>, &'a RawValue)>> {
+        match Json::read(text)? {
+            Json::Object(entries) => Some(entries),
+            _ => None,
+        }
+    }
+}
+
+/// A JSON object's entries in arrival order, values left raw.
+struct Entries<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> serde::Deserialize<'de> for Entries<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = Entries<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = Vec::new();
+                while let Some(key) = map.next_key::<Str<'de>>()? {
+                    out.push((key.0, map.next_value::<&'de RawValue>()?));
+                }
+                Ok(Entries(out))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+                Err(de::Error::custom("not an object"))
+            }
+        }
+        d.deserialize_map(V)
+    }
+}
+
+impl Map {
+    /// Merges the keys of the JSON object `text`: a later non-null value replaces the earlier
+    /// one; a `null` only fills a key not seen before. Text that is not an object is ignored.
+    pub fn merge_non_null(&mut self, text: &str) {
+        for (key, value) in Json::object(text).unwrap_or_default() {
+            let null = value.get().trim() == "null";
+            if !null || !self.contains_key(&key) {
+                self.set(&key, Out::json(value.get()));
+            }
+        }
     }
 }
 

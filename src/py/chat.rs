@@ -14,12 +14,21 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use super::json::lazy;
-use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
+use std::borrow::Cow;
+
+use pyo3::types::PyDict;
+use serde_json::value::RawValue;
+
+use super::json::{lazy, out_to_py, to_py};
+use super::stream::{
+    dialect_stream, emit, AccumulatorErrors, Dialect, Frame, Refill, Route, StreamCore, Template,
+    Value,
+};
 use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Reused, ReusedInt};
-use crate::dialect::chat::{self, Chunk, ToolCall};
+use crate::dialect::chat::{self, Chunk, Content};
 use crate::dialect::json::Str;
 use crate::dialect::ErrorInfo;
+use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, ContentView, Hole, ToolView};
 
 /// One fragment of a streamed tool call, flattened (`function.name` is `name`).
 #[pyclass(frozen, module = "ssewire", name = "ToolCallDelta")]
@@ -97,6 +106,9 @@ struct ChunkJson {
     delta_extra: Option<Box<str>>,
     usage: Option<Arc<str>>,
     extra: Option<Arc<str>>,
+    /// `delta.content` when it was a list of typed parts (the `content` attribute holds it
+    /// decoded), for the fold.
+    content_parts: Option<Box<str>>,
 }
 
 impl ChunkJson {
@@ -187,11 +199,12 @@ impl ChatChunk {
     }
 }
 
-/// The per-stream state of the chat dialect: strings that repeat in every chunk (reused), and
-/// the frame template of the last text chunk.
+/// The per-stream state of the chat dialect: the fold, strings that repeat in every chunk
+/// (reused), and the frame template of the last text chunk.
 #[derive(Default)]
 pub struct ChunkStrings {
-    template: Option<Template<ChatChunk>>,
+    fold: ChatFold,
+    template: Option<ChatTemplate>,
     id: Reused,
     object: Reused,
     model: Reused,
@@ -203,16 +216,35 @@ pub struct ChunkStrings {
     created: ReusedInt,
 }
 
-// The string of a chunk that a frame template leaves open (see `Template`).
-const HOLE_CONTENT: u8 = 0;
-const HOLE_REASONING: u8 = 1;
-const HOLE_REASONING_CONTENT: u8 = 2;
-const HOLE_REFUSAL: u8 = 3;
-const HOLE_ARGUMENTS: u8 = 4;
+/// The template of the last text chunk: its shape and item (see `Template`), and the chunk's
+/// data for the fold (a frame that fits folds as this chunk with new text in the hole).
+struct ChatTemplate {
+    template: Template<ChatChunk>,
+    snapshot: ChunkOwned,
+    hole: Hole,
+}
+
+const HOLES: [Hole; 5] = [
+    Hole::Content,
+    Hole::Reasoning,
+    Hole::ReasoningContent,
+    Hole::Refusal,
+    Hole::Arguments,
+];
+
+fn hole_number(hole: Hole) -> u8 {
+    match hole {
+        Hole::Content => 0,
+        Hole::Reasoning => 1,
+        Hole::ReasoningContent => 2,
+        Hole::Refusal => 3,
+        Hole::Arguments => 4,
+    }
+}
 
 /// The one text of a one-choice chunk that a template can leave open: a string borrowed from
 /// the frame (so its place in the frame is known).
-fn hole<'f>(chunk: &Chunk<'f>) -> Option<(u8, &'f str)> {
+fn hole<'f>(chunk: &Chunk<'f>) -> Option<(Hole, &'f str)> {
     let [choice] = chunk.choices.as_slice() else {
         return None;
     };
@@ -222,15 +254,17 @@ fn hole<'f>(chunk: &Chunk<'f>) -> Option<(u8, &'f str)> {
         [call] => borrowed(&call.arguments),
         _ => None,
     };
-    [
-        (HOLE_CONTENT, borrowed(&d.content)),
-        (HOLE_REASONING, borrowed(&d.reasoning)),
-        (HOLE_REASONING_CONTENT, borrowed(&d.reasoning_content)),
-        (HOLE_REFUSAL, borrowed(&d.refusal)),
-        (HOLE_ARGUMENTS, args),
-    ]
-    .into_iter()
-    .find_map(|(kind, text)| text.map(|t| (kind, t)))
+    let texts = [
+        Content::borrowed(&d.content),
+        borrowed(&d.reasoning),
+        borrowed(&d.reasoning_content),
+        borrowed(&d.refusal),
+        args,
+    ];
+    HOLES
+        .into_iter()
+        .zip(texts)
+        .find_map(|(kind, text)| text.map(|t| (kind, t)))
 }
 
 impl Refill for ChatChunk {
@@ -254,11 +288,11 @@ impl Refill for ChatChunk {
             json: self.json.clone(),
         };
         let text = PyString::new(py, text).into_any().unbind();
-        match hole {
-            HOLE_CONTENT => item.content = text,
-            HOLE_REASONING => item.reasoning = text,
-            HOLE_REASONING_CONTENT => item.reasoning_content = text,
-            HOLE_REFUSAL => item.refusal = text,
+        match HOLES.into_iter().find(|h| hole_number(*h) == hole) {
+            Some(Hole::Content) => item.content = text,
+            Some(Hole::Reasoning) => item.reasoning = text,
+            Some(Hole::ReasoningContent) => item.reasoning_content = text,
+            Some(Hole::Refusal) => item.refusal = text,
             _ => {
                 let calls = self.tool_calls.bind(py).cast::<PyList>()?;
                 let call = calls.get_item(0)?;
@@ -281,7 +315,7 @@ impl Refill for ChatChunk {
 
 impl Dialect for ChunkStrings {
     type Doc<'f> = Chunk<'f>;
-    const PLACEHOLDER_ACCUMULATOR: &'static str = "ChatCompletionAccumulator";
+    const FOLDS: bool = true;
 
     fn route(event: &[u8]) -> Route {
         match event {
@@ -302,26 +336,31 @@ impl Dialect for ChunkStrings {
         v: Value<'f, '_, Chunk<'f>>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
-        // PLACEHOLDER (issue 8): while `FOLDS` is false, `convert` always passes a list.
-        let Some(out) = out else {
-            return Ok(());
-        };
         if let Some(error) = v.value.error {
             let info = ErrorInfo::from_error_value(Some(v.doc), error);
             let name = core.event_name(py, v.frame);
-            out.append(core.stream_error_item(py, &info, name, &v.frame.data)?)?;
+            emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
             if v.value.choices.is_empty() {
                 return Ok(()); // an error envelope, not a chunk
             }
-            return chunk_items(py, self, v.value, out).map(|_| ());
+            return self.chunk(py, &v.value, out, false).map(|_| ());
         }
         let whole_frame = v.doc.len() == v.frame.data.len();
         let hole = if whole_frame { hole(&v.value) } else { None };
         let padding: Vec<&str> = Str::borrowed(&v.value.obfuscation).into_iter().collect();
-        let last = chunk_items(py, self, v.value, out)?;
-        if let (Some((kind, text)), Some(item)) = (hole, last) {
-            let new = Template::new(v.frame, text, &padding, kind, item);
-            Template::renew(&mut self.template, new);
+        let (item, snapshot) = self.chunk(py, &v.value, out, hole.is_some())?;
+        if let (Some((kind, text)), Some(snapshot)) = (hole, snapshot) {
+            let new =
+                Template::new(v.frame, text, &padding, hole_number(kind), item).map(|template| {
+                    ChatTemplate {
+                        template,
+                        snapshot,
+                        hole: kind,
+                    }
+                });
+            if new.is_some() {
+                self.template = new;
+            }
         }
         Ok(())
     }
@@ -332,89 +371,233 @@ impl Dialect for ChunkStrings {
         frame: &Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool> {
-        match &self.template {
-            Some(template) => template.apply(py, frame, out),
-            None => Ok(false),
+        let Some(t) = &self.template else {
+            return Ok(false);
+        };
+        if out.is_some() && t.template.item.is_none() {
+            return Ok(false); // a template made by consume() has no item to copy
         }
+        let Some((text, _)) = t.template.fill(frame) else {
+            return Ok(false);
+        };
+        if let (Some(out), Some(item)) = (out, &t.template.item) {
+            out.append(item.get().refill(py, t.template.hole, &text, None)?)?;
+        }
+        t.snapshot.fold_with(&mut self.fold, t.hole, &text);
+        Ok(true)
+    }
+
+    fn result<'py>(&self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        out_to_py(py, &self.fold.result())
     }
 }
 
-/// Builds the items of one chunk; returns the last one.
-fn chunk_items(
-    py: Python<'_>,
-    s: &mut ChunkStrings,
-    chunk: Chunk<'_>,
-    out: &Bound<'_, PyList>,
-) -> PyResult<Option<Py<ChatChunk>>> {
-    let id = reused_or_none(py, &mut s.id, chunk.id.as_ref());
-    let object = reused_or_none(py, &mut s.object, chunk.object.as_ref());
-    let created = s.created.get(py, chunk.created);
-    let model = reused_or_none(py, &mut s.model, chunk.model.as_ref());
-    let fingerprint = reused_or_none(
-        py,
-        &mut s.system_fingerprint,
-        chunk.system_fingerprint.as_ref(),
-    );
-    let tier = reused_or_none(py, &mut s.service_tier, chunk.service_tier.as_ref());
-    let usage: Option<Arc<str>> = chunk.usage.map(|u| Arc::from(u.get()));
-    let extra: Option<Arc<str>> = chunk.extra.to_json().map(Arc::from);
-    let item = |index: Py<PyAny>, json: ChunkJson| ChatChunk {
-        id: id.clone_ref(py),
-        object: object.clone_ref(py),
-        created: created.clone_ref(py),
-        model: model.clone_ref(py),
-        system_fingerprint: fingerprint.clone_ref(py),
-        service_tier: tier.clone_ref(py),
-        index,
-        role: py.None(),
-        content: py.None(),
-        refusal: py.None(),
-        reasoning: py.None(),
-        reasoning_content: py.None(),
-        tool_calls: py.None(),
-        finish_reason: py.None(),
-        has_json: flag(py, !json.is_empty()),
-        json: (!json.is_empty()).then(|| Box::new(json)),
-    };
-    let chunk_json = || ChunkJson {
-        usage: usage.clone(),
-        extra: extra.clone(),
-        ..ChunkJson::default()
-    };
-    if chunk.choices.is_empty() {
-        let obj = Py::new(py, item(py.None(), chunk_json()))?;
-        out.append(&obj)?;
-        return Ok(Some(obj));
+fn content_view<'a>(content: &'a Option<Content<'_>>) -> Option<ContentView<'a>> {
+    match content {
+        Some(Content::Text(s)) => Some(ContentView::Text(s.as_str())),
+        Some(Content::Parts(raw)) => Some(ContentView::Parts(raw.get())),
+        None => None,
     }
-    let mut last = None;
-    for (position, choice) in chunk.choices.iter().enumerate() {
-        let delta = &choice.delta;
-        let json = ChunkJson {
-            reasoning_details: delta.reasoning_details.map(|r| r.get().into()),
-            logprobs: choice.logprobs.map(|r| r.get().into()),
-            choice_extra: choice.extra.to_json().map(String::into_boxed_str),
-            delta_extra: delta.extra.to_json().map(String::into_boxed_str),
-            ..chunk_json()
+}
+
+impl ChunkStrings {
+    /// Folds one chunk (one view per choice) and, with `out`, appends its items (one per
+    /// choice). Returns the last item, and with `snapshot` the last choice's data for a
+    /// frame template.
+    fn chunk(
+        &mut self,
+        py: Python<'_>,
+        chunk: &Chunk<'_>,
+        out: Option<&Bound<'_, PyList>>,
+        snapshot: bool,
+    ) -> PyResult<(Option<Py<ChatChunk>>, Option<ChunkOwned>)> {
+        let extra = chunk.extra.to_json();
+        let head = ChunkView {
+            id: chunk.id.as_ref().map(Str::as_str),
+            created: chunk.created,
+            model: chunk.model.as_ref().map(Str::as_str),
+            system_fingerprint: chunk.system_fingerprint.as_ref().map(Str::as_str),
+            service_tier: chunk.service_tier.as_ref().map(Str::as_str),
+            usage: chunk.usage.map(RawValue::get),
+            extra: extra.as_deref(),
+            ..ChunkView::default()
         };
-        let index = int_or_none(py, Some(choice.index.unwrap_or(position as i64)));
-        let mut it = item(index, json);
-        it.role = reused_or_none(py, &mut s.role, delta.role.as_ref());
-        it.content = text_or_none(py, delta.content.as_ref());
-        it.refusal = text_or_none(py, delta.refusal.as_ref());
-        it.reasoning = text_or_none(py, delta.reasoning.as_ref());
-        it.reasoning_content = text_or_none(py, delta.reasoning_content.as_ref());
-        it.finish_reason = reused_or_none(py, &mut s.finish_reason, choice.finish_reason.as_ref());
-        if !delta.tool_calls.is_empty() {
-            it.tool_calls = tool_calls(py, &mut s.tool_type, &delta.tool_calls)?.into_any();
+        let mut last = None;
+        let mut items = out.map(|out| ItemBuilder::new(py, self, chunk, extra.as_deref(), out));
+        if chunk.choices.is_empty() {
+            self.fold.add(&head);
+            if let Some(items) = &mut items {
+                last = Some(items.push(py, self, None, None, ChunkJson::default())?);
+            }
+            let snap = if snapshot {
+                ChunkOwned::new(&head)
+            } else {
+                None
+            };
+            return Ok((last, snap));
+        }
+        let mut snap = None;
+        for (position, choice) in chunk.choices.iter().enumerate() {
+            let d = &choice.delta;
+            let tools: Vec<ToolView<'_>> = d
+                .tool_calls
+                .iter()
+                .enumerate()
+                .map(|(p, c)| ToolView {
+                    index: c.index.unwrap_or(p as i64),
+                    id: c.id.as_ref().map(Str::as_str),
+                    type_: c.type_.as_ref().map(Str::as_str),
+                    name: c.name.as_ref().map(Str::as_str),
+                    arguments: c.arguments.as_ref().map(Str::as_str),
+                })
+                .collect();
+            let choice_extra = choice.extra.to_json();
+            let delta_extra = d.extra.to_json();
+            let view = ChunkView {
+                index: Some(choice.index.unwrap_or(position as i64)),
+                role: d.role.as_ref().map(Str::as_str),
+                content: content_view(&d.content),
+                refusal: d.refusal.as_ref().map(Str::as_str),
+                reasoning: d.reasoning.as_ref().map(Str::as_str),
+                reasoning_content: d.reasoning_content.as_ref().map(Str::as_str),
+                tool_calls: &tools,
+                finish_reason: choice.finish_reason.as_ref().map(Str::as_str),
+                reasoning_details: d.reasoning_details.map(RawValue::get),
+                logprobs: choice.logprobs.map(RawValue::get),
+                choice_extra: choice_extra.as_deref(),
+                delta_extra: delta_extra.as_deref(),
+                ..head
+            };
+            self.fold.add(&view);
+            if snapshot {
+                snap = ChunkOwned::new(&view);
+            }
+            if let Some(items) = &mut items {
+                let json = ChunkJson {
+                    reasoning_details: view.reasoning_details.map(Box::from),
+                    logprobs: view.logprobs.map(Box::from),
+                    choice_extra: view.choice_extra.map(Box::from),
+                    delta_extra: view.delta_extra.map(Box::from),
+                    content_parts: match view.content {
+                        Some(ContentView::Parts(raw)) => Some(raw.into()),
+                        _ => None,
+                    },
+                    ..ChunkJson::default()
+                };
+                last = Some(items.push(
+                    py,
+                    self,
+                    Some(view.index.unwrap_or(0)),
+                    Some(choice),
+                    json,
+                )?);
+            }
+        }
+        Ok((last, snap))
+    }
+}
+
+/// Builds the `ChatChunk` items of one chunk: the chunk-level strings once, then one item per
+/// choice.
+struct ItemBuilder<'o, 'py> {
+    out: &'o Bound<'py, PyList>,
+    id: Py<PyAny>,
+    object: Py<PyAny>,
+    created: Py<PyAny>,
+    model: Py<PyAny>,
+    fingerprint: Py<PyAny>,
+    tier: Py<PyAny>,
+    usage: Option<Arc<str>>,
+    extra: Option<Arc<str>>,
+}
+
+impl<'o, 'py> ItemBuilder<'o, 'py> {
+    fn new(
+        py: Python<'py>,
+        s: &mut ChunkStrings,
+        chunk: &Chunk<'_>,
+        extra: Option<&str>,
+        out: &'o Bound<'py, PyList>,
+    ) -> Self {
+        ItemBuilder {
+            out,
+            id: reused_or_none(py, &mut s.id, chunk.id.as_ref()),
+            object: reused_or_none(py, &mut s.object, chunk.object.as_ref()),
+            created: s.created.get(py, chunk.created),
+            model: reused_or_none(py, &mut s.model, chunk.model.as_ref()),
+            fingerprint: reused_or_none(
+                py,
+                &mut s.system_fingerprint,
+                chunk.system_fingerprint.as_ref(),
+            ),
+            tier: reused_or_none(py, &mut s.service_tier, chunk.service_tier.as_ref()),
+            usage: chunk.usage.map(|u| Arc::from(u.get())),
+            extra: extra.map(Arc::from),
+        }
+    }
+
+    /// Appends the item of one choice (`None`: the one item of a chunk without choices).
+    fn push(
+        &mut self,
+        py: Python<'py>,
+        s: &mut ChunkStrings,
+        index: Option<i64>,
+        choice: Option<&chat::Choice<'_>>,
+        json: ChunkJson,
+    ) -> PyResult<Py<ChatChunk>> {
+        let json = ChunkJson {
+            usage: self.usage.clone(),
+            extra: self.extra.clone(),
+            ..json
+        };
+        let has_json = !json.is_empty();
+        let keep_json = has_json || json.content_parts.is_some();
+        let mut it = ChatChunk {
+            id: self.id.clone_ref(py),
+            object: self.object.clone_ref(py),
+            created: self.created.clone_ref(py),
+            model: self.model.clone_ref(py),
+            system_fingerprint: self.fingerprint.clone_ref(py),
+            service_tier: self.tier.clone_ref(py),
+            index: int_or_none(py, index),
+            role: py.None(),
+            content: py.None(),
+            refusal: py.None(),
+            reasoning: py.None(),
+            reasoning_content: py.None(),
+            tool_calls: py.None(),
+            finish_reason: py.None(),
+            has_json: flag(py, has_json),
+            json: keep_json.then(|| Box::new(json)),
+        };
+        if let Some(choice) = choice {
+            let delta = &choice.delta;
+            it.role = reused_or_none(py, &mut s.role, delta.role.as_ref());
+            it.content = match &delta.content {
+                Some(Content::Text(text)) => PyString::new(py, text.as_str()).into_any().unbind(),
+                Some(Content::Parts(raw)) => to_py(py, raw.get())?.unbind(),
+                None => py.None(),
+            };
+            it.refusal = text_or_none(py, delta.refusal.as_ref());
+            it.reasoning = text_or_none(py, delta.reasoning.as_ref());
+            it.reasoning_content = text_or_none(py, delta.reasoning_content.as_ref());
+            it.finish_reason =
+                reused_or_none(py, &mut s.finish_reason, choice.finish_reason.as_ref());
+            if !delta.tool_calls.is_empty() {
+                it.tool_calls = tool_calls(py, &mut s.tool_type, &delta.tool_calls)?.into_any();
+            }
         }
         let obj = Py::new(py, it)?;
-        out.append(&obj)?;
-        last = Some(obj);
+        self.out.append(&obj)?;
+        Ok(obj)
     }
-    Ok(last)
 }
 
-fn tool_calls(py: Python<'_>, types: &mut Reused, calls: &[ToolCall<'_>]) -> PyResult<Py<PyList>> {
+fn tool_calls(
+    py: Python<'_>,
+    types: &mut Reused,
+    calls: &[chat::ToolCall<'_>],
+) -> PyResult<Py<PyList>> {
     let items = calls
         .iter()
         .enumerate()
@@ -439,5 +622,145 @@ dialect_stream!(
     "ChatCompletionStream",
     ChunkStrings,
     "[DONE]",
-    "OpenAI-compatible `POST /v1/chat/completions` stream: framing and chunk decoding."
+    "OpenAI-compatible `POST /v1/chat/completions` stream: framing, chunk decoding and the fold."
 );
+
+/// A string field of an item, borrowed from its Python `str` (`None` for `None` or another
+/// type).
+fn text<'a>(py: Python<'a>, value: &'a Py<PyAny>) -> Option<Cow<'a, str>> {
+    value.bind(py).cast::<PyString>().ok()?.to_cow().ok()
+}
+
+fn int(py: Python<'_>, value: &Py<PyAny>) -> Option<i64> {
+    value.bind(py).extract::<i64>().ok()
+}
+
+/// Folds one `ChatChunk` item, reading its fields natively.
+fn fold_item(py: Python<'_>, fold: &mut ChatFold, item: &ChatChunk) {
+    let json = item.json.as_deref();
+    let calls: Vec<Bound<'_, ToolCallDelta>> = match item.tool_calls.bind(py).cast::<PyList>() {
+        Ok(list) => list
+            .iter()
+            .filter_map(|c| c.cast_into::<ToolCallDelta>().ok())
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let call_fields: Vec<_> = calls
+        .iter()
+        .map(|c| {
+            let c = c.get();
+            (
+                int(py, &c.index).unwrap_or(0),
+                text(py, &c.id),
+                text(py, &c.type_),
+                text(py, &c.name),
+                text(py, &c.arguments),
+            )
+        })
+        .collect();
+    let tools: Vec<ToolView<'_>> = call_fields
+        .iter()
+        .map(|(index, id, type_, name, arguments)| ToolView {
+            index: *index,
+            id: id.as_deref(),
+            type_: type_.as_deref(),
+            name: name.as_deref(),
+            arguments: arguments.as_deref(),
+        })
+        .collect();
+    let (id, model) = (text(py, &item.id), text(py, &item.model));
+    let (fingerprint, tier) = (
+        text(py, &item.system_fingerprint),
+        text(py, &item.service_tier),
+    );
+    let (role, refusal) = (text(py, &item.role), text(py, &item.refusal));
+    let (reasoning, reasoning_content) =
+        (text(py, &item.reasoning), text(py, &item.reasoning_content));
+    let finish_reason = text(py, &item.finish_reason);
+    let content_text = text(py, &item.content);
+    let content = match (&content_text, json.and_then(|j| j.content_parts.as_deref())) {
+        (Some(t), _) => Some(ContentView::Text(t)),
+        (None, Some(parts)) => Some(ContentView::Parts(parts)),
+        (None, None) => None,
+    };
+    fold.add(&ChunkView {
+        id: id.as_deref(),
+        created: int(py, &item.created),
+        model: model.as_deref(),
+        system_fingerprint: fingerprint.as_deref(),
+        service_tier: tier.as_deref(),
+        usage: json.and_then(|j| j.usage.as_deref()),
+        extra: json.and_then(|j| j.extra.as_deref()),
+        index: int(py, &item.index),
+        role: role.as_deref(),
+        content,
+        refusal: refusal.as_deref(),
+        reasoning: reasoning.as_deref(),
+        reasoning_content: reasoning_content.as_deref(),
+        tool_calls: &tools,
+        finish_reason: finish_reason.as_deref(),
+        reasoning_details: json.and_then(|j| j.reasoning_details.as_deref()),
+        logprobs: json.and_then(|j| j.logprobs.as_deref()),
+        choice_extra: json.and_then(|j| j.choice_extra.as_deref()),
+        delta_extra: json.and_then(|j| j.delta_extra.as_deref()),
+    });
+}
+
+/// Folds `ChatCompletionStream` items into a non-streaming `chat.completion` dict, by the
+/// same fold the stream runs itself (`crate::fold::chat` states the rules). For items that
+/// come from elsewhere (stored, filtered, relayed); a stream's own `result()` needs none.
+#[pyclass(module = "ssewire", name = "ChatCompletionAccumulator")]
+pub struct ChatCompletionAccumulator {
+    fold: ChatFold,
+    errors: AccumulatorErrors,
+}
+
+#[pymethods]
+impl ChatCompletionAccumulator {
+    #[new]
+    fn new() -> Self {
+        ChatCompletionAccumulator {
+            fold: ChatFold::new(),
+            errors: AccumulatorErrors::default(),
+        }
+    }
+
+    /// Adds one `ChatChunk`, `ErrorItem` or `Event` (the last is ignored); `TypeError` for
+    /// anything else.
+    fn add(&mut self, item: &Bound<'_, PyAny>) -> PyResult<()> {
+        match item.cast::<ChatChunk>() {
+            Ok(chunk) => {
+                fold_item(item.py(), &mut self.fold, chunk.get());
+                Ok(())
+            }
+            Err(_) => self
+                .errors
+                .other(item, "a ChatCompletionStream (ChatChunk)"),
+        }
+    }
+
+    /// Adds every item of `items` (e.g. the list one `feed()` returned).
+    fn add_all(&mut self, items: &Bound<'_, PyAny>) -> PyResult<()> {
+        for item in items.try_iter()? {
+            self.add(&item?)?;
+        }
+        Ok(())
+    }
+
+    /// The accumulated `chat.completion` dict (a new dict on every call).
+    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        Ok(out_to_py(py, &self.fold.result())?.cast_into::<PyDict>()?)
+    }
+
+    /// The first server-reported error (`ErrorItem.kind == "stream_error"`), else `None`.
+    #[getter]
+    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.errors.error(py)
+    }
+
+    /// Every `ErrorItem` added (stream errors and malformed frames), in order.
+    #[getter]
+    fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.errors.errors(py)
+    }
+}

@@ -7,6 +7,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyType};
 
+use crate::encode::EncodeError;
 use crate::sse::TooLarge;
 
 pyo3::import_exception!(ssewire._errors, StreamError);
@@ -39,4 +40,9 @@ pub fn stream_error(
 ) -> PyResult<Py<PyAny>> {
     let class: Bound<'_, PyType> = py.get_type::<StreamError>();
     Ok(class.call1((message, type_, code, raw))?.unbind())
+}
+
+/// `ValueError` for an event that cannot be encoded, quoting the offending value.
+pub fn encode(err: EncodeError, value: &str) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(format!("{err}: {value:?}"))
 }

@@ -231,7 +231,7 @@ impl Dialect for MessagesState {
         let obj = Py::new(py, item)?;
         out.append(&obj)?;
         if let Some((kind, text)) = hole {
-            let new = Template::new(v.frame, text, &[], kind, obj);
+            let new = Template::new(v.frame, text, &[], kind, Some(obj));
             Template::renew(&mut self.template, new);
         }
         Ok(())

@@ -25,11 +25,13 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_MAX_EVENT_SIZE", crate::sse::DEFAULT_MAX_EVENT_SIZE)?;
     m.add_class::<sse::SseParser>()?;
     m.add_class::<sse::Event>()?;
+    m.add_function(wrap_pyfunction!(sse::encode_event, m)?)?;
     errors::register(m)?;
     m.add_class::<stream::ErrorItem>()?;
     m.add_class::<chat::ChatChunk>()?;
     m.add_class::<chat::ToolCallDelta>()?;
     m.add_class::<chat::ChatCompletionStream>()?;
+    m.add_class::<chat::ChatCompletionAccumulator>()?;
     m.add_class::<messages::MessageEvent>()?;
     m.add_class::<messages::MessagesStream>()?;
     m.add_class::<responses::ResponseEvent>()?;

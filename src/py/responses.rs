@@ -249,7 +249,7 @@ impl Dialect for ResponseStrings {
         let obj = Py::new(py, item)?;
         out.append(&obj)?;
         if let Some(text) = hole {
-            let template = Template::new(v.frame, text, &padding, 0, obj);
+            let template = Template::new(v.frame, text, &padding, 0, Some(obj));
             let new = match sequence_number {
                 Some(n) => template.and_then(|t| t.with_number("sequence_number", n)),
                 None => template,

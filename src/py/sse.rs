@@ -4,13 +4,18 @@
 //! one pass builds the `Event` objects and the list. Carried across calls: the framer's state
 //! and the reused strings (`"message"`, the last event type, the last id). The GIL is released
 //! only while framing a large immutable `bytes` input (a one-shot parse of a whole body).
+//!
+//! Also the way out: `encode_event()` and `Event.encode()` wrap [`crate::encode`], borrowing
+//! the strings' UTF-8 and building one `bytes`.
 
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyString};
 
 use super::errors;
 use super::input::Input;
 use super::strings::{decode, Reused};
+use crate::encode::EncodeError;
 use crate::sse::{Framer, RawEvent, DEFAULT_MAX_EVENT_SIZE};
 
 /// Inputs at least this large are framed with the GIL released. Below it the release and
@@ -103,6 +108,18 @@ impl Event {
                 this.retry,
             ),
         )
+    }
+
+    /// The event in its wire form (see `encode_event`); `ValueError` if its type or id cannot
+    /// be written (only possible for an `Event` built by hand).
+    fn encode<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        let data = self.data.bind(py).to_str()?;
+        let event = self.event.bind(py).to_str()?;
+        let id = match &self.id {
+            Some(id) => Some(id.bind(py).to_str()?),
+            None => None,
+        };
+        encode(py, data, Some(event), id, self.retry)
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
@@ -247,4 +264,59 @@ impl SseParser {
             }
         )
     }
+}
+
+/// Encodes one event, turning an encoder error into `ValueError`.
+fn encode<'py>(
+    py: Python<'py>,
+    data: &str,
+    event: Option<&str>,
+    id: Option<&str>,
+    retry: Option<u64>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let mut out = Vec::new();
+    crate::encode::encode_event(
+        &mut out,
+        data.as_bytes(),
+        event.map(str::as_bytes),
+        id.map(str::as_bytes),
+        retry,
+    )
+    .map_err(|err| {
+        let value = match err {
+            EncodeError::EventLineBreak => event,
+            EncodeError::IdLineBreak | EncodeError::IdNul => id,
+        };
+        errors::encode(err, value.unwrap_or_default())
+    })?;
+    Ok(PyBytes::new(py, &out))
+}
+
+/// One event in its wire form, for services that emit SSE: `event:`, `id:`, `retry:` when
+/// given, one `data:` line per line of `data` (split on CRLF, LF or CR), then a blank line.
+/// `SSEParser` reads it back as the same event (with CR / CRLF in the data read as LF).
+/// `ValueError` for an event type or id containing CR or LF, an id containing NUL, or a
+/// `retry` that is not an int from 0 to 2**64-1.
+#[pyfunction]
+#[pyo3(signature = (data, event = None, id = None, retry = None))]
+pub fn encode_event<'py>(
+    py: Python<'py>,
+    data: &str,
+    event: Option<&str>,
+    id: Option<&str>,
+    retry: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let retry = match retry {
+        None => None,
+        Some(r) if r.is_instance_of::<PyBool>() || !r.is_instance_of::<PyInt>() => {
+            return Err(PyTypeError::new_err(format!(
+                "retry must be an int (milliseconds), not {}",
+                r.get_type().name()?
+            )));
+        }
+        Some(r) => Some(r.extract::<u64>().map_err(|_| {
+            PyValueError::new_err(format!("retry must be from 0 to 2**64-1, not {r}"))
+        })?),
+    };
+    encode(py, data, event, id, retry)
 }

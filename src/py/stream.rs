@@ -38,6 +38,59 @@ pub struct ErrorItem {
     data: Py<PyString>,
 }
 
+impl ErrorItem {
+    /// Whether the server reported it (`kind == "stream_error"`), not a malformed frame.
+    pub fn is_stream_error(&self, py: Python<'_>) -> bool {
+        self.kind
+            .bind(py)
+            .to_cow()
+            .is_ok_and(|k| k == "stream_error")
+    }
+}
+
+/// What every accumulator does with items that are not its dialect's own: an `ErrorItem` is
+/// recorded (the first server-reported one is `error`), an `Event` (a named event the
+/// dialect does not decode) is ignored, anything else is a `TypeError` naming what was
+/// expected.
+#[derive(Default)]
+pub struct AccumulatorErrors {
+    pub error: Option<Py<PyAny>>,
+    pub errors: Vec<Py<PyAny>>,
+}
+
+impl AccumulatorErrors {
+    pub fn other(&mut self, item: &Bound<'_, PyAny>, expected: &str) -> PyResult<()> {
+        let py = item.py();
+        if let Ok(error_item) = item.cast::<ErrorItem>() {
+            let e = error_item.get();
+            if self.error.is_none() && e.is_stream_error(py) {
+                self.error = Some(e.error.clone_ref(py));
+            }
+            self.errors.push(item.clone().unbind());
+            return Ok(());
+        }
+        if item.is_instance_of::<super::sse::Event>() {
+            return Ok(());
+        }
+        let type_name = item
+            .get_type()
+            .name()
+            .map(|n| n.to_string())
+            .unwrap_or_else(|_| "?".into());
+        Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "expected an item of {expected} (or an ErrorItem / Event), not {type_name}"
+        )))
+    }
+
+    pub fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.error.as_ref().map(|e| e.clone_ref(py))
+    }
+
+    pub fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.errors.iter().map(|e| e.clone_ref(py)))
+    }
+}
+
 #[pymethods]
 impl ErrorItem {
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -453,8 +506,8 @@ pub struct Template<I> {
     shape: Shape,
     /// Which string of the item the hole is (the dialect's own numbering).
     pub hole: u8,
-    /// The item the template frame decoded to.
-    pub item: Py<I>,
+    /// The item the template frame decoded to (`None` when it was consumed without items).
+    pub item: Option<Py<I>>,
 }
 
 impl<I> Template<I> {
@@ -465,7 +518,7 @@ impl<I> Template<I> {
         text: &str,
         padding: &[&str],
         hole: u8,
-        item: Py<I>,
+        item: Option<Py<I>>,
     ) -> Option<Self> {
         let shape = Shape::new(frame.event.as_deref(), &frame.data, text, padding)?;
         Some(Template { shape, hole, item })
@@ -515,13 +568,13 @@ impl<I: Refill> Template<I> {
         frame: &Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool> {
-        let Some(out) = out else {
+        let (Some(out), Some(item)) = (out, &self.item) else {
             return Ok(false); // PLACEHOLDER (issue 8): the fold takes the text without an item
         };
         let Some((text, number)) = self.fill(frame) else {
             return Ok(false);
         };
-        out.append(self.item.get().refill(py, self.hole, &text, number)?)?;
+        out.append(item.get().refill(py, self.hole, &text, number)?)?;
         Ok(true)
     }
 }

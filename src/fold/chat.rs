@@ -1,0 +1,1090 @@
+//! The chat-completions fold: `chat.completion.chunk` items folded into the dict OpenAI's
+//! non-streaming `chat.completion` response would be.
+//!
+//! Input is a [`ChunkView`]: one choice of one chunk, flattened, borrowing its strings (the
+//! stream builds it from the decoded frame, the accumulator from a `ChatChunk` item; both feed
+//! the same [`ChatFold::add`]). The rules, which the result keeps:
+//!
+//! - `id`, `created`, `model`: the first non-empty value (an empty `""` / `0`, as in Azure
+//!   OpenAI's opening prompt-filter chunk, only stands in until a real one arrives);
+//!   `service_tier`, `system_fingerprint`: the last non-null value; `usage`: the last non-null
+//!   usage; unknown top-level chunk keys (vendor extras such as a router's routing object) are
+//!   merged at the top level (later non-null wins), except `obfuscation` and an error frame's
+//!   `error` envelope, and never over a key the result already has.
+//! - one entry in `choices` per choice index, sorted by index, each with `message`,
+//!   `logprobs`, the last non-null `finish_reason` and the choice's unknown keys (later non-null
+//!   wins). `message` holds `role` (first seen, else `"assistant"`), `content` and `refusal`
+//!   (joined; `null` unless some chunk sent a non-null fragment), and `tool_calls` /
+//!   `reasoning` / `reasoning_content` / `reasoning_details` only when the stream sent some.
+//! - `content` sent as a list of typed parts (Mistral's reasoning models:
+//!   `[{"type":"thinking","thinking":[{"type":"text","text":"..."}]}]`, then
+//!   `[{"type":"text","text":"..."}]`) makes `content` a list of parts, as Mistral's
+//!   non-streaming response holds it: consecutive `text` parts are joined into one, consecutive
+//!   `thinking` parts into one whose inner text parts are joined likewise; string fragments
+//!   that come after (or before) parts count as `text` parts (empty ones add nothing); other
+//!   parts are kept as sent.
+//! - tool-call fragments are merged by `index`: the first non-empty `id` and `name` (a
+//!   provider repeating them on every fragment does not get them doubled), the first `type`
+//!   (`"function"` when none came), `arguments` concatenated.
+//! - `reasoning_details` blocks with an `index` are merged with the earlier block of that index
+//!   (`text`, `summary` and `data` strings concatenated, other keys: later non-null wins);
+//!   blocks without one are appended. A value that is not a list is kept as sent.
+//! - `logprobs`: `null` unless a chunk carried some, else `{"content", "refusal"}` with each
+//!   chunk's lists concatenated.
+//! - unknown delta keys (`annotations`, `audio`, the legacy `function_call`) are merged into
+//!   `message`: strings concatenated, lists extended, objects merged key by key with the same
+//!   rules except that their `id`, `type`, `index` and `name` keep the first non-empty value,
+//!   other values replaced; a `null` never overwrites a value.
+//!
+//! Carried across feeds: the fold state (owned text; nothing borrows the input). Cost: each
+//! fragment is appended once, so folding is O(total input); rare parts (usage, extras,
+//! logprobs) are read one JSON level at a time and kept as raw JSON text until the result is
+//! built. Nested values recurse at most as deep as the JSON decoder allowed (its limit is 128).
+
+use std::collections::{BTreeMap, HashMap};
+
+use super::{Json, Map, Out};
+
+/// One fragment of a tool call, as a view.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ToolView<'a> {
+    pub index: i64,
+    pub id: Option<&'a str>,
+    pub type_: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub arguments: Option<&'a str>,
+}
+
+/// `delta.content`: a text fragment, or the raw JSON of a list of typed parts.
+#[derive(Debug, Clone, Copy)]
+pub enum ContentView<'a> {
+    Text(&'a str),
+    Parts(&'a str),
+}
+
+/// One choice of one chunk, flattened (an item's worth of data). JSON-valued fields hold raw
+/// JSON text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChunkView<'a> {
+    pub id: Option<&'a str>,
+    pub created: Option<i64>,
+    pub model: Option<&'a str>,
+    pub system_fingerprint: Option<&'a str>,
+    pub service_tier: Option<&'a str>,
+    pub usage: Option<&'a str>,
+    /// The chunk's unknown top-level keys, as one JSON object.
+    pub extra: Option<&'a str>,
+    /// The choice index; `None` for a chunk with `choices: []`.
+    pub index: Option<i64>,
+    pub role: Option<&'a str>,
+    pub content: Option<ContentView<'a>>,
+    pub refusal: Option<&'a str>,
+    pub reasoning: Option<&'a str>,
+    pub reasoning_content: Option<&'a str>,
+    pub tool_calls: &'a [ToolView<'a>],
+    pub finish_reason: Option<&'a str>,
+    pub reasoning_details: Option<&'a str>,
+    pub logprobs: Option<&'a str>,
+    pub choice_extra: Option<&'a str>,
+    pub delta_extra: Option<&'a str>,
+}
+
+impl ChunkView<'_> {
+    /// Whether an item without a choice index still carries per-choice data (a choice object
+    /// that lacked its `index` key).
+    fn carries_choice(&self) -> bool {
+        self.finish_reason.is_some()
+            || self.content.is_some()
+            || self.role.is_some()
+            || self.refusal.is_some()
+            || self.reasoning.is_some()
+            || self.reasoning_content.is_some()
+            || !self.tool_calls.is_empty()
+            || self.reasoning_details.is_some()
+            || self.logprobs.is_some()
+            || self.choice_extra.is_some()
+            || self.delta_extra.is_some()
+    }
+}
+
+/// A text field of a chunk that a frame template can leave open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hole {
+    Content,
+    Reasoning,
+    ReasoningContent,
+    Refusal,
+    /// The arguments of the chunk's one tool-call fragment.
+    Arguments,
+}
+
+/// An owned copy of a [`ChunkView`], kept by a frame template: a frame that matches the
+/// template folds as this view with new text in its hole.
+#[derive(Debug, Default)]
+pub struct ChunkOwned {
+    id: Option<Box<str>>,
+    created: Option<i64>,
+    model: Option<Box<str>>,
+    system_fingerprint: Option<Box<str>>,
+    service_tier: Option<Box<str>>,
+    usage: Option<Box<str>>,
+    extra: Option<Box<str>>,
+    index: Option<i64>,
+    role: Option<Box<str>>,
+    content: Option<Box<str>>,
+    refusal: Option<Box<str>>,
+    reasoning: Option<Box<str>>,
+    reasoning_content: Option<Box<str>>,
+    tools: Vec<(i64, [Option<Box<str>>; 4])>,
+    finish_reason: Option<Box<str>>,
+    reasoning_details: Option<Box<str>>,
+    logprobs: Option<Box<str>>,
+    choice_extra: Option<Box<str>>,
+    delta_extra: Option<Box<str>>,
+}
+
+fn own(s: Option<&str>) -> Option<Box<str>> {
+    s.map(Box::from)
+}
+
+impl ChunkOwned {
+    /// A copy of `v`; `None` when its content is a list of parts (no template then).
+    pub fn new(v: &ChunkView<'_>) -> Option<Self> {
+        let content = match v.content {
+            Some(ContentView::Parts(_)) => return None,
+            Some(ContentView::Text(t)) => Some(t.into()),
+            None => None,
+        };
+        Some(ChunkOwned {
+            id: own(v.id),
+            created: v.created,
+            model: own(v.model),
+            system_fingerprint: own(v.system_fingerprint),
+            service_tier: own(v.service_tier),
+            usage: own(v.usage),
+            extra: own(v.extra),
+            index: v.index,
+            role: own(v.role),
+            content,
+            refusal: own(v.refusal),
+            reasoning: own(v.reasoning),
+            reasoning_content: own(v.reasoning_content),
+            tools: v
+                .tool_calls
+                .iter()
+                .map(|t| {
+                    (
+                        t.index,
+                        [own(t.id), own(t.type_), own(t.name), own(t.arguments)],
+                    )
+                })
+                .collect(),
+            finish_reason: own(v.finish_reason),
+            reasoning_details: own(v.reasoning_details),
+            logprobs: own(v.logprobs),
+            choice_extra: own(v.choice_extra),
+            delta_extra: own(v.delta_extra),
+        })
+    }
+
+    /// Folds this chunk into `fold` with `text` in place of its `hole` field.
+    pub fn fold_with(&self, fold: &mut ChatFold, hole: Hole, text: &str) {
+        let tools: Vec<ToolView<'_>> = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(n, (index, [id, type_, name, arguments]))| ToolView {
+                index: *index,
+                id: id.as_deref(),
+                type_: type_.as_deref(),
+                name: name.as_deref(),
+                arguments: if n == 0 && hole == Hole::Arguments {
+                    Some(text)
+                } else {
+                    arguments.as_deref()
+                },
+            })
+            .collect();
+        fn pick<'s>(
+            hole: Hole,
+            field: Hole,
+            text: &'s str,
+            value: &'s Option<Box<str>>,
+        ) -> Option<&'s str> {
+            if hole == field {
+                Some(text)
+            } else {
+                value.as_deref()
+            }
+        }
+        fold.add(&ChunkView {
+            id: self.id.as_deref(),
+            created: self.created,
+            model: self.model.as_deref(),
+            system_fingerprint: self.system_fingerprint.as_deref(),
+            service_tier: self.service_tier.as_deref(),
+            usage: self.usage.as_deref(),
+            extra: self.extra.as_deref(),
+            index: self.index,
+            role: self.role.as_deref(),
+            content: pick(hole, Hole::Content, text, &self.content).map(ContentView::Text),
+            refusal: pick(hole, Hole::Refusal, text, &self.refusal),
+            reasoning: pick(hole, Hole::Reasoning, text, &self.reasoning),
+            reasoning_content: pick(hole, Hole::ReasoningContent, text, &self.reasoning_content),
+            tool_calls: &tools,
+            finish_reason: self.finish_reason.as_deref(),
+            reasoning_details: self.reasoning_details.as_deref(),
+            logprobs: self.logprobs.as_deref(),
+            choice_extra: self.choice_extra.as_deref(),
+            delta_extra: self.delta_extra.as_deref(),
+        });
+    }
+}
+
+/// Top-level extras never copied into the result: OpenAI's random padding, and the error
+/// envelope of an error frame (reported as the stream's error instead).
+const DROPPED_EXTRAS: [&str; 2] = ["obfuscation", "error"];
+
+/// Keys of an object nested in an unknown delta field that identify rather than stream.
+const IDENTITY_KEYS: [&str; 4] = ["id", "type", "index", "name"];
+
+/// String fields of a `reasoning_details` block that stream as fragments.
+const REASONING_TEXT_KEYS: [&str; 3] = ["text", "summary", "data"];
+
+/// The chat fold: everything accumulated so far.
+#[derive(Debug, Default)]
+pub struct ChatFold {
+    id: Option<String>,
+    created: Option<i64>,
+    model: Option<String>,
+    service_tier: Option<String>,
+    system_fingerprint: Option<String>,
+    usage: Option<Box<str>>,
+    extra: Option<Map>,
+    choices: BTreeMap<i64, Choice>,
+}
+
+#[derive(Debug, Default)]
+struct Choice {
+    role: Option<String>,
+    content: Content,
+    refusal: Option<String>,
+    reasoning: Option<String>,
+    reasoning_content: Option<String>,
+    tool_calls: Option<BTreeMap<i64, ToolCall>>,
+    finish_reason: Option<String>,
+    details: Option<Details>,
+    logprobs: Option<Logprobs>,
+    choice_extra: Option<Map>,
+    delta_extra: Option<Vec<(String, Merged)>>,
+}
+
+#[derive(Debug, Default)]
+struct ToolCall {
+    id: Option<String>,
+    type_: Option<String>,
+    name: Option<String>,
+    arguments: String,
+}
+
+#[derive(Debug, Default)]
+enum Content {
+    #[default]
+    None,
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+#[derive(Debug)]
+enum Part {
+    /// `{"type": "text", "text": ...}`
+    Text(String),
+    /// `{"type": "thinking", "thinking": [inner parts]}`
+    Thinking(Vec<Part>),
+    /// Any other part, as sent.
+    Other(Box<str>),
+}
+
+#[derive(Debug, Default)]
+struct Details {
+    blocks: Vec<Block>,
+    /// Merged blocks by the JSON text of their `index`.
+    by_index: HashMap<Box<str>, usize>,
+}
+
+#[derive(Debug)]
+enum Block {
+    Raw(Box<str>),
+    Merged(Vec<(String, Merged)>),
+}
+
+#[derive(Debug, Default)]
+struct Logprobs {
+    content: Option<Vec<Box<str>>>,
+    refusal: Option<Vec<Box<str>>>,
+}
+
+/// A value being merged fragment by fragment.
+#[derive(Debug)]
+enum Merged {
+    /// A string that identifies (kept, not concatenated).
+    Str(String),
+    /// String fragments, concatenated.
+    Parts(String),
+    /// A list, extended.
+    List(Vec<Box<str>>),
+    /// An object, merged key by key.
+    Object(Vec<(String, Merged)>),
+    /// Any other value, as sent (the last one wins).
+    Json(Box<str>),
+}
+
+impl ChatFold {
+    pub fn new() -> Self {
+        ChatFold::default()
+    }
+
+    /// Folds one item's worth of data.
+    pub fn add(&mut self, v: &ChunkView<'_>) {
+        self.add_head(v);
+        if let Some(s) = v.system_fingerprint {
+            self.system_fingerprint = Some(s.to_owned());
+        }
+        if let Some(s) = v.service_tier {
+            self.service_tier = Some(s.to_owned());
+        }
+        if let Some(usage) = v.usage.filter(|u| !is_null(u)) {
+            self.usage = Some(usage.into());
+        }
+        if let Some(extra) = v.extra {
+            self.extra
+                .get_or_insert_with(Map::new)
+                .merge_non_null(extra);
+        }
+        let index = match v.index {
+            Some(i) => i,
+            None if v.carries_choice() => 0,
+            None => return, // a chunk with `choices: []` (e.g. the usage-only last chunk)
+        };
+        let choice = self.choices.entry(index).or_default();
+        choice.add(v);
+    }
+
+    fn add_head(&mut self, v: &ChunkView<'_>) {
+        if self.id.as_deref().is_none_or(str::is_empty) {
+            if let Some(id) = v.id {
+                self.id = Some(id.to_owned());
+            }
+        }
+        if self.created.is_none_or(|c| c == 0) {
+            if let Some(created) = v.created {
+                self.created = Some(created);
+            }
+        }
+        if self.model.as_deref().is_none_or(str::is_empty) {
+            if let Some(model) = v.model {
+                self.model = Some(model.to_owned());
+            }
+        }
+    }
+
+    /// The `chat.completion` object folded so far.
+    pub fn result(&self) -> Out {
+        let mut out = Map::new();
+        out.set("id", Out::str_or_null(self.id.as_deref()));
+        out.set("object", Out::Str("chat.completion".into()));
+        out.set("created", self.created.map_or(Out::Null, Out::Int));
+        out.set("model", Out::str_or_null(self.model.as_deref()));
+        out.set(
+            "service_tier",
+            Out::str_or_null(self.service_tier.as_deref()),
+        );
+        out.set(
+            "system_fingerprint",
+            Out::str_or_null(self.system_fingerprint.as_deref()),
+        );
+        let choices = self.choices.iter().map(|(i, c)| c.build(*i)).collect();
+        out.set("choices", Out::List(choices));
+        out.set("usage", self.usage.as_deref().map_or(Out::Null, Out::json));
+        if let Some(extra) = &self.extra {
+            for (key, value) in extra.iter() {
+                if !out.contains_key(key) && !DROPPED_EXTRAS.contains(&key) {
+                    out.set(key, value.clone());
+                }
+            }
+        }
+        Out::Map(out)
+    }
+}
+
+fn is_null(text: &str) -> bool {
+    text.trim() == "null"
+}
+
+fn append(slot: &mut Option<String>, text: Option<&str>) {
+    if let Some(text) = text {
+        slot.get_or_insert_with(String::new).push_str(text);
+    }
+}
+
+impl Choice {
+    fn add(&mut self, v: &ChunkView<'_>) {
+        match v.content {
+            Some(ContentView::Text(text)) => self.content.add_text(text),
+            Some(ContentView::Parts(json)) => self.content.add_parts(json),
+            None => {}
+        }
+        if self.role.is_none() {
+            self.role = v.role.map(str::to_owned);
+        }
+        append(&mut self.refusal, v.refusal);
+        append(&mut self.reasoning, v.reasoning);
+        append(&mut self.reasoning_content, v.reasoning_content);
+        if !v.tool_calls.is_empty() {
+            let calls = self.tool_calls.get_or_insert_with(BTreeMap::new);
+            for fragment in v.tool_calls {
+                calls.entry(fragment.index).or_default().add(fragment);
+            }
+        }
+        if let Some(reason) = v.finish_reason {
+            self.finish_reason = Some(reason.to_owned());
+        }
+        if let Some(details) = v.reasoning_details {
+            self.add_details(details);
+        }
+        if let Some(logprobs) = v.logprobs.filter(|l| !is_null(l)) {
+            self.logprobs
+                .get_or_insert_with(Logprobs::default)
+                .add(logprobs);
+        }
+        if let Some(extra) = v.choice_extra {
+            self.choice_extra
+                .get_or_insert_with(Map::new)
+                .merge_non_null(extra);
+        }
+        if let Some(extra) = v.delta_extra {
+            if let Some(entries) = Json::object(extra) {
+                let target = self.delta_extra.get_or_insert_with(Vec::new);
+                for (key, value) in entries {
+                    merge_value(target, &key, value.get(), false);
+                }
+            }
+        }
+    }
+
+    fn add_details(&mut self, text: &str) {
+        match Json::read(text) {
+            None | Some(Json::Null) => {}
+            // OpenRouter sends `"reasoning_details": []` on plain content chunks.
+            Some(Json::Array(blocks)) if blocks.is_empty() => {}
+            Some(Json::Array(blocks)) => {
+                let details = self.details.get_or_insert_with(Details::default);
+                for block in blocks {
+                    details.add(block.get());
+                }
+            }
+            // Not a list (garbage input): kept as sent, as one block.
+            Some(_) => self
+                .details
+                .get_or_insert_with(Details::default)
+                .blocks
+                .push(Block::Raw(text.into())),
+        }
+    }
+
+    fn build(&self, index: i64) -> Out {
+        let mut message = Map::new();
+        message.set(
+            "role",
+            Out::Str(self.role.clone().unwrap_or_else(|| "assistant".into())),
+        );
+        message.set("content", self.content.build());
+        message.set("refusal", Out::str_or_null(self.refusal.as_deref()));
+        if let Some(calls) = &self.tool_calls {
+            let calls = calls.values().map(ToolCall::build).collect();
+            message.set("tool_calls", Out::List(calls));
+        }
+        if let Some(text) = &self.reasoning {
+            message.set("reasoning", Out::Str(text.clone()));
+        }
+        if let Some(text) = &self.reasoning_content {
+            message.set("reasoning_content", Out::Str(text.clone()));
+        }
+        if let Some(details) = &self.details {
+            message.set("reasoning_details", details.build());
+        }
+        if let Some(extra) = &self.delta_extra {
+            for (key, value) in extra {
+                message.set(key, value.build());
+            }
+        }
+        let mut choice = Map::new();
+        choice.set("index", Out::Int(index));
+        choice.set("message", Out::Map(message));
+        choice.set(
+            "logprobs",
+            self.logprobs.as_ref().map_or(Out::Null, Logprobs::build),
+        );
+        choice.set(
+            "finish_reason",
+            Out::str_or_null(self.finish_reason.as_deref()),
+        );
+        if let Some(extra) = &self.choice_extra {
+            for (key, value) in extra.iter() {
+                choice.set(key, value.clone());
+            }
+        }
+        Out::Map(choice)
+    }
+}
+
+impl ToolCall {
+    fn add(&mut self, f: &ToolView<'_>) {
+        if let Some(arguments) = f.arguments {
+            self.arguments.push_str(arguments);
+        }
+        if self.id.as_deref().is_none_or(str::is_empty) {
+            if let Some(id) = f.id {
+                self.id = Some(id.to_owned());
+            }
+        }
+        if self.name.as_deref().is_none_or(str::is_empty) {
+            if let Some(name) = f.name {
+                self.name = Some(name.to_owned());
+            }
+        }
+        if self.type_.is_none() {
+            self.type_ = f.type_.map(str::to_owned);
+        }
+    }
+
+    fn build(&self) -> Out {
+        let mut function = Map::new();
+        function.set("name", Out::str_or_null(self.name.as_deref()));
+        function.set("arguments", Out::Str(self.arguments.clone()));
+        let mut call = Map::new();
+        call.set("id", Out::str_or_null(self.id.as_deref()));
+        call.set(
+            "type",
+            Out::Str(self.type_.clone().unwrap_or_else(|| "function".into())),
+        );
+        call.set("function", Out::Map(function));
+        Out::Map(call)
+    }
+}
+
+impl Content {
+    fn add_text(&mut self, text: &str) {
+        match self {
+            Content::None => *self = Content::Text(text.to_owned()),
+            Content::Text(s) => s.push_str(text),
+            // An empty fragment adds no part (Mistral opens with `"content": ""`).
+            Content::Parts(_) if text.is_empty() => {}
+            Content::Parts(parts) => push_part(parts, Part::Text(text.to_owned())),
+        }
+    }
+
+    fn add_parts(&mut self, json: &str) {
+        let parts = match std::mem::take(self) {
+            Content::None => Vec::new(),
+            Content::Text(s) if s.is_empty() => Vec::new(),
+            // Text that came before the parts is the first text part.
+            Content::Text(s) => vec![Part::Text(s)],
+            Content::Parts(parts) => parts,
+        };
+        let mut parts = parts;
+        match Json::read(json) {
+            Some(Json::Array(items)) => {
+                for item in items {
+                    push_part(&mut parts, Part::read(item.get(), true));
+                }
+            }
+            Some(Json::Null) | None => {}
+            Some(_) => push_part(&mut parts, Part::Other(json.into())),
+        }
+        *self = Content::Parts(parts);
+    }
+
+    fn build(&self) -> Out {
+        match self {
+            Content::None => Out::Null,
+            Content::Text(s) => Out::Str(s.clone()),
+            Content::Parts(parts) => Out::List(parts.iter().map(Part::build).collect()),
+        }
+    }
+}
+
+/// Appends `part`, merging it into the last part when both are text, or both thinking.
+fn push_part(parts: &mut Vec<Part>, part: Part) {
+    match (parts.last_mut(), part) {
+        (Some(Part::Text(last)), Part::Text(text)) => last.push_str(&text),
+        (Some(Part::Thinking(last)), Part::Thinking(inner)) => {
+            for p in inner {
+                push_part(last, p);
+            }
+        }
+        (_, part) => parts.push(part),
+    }
+}
+
+impl Part {
+    /// Reads one part; `outer` allows a `thinking` part (whose inner parts are read as text
+    /// or kept as sent, one level only).
+    fn read(json: &str, outer: bool) -> Part {
+        let Some(entries) = Json::object(json) else {
+            return Part::Other(json.into());
+        };
+        let field = |name: &str| {
+            entries
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.get())
+        };
+        let kind = field("type").and_then(|t| match Json::read(t) {
+            Some(Json::Str(s)) => Some(s),
+            _ => None,
+        });
+        match (kind.as_deref(), entries.len()) {
+            (Some("text"), 2) => {
+                if let Some(Json::Str(text)) = field("text").and_then(Json::read) {
+                    return Part::Text(text.into_owned());
+                }
+            }
+            (Some("thinking"), 2) if outer => {
+                if let Some(Json::Array(inner)) = field("thinking").and_then(Json::read) {
+                    let mut parts = Vec::new();
+                    for p in inner {
+                        push_part(&mut parts, Part::read(p.get(), false));
+                    }
+                    return Part::Thinking(parts);
+                }
+            }
+            _ => {}
+        }
+        Part::Other(json.into())
+    }
+
+    fn build(&self) -> Out {
+        match self {
+            Part::Text(text) => {
+                let mut m = Map::new();
+                m.set("type", Out::Str("text".into()));
+                m.set("text", Out::Str(text.clone()));
+                Out::Map(m)
+            }
+            Part::Thinking(inner) => {
+                let mut m = Map::new();
+                m.set("type", Out::Str("thinking".into()));
+                m.set(
+                    "thinking",
+                    Out::List(inner.iter().map(Part::build).collect()),
+                );
+                Out::Map(m)
+            }
+            Part::Other(json) => Out::json(json),
+        }
+    }
+}
+
+impl Details {
+    fn add(&mut self, block: &str) {
+        let entries = match Json::object(block) {
+            Some(entries) => entries,
+            None => return self.blocks.push(Block::Raw(block.into())),
+        };
+        let index = entries
+            .iter()
+            .find(|(k, _)| k == "index")
+            .map(|(_, v)| v.get().trim())
+            .filter(|v| *v != "null");
+        let Some(index) = index else {
+            return self.blocks.push(Block::Raw(block.into()));
+        };
+        if index.starts_with(['{', '[']) {
+            // An unhashable index (garbage input): the block is kept as is.
+            return self.blocks.push(Block::Raw(block.into()));
+        }
+        let at = match self.by_index.get(index) {
+            Some(&at) => at,
+            None => {
+                self.blocks.push(Block::Merged(Vec::new()));
+                let at = self.blocks.len() - 1;
+                self.by_index.insert(index.into(), at);
+                at
+            }
+        };
+        let Some(Block::Merged(fields)) = self.blocks.get_mut(at) else {
+            return;
+        };
+        for (key, value) in entries {
+            let text = value.get();
+            if REASONING_TEXT_KEYS.contains(&key.as_ref()) {
+                if let Some(Json::Str(s)) = Json::read(text) {
+                    match find(fields, &key) {
+                        Some(Merged::Parts(cur)) => cur.push_str(&s),
+                        Some(slot) => *slot = Merged::Parts(s.into_owned()),
+                        None => fields.push((key.into_owned(), Merged::Parts(s.into_owned()))),
+                    }
+                    continue;
+                }
+            }
+            let null = is_null(text);
+            match find(fields, &key) {
+                Some(slot) if !null => *slot = Merged::Json(text.into()),
+                Some(_) => {}
+                None => fields.push((key.into_owned(), Merged::Json(text.into()))),
+            }
+        }
+    }
+
+    fn build(&self) -> Out {
+        Out::List(
+            self.blocks
+                .iter()
+                .map(|b| match b {
+                    Block::Raw(json) => Out::json(json),
+                    Block::Merged(fields) => build_object(fields),
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Logprobs {
+    fn add(&mut self, text: &str) {
+        let Some(entries) = Json::object(text) else {
+            return; // seen, but nothing to concatenate
+        };
+        for (key, value) in entries {
+            let slot = match key.as_ref() {
+                "content" => &mut self.content,
+                "refusal" => &mut self.refusal,
+                _ => continue,
+            };
+            if let Some(Json::Array(items)) = Json::read(value.get()) {
+                slot.get_or_insert_with(Vec::new)
+                    .extend(items.into_iter().map(|i| Box::from(i.get())));
+            }
+        }
+    }
+
+    fn build(&self) -> Out {
+        let list = |items: &Option<Vec<Box<str>>>| match items {
+            Some(items) => Out::List(items.iter().map(|i| Out::json(i)).collect()),
+            None => Out::Null,
+        };
+        let mut m = Map::new();
+        m.set("content", list(&self.content));
+        m.set("refusal", list(&self.refusal));
+        Out::Map(m)
+    }
+}
+
+fn find<'m>(fields: &'m mut [(String, Merged)], key: &str) -> Option<&'m mut Merged> {
+    fields.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
+}
+
+/// Merges one unknown-delta value into `target[key]` (see the module docs). A `null` only
+/// fills a key not seen before. Nested objects recurse once per JSON level.
+fn merge_value(target: &mut Vec<(String, Merged)>, key: &str, value: &str, identity: bool) {
+    let Some(json) = Json::read(value) else {
+        return;
+    };
+    let slot = match target.iter().position(|(k, _)| k == key) {
+        Some(i) => target.get_mut(i).map(|(_, v)| v),
+        None => None,
+    };
+    match (json, slot) {
+        (Json::Null, Some(_)) => {}
+        (Json::Null, None) => target.push((key.to_owned(), Merged::Json("null".into()))),
+        (Json::Str(s), slot) if identity && IDENTITY_KEYS.contains(&key) => match slot {
+            Some(cur) if !cur.is_empty_like() => {}
+            Some(cur) => *cur = Merged::Str(s.into_owned()),
+            None => target.push((key.to_owned(), Merged::Str(s.into_owned()))),
+        },
+        (Json::Str(s), Some(Merged::Parts(cur))) => cur.push_str(&s),
+        (Json::Str(s), Some(cur)) => *cur = Merged::Parts(s.into_owned()),
+        (Json::Str(s), None) => target.push((key.to_owned(), Merged::Parts(s.into_owned()))),
+        (Json::Array(items), slot) => {
+            let items = items.into_iter().map(|i| Box::from(i.get()));
+            match slot {
+                Some(Merged::List(cur)) => cur.extend(items),
+                Some(cur) => *cur = Merged::List(items.collect()),
+                None => target.push((key.to_owned(), Merged::List(items.collect()))),
+            }
+        }
+        (Json::Object(entries), slot) => {
+            let inner = match slot {
+                Some(Merged::Object(inner)) => inner,
+                Some(cur) => {
+                    *cur = Merged::Object(Vec::new());
+                    match cur {
+                        Merged::Object(inner) => inner,
+                        _ => return,
+                    }
+                }
+                None => {
+                    target.push((key.to_owned(), Merged::Object(Vec::new())));
+                    match target.last_mut() {
+                        Some((_, Merged::Object(inner))) => inner,
+                        _ => return,
+                    }
+                }
+            };
+            for (k, v) in entries {
+                merge_value(inner, &k, v.get(), true);
+            }
+        }
+        (Json::Scalar(s), Some(cur)) => *cur = Merged::Json(s.into()),
+        (Json::Scalar(s), None) => target.push((key.to_owned(), Merged::Json(s.into()))),
+    }
+}
+
+impl Merged {
+    /// Whether an identity key's current value may be replaced (Python-falsy: `""`, `0`,
+    /// `false`, `null`, an empty list or object).
+    fn is_empty_like(&self) -> bool {
+        match self {
+            Merged::Str(s) | Merged::Parts(s) => s.is_empty(),
+            Merged::List(items) => items.is_empty(),
+            Merged::Object(fields) => fields.is_empty(),
+            Merged::Json(text) => matches!(text.trim(), "null" | "0" | "false" | "0.0"),
+        }
+    }
+
+    fn build(&self) -> Out {
+        match self {
+            Merged::Str(s) | Merged::Parts(s) => Out::Str(s.clone()),
+            Merged::List(items) => Out::List(items.iter().map(|i| Out::json(i)).collect()),
+            Merged::Object(fields) => build_object(fields),
+            Merged::Json(text) => Out::json(text),
+        }
+    }
+}
+
+fn build_object(fields: &[(String, Merged)]) -> Out {
+    Out::Map(fields.iter().map(|(k, v)| (k.clone(), v.build())).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(index: i64, content: &str) -> ChunkView<'_> {
+        ChunkView {
+            id: Some("c1"),
+            model: Some("m"),
+            created: Some(1),
+            index: Some(index),
+            content: Some(ContentView::Text(content)),
+            ..ChunkView::default()
+        }
+    }
+
+    fn message(fold: &ChatFold, choice: usize) -> serde_json::Value {
+        let v: serde_json::Value = serde_json::from_str(&fold.result().to_json()).unwrap();
+        v["choices"][choice]["message"].clone()
+    }
+
+    #[test]
+    fn text_is_joined_and_choices_sorted() {
+        let mut f = ChatFold::new();
+        f.add(&text(1, "b"));
+        f.add(&text(0, "Hel"));
+        f.add(&text(0, "lo"));
+        let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+        assert_eq!(v["object"], "chat.completion");
+        assert_eq!(v["choices"][0]["message"]["content"], "Hello");
+        assert_eq!(v["choices"][0]["message"]["role"], "assistant");
+        assert_eq!(v["choices"][1]["index"], 1);
+        assert_eq!(v["usage"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn empty_head_values_are_replaced() {
+        let mut f = ChatFold::new();
+        f.add(&ChunkView {
+            id: Some(""),
+            model: Some(""),
+            created: Some(0),
+            ..ChunkView::default()
+        });
+        f.add(&text(0, "x"));
+        let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+        assert_eq!(
+            (v["id"].as_str(), v["created"].as_i64()),
+            (Some("c1"), Some(1))
+        );
+    }
+
+    #[test]
+    fn tool_calls_keep_first_id_and_join_arguments() {
+        let calls = [
+            ToolView {
+                index: 0,
+                id: Some("call_1"),
+                name: Some("f"),
+                arguments: Some("{\"a\""),
+                ..ToolView::default()
+            },
+            ToolView {
+                index: 0,
+                id: Some("call_1"),
+                name: Some("f"),
+                arguments: Some(":1}"),
+                ..ToolView::default()
+            },
+        ];
+        let mut f = ChatFold::new();
+        for call in &calls {
+            f.add(&ChunkView {
+                index: Some(0),
+                tool_calls: std::slice::from_ref(call),
+                ..ChunkView::default()
+            });
+        }
+        let m = message(&f, 0);
+        assert_eq!(m["tool_calls"][0]["id"], "call_1");
+        assert_eq!(m["tool_calls"][0]["type"], "function");
+        assert_eq!(m["tool_calls"][0]["function"]["name"], "f");
+        assert_eq!(m["tool_calls"][0]["function"]["arguments"], "{\"a\":1}");
+    }
+
+    #[test]
+    fn mistral_content_parts_merge() {
+        let mut f = ChatFold::new();
+        let parts = [
+            r#"[{"type":"thinking","thinking":[{"type":"text","text":"Let me"}]}]"#,
+            r#"[{"type":"thinking","thinking":[{"type":"text","text":" think"}]}]"#,
+            r#"[{"type":"text","text":"Hi"}]"#,
+        ];
+        for p in parts {
+            f.add(&ChunkView {
+                index: Some(0),
+                content: Some(ContentView::Parts(p)),
+                ..ChunkView::default()
+            });
+        }
+        f.add(&text(0, " there"));
+        assert_eq!(
+            message(&f, 0)["content"],
+            serde_json::json!([
+                {"type": "thinking", "thinking": [{"type": "text", "text": "Let me think"}]},
+                {"type": "text", "text": "Hi there"}
+            ])
+        );
+    }
+
+    #[test]
+    fn reasoning_details_merge_by_index_and_wrong_types_are_kept() {
+        let mut f = ChatFold::new();
+        for d in [
+            r#"[{"type":"reasoning.text","index":0,"text":"a","signature":null}]"#,
+            r#"[{"type":"reasoning.text","index":0,"text":"b","signature":"s"}]"#,
+            r#"[{"type":"reasoning.encrypted","data":"x"}]"#,
+            "[]",
+            "1",
+            "true",
+        ] {
+            f.add(&ChunkView {
+                index: Some(0),
+                reasoning_details: Some(d),
+                ..ChunkView::default()
+            });
+        }
+        assert_eq!(
+            message(&f, 0)["reasoning_details"],
+            serde_json::json!([
+                {"type": "reasoning.text", "index": 0, "text": "ab", "signature": "s"},
+                {"type": "reasoning.encrypted", "data": "x"},
+                1,
+                true
+            ])
+        );
+    }
+
+    #[test]
+    fn delta_extras_merge() {
+        let mut f = ChatFold::new();
+        for d in [
+            r#"{"function_call":{"name":"f","arguments":"{\"a"}, "annotations":[1], "audio":null}"#,
+            r#"{"function_call":{"name":"f","arguments":"\":1}"}, "annotations":[2], "audio":{"id":"a1","transcript":"he"}}"#,
+            r#"{"audio":{"id":"a1","transcript":"llo"}}"#,
+        ] {
+            f.add(&ChunkView {
+                index: Some(0),
+                delta_extra: Some(d),
+                ..ChunkView::default()
+            });
+        }
+        let m = message(&f, 0);
+        assert_eq!(
+            m["function_call"],
+            serde_json::json!({"name": "f", "arguments": "{\"a\":1}"})
+        );
+        assert_eq!(m["annotations"], serde_json::json!([1, 2]));
+        assert_eq!(
+            m["audio"],
+            serde_json::json!({"id": "a1", "transcript": "hello"})
+        );
+    }
+
+    #[test]
+    fn logprobs_concatenate_and_usage_keeps_last_non_null() {
+        let mut f = ChatFold::new();
+        f.add(&ChunkView {
+            index: Some(0),
+            logprobs: Some(r#"{"content":[{"token":"a"}],"refusal":null}"#),
+            ..ChunkView::default()
+        });
+        f.add(&ChunkView {
+            index: Some(0),
+            logprobs: Some(r#"{"content":[{"token":"b"}]}"#),
+            usage: Some(r#"{"total_tokens":3}"#),
+            ..ChunkView::default()
+        });
+        f.add(&ChunkView {
+            usage: Some("null"),
+            extra: Some(r#"{"router":{"x":1},"obfuscation":"zz","id":"no"}"#),
+            ..ChunkView::default()
+        });
+        let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+        assert_eq!(
+            v["choices"][0]["logprobs"],
+            serde_json::json!({"content": [{"token": "a"}, {"token": "b"}], "refusal": null})
+        );
+        assert_eq!(v["usage"]["total_tokens"], 3);
+        assert_eq!(v["router"]["x"], 1);
+        assert!(v.get("obfuscation").is_none());
+        assert_eq!(v["id"], serde_json::Value::Null);
+    }
+
+    #[test]
+    fn hostile_values_do_not_panic() {
+        let mut f = ChatFold::new();
+        for junk in [
+            "",
+            "x",
+            "{",
+            "[",
+            "\"",
+            "1e400",
+            "[[[[[]]]]]",
+            "{\"index\":{}}",
+        ] {
+            f.add(&ChunkView {
+                index: Some(i64::MAX),
+                reasoning_details: Some(junk),
+                logprobs: Some(junk),
+                delta_extra: Some(junk),
+                choice_extra: Some(junk),
+                extra: Some(junk),
+                usage: Some(junk),
+                content: Some(ContentView::Parts(junk)),
+                ..ChunkView::default()
+            });
+        }
+        f.add(&text(i64::MIN, "x"));
+        let _ = f.result().to_json();
+    }
+}
