@@ -604,9 +604,11 @@ impl PartialJson {
         self.m.run(&self.text, from)
     }
 
-    /// Feeds a text fragment. An error is sticky: later calls return it again.
+    /// Feeds a text fragment. An error is sticky: later calls return it again (and still
+    /// append their text to [`Self::text`]).
     pub fn feed_str(&mut self, s: &str) -> Result<(), Error> {
         if let Some(e) = &self.m.error {
+            self.text.push_str(s);
             return Err(e.clone());
         }
         if self.carry_len > 0 && !s.is_empty() {
@@ -619,6 +621,7 @@ impl PartialJson {
     /// are an error at the character where they stand.
     pub fn feed_bytes(&mut self, bytes: &[u8]) -> Result<(), Error> {
         if let Some(e) = &self.m.error {
+            self.text.push_str(&crate::text::lossy(bytes));
             return Err(e.clone());
         }
         let mut rest = bytes;
@@ -690,7 +693,8 @@ impl PartialJson {
         self.m.error.as_ref()
     }
 
-    /// The text received so far (the raw arguments, for callers that keep them).
+    /// The text received so far, also after an error (the raw arguments, for callers that
+    /// keep them); after a `&[u8]` feed, without the start of a character still cut.
     pub fn text(&self) -> &str {
         &self.text
     }
@@ -811,6 +815,12 @@ mod tests {
         }
         let mut p = PartialJson::new();
         assert_eq!(p.feed_bytes(b"[\"\xff\"]").unwrap_err().pos, 2);
+        // The text is kept after an error (the raw arguments of a tool call stay whole).
+        let mut p = PartialJson::new();
+        assert!(p.feed_str("{\"a\": 1,, ").is_err());
+        assert!(p.feed_str("\"b\": 2}").is_err());
+        assert_eq!(p.text(), "{\"a\": 1,, \"b\": 2}");
+        assert_eq!(p.value_json().as_deref(), Some("{\"a\": 1}"));
     }
 
     mod properties {

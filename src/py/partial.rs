@@ -1,12 +1,14 @@
-//! `ssewire.PartialJSON`: the incremental partial-JSON reader of `crate::partial` for Python,
-//! and [`Mirror`], the Python value kept up to date from the reader's events (any class that
-//! shows a partial document, such as a stream's tool arguments, keeps one beside its reader).
+//! `ssewire.PartialJSON`: the incremental partial-JSON reader of `crate::partial` for Python;
+//! [`Mirror`], the Python value kept up to date from a reader's events; and [`Partials`], the
+//! values of a dialect stream's tool-call arguments (`partial_arguments`).
 //!
 //! Carried across calls: the core parser (which logs edit events) and the mirror: the root
 //! object, the open Python containers with the current key of each dict, and whether the last
 //! value of the innermost container is a placed unfinished string. Cost: a feed parses its
 //! fragment in Rust, then applies the events it logged (one Python object per completed value);
 //! reading `value` builds at most one `str` (the unfinished string, when it changed).
+
+use std::collections::HashMap;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -108,6 +110,33 @@ impl Mirror {
             .root
             .as_ref()
             .map_or_else(|| py.None(), |r| r.clone_ref(py)))
+    }
+}
+
+/// The Python values of a stream's tool-call arguments, built only for the calls
+/// `partial_arguments` is asked about: per call, a reader with events fed the text the fold's
+/// reader received since the last read, and its mirror (so a read costs the new text).
+#[derive(Default)]
+pub struct Partials(HashMap<(i64, i64), (PartialJson, Mirror)>);
+
+impl Partials {
+    /// The value of the call `key`, whose arguments the fold reads with `source`.
+    pub fn read(
+        &mut self,
+        py: Python<'_>,
+        key: (i64, i64),
+        source: &PartialJson,
+    ) -> PyResult<Py<PyAny>> {
+        let (core, mirror) = self
+            .0
+            .entry(key)
+            .or_insert_with(|| (PartialJson::with_events(), Mirror::default()));
+        let new = source.text().get(core.text().len()..).unwrap_or_default();
+        // Arguments that are not JSON: the value keeps what was valid (the stream records no
+        // error for them; the raw text is in the result).
+        let _ = core.feed_str(new);
+        mirror.apply(py, core)?;
+        mirror.value(py, core)
     }
 }
 
