@@ -322,19 +322,38 @@ def test_message_delta_extra_keys_and_null_usage_values() -> None:
 # --- 3. the accumulator alone, on hand-made items -----------------------------------------------
 
 
-class FakeEvent:
-    """Same attributes as ``ssewire.MessageEvent``; all None unless given."""
-
-    def __init__(self, **fields: Any) -> None:
-        for name in EVENT_FIELDS:
-            setattr(self, name, fields.pop(name, None))
-        assert not fields, fields
+_DELTA_FIELDS = ("delta_type", "text", "partial_json", "thinking", "signature", "stop_reason",
+                 "stop_sequence", "citation")  # fmt: skip
 
 
-class FakeError:
-    def __init__(self, kind: str, message: str) -> None:
-        self.kind = kind
-        self.error = StreamError(message, "overloaded_error")
+def FakeEvent(**fields: Any) -> Any:
+    """A real ``MessageEvent`` decoded from an event built of ``fields`` (the item's attribute
+    names; ``None`` values left out, as a server would)."""
+    raw = fields.pop("raw", None)
+    event: dict[str, Any] = dict(raw) if raw is not None else {}
+    event["type"] = fields.pop("type")
+    for key in ("index", "content_block", "message", "usage"):
+        if fields.get(key) is not None:
+            event[key] = fields.pop(key)
+    delta = {("type" if k == "delta_type" else k): fields.pop(k) for k in _DELTA_FIELDS
+             if fields.get(k) is not None}  # fmt: skip
+    assert not [k for k, v in fields.items() if v is not None], fields
+    if delta:
+        event["delta"] = delta
+    [item] = MessagesStream().feed(b"data: " + json.dumps(event).encode() + b"\n\n")
+    assert type(item) is ssewire.MessageEvent, item
+    return item
+
+
+def error_items() -> list[Any]:
+    """Real ErrorItems: a malformed frame, then two server-reported errors."""
+    items = MessagesStream().feed(
+        b"data: {bad\n\n"
+        b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "one"}}\n\n'
+        b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error", "message": "two"}}\n\n'
+    )
+    assert [i.kind for i in items] == ["malformed_json", "stream_error", "stream_error"]
+    return items
 
 
 def delta(index: Any, delta_type: str, **fields: Any) -> FakeEvent:
@@ -443,11 +462,14 @@ def test_fake_tool_input_forms() -> None:
 
 def test_fake_errors_are_collected() -> None:
     acc = MessageAccumulator()
-    bad, e1, e2 = FakeError("malformed_json", "bad"), FakeError("stream_error", "one"), FakeError(
-        "stream_error", "two")  # fmt: skip
-    acc.add_all([bad, e1, e2, object()])
+    bad, e1, e2 = error_items()
+    acc.add_all([bad, e1, e2, ssewire.Event("{}", "ping")])
     assert acc.errors == [bad, e1, e2]
     assert acc.error is e1.error
+    for foreign in (object(), {"type": "message_stop"}, ssewire.ChatCompletionStream().feed(
+            b'data: {"choices": []}\n\n')[0]):  # fmt: skip
+        with pytest.raises(TypeError, match="MessageEvent"):
+            acc.add(foreign)
 
 
 def test_result_is_a_new_dict_each_call() -> None:
@@ -660,3 +682,33 @@ def test_fuzz_never_raises(events: list[tuple[dict[str, Any], bool]], tail: byte
     result = acc.result()
     assert result["type"] == "message" and isinstance(result["content"], list)
     json.dumps(result, default=repr)
+
+
+def test_deeply_nested_tool_input_never_raises() -> None:
+    """A 1.2 kB input nested 600 levels deep used to raise RecursionError in the accumulator:
+    past the converter's limit (128 levels) it is reported in ``warnings`` and kept as text."""
+    deep = "[" * 600 + "]" * 600
+    shallow = "[" * 100 + "]" * 100
+    for nested, parsed in ((deep, False), (shallow, True)):
+        events = [
+            {"type": "message_start", "message": {"id": "m", "role": "assistant", "content": []}},
+            {"type": "content_block_start", "index": 0,
+             "content_block": {"type": "tool_use", "id": "t", "name": "f", "input": {}}},
+            {"type": "content_block_delta", "index": 0,
+             "delta": {"type": "input_json_delta", "partial_json": '{"x": ' + nested[:7]}},
+            {"type": "content_block_delta", "index": 0,
+             "delta": {"type": "input_json_delta", "partial_json": nested[7:] + "}"}},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_stop"},
+        ]  # fmt: skip
+        body = b"".join(b"data: " + json.dumps(e).encode() + b"\n\n" for e in events)
+        stream = MessagesStream()
+        acc = MessageAccumulator()
+        acc.add_all(stream.feed(body))
+        block = stream.result()["content"][0]
+        assert acc.result() == stream.result()
+        if parsed:
+            assert block["input"] == {"x": json.loads(nested)} and acc.warnings == []
+        else:
+            assert block["input"] == {} and block["partial_json"] == '{"x": ' + nested + "}"
+            assert_notes(acc.warnings, [["content block 0 (tool_use t)", "never formed valid JSON"]])

@@ -11,6 +11,7 @@ as they arrive, get events out::
 """
 
 from ssewire._core import (
+    MessageAccumulator,
     ChatCompletionAccumulator,
     DEFAULT_MAX_EVENT_SIZE,
     ChatChunk,
@@ -25,7 +26,6 @@ from ssewire._core import (
     __version__,
     encode_event,
 )
-from ssewire._accumulators_messages import MessageAccumulator
 from ssewire._accumulators_responses import ResponseAccumulator
 from ssewire._reading import ChatCompletionStream, MessagesStream, ResponsesStream, SSEParser
 from ssewire._protocol import StreamProtocol

@@ -277,7 +277,7 @@ _STREAM_CLASSES = {
 }
 _ACCUMULATOR_CLASSES = {
     "chat": ("ChatCompletionAccumulator", "ssewire._core"),
-    "messages": ("MessageAccumulator", "ssewire._accumulators_messages"),
+    "messages": ("MessageAccumulator", "ssewire._core"),
     "responses": ("ResponseAccumulator", "ssewire._accumulators_responses"),
 }
 

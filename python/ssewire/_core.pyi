@@ -6,6 +6,7 @@ from typing import Any, Final, Iterable, Optional, Union, final
 from typing_extensions import Buffer, Self, disjoint_base
 
 __all__ = [
+    "MessageAccumulator",
     "ChatCompletionAccumulator",
     "__version__",
     "DEFAULT_MAX_EVENT_SIZE",
@@ -237,6 +238,22 @@ class MessageEvent:
     def citation(self) -> Optional[dict[str, Any]]: ...
     @property
     def raw(self) -> Optional[dict[str, Any]]: ...
+
+@final
+class MessageAccumulator:
+    """Folds ``MessagesStream`` items into a non-streaming Anthropic ``message`` dict, by the
+    same Rust fold the stream runs itself (``s.result()``)."""
+
+    def __new__(cls) -> Self: ...
+    def add(self, item: Union[MessageEvent, ErrorItem, Event]) -> None: ...
+    def add_all(self, items: Iterable[Union[MessageEvent, ErrorItem, Event]]) -> None: ...
+    def result(self) -> dict[str, Any]: ...
+    @property
+    def error(self) -> Optional[StreamError]: ...
+    @property
+    def errors(self) -> list[ErrorItem]: ...
+    @property
+    def warnings(self) -> list[str]: ...
 
 @disjoint_base
 class MessagesStream:

@@ -391,7 +391,7 @@ impl Dialect for ChunkStrings {
         self.fold.arguments(choice, index)
     }
 
-    fn result<'py>(&self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         out_to_py(py, &self.fold.result())
     }
 }

@@ -5,17 +5,25 @@
 //! names are built once per stream; the common text / JSON / thinking deltas carry only their
 //! typed fields, other events also keep their raw JSON, decoded when read. A delta frame that
 //! matches the previous one's template (see `crate::dialect::template`) skips the decode.
-//! Carried across feeds: the stream core, the name table and the template.
+//! Every event is also folded (`crate::fold::messages`), with or without items. Carried across
+//! feeds: the stream core, the fold, the name table and the template.
+
+use std::borrow::Cow;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
+use serde_json::value::RawValue;
 
-use super::json::lazy;
-use super::stream::{dialect_stream, Dialect, Frame, Refill, Route, StreamCore, Template, Value};
+use super::json::{lazy, out_to_py};
+use super::stream::{
+    dialect_stream, emit, AccumulatorErrors, Dialect, Frame, Refill, Route, StreamCore, Template,
+    Value,
+};
 use super::strings::{int_or_none, name_or_none, text_or_none, Names};
 use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event};
 use crate::dialect::ErrorInfo;
+use crate::fold::messages::{EventView, MessagesFold};
 
 /// One event of a Messages stream, flattened.
 #[pyclass(frozen, module = "ssewire", name = "MessageEvent")]
@@ -134,12 +142,21 @@ impl Refill for MessageEvent {
     }
 }
 
-/// The per-stream state of the Messages dialect: the event and delta type names, and the
-/// frame template of the last common delta.
+/// The per-stream state of the Messages dialect: the fold, the event and delta type names,
+/// and the frame template of the last common delta.
 #[derive(Default)]
 pub struct MessagesState {
+    fold: MessagesFold,
     names: Names,
-    template: Option<Template<MessageEvent>>,
+    template: Option<MessagesTemplate>,
+}
+
+/// The template of the last common delta, and what the fold needs of it: a frame that fits
+/// folds as that delta with new text in the hole.
+struct MessagesTemplate {
+    template: Template<MessageEvent>,
+    index: Option<i64>,
+    delta_type: Box<str>,
 }
 
 /// The one text of a common delta that a template can leave open (borrowed from the frame).
@@ -158,9 +175,27 @@ fn hole<'f>(ev: &Event<'f>) -> Option<(u8, &'f str)> {
     .find_map(|(kind, text)| text.map(|t| (kind, t)))
 }
 
+/// A common delta's view with `text` in hole `hole`.
+fn delta_view<'a>(
+    index: Option<i64>,
+    delta_type: &'a str,
+    hole: u8,
+    text: &'a str,
+) -> EventView<'a> {
+    EventView {
+        kind: "content_block_delta",
+        index,
+        delta_type: Some(delta_type),
+        text: (hole == HOLE_TEXT).then_some(text),
+        partial_json: (hole == HOLE_PARTIAL_JSON).then_some(text),
+        thinking: (hole == HOLE_THINKING).then_some(text),
+        ..EventView::default()
+    }
+}
+
 impl Dialect for MessagesState {
     type Doc<'f> = Event<'f>;
-    const PLACEHOLDER_ACCUMULATOR: &'static str = "MessageAccumulator";
+    const FOLDS: bool = true;
 
     fn route(event: &[u8]) -> Route {
         match event {
@@ -180,10 +215,6 @@ impl Dialect for MessagesState {
         v: Value<'f, '_, Event<'f>>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
-        // PLACEHOLDER (issue 8): while `FOLDS` is false, `convert` always passes a list.
-        let Some(out) = out else {
-            return Ok(());
-        };
         let ev: Event<'f> = v.value;
         let kind: &[u8] = match &ev.type_ {
             // A document with an `error` key is an error whatever else it says.
@@ -199,40 +230,72 @@ impl Dialect for MessagesState {
                     None => ErrorInfo::from_document(v.doc),
                 };
                 let name = core.event_name(py, v.frame);
-                return out.append(core.stream_error_item(py, &info, name, &v.frame.data)?);
+                return emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?);
             }
             b"message_stop" => core.done = true,
             _ => {}
         }
-        let raw_json = (!ev.is_common_delta()).then(|| v.doc.into());
+        let common = ev.is_common_delta();
+        let raw_json = (!common).then_some(v.doc);
+        let d = &ev.delta;
+        let kind_text = String::from_utf8_lossy(kind);
+        self.fold.add(&EventView {
+            kind: &kind_text,
+            index: ev.index,
+            delta_type: d.type_.as_ref().map(Str::as_str),
+            text: d.text.as_ref().map(Str::as_str),
+            partial_json: d.partial_json.as_ref().map(Str::as_str),
+            thinking: d.thinking.as_ref().map(Str::as_str),
+            signature: d.signature.as_ref().map(Str::as_str),
+            stop_reason: d.stop_reason.as_ref().map(Str::as_str),
+            stop_sequence: d.stop_sequence.as_ref().map(Str::as_str),
+            content_block: ev.content_block.map(RawValue::get),
+            message: ev.message.map(RawValue::get),
+            usage: ev.usage.map(RawValue::get),
+            citation: d.citation.map(RawValue::get),
+            raw: raw_json,
+        });
         let hole = if v.doc.len() == v.frame.data.len() {
             hole(&ev)
         } else {
             None
         };
-        let names = &mut self.names;
-        let d = &ev.delta;
-        let item = MessageEvent {
-            type_: names.get(py, kind).into_any(),
-            index: int_or_none(py, ev.index),
-            delta_type: name_or_none(py, names, d.type_.as_ref()),
-            text: text_or_none(py, d.text.as_ref()),
-            partial_json: text_or_none(py, d.partial_json.as_ref()),
-            thinking: text_or_none(py, d.thinking.as_ref()),
-            signature: text_or_none(py, d.signature.as_ref()),
-            stop_reason: name_or_none(py, names, d.stop_reason.as_ref()),
-            stop_sequence: text_or_none(py, d.stop_sequence.as_ref()),
-            content_block_json: ev.content_block.map(|r| r.get().into()),
-            message_json: ev.message.map(|r| r.get().into()),
-            usage_json: ev.usage.map(|r| r.get().into()),
-            citation_json: d.citation.map(|r| r.get().into()),
-            raw_json,
+        let obj = match out {
+            Some(out) => {
+                let names = &mut self.names;
+                let item = MessageEvent {
+                    type_: names.get(py, kind).into_any(),
+                    index: int_or_none(py, ev.index),
+                    delta_type: name_or_none(py, names, d.type_.as_ref()),
+                    text: text_or_none(py, d.text.as_ref()),
+                    partial_json: text_or_none(py, d.partial_json.as_ref()),
+                    thinking: text_or_none(py, d.thinking.as_ref()),
+                    signature: text_or_none(py, d.signature.as_ref()),
+                    stop_reason: name_or_none(py, names, d.stop_reason.as_ref()),
+                    stop_sequence: text_or_none(py, d.stop_sequence.as_ref()),
+                    content_block_json: ev.content_block.map(|r| r.get().into()),
+                    message_json: ev.message.map(|r| r.get().into()),
+                    usage_json: ev.usage.map(|r| r.get().into()),
+                    citation_json: d.citation.map(|r| r.get().into()),
+                    raw_json: raw_json.map(Box::from),
+                };
+                let obj = Py::new(py, item)?;
+                out.append(&obj)?;
+                Some(obj)
+            }
+            None => None,
         };
-        let obj = Py::new(py, item)?;
-        out.append(&obj)?;
-        if let Some((kind, text)) = hole {
-            let new = Template::new(v.frame, text, &[], kind, Some(obj));
-            Template::renew(&mut self.template, new);
+        if let (Some((hole_kind, text)), Some(delta_type)) = (hole, d.type_.as_ref()) {
+            let new = Template::new(v.frame, text, &[], hole_kind, obj).map(|template| {
+                MessagesTemplate {
+                    template,
+                    index: ev.index,
+                    delta_type: delta_type.as_str().into(),
+                }
+            });
+            if new.is_some() {
+                self.template = new;
+            }
         }
         Ok(())
     }
@@ -243,10 +306,26 @@ impl Dialect for MessagesState {
         frame: &Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool> {
-        match &self.template {
-            Some(template) => template.apply(py, frame, out),
-            None => Ok(false),
+        let Some(t) = &self.template else {
+            return Ok(false);
+        };
+        if out.is_some() && t.template.item.is_none() {
+            return Ok(false); // a template made by consume() has no item to copy
         }
+        let Some((text, _)) = t.template.fill(frame) else {
+            return Ok(false);
+        };
+        let hole = t.template.hole;
+        if let (Some(out), Some(item)) = (out, &t.template.item) {
+            out.append(item.get().refill(py, hole, &text, None)?)?;
+        }
+        self.fold
+            .add(&delta_view(t.index, &t.delta_type, hole, &text));
+        Ok(true)
+    }
+
+    fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        out_to_py(py, &self.fold.result())
     }
 }
 
@@ -257,3 +336,103 @@ dialect_stream!(
     "message_stop",
     "Anthropic-compatible `POST /v1/messages` stream: framing and event decoding."
 );
+
+/// A string field of an item, borrowed from its Python `str`.
+fn text<'a>(py: Python<'a>, value: &'a Py<PyAny>) -> Option<Cow<'a, str>> {
+    value.bind(py).cast::<PyString>().ok()?.to_cow().ok()
+}
+
+/// Folds one `MessageEvent` item, reading its fields natively.
+fn fold_item(py: Python<'_>, fold: &mut MessagesFold, item: &MessageEvent) {
+    let kind = text(py, &item.type_);
+    let delta_type = text(py, &item.delta_type);
+    let (t, partial_json, thinking) = (
+        text(py, &item.text),
+        text(py, &item.partial_json),
+        text(py, &item.thinking),
+    );
+    let (signature, stop_reason, stop_sequence) = (
+        text(py, &item.signature),
+        text(py, &item.stop_reason),
+        text(py, &item.stop_sequence),
+    );
+    fold.add(&EventView {
+        kind: kind.as_deref().unwrap_or_default(),
+        index: item.index.bind(py).extract::<i64>().ok(),
+        delta_type: delta_type.as_deref(),
+        text: t.as_deref(),
+        partial_json: partial_json.as_deref(),
+        thinking: thinking.as_deref(),
+        signature: signature.as_deref(),
+        stop_reason: stop_reason.as_deref(),
+        stop_sequence: stop_sequence.as_deref(),
+        content_block: item.content_block_json.as_deref(),
+        message: item.message_json.as_deref(),
+        usage: item.usage_json.as_deref(),
+        citation: item.citation_json.as_deref(),
+        raw: item.raw_json.as_deref(),
+    });
+}
+
+/// Folds `MessagesStream` items into a non-streaming Anthropic `message` dict, by the same
+/// fold the stream runs itself (`crate::fold::messages` states the rules).
+#[pyclass(module = "ssewire", name = "MessageAccumulator")]
+pub struct MessageAccumulator {
+    fold: MessagesFold,
+    errors: AccumulatorErrors,
+}
+
+#[pymethods]
+impl MessageAccumulator {
+    #[new]
+    fn new() -> Self {
+        MessageAccumulator {
+            fold: MessagesFold::new(),
+            errors: AccumulatorErrors::default(),
+        }
+    }
+
+    /// Adds one `MessageEvent`, `ErrorItem` or `Event` (the last is ignored); `TypeError` for
+    /// anything else.
+    fn add(&mut self, item: &Bound<'_, PyAny>) -> PyResult<()> {
+        match item.cast::<MessageEvent>() {
+            Ok(event) => {
+                fold_item(item.py(), &mut self.fold, event.get());
+                Ok(())
+            }
+            Err(_) => self.errors.other(item, "a MessagesStream (MessageEvent)"),
+        }
+    }
+
+    /// Adds every item of `items` (e.g. the list one `feed()` returned).
+    fn add_all(&mut self, items: &Bound<'_, PyAny>) -> PyResult<()> {
+        for item in items.try_iter()? {
+            self.add(&item?)?;
+        }
+        Ok(())
+    }
+
+    /// The accumulated message dict (a new dict on every call).
+    fn result<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        Ok(out_to_py(py, &self.fold.result())?.cast_into::<PyDict>()?)
+    }
+
+    /// The first server-reported error (`ErrorItem.kind == "stream_error"`), else `None`.
+    #[getter]
+    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.errors.error(py)
+    }
+
+    /// Every `ErrorItem` added (stream errors and malformed frames), in order.
+    #[getter]
+    fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        self.errors.errors(py)
+    }
+
+    /// Notes about input the fold had to interpret (tool input that is not JSON, deltas for
+    /// a block that never started, delta types it does not know), in order.
+    #[getter]
+    fn warnings(&self) -> Vec<String> {
+        self.fold.warnings().to_vec()
+    }
+}

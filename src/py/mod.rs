@@ -34,6 +34,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<chat::ChatCompletionAccumulator>()?;
     m.add_class::<messages::MessageEvent>()?;
     m.add_class::<messages::MessagesStream>()?;
+    m.add_class::<messages::MessageAccumulator>()?;
     m.add_class::<responses::ResponseEvent>()?;
     m.add_class::<responses::ResponsesStream>()?;
     m.add_class::<partial::PartialJSON>()?;

@@ -413,7 +413,7 @@ pub trait Dialect: Default {
 
     /// The final object folded so far, shaped like the provider's non-streaming response.
     /// PLACEHOLDER (issue 8): the default runs the Python accumulator; each dialect overrides.
-    fn result<'py>(&self, core: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+    fn result<'py>(&mut self, core: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let class = py
             .import("ssewire")?
             .getattr(Self::PLACEHOLDER_ACCUMULATOR)?;
@@ -699,8 +699,8 @@ macro_rules! dialect_stream {
             /// The final object folded from everything fed so far (partial before the
             /// terminal marker), shaped like the provider's non-streaming response; a new dict
             /// on each call.
-            fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-                $crate::py::stream::Dialect::result(&self.strings, &self.core, py)
+            fn result<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                $crate::py::stream::Dialect::result(&mut self.strings, &self.core, py)
             }
 
             /// The arguments of tool call `index` so far, as `PartialJSON.value` gives them

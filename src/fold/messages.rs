@@ -1,0 +1,590 @@
+//! The Anthropic Messages fold: stream events folded into the dict a non-streaming
+//! `POST /v1/messages` response would be:
+//! `{"id", "type": "message", "role", "model", "content": [blocks], "stop_reason",
+//! "stop_sequence", "usage", ...}`.
+//!
+//! Input is an [`EventView`]: one decoded event (pings and errors never reach the fold),
+//! borrowing its strings; the stream builds it from the decoded frame, the accumulator from a
+//! `MessageEvent` item, and both feed the same [`MessagesFold::add`]. The rules:
+//!
+//! - `message_start`: `id`, `role`, `model` and every other key of its `message` (e.g.
+//!   `container`) are kept; its `usage` is the base of `usage`. A second one replaces the first.
+//! - content blocks, in `index` order (arrival order if an index is missing), each starting as
+//!   its `content_block_start` block: `text_delta` text is appended to `text`
+//!   (`citations_delta` citations to `citations`), `thinking_delta` to `thinking` (the last
+//!   `signature_delta` is the `signature`), and the `input_json_delta` fragments of a tool
+//!   block are concatenated and, once the block stops (or the result is built), checked as
+//!   JSON and kept as its `input` (with no fragment, or only empty ones, `input` stays as
+//!   `content_block_start` sent it, `{}` for the tool block types). Fragments that do not form
+//!   valid JSON (or JSON nested deeper than the decoder's limit of 128 levels) are reported in
+//!   `warnings`; the block then keeps its start `input` and carries the joined text under
+//!   `partial_json`. A delta for a block that never started implies one (with a warning); an
+//!   unknown delta type is ignored (one warning per block and type).
+//! - `message_delta`: `stop_reason`, `stop_sequence` and any other delta key override the
+//!   message's values when not null; its `usage` counts are cumulative, so each non-null value
+//!   replaces the earlier one and keys seen only there are added.
+//!
+//! Carried across feeds: the fold state (owned; nothing borrows the input). Cost: each text
+//! fragment is appended once; a tool input is validated once per stop or result after new
+//! fragments (validation is linear, the nesting depth is bounded by serde_json's limit, so no
+//! input recurses without bound); the other JSON is read one level deep and kept as text.
+
+use std::collections::HashMap;
+
+use super::{check_json, Json, Map, Out};
+
+/// One event of a Messages stream (an item's worth of data). JSON-valued fields hold raw
+/// JSON text; `raw` is the whole event (for all but the common deltas).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventView<'a> {
+    pub kind: &'a str,
+    pub index: Option<i64>,
+    pub delta_type: Option<&'a str>,
+    pub text: Option<&'a str>,
+    pub partial_json: Option<&'a str>,
+    pub thinking: Option<&'a str>,
+    pub signature: Option<&'a str>,
+    pub stop_reason: Option<&'a str>,
+    pub stop_sequence: Option<&'a str>,
+    pub content_block: Option<&'a str>,
+    pub message: Option<&'a str>,
+    pub usage: Option<&'a str>,
+    pub citation: Option<&'a str>,
+    pub raw: Option<&'a str>,
+}
+
+/// Block types whose `input` streams as `input_json_delta` fragments and is `{}` when none came.
+const TOOL_BLOCKS: [&str; 3] = ["tool_use", "server_tool_use", "mcp_tool_use"];
+
+/// The Messages fold: everything accumulated so far.
+#[derive(Debug, Default)]
+pub struct MessagesFold {
+    message: Option<Map>,
+    usage: Option<Map>,
+    delta: Map,
+    blocks: Vec<(Option<i64>, Block)>,
+    by_index: HashMap<Option<i64>, usize>,
+    warnings: Vec<String>,
+}
+
+#[derive(Debug, Default)]
+struct Block {
+    start: Map,
+    text: Option<String>,
+    thinking: Option<String>,
+    json: Option<String>,
+    parsed: Parsed,
+    /// The warning about input that is not JSON, while it stands.
+    warning: Option<String>,
+    citations: Option<Vec<Out>>,
+    signature: Option<String>,
+    unknown: Vec<String>,
+}
+
+#[derive(Debug, Default, PartialEq)]
+enum Parsed {
+    /// New fragments since the last check.
+    #[default]
+    Unparsed,
+    /// Only whitespace came: as if no fragment had.
+    Empty,
+    Valid,
+    Invalid,
+}
+
+/// A JSON value's text as Python's `str()` would print it in a note.
+fn show(value: Option<&Out>) -> String {
+    match value {
+        None => "None".into(),
+        Some(Out::Str(s)) => s.clone(),
+        Some(Out::Json(t)) => match Json::read(t) {
+            Some(Json::Str(s)) => s.into_owned(),
+            Some(Json::Null) => "None".into(),
+            _ => t.trim().to_owned(),
+        },
+        Some(other) => other.to_json(),
+    }
+}
+
+fn index_text(index: Option<i64>) -> String {
+    index.map_or_else(|| "None".into(), |i| i.to_string())
+}
+
+fn string_of(value: Option<&Out>) -> Option<String> {
+    match value? {
+        Out::Str(s) => Some(s.clone()),
+        Out::Json(t) => match Json::read(t)? {
+            Json::Str(s) => Some(s.into_owned()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// A JSON object's entries as a `Map` of raw values; `None` when `text` is not an object.
+fn object_map(text: &str) -> Option<Map> {
+    let entries = Json::object(text)?;
+    Some(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), Out::json(v.get())))
+            .collect(),
+    )
+}
+
+impl Block {
+    fn new(start: Map) -> Self {
+        Block {
+            start,
+            ..Block::default()
+        }
+    }
+
+    fn describe(&self, index: Option<i64>) -> String {
+        let name = format!(
+            "content block {} ({}",
+            index_text(index),
+            show(self.start.get("type"))
+        );
+        match self.start.get("id").filter(|v| !v.is_null()) {
+            Some(id) if !show(Some(id)).is_empty() => format!("{name} {})", show(Some(id))),
+            _ => format!("{name})"),
+        }
+    }
+
+    /// Checks the joined tool input once after new fragments; reports input that is not
+    /// JSON in `warnings`.
+    fn parse_input(&mut self, index: Option<i64>, warnings: &mut Vec<String>) {
+        let Some(raw) = &self.json else {
+            return;
+        };
+        if self.parsed != Parsed::Unparsed {
+            return;
+        }
+        if raw.trim().is_empty() {
+            self.parsed = Parsed::Empty;
+            return;
+        }
+        match check_json(raw) {
+            Ok(_) => self.parsed = Parsed::Valid,
+            Err(err) => {
+                self.parsed = Parsed::Invalid;
+                let warning = format!(
+                    "{}: the input_json_delta fragments never formed valid JSON ({err}); \
+                     'input' is left as content_block_start sent it and the joined text is \
+                     kept under 'partial_json'",
+                    self.describe(index)
+                );
+                warnings.push(warning.clone());
+                self.warning = Some(warning);
+            }
+        }
+    }
+
+    fn add_json(&mut self, fragment: &str, warnings: &mut Vec<String>) {
+        self.json.get_or_insert_with(String::new).push_str(fragment);
+        self.parsed = Parsed::Unparsed;
+        if let Some(warning) = self.warning.take() {
+            if let Some(at) = warnings.iter().position(|w| *w == warning) {
+                warnings.remove(at);
+            }
+        }
+    }
+
+    fn build(&self) -> Out {
+        let mut out = self.start.clone();
+        if let Some(text) = &self.text {
+            let prefix = string_of(out.get("text")).unwrap_or_default();
+            out.set("text", Out::Str(prefix + text));
+        }
+        if let Some(thinking) = &self.thinking {
+            let prefix = string_of(out.get("thinking")).unwrap_or_default();
+            out.set("thinking", Out::Str(prefix + thinking));
+        }
+        if let Some(signature) = &self.signature {
+            out.set("signature", Out::Str(signature.clone()));
+        }
+        if let Some(citations) = &self.citations {
+            let mut all: Vec<Out> = match out.get("citations") {
+                Some(Out::Json(t)) => match Json::read(t) {
+                    Some(Json::Array(items)) => items.iter().map(|i| Out::json(i.get())).collect(),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            };
+            all.extend(citations.iter().cloned());
+            out.set("citations", Out::List(all));
+        }
+        match (&self.parsed, &self.json) {
+            (Parsed::Valid, Some(raw)) => out.set("input", Out::json(raw)),
+            (Parsed::Invalid, Some(raw)) => out.set("partial_json", Out::Str(raw.clone())),
+            _ => {}
+        }
+        let tool = string_of(out.get("type")).is_some_and(|t| TOOL_BLOCKS.contains(&t.as_str()));
+        if tool && !out.contains_key("input") {
+            out.set("input", Out::Map(Map::new()));
+        }
+        Out::Map(out)
+    }
+}
+
+/// The block a delta implies when it arrives for an index that never had a start.
+fn implied_block(delta_type: Option<&str>) -> Map {
+    let mut m = Map::new();
+    let (kind, field) = match delta_type {
+        Some("text_delta" | "citations_delta") => ("text", Some(("text", Out::Str(String::new())))),
+        Some("thinking_delta" | "signature_delta") => {
+            ("thinking", Some(("thinking", Out::Str(String::new()))))
+        }
+        Some("input_json_delta") => ("tool_use", Some(("input", Out::Map(Map::new())))),
+        _ => {
+            m.set("type", Out::Null);
+            return m;
+        }
+    };
+    m.set("type", Out::Str(kind.into()));
+    if let Some((key, value)) = field {
+        m.set(key, value);
+    }
+    m
+}
+
+impl MessagesFold {
+    pub fn new() -> Self {
+        MessagesFold::default()
+    }
+
+    /// Notes about input the fold had to interpret (tool input that is not JSON, deltas for a
+    /// block that never started, delta types it does not know), in order.
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    fn block_at(&mut self, index: Option<i64>) -> Option<usize> {
+        self.by_index.get(&index).copied()
+    }
+
+    /// Folds one event.
+    pub fn add(&mut self, v: &EventView<'_>) {
+        match v.kind {
+            "content_block_delta" => self.delta(v),
+            "content_block_start" => {
+                let start = v
+                    .content_block
+                    .and_then(object_map)
+                    .unwrap_or_else(|| implied_block(None));
+                match self.block_at(v.index) {
+                    Some(at) => {
+                        self.warnings.push(format!(
+                            "content block {}: a second content_block_start replaced the first",
+                            index_text(v.index)
+                        ));
+                        if let Some(slot) = self.blocks.get_mut(at) {
+                            slot.1 = Block::new(start);
+                        }
+                    }
+                    None => {
+                        self.by_index.insert(v.index, self.blocks.len());
+                        self.blocks.push((v.index, Block::new(start)));
+                    }
+                }
+            }
+            "content_block_stop" => {
+                if let Some(at) = self.block_at(v.index) {
+                    if let Some((index, block)) = self.blocks.get_mut(at) {
+                        block.parse_input(*index, &mut self.warnings);
+                    }
+                }
+            }
+            "message_start" => {
+                if let Some(message) = v.message.and_then(object_map) {
+                    self.usage = match message.get("usage") {
+                        Some(Out::Json(t)) => object_map(t),
+                        _ => None,
+                    };
+                    self.message = Some(message);
+                }
+            }
+            "message_delta" => {
+                let delta = v.raw.and_then(Json::object).and_then(|entries| {
+                    let text = entries.iter().find(|(k, _)| k == "delta")?.1.get();
+                    object_map(text)
+                });
+                match delta {
+                    Some(mut delta) => {
+                        delta.remove("type");
+                        for (key, value) in delta.iter() {
+                            if !value.is_null() || !self.delta.contains_key(key) {
+                                self.delta.set(key, value.clone());
+                            }
+                        }
+                    }
+                    None => {
+                        for (key, value) in [
+                            ("stop_reason", v.stop_reason),
+                            ("stop_sequence", v.stop_sequence),
+                        ] {
+                            if value.is_some() || !self.delta.contains_key(key) {
+                                self.delta.set(key, Out::str_or_null(value));
+                            }
+                        }
+                    }
+                }
+                if let Some(usage) = v.usage {
+                    if Json::object(usage).is_some() {
+                        self.usage
+                            .get_or_insert_with(Map::new)
+                            .merge_non_null(usage);
+                    }
+                }
+            }
+            // `message_stop` and unknown event types carry nothing to accumulate.
+            _ => {}
+        }
+    }
+
+    fn delta(&mut self, v: &EventView<'_>) {
+        let at = match self.block_at(v.index) {
+            Some(at) => at,
+            None => {
+                let start = implied_block(v.delta_type);
+                self.warnings.push(format!(
+                    "content block {}: {} before any content_block_start; assumed a {} block",
+                    index_text(v.index),
+                    v.delta_type.unwrap_or("None"),
+                    show(start.get("type"))
+                ));
+                self.by_index.insert(v.index, self.blocks.len());
+                self.blocks.push((v.index, Block::new(start)));
+                self.blocks.len() - 1
+            }
+        };
+        let Some((index, block)) = self.blocks.get_mut(at) else {
+            return;
+        };
+        match v.delta_type {
+            Some("text_delta") => {
+                if let Some(text) = v.text {
+                    block.text.get_or_insert_with(String::new).push_str(text);
+                }
+            }
+            Some("input_json_delta") => {
+                if let Some(fragment) = v.partial_json {
+                    block.add_json(fragment, &mut self.warnings);
+                }
+            }
+            Some("thinking_delta") => {
+                if let Some(text) = v.thinking {
+                    block
+                        .thinking
+                        .get_or_insert_with(String::new)
+                        .push_str(text);
+                }
+            }
+            Some("signature_delta") => {
+                if let Some(signature) = v.signature {
+                    block.signature = Some(signature.to_owned());
+                }
+            }
+            Some("citations_delta") => {
+                let citation = v.citation.map_or(Out::Null, Out::json);
+                block.citations.get_or_insert_with(Vec::new).push(citation);
+            }
+            other => {
+                let name = other.unwrap_or("None").to_owned();
+                if !block.unknown.contains(&name) {
+                    let shown = other.map_or_else(|| "None".into(), |t| format!("'{t}'"));
+                    self.warnings.push(format!(
+                        "{}: delta type {shown} ignored",
+                        block.describe(*index)
+                    ));
+                    block.unknown.push(name);
+                }
+            }
+        }
+    }
+
+    /// The `message` object folded so far. Checks the tool input of blocks that have new
+    /// fragments (which may add a warning).
+    pub fn result(&mut self) -> Out {
+        for (index, block) in &mut self.blocks {
+            block.parse_input(*index, &mut self.warnings);
+        }
+        let empty = Map::new();
+        let message = self.message.as_ref().unwrap_or(&empty);
+        let content = if self.blocks.is_empty() {
+            match message.get("content") {
+                Some(Out::Json(t)) => match Json::read(t) {
+                    Some(Json::Array(items)) => items.iter().map(|i| Out::json(i.get())).collect(),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            }
+        } else {
+            let mut order: Vec<&(Option<i64>, Block)> = self.blocks.iter().collect();
+            if order.iter().all(|(i, _)| i.is_some()) {
+                order.sort_by_key(|(i, _)| *i);
+            }
+            order.iter().map(|(_, b)| b.build()).collect()
+        };
+        let get = |key: &str| message.get(key).cloned().unwrap_or(Out::Null);
+        let role = match message.get("role") {
+            Some(r) if !show(Some(r)).is_empty() && !r.is_null() => r.clone(),
+            _ => Out::Str("assistant".into()),
+        };
+        let mut out = Map::new();
+        out.set("id", get("id"));
+        out.set("type", Out::Str("message".into()));
+        out.set("role", role);
+        out.set("model", get("model"));
+        out.set("content", Out::List(content));
+        for key in ["stop_reason", "stop_sequence"] {
+            let value = self.delta.get(key).cloned().unwrap_or_else(|| get(key));
+            out.set(key, value);
+        }
+        out.set("usage", self.usage.clone().map_or(Out::Null, Out::Map));
+        for (key, value) in message.iter() {
+            if !out.contains_key(key) {
+                out.set(key, value.clone());
+            }
+        }
+        for (key, value) in self.delta.iter() {
+            if key != "stop_reason"
+                && key != "stop_sequence"
+                && (!value.is_null() || !out.contains_key(key))
+            {
+                out.set(key, value.clone());
+            }
+        }
+        Out::Map(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ev(kind: &str) -> EventView<'_> {
+        EventView {
+            kind,
+            ..EventView::default()
+        }
+    }
+
+    fn result(f: &mut MessagesFold) -> serde_json::Value {
+        serde_json::from_str(&f.result().to_json()).unwrap()
+    }
+
+    #[test]
+    fn text_and_tool_blocks() {
+        let mut f = MessagesFold::new();
+        f.add(&EventView {
+            message: Some(r#"{"id":"msg_1","role":"assistant","model":"claude","content":[],"usage":{"input_tokens":5,"output_tokens":1},"container":null}"#),
+            ..ev("message_start")
+        });
+        f.add(&EventView {
+            index: Some(1),
+            content_block: Some(r#"{"type":"tool_use","id":"t","name":"f","input":{}}"#),
+            ..ev("content_block_start")
+        });
+        f.add(&EventView {
+            index: Some(0),
+            content_block: Some(r#"{"type":"text","text":""}"#),
+            ..ev("content_block_start")
+        });
+        for (i, dt, text) in [
+            (0, "text_delta", "Hel"),
+            (0, "text_delta", "lo"),
+            (1, "input_json_delta", "{\"a\":"),
+            (1, "input_json_delta", "[1]}"),
+        ] {
+            f.add(&EventView {
+                index: Some(i),
+                delta_type: Some(dt),
+                text: (dt == "text_delta").then_some(text),
+                partial_json: (dt != "text_delta").then_some(text),
+                ..ev("content_block_delta")
+            });
+        }
+        f.add(&EventView {
+            index: Some(1),
+            ..ev("content_block_stop")
+        });
+        f.add(&EventView {
+            raw: Some(r#"{"type":"message_delta","delta":{"stop_reason":"tool_use","stop_sequence":null},"usage":{"output_tokens":9}}"#),
+            usage: Some(r#"{"output_tokens":9}"#),
+            ..ev("message_delta")
+        });
+        let v = result(&mut f);
+        assert_eq!(v["content"][0]["text"], "Hello");
+        assert_eq!(v["content"][1]["input"], serde_json::json!({"a": [1]}));
+        assert_eq!(v["stop_reason"], "tool_use");
+        assert_eq!(
+            v["usage"],
+            serde_json::json!({"input_tokens": 5, "output_tokens": 9})
+        );
+        assert_eq!(v["container"], serde_json::Value::Null);
+        assert!(f.warnings().is_empty());
+    }
+
+    #[test]
+    fn invalid_or_deep_input_is_a_warning_not_a_panic() {
+        for input in [
+            "{\"a\":",
+            &"[".repeat(5000),
+            &format!("{}{}", "[".repeat(300), "]".repeat(300)),
+        ] {
+            let mut f = MessagesFold::new();
+            f.add(&EventView {
+                index: Some(0),
+                content_block: Some(r#"{"type":"tool_use","id":"t","input":{}}"#),
+                ..ev("content_block_start")
+            });
+            f.add(&EventView {
+                index: Some(0),
+                delta_type: Some("input_json_delta"),
+                partial_json: Some(input),
+                ..ev("content_block_delta")
+            });
+            let v = result(&mut f);
+            assert_eq!(v["content"][0]["input"], serde_json::json!({}));
+            assert_eq!(v["content"][0]["partial_json"], input);
+            assert_eq!(f.warnings().len(), 1, "{:?}", f.warnings());
+            assert!(f.warnings()[0].contains("content block 0 (tool_use t)"));
+            // A new fragment withdraws the warning until the input is checked again.
+            f.add(&EventView {
+                index: Some(0),
+                delta_type: Some("input_json_delta"),
+                partial_json: Some(" "),
+                ..ev("content_block_delta")
+            });
+            assert!(f.warnings().is_empty());
+        }
+    }
+
+    #[test]
+    fn implied_blocks_and_unknown_deltas() {
+        let mut f = MessagesFold::new();
+        f.add(&EventView {
+            index: Some(2),
+            delta_type: Some("thinking_delta"),
+            thinking: Some("hm"),
+            ..ev("content_block_delta")
+        });
+        for _ in 0..2 {
+            f.add(&EventView {
+                index: Some(2),
+                delta_type: Some("new_delta"),
+                ..ev("content_block_delta")
+            });
+        }
+        let v = result(&mut f);
+        assert_eq!(
+            v["content"][0],
+            serde_json::json!({"type": "thinking", "thinking": "hm"})
+        );
+        assert_eq!(v["role"], "assistant");
+        assert_eq!(f.warnings().len(), 2, "{:?}", f.warnings());
+        assert!(f.warnings()[1].contains("'new_delta' ignored"));
+    }
+}
