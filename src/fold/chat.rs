@@ -25,7 +25,8 @@
 //!   parts are kept as sent.
 //! - tool-call fragments are merged by `index`: the first non-empty `id` and `name` (a
 //!   provider repeating them on every fragment does not get them doubled), the first `type`
-//!   (`"function"` when none came), `arguments` concatenated.
+//!   (`"function"` when none came), `arguments` concatenated (and read as partial JSON as
+//!   they arrive, in linear time: `crate::partial`, for `partial_arguments`).
 //! - `reasoning_details` blocks with an `index` are merged with the earlier block of that index
 //!   (`text`, `summary` and `data` strings concatenated, other keys: later non-null wins);
 //!   blocks without one are appended. A value that is not a list is kept as sent.
@@ -44,6 +45,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::{Json, Map, Out};
+use crate::partial::PartialJson;
 
 /// One fragment of a tool call, as a view.
 #[derive(Debug, Clone, Copy, Default)]
@@ -284,7 +286,8 @@ struct ToolCall {
     id: Option<String>,
     type_: Option<String>,
     name: Option<String>,
-    arguments: String,
+    /// The joined `arguments`, read as partial JSON as they arrive (`partial_arguments`).
+    arguments: PartialJson,
 }
 
 #[derive(Debug, Default)]
@@ -386,6 +389,13 @@ impl ChatFold {
                 self.model = Some(model.to_owned());
             }
         }
+    }
+
+    /// The arguments of tool call `index` of choice `choice` so far, `None` if there is no
+    /// such call.
+    pub fn arguments(&self, choice: i64, index: i64) -> Option<&PartialJson> {
+        let calls = self.choices.get(&choice)?.tool_calls.as_ref()?;
+        calls.get(&index).map(|call| &call.arguments)
     }
 
     /// The `chat.completion` object folded so far.
@@ -541,7 +551,8 @@ impl Choice {
 impl ToolCall {
     fn add(&mut self, f: &ToolView<'_>) {
         if let Some(arguments) = f.arguments {
-            self.arguments.push_str(arguments);
+            // Arguments that are not JSON are kept as sent: the error only ends the reading.
+            let _ = self.arguments.feed_str(arguments);
         }
         if self.id.as_deref().is_none_or(str::is_empty) {
             if let Some(id) = f.id {
@@ -561,7 +572,7 @@ impl ToolCall {
     fn build(&self) -> Out {
         let mut function = Map::new();
         function.set("name", Out::str_or_null(self.name.as_deref()));
-        function.set("arguments", Out::Str(self.arguments.clone()));
+        function.set("arguments", Out::Str(self.arguments.text().to_owned()));
         let mut call = Map::new();
         call.set("id", Out::str_or_null(self.id.as_deref()));
         call.set(

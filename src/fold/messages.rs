@@ -17,8 +17,11 @@
 //!   JSON and kept as its `input` (with no fragment, or only empty ones, `input` stays as
 //!   `content_block_start` sent it, `{}` for the tool block types). Fragments that do not form
 //!   valid JSON (or JSON nested deeper than the decoder's limit of 128 levels) are reported in
-//!   `warnings`; the block then keeps its start `input` and carries the joined text under
-//!   `partial_json`. A delta for a block that never started implies one (with a warning); an
+//!   `warnings`, and the block carries the joined text under `partial_json`; its `input` is
+//!   the partial value read so far (`crate::partial`'s rules, as the anthropic SDK's final
+//!   message holds it) when the fragments are valid JSON that stops early (a stream cut off or
+//!   stopped by `max_tokens` mid-input), else the start `input`. The fragments are read as
+//!   partial JSON as they arrive (linear in their length), for `partial_arguments`. A delta for a block that never started implies one (with a warning); an
 //!   unknown delta type is ignored (one warning per block and type).
 //! - `message_delta`: `stop_reason`, `stop_sequence` and any other delta key override the
 //!   message's values when not null; its `usage` counts are cumulative, so each non-null value
@@ -32,6 +35,7 @@
 use std::collections::HashMap;
 
 use super::{check_json, Json, Map, Out};
+use crate::partial::PartialJson;
 
 /// One event of a Messages stream (an item's worth of data). JSON-valued fields hold raw
 /// JSON text; `raw` is the whole event (for all but the common deltas).
@@ -72,7 +76,10 @@ struct Block {
     start: Map,
     text: Option<String>,
     thinking: Option<String>,
-    json: Option<String>,
+    /// The joined `input_json_delta` fragments, read as partial JSON as they arrive.
+    json: Option<PartialJson>,
+    /// The partial value of input that stops early, set when the input is checked.
+    partial: Option<Box<str>>,
     parsed: Parsed,
     /// The warning about input that is not JSON, while it stands.
     warning: Option<String>,
@@ -155,7 +162,7 @@ impl Block {
     /// Checks the joined tool input once after new fragments; reports input that is not
     /// JSON in `warnings`.
     fn parse_input(&mut self, index: Option<i64>, warnings: &mut Vec<String>) {
-        let Some(raw) = &self.json else {
+        let Some(raw) = self.json.as_ref().map(PartialJson::text) else {
             return;
         };
         if self.parsed != Parsed::Unparsed {
@@ -169,20 +176,46 @@ impl Block {
             Ok(_) => self.parsed = Parsed::Valid,
             Err(err) => {
                 self.parsed = Parsed::Invalid;
-                let warning = format!(
-                    "{}: the input_json_delta fragments never formed valid JSON ({err}); \
-                     'input' is left as content_block_start sent it and the joined text is \
-                     kept under 'partial_json'",
-                    self.describe(index)
-                );
+                self.partial = self.cut_off_value();
+                let warning = if self.partial.is_some() {
+                    format!(
+                        "{}: the input_json_delta fragments end before the JSON does ({err}); \
+                         'input' is the partial value read so far (as the SDK's final message \
+                         holds it) and the joined text is kept under 'partial_json'",
+                        self.describe(index)
+                    )
+                } else {
+                    format!(
+                        "{}: the input_json_delta fragments never formed valid JSON ({err}); \
+                         'input' is left as content_block_start sent it and the joined text is \
+                         kept under 'partial_json'",
+                        self.describe(index)
+                    )
+                };
                 warnings.push(warning.clone());
                 self.warning = Some(warning);
             }
         }
     }
 
+    /// The partial value of tool input that is valid JSON so far but stops early (a stream
+    /// cut off, or stopped by `max_tokens`, in the middle of it), when the decoder can hold
+    /// it (nesting within its limit).
+    fn cut_off_value(&self) -> Option<Box<str>> {
+        let p = self
+            .json
+            .as_ref()
+            .filter(|p| p.error().is_none() && !p.complete())?;
+        let value = p.value_json()?;
+        check_json(&value).is_ok().then(|| value.into())
+    }
+
     fn add_json(&mut self, fragment: &str, warnings: &mut Vec<String>) {
-        self.json.get_or_insert_with(String::new).push_str(fragment);
+        // Input that is not JSON is kept as sent: the error only ends the reading.
+        let _ = self
+            .json
+            .get_or_insert_with(PartialJson::new)
+            .feed_str(fragment);
         self.parsed = Parsed::Unparsed;
         if let Some(warning) = self.warning.take() {
             if let Some(at) = warnings.iter().position(|w| *w == warning) {
@@ -216,8 +249,13 @@ impl Block {
             out.set("citations", Out::List(all));
         }
         match (&self.parsed, &self.json) {
-            (Parsed::Valid, Some(raw)) => out.set("input", Out::json(raw)),
-            (Parsed::Invalid, Some(raw)) => out.set("partial_json", Out::Str(raw.clone())),
+            (Parsed::Valid, Some(p)) => out.set("input", Out::json(p.text())),
+            (Parsed::Invalid, Some(p)) => {
+                if let Some(partial) = &self.partial {
+                    out.set("input", Out::json(partial));
+                }
+                out.set("partial_json", Out::Str(p.text().to_owned()));
+            }
             _ => {}
         }
         let tool = string_of(out.get("type")).is_some_and(|t| TOOL_BLOCKS.contains(&t.as_str()));
@@ -404,6 +442,13 @@ impl MessagesFold {
         }
     }
 
+    /// The tool input of content block `index` read so far (`partial_arguments`), `None` if
+    /// no `input_json_delta` came for it.
+    pub fn arguments(&self, index: i64) -> Option<&PartialJson> {
+        let at = *self.by_index.get(&Some(index))?;
+        self.blocks.get(at)?.1.json.as_ref()
+    }
+
     /// The `message` object folded so far. Checks the tool input of blocks that have new
     /// fragments (which may add a warning).
     pub fn result(&mut self) -> Out {
@@ -525,6 +570,39 @@ mod tests {
         );
         assert_eq!(v["container"], serde_json::Value::Null);
         assert!(f.warnings().is_empty());
+    }
+
+    #[test]
+    fn input_cut_off_is_its_partial_value_with_the_raw_text() {
+        let mut f = MessagesFold::new();
+        f.add(&EventView {
+            index: Some(0),
+            content_block: Some(r#"{"type":"tool_use","id":"t","input":{}}"#),
+            ..ev("content_block_start")
+        });
+        for fragment in ["{\"q\": \"lo", "ng\", \"n\": [1, 2"] {
+            f.add(&EventView {
+                index: Some(0),
+                delta_type: Some("input_json_delta"),
+                partial_json: Some(fragment),
+                ..ev("content_block_delta")
+            });
+        }
+        let v = result(&mut f);
+        assert_eq!(
+            v["content"][0]["input"],
+            serde_json::json!({"q": "long", "n": [1]})
+        );
+        assert_eq!(
+            v["content"][0]["partial_json"],
+            "{\"q\": \"long\", \"n\": [1, 2"
+        );
+        assert!(f.warnings()[0].contains("end before the JSON does"));
+        assert_eq!(
+            f.arguments(0).map(PartialJson::text),
+            Some("{\"q\": \"long\", \"n\": [1, 2")
+        );
+        assert!(f.arguments(1).is_none());
     }
 
     #[test]

@@ -380,6 +380,10 @@ impl Dialect for ChunkStrings {
         Ok(true)
     }
 
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+        self.fold.arguments(choice, index)
+    }
+
     fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         out_to_py(py, &self.fold.result())
     }

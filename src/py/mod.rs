@@ -12,6 +12,7 @@ mod errors;
 mod input;
 mod json;
 mod messages;
+mod partial;
 mod responses;
 mod sse;
 mod stream;
@@ -37,5 +38,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<responses::ResponseEvent>()?;
     m.add_class::<responses::ResponsesStream>()?;
     m.add_class::<responses::ResponseAccumulator>()?;
+    m.add_class::<partial::PartialJSON>()?;
     Ok(())
 }

@@ -394,6 +394,12 @@ pub trait Dialect: Default {
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool>;
 
+    /// The arguments of tool call `index` (the dialect's own index; `choice` for chat) read so
+    /// far, `None` if there is no such call (`partial_arguments` then raises `KeyError`).
+    fn arguments(&self, _choice: i64, _index: i64) -> Option<&crate::partial::PartialJson> {
+        None
+    }
+
     /// The final object folded so far, shaped like the provider's non-streaming response (a
     /// new dict on every call).
     fn result<'py>(&mut self, core: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>>;
@@ -570,6 +576,7 @@ macro_rules! dialect_stream {
         pub struct $name {
             core: $crate::py::stream::StreamCore,
             strings: $strings,
+            partial: $crate::py::partial::Partials,
         }
 
         impl $name {
@@ -598,6 +605,7 @@ macro_rules! dialect_stream {
                 $name {
                     core: $crate::py::stream::StreamCore::new(py, max_event_size),
                     strings: <$strings>::default(),
+                    partial: Default::default(),
                 }
             }
 
@@ -649,6 +657,26 @@ macro_rules! dialect_stream {
             /// on each call.
             fn result<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
                 $crate::py::stream::Dialect::result(&mut self.strings, &self.core, py)
+            }
+
+            /// The arguments of tool call `index` so far, as `PartialJSON.value` gives them
+            /// (the same containers from call to call, updated in place). `index` is the
+            /// dialect's own: chat `tool_calls[].index` within choice `choice`, Messages content
+            /// block index, Responses `output_index`. `KeyError` if there is no such call.
+            #[pyo3(signature = (index, choice = 0))]
+            fn partial_arguments(
+                &mut self,
+                py: Python<'_>,
+                index: i64,
+                choice: i64,
+            ) -> PyResult<Py<PyAny>> {
+                let source = $crate::py::stream::Dialect::arguments(&self.strings, choice, index)
+                    .ok_or_else(|| {
+                    pyo3::exceptions::PyKeyError::new_err(format!(
+                        "no tool call with index {index} in choice {choice}"
+                    ))
+                })?;
+                self.partial.read(py, (choice, index), source)
             }
 
             /// Whether the terminal marker was seen.

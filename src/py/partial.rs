@@ -1,0 +1,245 @@
+//! `ssewire.PartialJSON`: the incremental partial-JSON reader of `crate::partial` for Python;
+//! [`Mirror`], the Python value kept up to date from a reader's events; and [`Partials`], the
+//! values of a dialect stream's tool-call arguments (`partial_arguments`).
+//!
+//! Carried across calls: the core parser (which logs edit events) and the mirror: the root
+//! object, the open Python containers with the current key of each dict, and whether the last
+//! value of the innermost container is a placed unfinished string. Cost: a feed parses its
+//! fragment in Rust, then applies the events it logged (one Python object per completed value);
+//! reading `value` builds at most one `str` (the unfinished string, when it changed).
+
+use std::collections::HashMap;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
+
+use super::input::Input;
+use super::strings::Names;
+use crate::partial::{Error, Event, Kind, Number, PartialJson};
+
+enum Frame {
+    List(Py<PyList>),
+    /// A dict and the key its next value goes under.
+    Dict(Py<PyDict>, Option<Py<PyString>>),
+}
+
+/// The Python value of a [`PartialJson`] parser, updated in place from its events.
+#[derive(Default)]
+pub struct Mirror {
+    root: Option<Py<PyAny>>,
+    stack: Vec<Frame>,
+    /// Length in bytes of the unfinished string placed as the innermost container's last
+    /// value (or as the root); `None` when no unfinished string is placed.
+    placed: Option<usize>,
+    /// Keys repeat from object to object (an array of records): one `str` per key name.
+    keys: Names,
+}
+
+impl Mirror {
+    /// Puts `obj` where the next value goes; `replace` overwrites a placed unfinished string.
+    fn attach(&mut self, py: Python<'_>, obj: Py<PyAny>) -> PyResult<()> {
+        let replace = self.placed.take().is_some();
+        match self.stack.last() {
+            None => self.root = Some(obj),
+            Some(Frame::List(list)) => {
+                let list = list.bind(py);
+                if replace {
+                    list.set_item(list.len().saturating_sub(1), obj)?;
+                } else {
+                    list.append(obj)?;
+                }
+            }
+            Some(Frame::Dict(dict, key)) => {
+                if let Some(key) = key {
+                    dict.bind(py).set_item(key, obj)?;
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Applies the events `core` logged since the last call.
+    pub fn apply(&mut self, py: Python<'_>, core: &mut PartialJson) -> PyResult<()> {
+        for event in core.drain_events() {
+            let obj = match event {
+                Event::Open(Kind::Array) => {
+                    let list = PyList::empty(py).unbind();
+                    self.attach(py, list.clone_ref(py).into_any())?;
+                    self.stack.push(Frame::List(list));
+                    continue;
+                }
+                Event::Open(Kind::Object) => {
+                    let dict = PyDict::new(py).unbind();
+                    self.attach(py, dict.clone_ref(py).into_any())?;
+                    self.stack.push(Frame::Dict(dict, None));
+                    continue;
+                }
+                Event::Close => {
+                    self.stack.pop();
+                    continue;
+                }
+                Event::Key(k) => {
+                    if let Some(Frame::Dict(_, key)) = self.stack.last_mut() {
+                        *key = Some(self.keys.get(py, k.as_bytes()));
+                    }
+                    continue;
+                }
+                Event::Str(s) => PyString::new(py, &s).into_any().unbind(),
+                Event::Num(Number::Int(i)) => i.into_pyobject(py)?.into_any().unbind(),
+                Event::Num(Number::Float(f)) => PyFloat::new(py, f).into_any().unbind(),
+                Event::Num(Number::Big(s)) => py.get_type::<PyInt>().call1((s,))?.unbind(),
+                Event::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+                Event::Null => py.None(),
+            };
+            self.attach(py, obj)?;
+        }
+        Ok(())
+    }
+
+    /// The value: places the unfinished string first if it changed since it was last placed.
+    pub fn value(&mut self, py: Python<'_>, core: &PartialJson) -> PyResult<Py<PyAny>> {
+        if let Some(s) = core.open_string() {
+            if self.placed != Some(s.len()) {
+                let obj = PyString::new(py, s).into_any().unbind();
+                self.attach(py, obj)?;
+                self.placed = Some(s.len());
+            }
+        }
+        Ok(self
+            .root
+            .as_ref()
+            .map_or_else(|| py.None(), |r| r.clone_ref(py)))
+    }
+}
+
+/// The Python values of a stream's tool-call arguments, built only for the calls
+/// `partial_arguments` is asked about: per call, a reader with events fed the text the fold's
+/// reader received since the last read, and its mirror (so a read costs the new text).
+#[derive(Default)]
+pub struct Partials(HashMap<(i64, i64), (PartialJson, Mirror)>);
+
+impl Partials {
+    /// The value of the call `key`, whose arguments the fold reads with `source`.
+    pub fn read(
+        &mut self,
+        py: Python<'_>,
+        key: (i64, i64),
+        source: &PartialJson,
+    ) -> PyResult<Py<PyAny>> {
+        let (core, mirror) = self
+            .0
+            .entry(key)
+            .or_insert_with(|| (PartialJson::with_events(), Mirror::default()));
+        let new = source.text().get(core.text().len()..).unwrap_or_default();
+        // Arguments that are not JSON: the value keeps what was valid (the stream records no
+        // error for them; the raw text is in the result).
+        let _ = core.feed_str(new);
+        mirror.apply(py, core)?;
+        mirror.value(py, core)
+    }
+}
+
+/// A `str` holding lone surrogates (which UTF-8 cannot carry), each replaced with U+FFFD, as
+/// the core does for `\ud800` escapes. A rare path: `to_str()` failed.
+fn without_lone_surrogates(s: &Bound<'_, PyString>) -> PyResult<String> {
+    let encoded = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+    let bytes = encoded.cast::<pyo3::types::PyBytes>()?.as_bytes();
+    let units: Vec<u16> = bytes
+        .chunks_exact(2)
+        .map(|pair| match pair {
+            [lo, hi] => u16::from_le_bytes([*lo, *hi]),
+            _ => 0xFFFD,
+        })
+        .collect();
+    Ok(String::from_utf16_lossy(&units))
+}
+
+/// `json.JSONDecodeError` (a `ValueError`) for `err`, with the text so far as its document.
+pub fn decode_error(py: Python<'_>, err: &Error, text: &str) -> PyErr {
+    let made = py
+        .import("json")
+        .and_then(|json| json.getattr("JSONDecodeError"))
+        .and_then(|class| class.call1((err.msg, text, err.pos)));
+    match made {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(_) => PyValueError::new_err(err.to_string()),
+    }
+}
+
+/// One JSON document arriving as fragments (streamed tool arguments, structured output).
+///
+/// `feed()` does work proportional to the fragment. `value` is the document so far: open
+/// arrays and objects closed, an unfinished string up to its last complete character, an
+/// unfinished number, literal or key (or a key without its value yet) left out; `None` before
+/// anything is known. Every list and dict in `value` is the same object from read to read,
+/// updated in place (items appended, keys added); scalars are never changed once placed,
+/// except the unfinished string, which is replaced by a new `str` as it grows (so a read while
+/// a long string is open costs that string's length).
+#[pyclass(module = "ssewire", name = "PartialJSON")]
+pub struct PartialJSON {
+    core: PartialJson,
+    mirror: Mirror,
+}
+
+#[pymethods]
+impl PartialJSON {
+    #[new]
+    fn new() -> Self {
+        PartialJSON {
+            core: PartialJson::with_events(),
+            mirror: Mirror::default(),
+        }
+    }
+
+    /// Feeds a fragment: `str`, or UTF-8 `bytes`/`bytearray`/`memoryview` cut anywhere.
+    /// Raises `json.JSONDecodeError` (a `ValueError`) once the text cannot be JSON; `value`
+    /// then keeps what was valid before the error.
+    fn feed(&mut self, py: Python<'_>, fragment: &Bound<'_, PyAny>) -> PyResult<()> {
+        let result = if let Ok(s) = fragment.cast::<PyString>() {
+            match s.to_str() {
+                Ok(text) => self.core.feed_str(text),
+                Err(_) => self.core.feed_str(&without_lone_surrogates(s)?),
+            }
+        } else {
+            let input = Input::extract(fragment)?;
+            self.core.feed_bytes(input.as_bytes())
+        };
+        self.mirror.apply(py, &mut self.core)?;
+        result.map_err(|e| decode_error(py, &e, self.core.text()))
+    }
+
+    /// The document so far (see the class docs); `None` before anything is known.
+    #[getter]
+    fn value(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.mirror.value(py, &self.core)
+    }
+
+    /// Whether one whole document has been received.
+    #[getter]
+    fn complete(&self) -> bool {
+        self.core.complete()
+    }
+
+    /// Ends the input and returns the final value; `json.JSONDecodeError` (a `ValueError`,
+    /// with `json.loads`'s position) when the text is not one JSON document.
+    fn finish(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        let result = self.core.finish();
+        self.mirror.apply(py, &mut self.core)?;
+        result.map_err(|e| decode_error(py, &e, self.core.text()))?;
+        self.mirror.value(py, &self.core)
+    }
+
+    fn __repr__(&mut self, py: Python<'_>) -> PyResult<String> {
+        let value = self.value(py)?;
+        Ok(format!(
+            "PartialJSON(value={}, complete={})",
+            value.bind(py).repr()?,
+            if self.core.complete() {
+                "True"
+            } else {
+                "False"
+            }
+        ))
+    }
+}

@@ -1,0 +1,518 @@
+"""``ssewire.PartialJSON`` (API.md section 7): partial JSON read incrementally.
+
+The core of this file is a differential test. ``reference_partial`` below is a plain
+recursive-descent reading of a *prefix* of a valid JSON text by the rules of the partial value,
+written from the rules and nothing else; for many generated documents, fed in every way
+(whole, one character or byte at a time, random cuts, small random reads), ``value`` after each
+fragment must equal the reference reading of everything fed so far, and ``finish()`` must equal
+``json.loads``. Invalid texts must fail at the position ``json.loads`` reports.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any, Iterator, Optional, Union
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from splitting import split_ways
+from ssewire import PartialJSON
+
+# --- the reference: a prefix read by the rules -------------------------------------------------
+
+
+class _Missing:
+    """An unfinished number, literal or key: left out of the partial value."""
+
+
+MISSING = _Missing()
+WS = " \t\r\n"
+NUMBER_CHARS = "0123456789+-.eE"
+ESCAPES = {'"': '"', "\\": "\\", "/": "/", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t"}
+
+
+def _ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in WS:
+        i += 1
+    return i
+
+
+def _string(text: str, i: int) -> tuple[str, int, bool]:
+    """The string whose opening quote is at ``i``: (its complete characters, end, closed)."""
+    out: list[str] = []
+    high: Optional[int] = None  # a high surrogate waiting for its pair
+    i += 1
+    while i < len(text):
+        c = text[i]
+        if c == '"':
+            if high is not None:
+                out.append("\ufffd")
+            return "".join(out), i + 1, True
+        if c != "\\":
+            if high is not None:
+                out.append("\ufffd")
+                high = None
+            out.append(c)
+            i += 1
+            continue
+        if i + 1 >= len(text):
+            break  # the escape is cut: held back
+        if text[i + 1] != "u":
+            if high is not None:
+                out.append("\ufffd")
+                high = None
+            out.append(ESCAPES[text[i + 1]])
+            i += 2
+            continue
+        if i + 6 > len(text):
+            break  # \uXX cut: held back
+        unit = int(text[i + 2 : i + 6], 16)
+        i += 6
+        if high is not None and 0xDC00 <= unit <= 0xDFFF:
+            out.append(chr(0x10000 + ((high - 0xD800) << 10) + (unit - 0xDC00)))
+            high = None
+            continue
+        if high is not None:
+            out.append("\ufffd")
+            high = None
+        if 0xD800 <= unit <= 0xDBFF:
+            high = unit
+        elif 0xDC00 <= unit <= 0xDFFF:
+            out.append("\ufffd")
+        else:
+            out.append(chr(unit))
+    # Unfinished: a pending high surrogate is held back too (its pair may still come).
+    return "".join(out), len(text), False
+
+
+def _value(text: str, i: int) -> tuple[Any, int, bool]:
+    """The value starting at ``i`` (no whitespace before it): (value or MISSING, end, done)."""
+    c = text[i]
+    if c == '"':
+        return _string(text, i)
+    if c in "-0123456789":
+        j = i
+        while j < len(text) and text[j] in NUMBER_CHARS:
+            j += 1
+        if j == len(text):
+            return MISSING, j, False  # the next character may still continue it
+        token = text[i:j]
+        return (float(token) if any(x in token for x in ".eE") else int(token)), j, True
+    for word, result in (("true", True), ("false", False), ("null", None)):
+        if c == word[0]:
+            if text.startswith(word, i):
+                return result, i + len(word), True
+            return MISSING, len(text), False
+    if c == "[":
+        items: list[Any] = []
+        i = _ws(text, i + 1)
+        if i < len(text) and text[i] == "]":
+            return items, i + 1, True
+        while i < len(text):
+            item, i, done = _value(text, i)
+            if item is not MISSING:
+                items.append(item)
+            if not done:
+                break
+            i = _ws(text, i)
+            if i < len(text) and text[i] == "]":
+                return items, i + 1, True
+            i = _ws(text, i + 1)  # past the comma
+        return items, len(text), False
+    assert c == "{", f"not a value at {i}: {text!r}"
+    obj: dict[str, Any] = {}
+    i = _ws(text, i + 1)
+    if i < len(text) and text[i] == "}":
+        return obj, i + 1, True
+    while i < len(text):
+        key, i, closed = _string(text, i)
+        i = _ws(text, i)
+        if not closed or i >= len(text):
+            break
+        i = _ws(text, i + 1)  # past the colon
+        if i >= len(text):
+            break
+        item, i, done = _value(text, i)
+        if item is not MISSING:
+            obj[key] = item
+        if not done:
+            break
+        i = _ws(text, i)
+        if i < len(text) and text[i] == "}":
+            return obj, i + 1, True
+        i = _ws(text, i + 1)  # past the comma
+    return obj, len(text), False
+
+
+def reference_partial(prefix: str) -> tuple[Any, bool]:
+    """The partial value of ``prefix`` (a prefix of a valid JSON text), and whether it is a
+    whole document."""
+    i = _ws(prefix, 0)
+    if i == len(prefix):
+        return None, False
+    value, _, done = _value(prefix, i)
+    return (None if value is MISSING else value), done
+
+
+# --- helpers -------------------------------------------------------------------------------------
+
+
+def no_lone_surrogates(value: Any) -> Any:
+    """``json.loads``'s result with lone surrogates replaced by U+FFFD (ssewire's documented
+    difference: a Rust string cannot hold them)."""
+    if isinstance(value, str):
+        return re.sub("[\ud800-\udfff]", "\ufffd", value)
+    if isinstance(value, list):
+        return [no_lone_surrogates(v) for v in value]
+    if isinstance(value, dict):
+        return {no_lone_surrogates(k): no_lone_surrogates(v) for k, v in value.items()}
+    return value
+
+
+def tagged(value: Any) -> Any:
+    """A strict comparison key: ``1 != 1.0``, ``0.0 != -0.0``, and dict order counts."""
+    if isinstance(value, dict):
+        return ("dict", [(k, tagged(v)) for k, v in value.items()])
+    if isinstance(value, list):
+        return ("list", [tagged(v) for v in value])
+    if isinstance(value, float):
+        return ("float", repr(value))
+    return (type(value).__name__, value)
+
+
+def str_ways(text: str) -> Iterator[list[str]]:
+    """``text`` cut into str pieces the ways ``splitting.split_ways`` cuts bytes (the same
+    piece lengths, counted in characters)."""
+    for way in split_ways(bytes(len(text))):
+        pieces, pos = [], 0
+        for piece in way.pieces:
+            pieces.append(text[pos : pos + len(piece)])
+            pos += len(piece)
+        yield pieces
+
+
+def check_document(text: str) -> None:
+    """Feeds ``text`` every way, as str and as bytes; compares ``value`` after each fragment
+    with the reference, and ``finish()`` with ``json.loads``."""
+    expected_final = tagged(no_lone_surrogates(json.loads(text)))
+    data = text.encode("utf-8")
+    ways: list[list[Union[str, bytes]]] = [list(p) for p in str_ways(text)]
+    ways += [list(way.pieces) for way in split_ways(data)]
+    for pieces in ways:
+        p = PartialJSON()
+        fed = pieces[0][:0]
+        for piece in pieces:
+            p.feed(piece)
+            fed += piece  # type: ignore[operator]
+            prefix = fed if isinstance(fed, str) else fed.decode("utf-8", errors="ignore")
+            value, complete = reference_partial(prefix)
+            assert tagged(p.value) == tagged(value), (pieces, prefix)
+            assert p.complete == complete, (pieces, prefix)
+        assert tagged(p.finish()) == expected_final, pieces
+        assert tagged(p.value) == expected_final
+        assert p.complete
+
+
+# --- generated documents -------------------------------------------------------------------------
+
+ws = st.sampled_from(["", "", " ", "\n  ", "\t", "\r\n"])
+
+
+@st.composite
+def string_literals(draw: st.DrawFn) -> str:
+    """A JSON string literal with every kind of character and escape."""
+    piece = st.one_of(
+        st.text(min_size=1, max_size=4).map(
+            lambda s: s.replace("\\", "\\\\").replace('"', '\\"')
+        ).map(lambda s: "".join(c if ord(c) >= 0x20 else f"\\u{ord(c):04x}" for c in s)),
+        st.sampled_from(['\\"', "\\\\", "\\/", "\\b", "\\f", "\\n", "\\r", "\\t"]),
+        st.integers(0, 0xFFFF).map(lambda u: f"\\u{u:04x}"),  # also lone surrogates
+        st.integers(0, 0xFFFF).map(lambda u: f"\\u{u:04X}"),
+        st.sampled_from(["\\ud83d\\ude00", "\\uD834\\uDD1E", "😀", "é", "中", "\U0010ffff"]),
+    )
+    return '"' + "".join(draw(st.lists(piece, max_size=6))) + '"'
+
+
+numbers = st.from_regex(r"-?(0|[1-9][0-9]{0,22})(\.[0-9]{1,8})?([eE][+-]?[0-9]{1,3})?", fullmatch=True)
+scalars = st.one_of(st.sampled_from(["true", "false", "null"]), numbers, string_literals())
+
+
+@st.composite
+def _array(draw: st.DrawFn, children: st.SearchStrategy[str]) -> str:
+    items = draw(st.lists(children, max_size=5))
+    return "[" + draw(ws) + ("," + draw(ws)).join(items) + draw(ws) + "]"
+
+
+@st.composite
+def _object(draw: st.DrawFn, children: st.SearchStrategy[str]) -> str:
+    members = draw(st.lists(st.tuples(string_literals(), children), max_size=5))
+    sep = draw(ws) + ":" + draw(ws)
+    body = ("," + draw(ws)).join(k + sep + v for k, v in members)
+    return "{" + draw(ws) + body + draw(ws) + "}"
+
+
+documents = st.recursive(
+    scalars, lambda children: st.one_of(_array(children), _object(children)), max_leaves=12
+).flatmap(lambda doc: st.tuples(ws, ws).map(lambda pad: pad[0] + doc + pad[1]))
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+@SETTINGS
+@given(documents)
+def test_value_after_every_fragment_matches_the_reference(text: str) -> None:
+    check_document(text)
+
+
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(documents, min_size=10, max_size=20))
+def test_large_documents_at_random_cuts(docs: list[str]) -> None:
+    text = "[" + ",".join(docs) + "]"
+    expected = tagged(no_lone_surrogates(json.loads(text)))
+    # The random cuts only: byte by byte is covered above, on smaller documents.
+    for way in split_ways(text.encode()):
+        if not way.name.startswith("random cuts"):
+            continue
+        p = PartialJSON()
+        fed = b""
+        for piece in way.pieces:
+            p.feed(piece)
+            fed += piece
+            value, _ = reference_partial(fed.decode("utf-8", errors="ignore"))
+            assert tagged(p.value) == tagged(value), way.name
+        assert tagged(p.finish()) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, -0, -0.0, 0.5e-3, 1E+2, 12345678901234567890123, 1e400], "b": {"c": null}}',
+        '"\\ud83d\\ude00 \\u00e9 \\\\ \\" \\/ \\b\\f\\n\\r\\t"',
+        '["\\ud83d", "\\udc00", "\\ud83d\\u0041", "\\ud83dx", "\\ud83d\\n"]',
+        "  [ ]  ",
+        '{"dup": 1, "x": 2, "dup": [3]}',
+        "-12.5e+07 ",
+        "true",
+    ],
+)
+def test_fixed_documents(text: str) -> None:
+    check_document(text)
+
+
+# --- the rules, one by one -----------------------------------------------------------------------
+
+
+def values_after(*pieces: Union[str, bytes]) -> list[Any]:
+    p = PartialJSON()
+    out = []
+    for piece in pieces:
+        p.feed(piece)
+        out.append(json.loads(json.dumps(p.value)))  # a snapshot
+    return out
+
+
+def test_the_rules_by_example() -> None:
+    assert values_after("", " ", '{"name": "Par', 'is", "days": 1', "2, ", '"tags": [tr') == [
+        None,
+        None,
+        {"name": "Par"},
+        {"name": "Paris"},  # 1 may still grow
+        {"name": "Paris", "days": 12},
+        {"name": "Paris", "days": 12, "tags": []},  # `tr` is not a value yet
+    ]
+    # An object key is left out until its value starts.
+    assert values_after('{"k', 'ey"', ": ", '"') == [{}, {}, {}, {"key": ""}]
+
+
+def test_a_cut_escape_is_never_shown_broken() -> None:
+    text = '["a\\u00e9\\ud83d\\ude00b"]'
+    shown = [v[0] for v in values_after(*text) if v]
+    assert set(shown) == {"", "a", "aé", "aé😀", "aé😀b"}
+    assert shown.count("aé") == len("\\ud83d\\ude00")  # the pair is held back until whole
+
+
+def test_a_utf8_character_cut_between_feeds_is_held_back() -> None:
+    data = '["é中😀"]'.encode()
+    seen = [v for v in values_after(*[data[i : i + 1] for i in range(len(data))])]
+    assert [v[0] for v in seen if v] == [""] * 2 + ["é"] * 3 + ["é中"] * 4 + ["é中😀"] * 3
+
+
+def test_containers_are_the_same_objects_from_read_to_read() -> None:
+    text = '{"calls": [{"name": "a", "args": {"x": [1, 2]}}, {"name": "b", "args": {}}], "n": 1}'
+    p = PartialJSON()
+    seen: dict[tuple[Any, ...], Any] = {}
+
+    def walk(value: Any, path: tuple[Any, ...]) -> Iterator[tuple[tuple[Any, ...], Any]]:
+        if isinstance(value, (list, dict)):
+            yield path, value
+            items = value.items() if isinstance(value, dict) else enumerate(value)
+            for k, v in items:
+                yield from walk(v, (*path, k))
+
+    for c in text:
+        p.feed(c)
+        for path, obj in walk(p.value, ()):
+            assert seen.setdefault(path, obj) is obj, path
+    assert p.finish() is seen[()]
+    assert len(seen) == 7
+
+
+def test_an_unfinished_string_is_replaced_and_then_kept() -> None:
+    p = PartialJSON()
+    p.feed('["ab')
+    lst = p.value
+    first = lst[0]
+    p.feed("c")
+    assert p.value is lst and lst == ["abc"] and first == "ab"
+    p.feed('", "d')
+    done = lst[0]
+    p.feed('e"]')
+    assert lst == ["abc", "de"] and lst[0] is done
+
+
+def test_after_the_document_only_whitespace() -> None:
+    p = PartialJSON()
+    p.feed('{"a": 1} \n\t')
+    assert p.complete and p.value == {"a": 1}
+    with pytest.raises(json.JSONDecodeError) as info:
+        p.feed(' {"b": 2}')
+    assert info.value.pos == _loads_pos('{"a": 1} \n\t {"b": 2}') == 12
+    assert p.value == {"a": 1}
+    p2 = PartialJSON()
+    p2.feed("12")
+    assert not p2.complete and p2.value is None  # 12 may still grow
+    p2.feed(" ")
+    assert p2.complete and p2.value == 12
+
+
+# --- invalid documents ---------------------------------------------------------------------------
+
+INVALID = [
+    "",
+    "   ",
+    "[1,]",
+    "[1 2]",
+    "{,}",
+    "{1: 2}",
+    '{"a" 1}',
+    '{"a": 1,}',
+    '{"a": 1 "b": 2}',
+    '{"a"',
+    '{"a":',
+    "[",
+    "]",
+    '"abc',
+    '"ab\\',
+    '"a\\x"',
+    '"a\\u12x4"',
+    '"a\\u12',
+    '"ab\x01"',
+    '["é", "\x1f"]',
+    "tru",
+    "[trux]",
+    "nul",
+    "-",
+    "[-]",
+    "-x",
+    "1.",
+    "1.x",
+    "[1.]",
+    "1e",
+    "1e+",
+    "[1e+]",
+    "01",
+    "[01]",
+    "-01",
+    "1 2",
+    '{"a": 1} x',
+    "[1, 2x]",
+    "[1, 2",
+    "[é, 1]",
+]
+
+
+def _loads_pos(text: str) -> int:
+    with pytest.raises(json.JSONDecodeError) as info:
+        json.loads(text)
+    return info.value.pos
+
+
+def valid_before(text: str, pos: int) -> Any:
+    """The reference value of what was valid before an error at ``pos``. A number is ended by
+    any character that cannot continue it, the offending one included."""
+    prefix = text[:pos]
+    if prefix[-1:].isdigit() and text[pos : pos + 1] not in tuple(".eE0123456789"):
+        prefix += " "
+    return reference_partial(prefix)[0]
+
+
+@pytest.mark.parametrize("text", INVALID)
+def test_invalid_text_fails_where_json_loads_says(text: str) -> None:
+    pos = _loads_pos(text)
+    for pieces in [*str_ways(text), *[w.pieces for w in split_ways(text.encode())]]:
+        p = PartialJSON()
+        try:
+            for piece in pieces:
+                p.feed(piece)
+        except json.JSONDecodeError as exc:
+            assert exc.pos == pos, pieces
+            assert tagged(p.value) == tagged(valid_before(text, pos)), pieces
+            with pytest.raises(json.JSONDecodeError):  # the error is sticky
+                p.feed("")
+        else:
+            before = tagged(p.value)
+            with pytest.raises(json.JSONDecodeError) as info:
+                p.finish()
+            assert info.value.pos == pos, pieces
+            assert tagged(p.value) == before  # a failing finish() changes nothing
+
+
+@pytest.mark.parametrize(("text", "pos"), [("NaN", 0), ("[Infinity]", 1), ('{"a": -Infinity}', 6)])
+def test_nan_and_infinity_are_refused(text: str, pos: int) -> None:
+    # json.loads accepts these (a Python extension); they are not JSON (RFC 8259), and an LLM
+    # that writes them wrote invalid arguments, so ssewire fails where the word starts.
+    json.loads(text)
+    p = PartialJSON()
+    with pytest.raises(json.JSONDecodeError) as info:
+        p.feed(text)
+    assert info.value.pos == pos
+
+
+def test_invalid_utf8_fails_at_its_character() -> None:
+    p = PartialJSON()
+    p.feed('["é'.encode())
+    with pytest.raises(ValueError) as info:
+        p.feed(b"\xff\"]")
+    assert info.value.pos == 3  # type: ignore[attr-defined]
+    assert p.value == ["é"]
+    p = PartialJSON()
+    p.feed(b'"\xe4\xb8')  # a cut character, never completed
+    with pytest.raises(ValueError):
+        p.finish()
+
+
+def test_input_types() -> None:
+    for make in (bytes, bytearray, memoryview):
+        p = PartialJSON()
+        p.feed(make(b'{"a": [1, "'))
+        p.feed(make('é"]}'.encode()))
+        assert p.finish() == {"a": [1, "é"]}
+    p = PartialJSON()
+    with pytest.raises(TypeError):
+        p.feed(12)  # type: ignore[arg-type]
+    p.feed('"\ud800"')  # a lone surrogate in a str is replaced
+    assert p.finish() == "\ufffd"
+
+
+def test_deep_nesting_needs_no_recursion() -> None:
+    depth = 100_000
+    p = PartialJSON()
+    p.feed("[" * depth)
+    value = p.value
+    for _ in range(depth - 1):
+        value = value[0]
+    assert value == []
+    p.feed("]" * depth)
+    assert p.complete
