@@ -3,7 +3,7 @@ against the ways Python reads an OpenAI-compatible ``POST /v1/chat/completions``
 
 Corpus (``_peers.DIALECTS["chat"]``, deterministic): 1000 content chunks, two parallel tool
 calls whose arguments stream in small fragments, the ``finish_reason`` chunk and the usage-only
-last chunk, ``[DONE]``; cut into 4 KiB reads and irregular reads (1 B - 8 KiB).
+last chunk, ``[DONE]``; cut into 4 KiB reads and one read per event.
 
 Tasks and peers, all in the same run on the same reads:
 
@@ -208,14 +208,18 @@ FEED: Dict[str, Tuple[Runner, Callable[[Any], Dict[str, Any]]]] = {
 
 #: feed+accumulate peers: id -> (runner of the reads, result -> summary).
 ACCUMULATE: Dict[str, Tuple[Runner, Callable[[Any], Dict[str, Any]]]] = {
-    "ssewire": (
-        partial(_peers.ssewire_accumulate, ssewire.ChatCompletionStream,
-                ssewire.ChatCompletionAccumulator),
+    # The stream folds what it decodes (issue 8): feed() builds the items, consume() none.
+    "ssewire": (partial(_peers.ssewire_result, ssewire.ChatCompletionStream), summary),
+    "ssewire-consume": (partial(_peers.ssewire_consume, ssewire.ChatCompletionStream), summary),
+    # The public accumulator over the items (items that come from elsewhere).
+    "ssewire+acc": (
+        partial(_peers.ssewire_accumulate, ssewire.ChatCompletionStream, ssewire.ChatCompletionAccumulator),
         summary,
     ),
     "openai-sdk": (sdk_accumulate, lambda completion: summary(completion.to_dict())),
     "httpx-sse": (partial(_peers.httpx_sse_accumulate, _peers.ChatDictAccumulator), summary),
     "pure-python": (partial(_peers.pure_accumulate, _peers.ChatDictAccumulator), summary),
+    "msgspec": FEED["msgspec"],
 }
 
 

@@ -4,7 +4,7 @@ the ways Python reads an Anthropic-compatible ``POST /v1/messages`` stream today
 Corpus (``_peers.DIALECTS["messages"]``, deterministic): named events - ``message_start``, a
 ``ping``, a thinking block (~330 ``thinking_delta``s and a ``signature_delta``), a text block of
 1000 ``text_delta``s, a ``tool_use`` block whose input streams as ``input_json_delta``
-fragments, ``message_delta``, ``message_stop``; cut into 4 KiB reads and irregular reads
+fragments, ``message_delta``, ``message_stop``; cut into 4 KiB reads and one read per event
 (1 B - 8 KiB).
 
 Tasks and peers, all in the same run on the same reads:
@@ -195,13 +195,18 @@ FEED: Dict[str, Tuple[Runner, Callable[[Any], Dict[str, Any]]]] = {
 
 #: feed+accumulate peers: id -> (runner of the reads, result -> summary).
 ACCUMULATE: Dict[str, Tuple[Runner, Callable[[Any], Dict[str, Any]]]] = {
-    "ssewire": (
+    # The stream folds what it decodes (issue 8): feed() builds the items, consume() none.
+    "ssewire": (partial(_peers.ssewire_result, ssewire.MessagesStream), summary),
+    "ssewire-consume": (partial(_peers.ssewire_consume, ssewire.MessagesStream), summary),
+    # The public accumulator over the items (items that come from elsewhere).
+    "ssewire+acc": (
         partial(_peers.ssewire_accumulate, ssewire.MessagesStream, ssewire.MessageAccumulator),
         summary,
     ),
     "anthropic-sdk": (sdk_accumulate, lambda message: summary(message.to_dict())),
     "httpx-sse": (partial(_peers.httpx_sse_accumulate, _peers.MessageDictAccumulator), summary),
     "pure-python": (partial(_peers.pure_accumulate, _peers.MessageDictAccumulator), summary),
+    "msgspec": FEED["msgspec"],
 }
 
 

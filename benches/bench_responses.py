@@ -5,7 +5,7 @@ Corpus (``_peers.DIALECTS["responses"]``, deterministic): ``event:`` + ``data:``
 api.openai.com sends them - ``response.created``, ``response.in_progress``, a message item with
 1000 ``response.output_text.delta``s and its ``*.done`` events, a ``function_call`` item whose
 arguments stream as ``response.function_call_arguments.delta`` fragments, and
-``response.completed`` carrying the full response; cut into 4 KiB reads and irregular reads
+``response.completed`` carrying the full response; cut into 4 KiB reads and one read per event
 (1 B - 8 KiB).
 
 Tasks and peers, all in the same run on the same reads:
@@ -198,13 +198,18 @@ FEED: Dict[str, Tuple[Runner, Callable[[Any], Dict[str, Any]]]] = {
 
 #: feed+accumulate peers: id -> (runner of the reads, result -> summary).
 ACCUMULATE: Dict[str, Tuple[Runner, Callable[[Any], Dict[str, Any]]]] = {
-    "ssewire": (
+    # The stream folds what it decodes (issue 8): feed() builds the items, consume() none.
+    "ssewire": (partial(_peers.ssewire_result, ssewire.ResponsesStream), summary),
+    "ssewire-consume": (partial(_peers.ssewire_consume, ssewire.ResponsesStream), summary),
+    # The public accumulator over the items (items that come from elsewhere).
+    "ssewire+acc": (
         partial(_peers.ssewire_accumulate, ssewire.ResponsesStream, ssewire.ResponseAccumulator),
         summary,
     ),
     "openai-sdk": (sdk_accumulate, lambda response: summary(response.to_dict())),
     "httpx-sse": (partial(_peers.httpx_sse_accumulate, _peers.ResponseDictAccumulator), summary),
     "pure-python": (partial(_peers.pure_accumulate, _peers.ResponseDictAccumulator), summary),
+    "msgspec": FEED["msgspec"],
 }
 
 

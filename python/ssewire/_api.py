@@ -275,28 +275,6 @@ _STREAM_CLASSES = {
     "messages": "MessagesStream",
     "responses": "ResponsesStream",
 }
-_ACCUMULATOR_CLASSES = {
-    "chat": ("ChatCompletionAccumulator", "ssewire._core"),
-    "messages": ("MessageAccumulator", "ssewire._core"),
-    "responses": ("ResponseAccumulator", "ssewire._core"),
-}
-
-
-def _accumulator_class(dialect: str) -> Any:
-    """The accumulator class of ``dialect`` (looked up when first needed)."""
-    if dialect == "sse":
-        return _EventListAccumulator
-    name, module = _ACCUMULATOR_CLASSES[dialect]
-    import importlib
-
-    import ssewire
-
-    cls = getattr(ssewire, name, None)
-    if cls is None:
-        cls = getattr(importlib.import_module(module), name)
-    return cls
-
-
 def _new_stream(dialect: str, max_event_size: Optional[int]) -> Any:
     kwargs = {} if max_event_size is None else {"max_event_size": max_event_size}
     if dialect == "sse":
@@ -343,8 +321,10 @@ class AccumulateError(StreamError):
 
 class _Assembly:
     """Push-style driver shared by ``accumulate``, ``aaccumulate`` and the command line:
-    sniff (when asked), then stream + accumulator. ``feed``/``finish`` return the decoded
-    items (empty while sniffing)."""
+    sniff (when asked), then the dialect stream, which folds what it decodes itself (its
+    ``result()``). With ``items=False`` (``accumulate``) the stream only consumes: no item
+    object is built; with ``items=True`` (the command line) ``feed``/``finish`` return the
+    decoded items (empty while sniffing). The ``sse`` dialect collects its events instead."""
 
     __slots__ = (
         "dialect",
@@ -356,6 +336,7 @@ class _Assembly:
         "_sniffer",
         "_max",
         "_record_too_large",
+        "_items",
     )
 
     def __init__(
@@ -363,8 +344,10 @@ class _Assembly:
         dialect: str = "auto",
         max_event_size: Optional[int] = None,
         record_too_large: bool = False,
+        items: bool = True,
     ) -> None:
         _check_dialect(dialect)
+        self._items = items
         self._max = max_event_size
         self._record_too_large = record_too_large
         #: The dialect in use (``None`` while still sniffing).
@@ -383,9 +366,10 @@ class _Assembly:
             self._start(dialect)
 
     def _start(self, dialect: str) -> None:
-        acc_cls = _accumulator_class(dialect)
         self.stream = _new_stream(dialect, self._max)
-        self.acc = acc_cls()
+        if dialect == "sse":
+            self.acc = _EventListAccumulator()
+            self._items = True
         self.dialect = dialect
 
     def _note(self, data: Any) -> None:
@@ -397,15 +381,20 @@ class _Assembly:
 
     def _feed_stream(self, data: Any) -> List[Any]:
         try:
+            if not self._items:
+                self.stream.consume(data)
+                return []
             items: List[Any] = self.stream.feed(data)
         except EventTooLargeError as e:
             items = list(e.events)
-            self.acc.add_all(items)
+            if self.acc is not None:
+                self.acc.add_all(items)
             if not self._record_too_large:
                 raise
             self.too_large.append(e)
             return items
-        self.acc.add_all(items)
+        if self.acc is not None:
+            self.acc.add_all(items)
         return items
 
     def feed(self, data: _BytesLike) -> List[Any]:
@@ -438,19 +427,22 @@ class _Assembly:
             if not self._record_too_large:
                 raise
             self.too_large.append(e)
-        self.acc.add_all(last)
+        if self.acc is not None:
+            self.acc.add_all(last)
         return items + last
 
     @property
     def error(self) -> Optional[StreamError]:
-        """The stream's error (after ``finish``), else the accumulator's first error."""
+        """The stream's error (after ``finish``), else the first error the events carried."""
         err = self.stream.error if self.stream is not None else None
         if err is None and self.acc is not None:
             err = self.acc.error
         return err
 
     def result(self) -> dict:  # type: ignore[type-arg]
-        return self.acc.result()  # type: ignore[no-any-return]
+        if self.acc is not None:
+            return self.acc.result()  # type: ignore[no-any-return]
+        return self.stream.result()  # type: ignore[no-any-return]
 
     def outcome(self) -> dict:  # type: ignore[type-arg]
         """The result, or ``AccumulateError`` with it if the stream failed."""
@@ -497,7 +489,7 @@ def accumulate(
     ``EventTooLargeError`` (a ``ValueError``) propagates when an event outgrows
     ``max_event_size``; ``TypeError`` when ``data`` or a read is ``str``.
     """
-    asm = _Assembly(dialect, max_event_size)
+    asm = _Assembly(dialect, max_event_size, items=False)
     feed = asm.feed
     for read in _reads(data):
         feed(read)
@@ -515,7 +507,7 @@ async def aaccumulate(
     (``response.aiter_bytes()`` of httpx, ``response.content.iter_any()`` of aiohttp), or
     an ``httpx.Response`` itself (read through ``aiter_bytes()``); a plain iterable or bytes
     object is accepted too. Same result and errors."""
-    asm = _Assembly(dialect, max_event_size)
+    asm = _Assembly(dialect, max_event_size, items=False)
     aiter_bytes = getattr(data, "aiter_bytes", None)
     if aiter_bytes is not None:  # an httpx.Response itself
         data = aiter_bytes()

@@ -273,10 +273,6 @@ def _framing_key(ev: Any) -> Tuple[str, str]:
 def _ssewire_runners(dialect: str) -> Dict[str, Runner]:
     stream_cls: Any = {"chat": ssewire.ChatCompletionStream, "messages": ssewire.MessagesStream,
                   "responses": ssewire.ResponsesStream}[dialect]
-    from ssewire._api import _accumulator_class
-
-    acc_cls = _accumulator_class(dialect)
-
     def framing(reads: List[bytes]) -> List[Any]:
         parser = ssewire.SSEParser()
         out: List[Any] = []
@@ -294,13 +290,13 @@ def _ssewire_runners(dialect: str) -> Dict[str, Runner]:
         return out
 
     def accumulate(reads: List[bytes]) -> Any:
+        # The stream folds as it decodes; consume() builds no item objects.
         stream = stream_cls()
-        acc = acc_cls()
-        add_all = acc.add_all
+        consume = stream.consume
         for read in reads:
-            add_all(stream.feed(read))
-        add_all(stream.finish())
-        return acc.result()
+            consume(read)
+        stream.finish()
+        return stream.result()
 
     return {
         "framing": Runner(framing, lambda out: [_framing_key(e) for e in out]),

@@ -28,9 +28,12 @@
 //!   Every result has `id`, `object`, `created_at`, `model`, `status`, `output`, `usage`,
 //!   `error` and `incomplete_details` (null when the server sent none).
 //!
-//! Carried across feeds: the fold state (owned; nothing borrows the input). Cost: each delta
-//! is appended once (O(total input)); server objects are read one JSON level deep and kept as
-//! raw text; a note compares values once per `.done` event.
+//! Carried across feeds: the fold state (owned; nothing borrows the input). It holds the text
+//! once: an item's assembled pieces are dropped when its full `output_item.done` item arrives,
+//! and the assembled items when a terminal response with an `output` list arrives (later
+//! events for them then start new, implied items). Cost: each delta is appended once
+//! (O(total input)); server objects are read one JSON level deep and kept as raw text; a note
+//! compares values once per `.done` event.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -613,6 +616,10 @@ impl ResponsesFold {
         for (i, (a, b)) in assembled.iter().zip(&output).enumerate() {
             diff_items(&format!("output[{i}]"), a, b, v.kind, &mut self.mismatches);
         }
+        // The terminal response's output is the result's from now on: the items assembled
+        // from the stream are not needed again (this keeps the text in memory once).
+        self.items.clear();
+        self.by_id.clear();
     }
 
     fn item_added(&mut self, v: &EventView<'_>) {
@@ -654,7 +661,12 @@ impl ResponsesFold {
             }
         };
         if let Some(state) = self.items.get_mut(&index) {
+            // The full item wins from now on: the assembled pieces are not needed again, and
+            // dropping them keeps the text in memory once.
             state.done = Some(full);
+            state.content = None;
+            state.summary = None;
+            state.fields.clear();
         }
     }
 
