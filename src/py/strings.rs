@@ -40,7 +40,10 @@ impl Reused {
 }
 
 /// A few short strings that alternate (event types, delta types), each built once per parser.
-/// A linear scan over at most `NAMES_MAX` entries beats hashing for this handful.
+/// A linear scan over at most `NAMES_MAX` entries beats hashing for this handful. Bounded: past
+/// `NAMES_MAX` distinct names, a name gets a fresh string each time. Never interned: the
+/// server picks the names, and interned strings are immortal on CPython 3.12+, so a stream of
+/// distinct names would leak for the life of the process.
 #[derive(Default)]
 pub struct Names {
     entries: Vec<(Box<[u8]>, Py<PyString>)>,
@@ -54,9 +57,7 @@ impl Names {
         if let Some((_, s)) = self.entries.iter().find(|(b, _)| **b == *bytes) {
             return s.clone_ref(py);
         }
-        // Interned: Python code compares these names with literals (`item.type == "..."`),
-        // and `==` on the same object skips the character comparison.
-        let s = PyString::intern(py, &decode(py, bytes).to_cow().unwrap_or_default()).unbind();
+        let s = decode(py, bytes).unbind();
         if self.entries.len() < NAMES_MAX {
             self.entries.push((bytes.into(), s.clone_ref(py)));
         }
