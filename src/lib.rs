@@ -13,7 +13,9 @@
 //!   about Python.
 //!
 //! Untrusted bytes never panic the core: indexing, `unwrap` and `expect` are denied by clippy
-//! (see `Cargo.toml`), and every fallible step is a `get()` or a checked split.
+//! (see `Cargo.toml`), and every fallible step is a `get()` or a checked split. There is no
+//! `unsafe` code: the caller's mutable buffers are copied rather than borrowed (`py::input`).
+#![forbid(unsafe_code)]
 #![cfg_attr(
     test,
     allow(

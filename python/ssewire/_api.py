@@ -372,12 +372,18 @@ class _Assembly:
             self._items = True
         self.dialect = dialect
 
-    def _note(self, data: Any) -> None:
+    def _note(self, data: Any) -> Any:
+        """Records the head and size of ``data``; returns ``data``, or its bytes when it is a
+        buffer that is not flat bytes (strided, multi-dimensional or of wider items)."""
         view = memoryview(data)
+        if not (view.c_contiguous and view.ndim == 1 and view.itemsize == 1):
+            data = view.tobytes()
+            view = memoryview(data)
         room = SNIFF_LIMIT - len(self.head)
         if room > 0:
             self.head += view[:room]
         self.size += view.nbytes
+        return data
 
     def _feed_stream(self, data: Any) -> List[Any]:
         try:
@@ -402,7 +408,7 @@ class _Assembly:
             raise TypeError(
                 "response bodies are bytes: got a str chunk (use iter_bytes(), not iter_text())"
             )
-        self._note(data)
+        data = self._note(data)
         sniffer = self._sniffer
         if sniffer is not None:
             dialect = sniffer.feed(data)

@@ -16,6 +16,7 @@ __all__ = [
     "encode_event",
     "EventTooLargeError",
     "StreamError",
+    "ConcurrentUseError",
     "ErrorItem",
     "ChatChunk",
     "ToolCallDelta",
@@ -34,6 +35,7 @@ _Bytes = Union[bytes, bytearray, memoryview, Buffer]
 # The exception classes are defined in Python (see ssewire/_errors.py) and re-exported.
 from ssewire._errors import EventTooLargeError as EventTooLargeError
 from ssewire._errors import StreamError as StreamError
+from ssewire._errors import ConcurrentUseError as ConcurrentUseError
 
 @final
 class Event:

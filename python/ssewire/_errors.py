@@ -68,3 +68,14 @@ class EventTooLargeError(ValueError):
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (type(self), (self.limit, self.size, self.events), self.__dict__)
+
+
+class ConcurrentUseError(RuntimeError):
+    """A parser or stream was called while another call on the same object was running.
+
+    One parser (or stream) reads one response, from one thread at a time. A call that overlaps
+    another call on the same object — from another thread while the first one has released the
+    GIL to parse a large input, on a free-threaded build, or re-entrantly from a finalizer — is
+    refused with this error and changes nothing; the running call is not disturbed. Use one
+    object per stream, or a lock around a shared one.
+    """

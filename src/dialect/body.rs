@@ -1,16 +1,20 @@
 //! A response body as the dialect streams see it: usually an event stream, sometimes a bare
 //! JSON error object that a gateway passed through instead (a pre-stream error).
 //!
-//! The first significant byte decides: `{` or `[` means a JSON body, which is collected (up to
-//! the event size limit) and handed over once it parses; anything else is an event stream and
-//! goes to the [`Framer`]. Leading white space and a BOM are skipped while deciding. Carried
-//! across feeds: the decision, the framer, and the JSON body collected so far.
-//! Cost: framing is O(bytes); a JSON body is re-checked only when it ends in `}` or `]`.
+//! The first significant byte decides: `{` or `[` means a JSON body, anything else an event
+//! stream that goes to the [`Framer`]. Leading white space and a BOM are skipped while
+//! deciding. A JSON body is one JSON document: it ends where its outermost bracket closes
+//! (found by a scan that carries its depth and string state across feeds), it is handed over
+//! then, and whatever follows it in the body is ignored. A document larger than the event size
+//! limit is dropped (`TooLarge`, once) and the rest of the body is ignored too. So the result
+//! does not depend on how the body was split into reads.
+//!
+//! Carried across feeds: the decision, the framer, the JSON document collected so far and its
+//! scan state. Cost: O(bytes): each byte of a JSON body is scanned once, and the document is
+//! validated once, when it ends.
 
 use std::borrow::Cow;
 use std::mem;
-
-use serde::de::IgnoredAny;
 
 use crate::sse::{Framer, RawEvent, TooLarge};
 
@@ -18,9 +22,51 @@ use crate::sse::{Framer, RawEvent, TooLarge};
 enum Mode {
     Sniffing,
     EventStream,
+    /// Collecting a JSON document.
     Json,
+    /// The document ended; not handed over yet.
     JsonComplete,
+    /// The document was handed over (or dropped as too large): the rest is ignored.
     JsonTaken,
+}
+
+/// Where a scan of a JSON document is: bracket depth and string state.
+#[derive(Debug, Default, Clone, Copy)]
+struct Scan {
+    depth: usize,
+    in_string: bool,
+    escaped: bool,
+}
+
+impl Scan {
+    /// Scans `input`; returns the length of its prefix that ends the document (its outermost
+    /// bracket closed), or `None` if the document goes on past `input`.
+    fn end(&mut self, input: &[u8]) -> Option<usize> {
+        for (i, &b) in input.iter().enumerate() {
+            if self.in_string {
+                if self.escaped {
+                    self.escaped = false;
+                } else if b == b'\\' {
+                    self.escaped = true;
+                } else if b == b'"' {
+                    self.in_string = false;
+                }
+                continue;
+            }
+            match b {
+                b'"' => self.in_string = true,
+                b'{' | b'[' => self.depth += 1,
+                b'}' | b']' => {
+                    self.depth = self.depth.saturating_sub(1);
+                    if self.depth == 0 {
+                        return Some(i + 1);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
 }
 
 /// Sniffer + framer for one response body.
@@ -29,6 +75,7 @@ pub struct Body {
     framer: Framer,
     mode: Mode,
     json: Vec<u8>,
+    scan: Scan,
 }
 
 /// What `finish` found at the end of the body.
@@ -48,6 +95,7 @@ impl Body {
             framer: Framer::new(max_event_size),
             mode: Mode::Sniffing,
             json: Vec::new(),
+            scan: Scan::default(),
         }
     }
 
@@ -83,23 +131,21 @@ impl Body {
     }
 
     fn collect(&mut self, input: &[u8]) -> Option<TooLarge> {
-        self.json.extend_from_slice(input);
-        if self.json.len() > self.framer.max_event_size() {
-            let size = self.json.len();
+        let end = self.scan.end(input);
+        let part = match end {
+            Some(n) => input.get(..n).unwrap_or(input),
+            None => input,
+        };
+        let size = self.json.len() + part.len();
+        let limit = self.framer.max_event_size();
+        if size > limit {
             self.json = Vec::new();
             self.mode = Mode::JsonTaken;
-            return Some(TooLarge {
-                limit: self.framer.max_event_size(),
-                size,
-            });
+            return Some(TooLarge { limit, size });
         }
-        let last = self.json.iter().rev().find(|b| !b.is_ascii_whitespace());
-        if matches!(last, Some(b'}' | b']')) {
-            let complete = std::str::from_utf8(&self.json)
-                .is_ok_and(|s| serde_json::from_str::<IgnoredAny>(s).is_ok());
-            if complete {
-                self.mode = Mode::JsonComplete;
-            }
+        self.json.extend_from_slice(part);
+        if end.is_some() {
+            self.mode = Mode::JsonComplete;
         }
         None
     }
@@ -129,6 +175,7 @@ impl Body {
         let last_event = self.framer.finish(true);
         self.mode = Mode::Sniffing;
         self.json.clear();
+        self.scan = Scan::default();
         End {
             last_event,
             cut_off,
@@ -170,6 +217,42 @@ mod tests {
             Some("{\"error\": {\"message\": \"no\"}}")
         );
         assert!(b.take_json().is_none());
+    }
+
+    /// Every split of `body` into two feeds gives the same JSON text.
+    fn taken_at_every_split(body: &[u8]) -> Vec<Option<String>> {
+        (0..=body.len())
+            .map(|cut| {
+                let mut b = Body::new(1024);
+                let mut out = Vec::new();
+                let (head, tail) = body.split_at(cut);
+                b.feed(head, &mut out);
+                let first = b.take_json();
+                b.feed(tail, &mut out);
+                first.or_else(|| b.take_json()).or_else(|| b.finish().json)
+            })
+            .collect()
+    }
+
+    #[test]
+    fn the_body_is_the_first_document_at_every_split() {
+        let body = br#" {"error":{"message":"fir}st\"]"}}{"error":{"message":"second"}} x"#;
+        let first = r#"{"error":{"message":"fir}st\"]"}}"#;
+        for taken in taken_at_every_split(body) {
+            assert_eq!(taken.as_deref(), Some(first));
+        }
+    }
+
+    #[test]
+    fn an_oversized_body_is_dropped_once_at_every_split() {
+        let body = format!("{{\"a\":\"{}\"}} trailing", "x".repeat(2000));
+        for cut in 0..=body.len() {
+            let mut b = Body::new(1024);
+            let (head, tail) = body.as_bytes().split_at(cut);
+            let errors = [b.feed(head, &mut Vec::new()), b.feed(tail, &mut Vec::new())];
+            assert_eq!(errors.iter().flatten().count(), 1, "cut {cut}");
+            assert!(b.take_json().is_none() && b.finish().json.is_none());
+        }
     }
 
     #[test]

@@ -10,7 +10,7 @@
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use super::json::{map_struct, raw_opt, str_or_raw, Extra, Int, Str};
+use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Extra, Int, Str};
 
 /// One `chat.completion.chunk` (or an error document in its place).
 #[derive(Debug, Default)]
@@ -127,7 +127,7 @@ map_struct!(
             // OpenAI's per-chunk random padding (on by default since 2025; it hides token lengths
             // from traffic analysis): meaningless, and kept as an extra it would make every chunk
             // look like it carries vendor data. Its place is recorded for the frame template.
-            "obfuscation" => chunk.obfuscation = map.next_value::<Option<Str>>().ok().flatten(),
+            "obfuscation" => chunk.obfuscation = str_or_skip(&mut map)?,
             _ => chunk.extra.keep(key, &mut map)?,
         }
     }

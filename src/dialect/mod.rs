@@ -20,7 +20,7 @@ pub mod template;
 
 pub mod json;
 
-use json::{map_struct, Str};
+use json::{map_struct, raw, str_or_skip, Str};
 
 /// One JSON document of a frame, or the `[DONE]` sentinel.
 #[derive(Debug)]
@@ -130,10 +130,10 @@ struct ErrorFields<'a> {
 
 map_struct!(ErrorFields, "an error object", |fields, key, map| {
     match key.as_str() {
-        "message" => fields.message = map.next_value::<Option<Str>>().ok().flatten(),
-        "error" => fields.error = Some(map.next_value()?),
-        "type" => fields.type_ = Some(map.next_value()?),
-        "code" => fields.code = Some(map.next_value()?),
+        "message" => fields.message = str_or_skip(&mut map)?,
+        "error" => fields.error = Some(raw(&mut map)?),
+        "type" => fields.type_ = Some(raw(&mut map)?),
+        "code" => fields.code = Some(raw(&mut map)?),
         _ => {
             map.next_value::<serde::de::IgnoredAny>()?;
         }

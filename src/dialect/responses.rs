@@ -10,7 +10,7 @@
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use super::json::{map_struct, raw_opt, str_or_raw, Int, Str};
+use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Int, Str};
 
 /// One Responses stream event, flattened.
 #[derive(Debug, Default)]
@@ -115,7 +115,7 @@ map_struct!(
             "error" => event.error = raw_opt(&mut map)?,
             // "obfuscation" pads delta events to hide their length: no item holds it; its
             // place is recorded for the frame template.
-            "obfuscation" => event.obfuscation = map.next_value::<Option<Str>>().ok().flatten(),
+            "obfuscation" => event.obfuscation = str_or_skip(&mut map)?,
             _ => {
                 map.next_value::<IgnoredAny>()?;
                 event.other_keys = true;

@@ -29,7 +29,8 @@
 //!   they arrive, in linear time: `crate::partial`, for `partial_arguments`).
 //! - `reasoning_details` blocks with an `index` are merged with the earlier block of that index
 //!   (`text`, `summary` and `data` strings concatenated, other keys: later non-null wins);
-//!   blocks without one are appended. A value that is not a list is kept as sent.
+//!   blocks without one are appended. A value that is not a list is kept as sent (the last
+//!   such value, until a list comes; after a list it is one more element).
 //! - `logprobs`: `null` unless a chunk carried some, else `{"content", "refusal"}` with each
 //!   chunk's lists concatenated.
 //! - unknown delta keys (`annotations`, `audio`, the legacy `function_call`) are merged into
@@ -275,7 +276,7 @@ struct Choice {
     reasoning_content: Option<String>,
     tool_calls: Option<BTreeMap<i64, ToolCall>>,
     finish_reason: Option<String>,
-    details: Option<Details>,
+    details: Option<DetailsState>,
     logprobs: Option<Logprobs>,
     choice_extra: Option<Map>,
     delta_extra: Option<Vec<(String, Merged)>>,
@@ -306,6 +307,14 @@ enum Part {
     Thinking(Vec<Part>),
     /// Any other part, as sent.
     Other(Box<str>),
+}
+
+/// `reasoning_details`: a list of blocks, or (garbage input) a value that is not a list, kept
+/// as sent until a list comes.
+#[derive(Debug)]
+enum DetailsState {
+    Value(Box<str>),
+    List(Details),
 }
 
 #[derive(Debug, Default)]
@@ -488,17 +497,24 @@ impl Choice {
             // OpenRouter sends `"reasoning_details": []` on plain content chunks.
             Some(Json::Array(blocks)) if blocks.is_empty() => {}
             Some(Json::Array(blocks)) => {
-                let details = self.details.get_or_insert_with(Details::default);
+                let mut details = match self.details.take() {
+                    Some(DetailsState::List(details)) => details,
+                    Some(DetailsState::Value(value)) => Details {
+                        blocks: vec![Block::Raw(value)],
+                        ..Details::default()
+                    },
+                    None => Details::default(),
+                };
                 for block in blocks {
                     details.add(block.get());
                 }
+                self.details = Some(DetailsState::List(details));
             }
-            // Not a list (garbage input): kept as sent, as one block.
-            Some(_) => self
-                .details
-                .get_or_insert_with(Details::default)
-                .blocks
-                .push(Block::Raw(text.into())),
+            // Not a list (garbage input): kept as sent; after a list, it is one more block.
+            Some(_) => match &mut self.details {
+                Some(DetailsState::List(details)) => details.blocks.push(Block::Raw(text.into())),
+                slot => *slot = Some(DetailsState::Value(text.into())),
+            },
         }
     }
 
@@ -520,8 +536,10 @@ impl Choice {
         if let Some(text) = &self.reasoning_content {
             message.set("reasoning_content", Out::Str(text.clone()));
         }
-        if let Some(details) = &self.details {
-            message.set("reasoning_details", details.build());
+        match &self.details {
+            Some(DetailsState::List(details)) => message.set("reasoning_details", details.build()),
+            Some(DetailsState::Value(value)) => message.set("reasoning_details", Out::json(value)),
+            None => {}
         }
         if let Some(extra) = &self.delta_extra {
             for (key, value) in extra {
@@ -1011,6 +1029,24 @@ mod tests {
                 1,
                 true
             ])
+        );
+        let mut f = ChatFold::new();
+        for d in ["1", "{}", "true"] {
+            f.add(&ChunkView {
+                index: Some(0),
+                reasoning_details: Some(d),
+                ..ChunkView::default()
+            });
+        }
+        assert_eq!(message(&f, 0)["reasoning_details"], serde_json::json!(true));
+        f.add(&ChunkView {
+            index: Some(0),
+            reasoning_details: Some(r#"[{"index":1,"text":"a"}]"#),
+            ..ChunkView::default()
+        });
+        assert_eq!(
+            message(&f, 0)["reasoning_details"],
+            serde_json::json!([true, {"index": 1, "text": "a"}])
         );
     }
 

@@ -34,7 +34,7 @@
 
 use std::collections::HashMap;
 
-use super::{check_json, Json, Map, Out};
+use super::{check_json, note, Json, Map, Out};
 use crate::partial::PartialJson;
 
 /// One event of a Messages stream (an item's worth of data). JSON-valued fields hold raw
@@ -192,8 +192,9 @@ impl Block {
                         self.describe(index)
                     )
                 };
-                warnings.push(warning.clone());
-                self.warning = Some(warning);
+                if note(warnings, warning.clone()) {
+                    self.warning = Some(warning);
+                }
             }
         }
     }
@@ -313,10 +314,13 @@ impl MessagesFold {
                     .unwrap_or_else(|| implied_block(None));
                 match self.block_at(v.index) {
                     Some(at) => {
-                        self.warnings.push(format!(
-                            "content block {}: a second content_block_start replaced the first",
-                            index_text(v.index)
-                        ));
+                        note(
+                            &mut self.warnings,
+                            format!(
+                                "content block {}: a second content_block_start replaced the first",
+                                index_text(v.index)
+                            ),
+                        );
                         if let Some(slot) = self.blocks.get_mut(at) {
                             slot.1 = Block::new(start);
                         }
@@ -386,12 +390,15 @@ impl MessagesFold {
             Some(at) => at,
             None => {
                 let start = implied_block(v.delta_type);
-                self.warnings.push(format!(
-                    "content block {}: {} before any content_block_start; assumed a {} block",
-                    index_text(v.index),
-                    v.delta_type.unwrap_or("None"),
-                    show(start.get("type"))
-                ));
+                note(
+                    &mut self.warnings,
+                    format!(
+                        "content block {}: {} before any content_block_start; assumed a {} block",
+                        index_text(v.index),
+                        v.delta_type.unwrap_or("None"),
+                        show(start.get("type"))
+                    ),
+                );
                 self.by_index.insert(v.index, self.blocks.len());
                 self.blocks.push((v.index, Block::new(start)));
                 self.blocks.len() - 1
@@ -432,10 +439,10 @@ impl MessagesFold {
                 let name = other.unwrap_or("None").to_owned();
                 if !block.unknown.contains(&name) {
                     let shown = other.map_or_else(|| "None".into(), |t| format!("'{t}'"));
-                    self.warnings.push(format!(
-                        "{}: delta type {shown} ignored",
-                        block.describe(*index)
-                    ));
+                    note(
+                        &mut self.warnings,
+                        format!("{}: delta type {shown} ignored", block.describe(*index)),
+                    );
                     block.unknown.push(name);
                 }
             }

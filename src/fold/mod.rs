@@ -221,6 +221,28 @@ impl FromIterator<(String, Out)> for Map {
     }
 }
 
+/// At most this many notes (warnings, mismatches) are kept per fold: each note costs memory,
+/// and hostile input could make one per event.
+pub const MAX_NOTES: usize = 100;
+
+/// Records a note unless the fold already holds [`MAX_NOTES`] of them (the last one kept
+/// then says so). Returns whether `text` was kept.
+pub fn note(notes: &mut Vec<String>, text: String) -> bool {
+    match notes.len() {
+        n if n + 1 < MAX_NOTES => {
+            notes.push(text);
+            true
+        }
+        n if n + 1 == MAX_NOTES => {
+            notes.push(format!(
+                "(more than {MAX_NOTES} notes; the rest are not kept)"
+            ));
+            false
+        }
+        _ => false,
+    }
+}
+
 /// What one JSON value is, read one level deep (nested values stay raw JSON text).
 #[derive(Debug)]
 pub enum Json<'a> {

@@ -37,7 +37,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{Json, Map, Out};
+use super::{note, Json, Map, Out};
 
 /// One event of a Responses stream (an item's worth of data). JSON-valued fields hold raw
 /// JSON text; `raw` is the whole event (for all but the plain deltas).
@@ -273,21 +273,27 @@ fn as_map(value: &Out) -> Option<Map> {
 fn diff_items(where_: &str, assembled: &Out, full: &Out, source: &str, notes: &mut Vec<String>) {
     let (Some(a), Some(b)) = (as_map(assembled), as_map(full)) else {
         if !same(Some(assembled), Some(full)) {
-            notes.push(format!(
-                "{where_}: assembled {}, {source} sent {}",
-                short(Some(assembled)),
-                short(Some(full))
-            ));
+            note(
+                notes,
+                format!(
+                    "{where_}: assembled {}, {source} sent {}",
+                    short(Some(assembled)),
+                    short(Some(full))
+                ),
+            );
         }
         return;
     };
     for key in ["type", "id"] {
         if !same(a.get(key), b.get(key)) {
-            notes.push(format!(
-                "{where_}: {key} {} assembled, {source} says {}",
-                short(a.get(key)),
-                short(b.get(key))
-            ));
+            note(
+                notes,
+                format!(
+                    "{where_}: {key} {} assembled, {source} says {}",
+                    short(a.get(key)),
+                    short(b.get(key))
+                ),
+            );
             return;
         }
     }
@@ -296,11 +302,14 @@ fn diff_items(where_: &str, assembled: &Out, full: &Out, source: &str, notes: &m
     for (path, mine) in streamed_texts(assembled) {
         let other = theirs.iter().find(|(p, _)| *p == path).map(|(_, v)| v);
         if !same(Some(&mine), other) {
-            notes.push(format!(
-                "{where_} {path}: the deltas give {}, {source} says {}",
-                short(Some(&mine)),
-                short(other)
-            ));
+            note(
+                notes,
+                format!(
+                    "{where_} {path}: the deltas give {}, {source} says {}",
+                    short(Some(&mine)),
+                    short(other)
+                ),
+            );
         }
     }
 }
@@ -552,8 +561,10 @@ impl ResponsesFold {
         let Some(index) = v.output_index else {
             let found = v.item_id.and_then(|id| self.by_id.get(id).copied());
             if found.is_none() {
-                self.warnings
-                    .push(format!("{} names no output item; ignored", v.kind));
+                note(
+                    &mut self.warnings,
+                    format!("{} names no output item; ignored", v.kind),
+                );
             }
             return self.items.get_mut(&found?);
         };
@@ -566,7 +577,7 @@ impl ResponsesFold {
                 item.set("content", Out::List(Vec::new()));
             }
             self.new_item(index, item);
-            self.warnings.push(format!(
+            note(&mut self.warnings, format!(
                 "{} for output[{index}] before response.output_item.added; assumed a {implied} item",
                 v.kind
             ));
@@ -587,8 +598,10 @@ impl ResponsesFold {
 
     fn terminal(&mut self, v: &EventView<'_>) {
         let Some(response) = v.response.and_then(object_map) else {
-            self.warnings
-                .push(format!("{} without a response object", v.kind));
+            note(
+                &mut self.warnings,
+                format!("{} without a response object", v.kind),
+            );
             return;
         };
         let output = response.get("output").filter(|o| !o.is_null()).cloned();
@@ -598,20 +611,22 @@ impl ResponsesFold {
         };
         let assembled = self.assembled_output();
         let Some(output) = list_of(Some(&output)) else {
-            self.mismatches.push(format!(
-                "{}: output is {}, not a list",
-                v.kind,
-                short(Some(&output))
-            ));
+            note(
+                &mut self.mismatches,
+                format!("{}: output is {}, not a list", v.kind, short(Some(&output))),
+            );
             return;
         };
         if !assembled.is_empty() && output.len() != assembled.len() {
-            self.mismatches.push(format!(
-                "{}: {} output items, {} assembled from the stream",
-                v.kind,
-                output.len(),
-                assembled.len()
-            ));
+            note(
+                &mut self.mismatches,
+                format!(
+                    "{}: {} output items, {} assembled from the stream",
+                    v.kind,
+                    output.len(),
+                    assembled.len()
+                ),
+            );
         }
         for (i, (a, b)) in assembled.iter().zip(&output).enumerate() {
             diff_items(&format!("output[{i}]"), a, b, v.kind, &mut self.mismatches);
@@ -628,9 +643,10 @@ impl ResponsesFold {
         };
         let index = v.output_index.unwrap_or_else(|| self.next_index());
         if self.items.contains_key(&index) {
-            self.warnings.push(format!(
-                "output[{index}]: a second response.output_item.added replaced the first"
-            ));
+            note(
+                &mut self.warnings,
+                format!("output[{index}]: a second response.output_item.added replaced the first"),
+            );
         }
         self.new_item(index, item);
     }
@@ -749,7 +765,9 @@ impl ResponsesFold {
             }
         };
         state.done = Some(full);
-        self.mismatches.extend(notes);
+        for text in notes {
+            note(&mut self.mismatches, text);
+        }
     }
 
     fn text_delta(
@@ -804,7 +822,7 @@ impl ResponsesFold {
         if part.text.is_some() {
             let joined = part.joined();
             if joined != full {
-                let note = format!(
+                let text = format!(
                     "{describe} {}[{}].{field}: the deltas give {}, {kind} says {}",
                     if summary { "summary" } else { "content" },
                     index.map_or_else(|| "None".into(), |i| i.to_string()),
@@ -812,7 +830,7 @@ impl ResponsesFold {
                     short(Some(&Out::Str(full.into())))
                 );
                 part.set_full(full);
-                self.mismatches.push(note);
+                note(&mut self.mismatches, text);
                 return;
             }
         }
@@ -880,7 +898,7 @@ impl ResponsesFold {
             return;
         };
         let describe = target.describe();
-        let note = match target.field_text(field) {
+        let note_text = match target.field_text(field) {
             Some(joined) if *joined != full => Some(format!(
                 "{describe} {field}: the deltas give {}, {kind} says {}",
                 short(Some(&Out::Str(joined.clone()))),
@@ -893,7 +911,9 @@ impl ResponsesFold {
             Some(text) => *text = full,
             None => target.fields.push((field.to_owned(), full)),
         }
-        self.mismatches.extend(note);
+        if let Some(text) = note_text {
+            note(&mut self.mismatches, text);
+        }
     }
 
     fn assembled_output(&self) -> Vec<Out> {

@@ -14,8 +14,6 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use std::borrow::Cow;
-
 use pyo3::types::PyDict;
 use serde_json::value::RawValue;
 
@@ -24,7 +22,9 @@ use super::stream::{
     dialect_stream, emit, AccumulatorErrors, Dialect, Frame, Refill, Route, StreamCore, Template,
     Value,
 };
-use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Reused, ReusedInt};
+use super::strings::{
+    flag, int_or_none, item_int, item_str, reused_or_none, text_or_none, Reused, ReusedInt,
+};
 use crate::dialect::chat::{self, Chunk, Content};
 use crate::dialect::json::Str;
 use crate::dialect::ErrorInfo;
@@ -622,16 +622,6 @@ dialect_stream!(
     "OpenAI-compatible `POST /v1/chat/completions` stream: framing, chunk decoding and the fold."
 );
 
-/// A string field of an item, borrowed from its Python `str` (`None` for `None` or another
-/// type).
-fn text<'a>(py: Python<'a>, value: &'a Py<PyAny>) -> Option<Cow<'a, str>> {
-    value.bind(py).cast::<PyString>().ok()?.to_cow().ok()
-}
-
-fn int(py: Python<'_>, value: &Py<PyAny>) -> Option<i64> {
-    value.bind(py).extract::<i64>().ok()
-}
-
 /// Folds one `ChatChunk` item, reading its fields natively.
 fn fold_item(py: Python<'_>, fold: &mut ChatFold, item: &ChatChunk) {
     let json = item.json.as_deref();
@@ -647,11 +637,11 @@ fn fold_item(py: Python<'_>, fold: &mut ChatFold, item: &ChatChunk) {
         .map(|c| {
             let c = c.get();
             (
-                int(py, &c.index).unwrap_or(0),
-                text(py, &c.id),
-                text(py, &c.type_),
-                text(py, &c.name),
-                text(py, &c.arguments),
+                item_int(py, &c.index).unwrap_or(0),
+                item_str(py, &c.id),
+                item_str(py, &c.type_),
+                item_str(py, &c.name),
+                item_str(py, &c.arguments),
             )
         })
         .collect();
@@ -665,16 +655,18 @@ fn fold_item(py: Python<'_>, fold: &mut ChatFold, item: &ChatChunk) {
             arguments: arguments.as_deref(),
         })
         .collect();
-    let (id, model) = (text(py, &item.id), text(py, &item.model));
+    let (id, model) = (item_str(py, &item.id), item_str(py, &item.model));
     let (fingerprint, tier) = (
-        text(py, &item.system_fingerprint),
-        text(py, &item.service_tier),
+        item_str(py, &item.system_fingerprint),
+        item_str(py, &item.service_tier),
     );
-    let (role, refusal) = (text(py, &item.role), text(py, &item.refusal));
-    let (reasoning, reasoning_content) =
-        (text(py, &item.reasoning), text(py, &item.reasoning_content));
-    let finish_reason = text(py, &item.finish_reason);
-    let content_text = text(py, &item.content);
+    let (role, refusal) = (item_str(py, &item.role), item_str(py, &item.refusal));
+    let (reasoning, reasoning_content) = (
+        item_str(py, &item.reasoning),
+        item_str(py, &item.reasoning_content),
+    );
+    let finish_reason = item_str(py, &item.finish_reason);
+    let content_text = item_str(py, &item.content);
     let content = match (&content_text, json.and_then(|j| j.content_parts.as_deref())) {
         (Some(t), _) => Some(ContentView::Text(t)),
         (None, Some(parts)) => Some(ContentView::Parts(parts)),
@@ -682,13 +674,13 @@ fn fold_item(py: Python<'_>, fold: &mut ChatFold, item: &ChatChunk) {
     };
     fold.add(&ChunkView {
         id: id.as_deref(),
-        created: int(py, &item.created),
+        created: item_int(py, &item.created),
         model: model.as_deref(),
         system_fingerprint: fingerprint.as_deref(),
         service_tier: tier.as_deref(),
         usage: json.and_then(|j| j.usage.as_deref()),
         extra: json.and_then(|j| j.extra.as_deref()),
-        index: int(py, &item.index),
+        index: item_int(py, &item.index),
         role: role.as_deref(),
         content,
         refusal: refusal.as_deref(),
@@ -738,6 +730,13 @@ impl ChatCompletionAccumulator {
 
     /// Adds every item of `items` (e.g. the list one `feed()` returned).
     fn add_all(&mut self, items: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(list) = items.cast::<PyList>() {
+            // The list one feed() returned: no iterator object, one item at a time.
+            for item in list.iter() {
+                self.add(&item)?;
+            }
+            return Ok(());
+        }
         for item in items.try_iter()? {
             self.add(&item?)?;
         }

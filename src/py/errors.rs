@@ -12,12 +12,14 @@ use crate::sse::TooLarge;
 
 pyo3::import_exception!(ssewire._errors, StreamError);
 pyo3::import_exception!(ssewire._errors, EventTooLargeError);
+pyo3::import_exception!(ssewire._errors, ConcurrentUseError);
 
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     m.add("StreamError", py.get_type::<StreamError>())?;
     m.add("EventTooLargeError", py.get_type::<EventTooLargeError>())?;
+    m.add("ConcurrentUseError", py.get_type::<ConcurrentUseError>())?;
     Ok(())
 }
 
@@ -45,4 +47,25 @@ pub fn stream_error(
 /// `ValueError` for an event that cannot be encoded, quoting the offending value.
 pub fn encode(err: EncodeError, value: &str) -> PyErr {
     pyo3::exceptions::PyValueError::new_err(format!("{err}: {value:?}"))
+}
+
+/// `ConcurrentUseError` for a call on an object that another call is using (pyo3's borrow
+/// flag said so: another thread, or a re-entrant call from a finalizer).
+pub fn busy(what: &str) -> PyErr {
+    ConcurrentUseError::new_err(format!(
+        "this {what} is in use by another call (one {what} serves one thread at a time)"
+    ))
+}
+
+/// Borrows `obj` mutably for one call, or `ConcurrentUseError`.
+pub fn exclusive<'py, T: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::False>>(
+    obj: &Bound<'py, T>,
+    what: &str,
+) -> PyResult<PyRefMut<'py, T>> {
+    obj.try_borrow_mut().map_err(|_| busy(what))
+}
+
+/// Borrows `obj` for reading, or `ConcurrentUseError`.
+pub fn shared<'py, T: pyo3::PyClass>(obj: &Bound<'py, T>, what: &str) -> PyResult<PyRef<'py, T>> {
+    obj.try_borrow().map_err(|_| busy(what))
 }

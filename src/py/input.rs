@@ -1,7 +1,12 @@
-//! Input through the buffer protocol: `bytes` is borrowed as is, a contiguous `bytearray` or
-//! `memoryview` is borrowed for the duration of one call, a non-contiguous view is copied once.
+//! Input through the buffer protocol: `bytes` is borrowed as is (it is immutable), any other
+//! buffer (`bytearray`, `memoryview`, `array`, ...) is copied once into a `Vec`.
 //! `str` is refused with a `TypeError`: text has no defined byte form here.
 //! Nothing is carried across calls; no borrowed slice outlives the call that made it.
+//!
+//! Why mutable buffers are copied: a borrowed `bytearray` can be written by Python code that
+//! runs during the call (a finalizer run by the garbage collector, another thread while the GIL
+//! is released), and a Rust slice over it would then be unsound. The copy is one `memcpy` of
+//! the input, the only way to read it without `unsafe` (the crate forbids `unsafe_code`).
 
 use pyo3::buffer::PyBuffer;
 use pyo3::exceptions::PyTypeError;
@@ -10,8 +15,9 @@ use pyo3::types::{PyBytes, PyMemoryView, PyString};
 
 /// Bytes passed to `feed()`, borrowed where possible.
 pub enum Input<'py> {
+    /// Borrowed: `bytes` cannot change.
     Bytes(Bound<'py, PyBytes>),
-    View(PyBuffer<u8>),
+    /// Copied out of a mutable (or foreign) buffer.
     Copied(Vec<u8>),
 }
 
@@ -55,36 +61,16 @@ impl<'py> Input<'py> {
                 }
             }
         };
-        if buffer.is_c_contiguous() {
-            Ok(Input::View(buffer))
-        } else {
-            Ok(Input::Copied(buffer.to_vec(obj.py())?))
-        }
+        // `to_vec` copies through `PyBuffer_ToContiguous`, holding the GIL: no Python code
+        // runs during the copy, and the copy is ours afterwards.
+        Ok(Input::Copied(buffer.to_vec(obj.py())?))
     }
 
-    /// The bytes, valid while `self` lives and no Python code runs.
+    /// The bytes, valid while `self` lives.
     pub fn as_bytes(&self) -> &[u8] {
         match self {
             Input::Bytes(b) => b.as_bytes(),
-            Input::View(buffer) => {
-                let len = buffer.len_bytes();
-                if len == 0 {
-                    return &[];
-                }
-                // SAFETY: the buffer is C-contiguous, non-empty (so the pointer is valid for
-                // `len` bytes) and stays exported while `self` holds the `PyBuffer` (a
-                // `bytearray` cannot be resized while exported). The slice is only used while
-                // the caller holds the GIL and runs no Python code, so nothing can write to it,
-                // and it does not outlive `self`.
-                unsafe { std::slice::from_raw_parts(buffer.buf_ptr().cast::<u8>(), len) }
-            }
             Input::Copied(v) => v,
         }
-    }
-
-    /// Whether the bytes cannot change while the GIL is released (then a long parse may
-    /// release it): `bytes` is immutable and a copy is ours.
-    pub fn immutable(&self) -> bool {
-        !matches!(self, Input::View(_))
     }
 }

@@ -1,24 +1,33 @@
 //! JSON text to Python objects, in one pass and without an intermediate tree. Used only for
 //! the rarely read parts of items (usage, logprobs, vendor extras, error bodies), which are
-//! kept as raw JSON text and converted when read. Nesting is bounded by serde_json's recursion
-//! limit, so hostile input cannot overflow the stack.
-
-use std::fmt;
+//! kept as raw JSON text and converted when read.
+//!
+//! The text reaching here was checked when its frame was decoded (syntax by serde_json, depth
+//! by `dialect::json::MAX_DEPTH`), so a read does not fail: numbers read as `json.loads` reads
+//! them (`1e400` is `inf`, a 30-digit integer is exact), lone surrogate escapes become U+FFFD.
+//! Recursion is bounded by [`MAX_READ_DEPTH`] (a raw part at most `MAX_DEPTH` deep inside a
+//! document at most `MAX_DEPTH` deep), so no text can overflow the stack. Nothing is carried
+//! across calls. Cost: one pass over the text.
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString};
-use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
-use crate::dialect::json::Str;
+use crate::dialect::json::MAX_DEPTH;
+
+/// Deepest nesting [`to_py`] follows: a raw part (at most `MAX_DEPTH` deep, checked at decode)
+/// sits in a document whose typed parts serde_json bounds by `MAX_DEPTH` too.
+const MAX_READ_DEPTH: usize = 2 * MAX_DEPTH + 8;
 
 /// Converts one JSON document to Python objects (dict, list, str, int, float, bool, None).
+/// `ValueError` only for text that is not JSON (never the case for text an item holds).
 pub fn to_py<'py>(py: Python<'py>, text: &str) -> PyResult<Bound<'py, PyAny>> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let value = Seed(py)
-        .deserialize(&mut de)
-        .and_then(|v| de.end().map(|()| v))
-        .map_err(|e| PyValueError::new_err(format!("invalid JSON: {e}")))?;
+    let mut reader = Reader { py, text, pos: 0 };
+    let value = reader.value(0)?;
+    reader.space();
+    if reader.pos < text.len() {
+        return Err(reader.error("trailing characters"));
+    }
     Ok(value)
 }
 
@@ -41,67 +50,224 @@ pub fn lazy<'py>(py: Python<'py>, text: Option<&str>) -> PyResult<Option<Bound<'
     text.map(|t| to_py(py, t)).transpose()
 }
 
-struct Seed<'py>(Python<'py>);
-
-fn py_err<E: de::Error>(e: PyErr) -> E {
-    E::custom(e.to_string())
+/// A recursive-descent reader over JSON text.
+struct Reader<'a, 'py> {
+    py: Python<'py>,
+    text: &'a str,
+    pos: usize,
 }
 
-impl<'de, 'py> DeserializeSeed<'de> for Seed<'py> {
-    type Value = Bound<'py, PyAny>;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
+impl<'py> Reader<'_, 'py> {
+    fn error(&self, what: &str) -> PyErr {
+        PyValueError::new_err(format!("invalid JSON: {what} at byte {}", self.pos))
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.pos).copied()
+    }
+
+    fn space(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.pos += 1;
+        }
+    }
+
+    fn value(&mut self, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+        self.space();
+        let py = self.py;
+        match self.peek() {
+            Some(b'{') => self.object(depth + 1),
+            Some(b'[') => self.array(depth + 1),
+            Some(b'"') => Ok(self.string()?.into_any()),
+            Some(b't') => self.literal("true", PyBool::new(py, true).to_owned().into_any()),
+            Some(b'f') => self.literal("false", PyBool::new(py, false).to_owned().into_any()),
+            Some(b'n') => self.literal("null", py.None().into_bound(py)),
+            Some(b'-' | b'0'..=b'9') => self.number(),
+            _ => Err(self.error("expected a value")),
+        }
+    }
+
+    fn literal(&mut self, word: &str, value: Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        let end = self.pos + word.len();
+        if self.text.get(self.pos..end) != Some(word) {
+            return Err(self.error("expected a value"));
+        }
+        self.pos = end;
+        Ok(value)
+    }
+
+    fn enter(&self, depth: usize) -> PyResult<()> {
+        if depth > MAX_READ_DEPTH {
+            return Err(self.error(&format!("nested deeper than {MAX_READ_DEPTH} levels")));
+        }
+        Ok(())
+    }
+
+    fn object(&mut self, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+        self.enter(depth)?;
+        self.pos += 1; // `{`
+        let dict = PyDict::new(self.py);
+        self.space();
+        if self.peek() == Some(b'}') {
+            self.pos += 1;
+            return Ok(dict.into_any());
+        }
+        loop {
+            self.space();
+            if self.peek() != Some(b'"') {
+                return Err(self.error("expected a key"));
+            }
+            let key = self.string()?;
+            self.space();
+            if self.peek() != Some(b':') {
+                return Err(self.error("expected ':'"));
+            }
+            self.pos += 1;
+            let value = self.value(depth)?;
+            dict.set_item(key, value)?;
+            self.space();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b'}') => {
+                    self.pos += 1;
+                    return Ok(dict.into_any());
+                }
+                _ => return Err(self.error("expected ',' or '}'")),
+            }
+        }
+    }
+
+    fn array(&mut self, depth: usize) -> PyResult<Bound<'py, PyAny>> {
+        self.enter(depth)?;
+        self.pos += 1; // `[`
+        let list = PyList::empty(self.py);
+        self.space();
+        if self.peek() == Some(b']') {
+            self.pos += 1;
+            return Ok(list.into_any());
+        }
+        loop {
+            list.append(self.value(depth)?)?;
+            self.space();
+            match self.peek() {
+                Some(b',') => self.pos += 1,
+                Some(b']') => {
+                    self.pos += 1;
+                    return Ok(list.into_any());
+                }
+                _ => return Err(self.error("expected ',' or ']'")),
+            }
+        }
+    }
+
+    /// A number as `json.loads` reads it: an integer of any size is exact (falling back to a
+    /// float only past Python's integer-string limit), a float out of range is `inf`.
+    fn number(&mut self) -> PyResult<Bound<'py, PyAny>> {
+        let start = self.pos;
+        let mut float = false;
+        while let Some(b) = self.peek() {
+            match b {
+                b'0'..=b'9' | b'-' | b'+' => {}
+                b'.' | b'e' | b'E' => float = true,
+                _ => break,
+            }
+            self.pos += 1;
+        }
+        let text = self.text.get(start..self.pos).unwrap_or_default();
+        let py = self.py;
+        if !float {
+            if let Ok(v) = text.parse::<i64>() {
+                return match v.into_pyobject(py) {
+                    Ok(int) => Ok(int.into_any()),
+                    Err(never) => match never {},
+                };
+            }
+            if let Ok(int) = py.get_type::<PyInt>().call1((text,)) {
+                return Ok(int);
+            }
+        }
+        match text.parse::<f64>() {
+            Ok(v) => Ok(PyFloat::new(py, v).into_any()),
+            Err(_) => Err(self.error("invalid number")),
+        }
+    }
+
+    /// A string (the reader is on its opening quote).
+    fn string(&mut self) -> PyResult<Bound<'py, PyString>> {
+        let bytes = self.text.as_bytes();
+        let start = self.pos + 1;
+        let mut end = start;
+        let mut escaped = false;
+        loop {
+            match bytes.get(end) {
+                None => {
+                    self.pos = end;
+                    return Err(self.error("unterminated string"));
+                }
+                Some(b'"') => break,
+                Some(b'\\') => {
+                    escaped = true;
+                    end += 2;
+                }
+                Some(_) => end += 1,
+            }
+        }
+        self.pos = end + 1;
+        let raw = self.text.get(start..end).unwrap_or_default();
+        if !escaped {
+            return Ok(PyString::new(self.py, raw));
+        }
+        Ok(PyString::new(self.py, &unescape(raw)))
     }
 }
 
-impl<'de, 'py> Visitor<'de> for Seed<'py> {
-    type Value = Bound<'py, PyAny>;
+/// The text of a JSON string with its escapes resolved; a lone surrogate becomes U+FFFD.
+fn unescape(raw: &str) -> String {
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('u') => {
+                let Some(high) = hex4(&mut chars) else {
+                    out.push('\u{fffd}');
+                    continue;
+                };
+                let code = if (0xD800..0xDC00).contains(&high) {
+                    let mut ahead = chars.clone();
+                    match (ahead.next(), ahead.next(), hex4(&mut ahead)) {
+                        (Some('\\'), Some('u'), Some(low)) if (0xDC00..0xE000).contains(&low) => {
+                            chars = ahead;
+                            0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00)
+                        }
+                        _ => 0xFFFD,
+                    }
+                } else {
+                    high
+                };
+                out.push(char::from_u32(code).unwrap_or('\u{fffd}'));
+            }
+            Some(other) => out.push(other), // `\"`, `\\`, `\/`
+            None => {}
+        }
+    }
+    out
+}
 
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("any JSON value")
+fn hex4(chars: &mut std::str::Chars<'_>) -> Option<u32> {
+    let mut code = 0;
+    for _ in 0..4 {
+        code = code * 16 + chars.next()?.to_digit(16)?;
     }
-    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
-        Ok(PyBool::new(self.0, v).to_owned().into_any())
-    }
-    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
-        match v.into_pyobject(self.0) {
-            Ok(int) => Ok(int.into_any()),
-            Err(never) => match never {},
-        }
-    }
-    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
-        match v.into_pyobject(self.0) {
-            Ok(int) => Ok(int.into_any()),
-            Err(never) => match never {},
-        }
-    }
-    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
-        Ok(PyFloat::new(self.0, v).into_any())
-    }
-    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
-        Ok(PyString::new(self.0, v).into_any())
-    }
-    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
-        Ok(self.0.None().into_bound(self.0))
-    }
-    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
-        self.visit_unit()
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let list = PyList::empty(self.0);
-        while let Some(item) = seq.next_element_seed(Seed(self.0))? {
-            list.append(item).map_err(py_err)?;
-        }
-        Ok(list.into_any())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let dict = PyDict::new(self.0);
-        while let Some(key) = map.next_key::<Str<'de>>()? {
-            let value = map.next_value_seed(Seed(self.0))?;
-            dict.set_item(key.as_str(), value).map_err(py_err)?;
-        }
-        Ok(dict.into_any())
-    }
+    Some(code)
 }
 
 /// Converts a fold's result tree to Python objects (`dict`, `list`, `str`, `int`, `bool`,

@@ -8,8 +8,6 @@
 //! Every event is also folded (`crate::fold::messages`), with or without items. Carried across
 //! feeds: the stream core, the fold, the name table and the template.
 
-use std::borrow::Cow;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::value::RawValue;
@@ -19,7 +17,7 @@ use super::stream::{
     dialect_stream, emit, AccumulatorErrors, Dialect, Frame, Refill, Route, StreamCore, Template,
     Value,
 };
-use super::strings::{int_or_none, name_or_none, text_or_none, Names};
+use super::strings::{int_or_none, item_int, item_str, name_or_none, text_or_none, Names};
 use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event};
 use crate::dialect::ErrorInfo;
@@ -334,28 +332,23 @@ dialect_stream!(
     "Anthropic-compatible `POST /v1/messages` stream: framing and event decoding."
 );
 
-/// A string field of an item, borrowed from its Python `str`.
-fn text<'a>(py: Python<'a>, value: &'a Py<PyAny>) -> Option<Cow<'a, str>> {
-    value.bind(py).cast::<PyString>().ok()?.to_cow().ok()
-}
-
 /// Folds one `MessageEvent` item, reading its fields natively.
 fn fold_item(py: Python<'_>, fold: &mut MessagesFold, item: &MessageEvent) {
-    let kind = text(py, &item.type_);
-    let delta_type = text(py, &item.delta_type);
+    let kind = item_str(py, &item.type_);
+    let delta_type = item_str(py, &item.delta_type);
     let (t, partial_json, thinking) = (
-        text(py, &item.text),
-        text(py, &item.partial_json),
-        text(py, &item.thinking),
+        item_str(py, &item.text),
+        item_str(py, &item.partial_json),
+        item_str(py, &item.thinking),
     );
     let (signature, stop_reason, stop_sequence) = (
-        text(py, &item.signature),
-        text(py, &item.stop_reason),
-        text(py, &item.stop_sequence),
+        item_str(py, &item.signature),
+        item_str(py, &item.stop_reason),
+        item_str(py, &item.stop_sequence),
     );
     fold.add(&EventView {
         kind: kind.as_deref().unwrap_or_default(),
-        index: item.index.bind(py).extract::<i64>().ok(),
+        index: item_int(py, &item.index),
         delta_type: delta_type.as_deref(),
         text: t.as_deref(),
         partial_json: partial_json.as_deref(),
@@ -403,6 +396,13 @@ impl MessageAccumulator {
 
     /// Adds every item of `items` (e.g. the list one `feed()` returned).
     fn add_all(&mut self, items: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(list) = items.cast::<PyList>() {
+            // The list one feed() returned: no iterator object, one item at a time.
+            for item in list.iter() {
+                self.add(&item)?;
+            }
+            return Ok(());
+        }
         for item in items.try_iter()? {
             self.add(&item?)?;
         }

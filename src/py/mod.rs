@@ -18,7 +18,12 @@ mod sse;
 mod stream;
 mod strings;
 
-#[pymodule]
+// Free-threading: the module declares that it does not need the GIL. It has no global
+// mutable state (string reuse is per parser; the exception classes are imported once through
+// pyo3's thread-safe cells), every object guards its own state with pyo3's borrow flag, and a
+// call that overlaps another call on the same object raises `ConcurrentUseError` instead of
+// racing (see `errors::exclusive`). One parser per stream, as the README says.
+#[pymodule(gil_used = false)]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

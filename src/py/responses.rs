@@ -9,8 +9,6 @@
 //! core, the fold (`crate::fold::responses`, fed in `feed` and `consume` alike), the name
 //! table, the last item id and the template.
 
-use std::borrow::Cow;
-
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 use serde_json::value::RawValue;
@@ -20,7 +18,9 @@ use super::stream::{
     dialect_stream, emit, AccumulatorErrors, Dialect, Frame, Refill, Route, StreamCore, Template,
     Value,
 };
-use super::strings::{flag, int_or_none, reused_or_none, text_or_none, Names, Reused};
+use super::strings::{
+    flag, int_or_none, item_int, item_str, reused_or_none, text_or_none, Names, Reused,
+};
 use crate::dialect::json::Str;
 use crate::dialect::responses::{self, response_error, Event, TERMINAL};
 use crate::dialect::ErrorInfo;
@@ -343,25 +343,16 @@ dialect_stream!(
     "OpenAI-compatible `POST /v1/responses` stream: framing and event decoding."
 );
 
-/// A string field of an item, borrowed from its Python `str`.
-fn text<'a>(py: Python<'a>, value: &'a Py<PyAny>) -> Option<Cow<'a, str>> {
-    value.bind(py).cast::<PyString>().ok()?.to_cow().ok()
-}
-
-fn int(py: Python<'_>, value: &Py<PyAny>) -> Option<i64> {
-    value.bind(py).extract::<i64>().ok()
-}
-
 /// Folds one `ResponseEvent` item, reading its fields natively.
 fn fold_item(py: Python<'_>, fold: &mut ResponsesFold, item: &ResponseEvent) {
-    let (kind, item_id) = (text(py, &item.type_), text(py, &item.item_id));
-    let (delta, full_text) = (text(py, &item.delta), text(py, &item.text));
-    let (refusal, arguments) = (text(py, &item.refusal), text(py, &item.arguments));
+    let (kind, item_id) = (item_str(py, &item.type_), item_str(py, &item.item_id));
+    let (delta, full_text) = (item_str(py, &item.delta), item_str(py, &item.text));
+    let (refusal, arguments) = (item_str(py, &item.refusal), item_str(py, &item.arguments));
     fold.add(&EventView {
         kind: kind.as_deref().unwrap_or_default(),
-        output_index: int(py, &item.output_index),
-        content_index: int(py, &item.content_index),
-        summary_index: int(py, &item.summary_index),
+        output_index: item_int(py, &item.output_index),
+        content_index: item_int(py, &item.content_index),
+        summary_index: item_int(py, &item.summary_index),
         item_id: item_id.as_deref(),
         delta: delta.as_deref(),
         text: full_text.as_deref(),
@@ -407,6 +398,13 @@ impl ResponseAccumulator {
 
     /// Adds every item of `items` (e.g. the list one `feed()` returned).
     fn add_all(&mut self, items: &Bound<'_, PyAny>) -> PyResult<()> {
+        if let Ok(list) = items.cast::<PyList>() {
+            // The list one feed() returned: no iterator object, one item at a time.
+            for item in list.iter() {
+                self.add(&item)?;
+            }
+            return Ok(());
+        }
         for item in items.try_iter()? {
             self.add(&item?)?;
         }

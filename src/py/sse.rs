@@ -169,15 +169,15 @@ impl EventStrings {
     }
 }
 
-/// Frames `bytes`, releasing the GIL when the input is large and cannot change meanwhile.
+/// Frames `bytes`, releasing the GIL when the input is large (the bytes are immutable or our
+/// own copy, see `input`, so nothing can change them meanwhile).
 pub fn frame<'a>(
     py: Python<'_>,
     framer: &mut Framer,
-    input: &Input<'_>,
     bytes: &'a [u8],
     out: &mut Vec<RawEvent<'a>>,
 ) -> Option<crate::sse::TooLarge> {
-    if input.immutable() && bytes.len() >= DETACH_THRESHOLD {
+    if bytes.len() >= DETACH_THRESHOLD {
         py.detach(|| framer.feed(bytes, out))
     } else {
         framer.feed(bytes, out)
@@ -204,16 +204,15 @@ impl SseParser {
     }
 
     /// Parses `data` (bytes, bytearray or memoryview) and returns the events it completes.
-    fn feed<'py>(
-        &mut self,
-        py: Python<'py>,
-        data: &Bound<'py, PyAny>,
-    ) -> PyResult<Bound<'py, PyList>> {
+    fn feed<'py>(slf: &Bound<'py, Self>, data: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyList>> {
+        let py = slf.py();
+        let mut guard = errors::exclusive(slf, "parser")?;
+        let this = &mut *guard;
         let input = Input::extract(data)?;
         let bytes = input.as_bytes();
         let mut raw = Vec::new();
-        let too_large = frame(py, &mut self.framer, &input, bytes, &mut raw);
-        let events = PyList::new(py, raw.iter().map(|ev| self.strings.event(py, ev)))?;
+        let too_large = frame(py, &mut this.framer, bytes, &mut raw);
+        let events = PyList::new(py, raw.iter().map(|ev| this.strings.event(py, ev)))?;
         match too_large {
             Some(err) => Err(errors::too_large(py, err, events)),
             None => Ok(events),
@@ -223,46 +222,48 @@ impl SseParser {
     /// Ends the input. Nothing incomplete is dispatched (per the spec), so this returns `[]`;
     /// `pending` then tells whether the input ended mid-event. The parser is reset for a new
     /// stream, keeping `last_event_id` and `retry` for a reconnect.
-    fn finish<'py>(&mut self, py: Python<'py>) -> Bound<'py, PyList> {
-        let _ = self.framer.finish(false);
-        PyList::empty(py)
+    fn finish<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
+        let _ = errors::exclusive(slf, "parser")?.framer.finish(false);
+        Ok(PyList::empty(slf.py()))
     }
 
     /// The last event id as of the last complete event block, for `Last-Event-ID` on
     /// reconnect (`""` if none).
     #[getter]
-    fn last_event_id<'py>(&self, py: Python<'py>) -> Bound<'py, PyString> {
-        decode(py, self.framer.last_event_id())
+    fn last_event_id<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyString>> {
+        let this = errors::shared(slf, "parser")?;
+        Ok(decode(slf.py(), this.framer.last_event_id()))
     }
 
     /// Whether the input so far ends in the middle of an event.
     #[getter]
-    fn pending(&self) -> bool {
-        self.framer.pending()
+    fn pending(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        Ok(errors::shared(slf, "parser")?.framer.pending())
     }
 
     /// The reconnection time in milliseconds from the last valid `retry:` field, if any.
     #[getter]
-    fn retry(&self) -> Option<u64> {
-        self.framer.reconnection_time()
+    fn retry(slf: &Bound<'_, Self>) -> PyResult<Option<u64>> {
+        Ok(errors::shared(slf, "parser")?.framer.reconnection_time())
     }
 
     /// The limit on the size of one event, in bytes.
     #[getter]
-    fn max_event_size(&self) -> usize {
-        self.framer.max_event_size()
+    fn max_event_size(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        Ok(errors::shared(slf, "parser")?.framer.max_event_size())
     }
 
-    fn __repr__(&self) -> String {
-        format!(
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let this = errors::shared(slf, "parser")?;
+        Ok(format!(
             "SSEParser(max_event_size={}, pending={})",
-            self.framer.max_event_size(),
-            if self.framer.pending() {
+            this.framer.max_event_size(),
+            if this.framer.pending() {
                 "True"
             } else {
                 "False"
             }
-        )
+        ))
     }
 }
 

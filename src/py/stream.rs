@@ -11,7 +11,6 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString};
 
 use super::errors;
-use super::input::Input;
 use super::json;
 use super::sse::{EventStrings, DETACH_THRESHOLD};
 use super::strings::decode;
@@ -122,6 +121,10 @@ pub struct StreamCore {
     /// Every `ErrorItem` of the stream so far, in arrival order (`s.errors`).
     pub errors: Vec<Py<PyAny>>,
     names: EventStrings,
+    /// The `data` string of the frame being converted, shared by all its `ErrorItem`s (one
+    /// copy per frame, not one per item: what one frame's items hold stays linear in its
+    /// size). Keyed by the text's address and length; cleared before each frame.
+    frame_data: Option<(usize, usize, Py<PyString>)>,
     stream_error: Py<PyString>,
     malformed_json: Py<PyString>,
 }
@@ -134,6 +137,7 @@ impl StreamCore {
             error: None,
             errors: Vec::new(),
             names: EventStrings::new(py),
+            frame_data: None,
             stream_error: PyString::intern(py, "stream_error").unbind(),
             malformed_json: PyString::intern(py, "malformed_json").unbind(),
         }
@@ -143,11 +147,11 @@ impl StreamCore {
         self.body.max_event_size()
     }
 
-    /// Frames `bytes` into text frames (pure Rust; GIL released for a large `bytes` input).
+    /// Frames `bytes` into text frames (pure Rust; GIL released for a large input, which is
+    /// immutable or our own copy).
     pub fn frame<'a>(
         &mut self,
         py: Python<'_>,
-        input: &Input<'_>,
         bytes: &'a [u8],
     ) -> (Vec<Frame<'a>>, Option<TooLarge>) {
         let body = &mut self.body;
@@ -156,7 +160,7 @@ impl StreamCore {
             let too_large = body.feed(bytes, &mut raw);
             (raw.into_iter().map(to_frame).collect(), too_large)
         };
-        if input.immutable() && bytes.len() >= DETACH_THRESHOLD {
+        if bytes.len() >= DETACH_THRESHOLD {
             py.detach(run)
         } else {
             run()
@@ -181,6 +185,7 @@ impl StreamCore {
         text: &str,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
+        self.frame_data = None;
         let info = ErrorInfo::from_body(text);
         let name = self.names.event_type(py, None);
         let item = self.stream_error_item(py, &info, name, text)?;
@@ -254,7 +259,7 @@ impl StreamCore {
             kind: self.stream_error.clone_ref(py),
             error,
             event,
-            data: decode(py, data.as_bytes()).unbind(),
+            data: self.data_string(py, data),
         };
         let item = Py::new(py, item)?.into_any();
         self.errors.push(item.clone_ref(py));
@@ -282,11 +287,25 @@ impl StreamCore {
             kind,
             error,
             event,
-            data: decode(py, data.as_bytes()).unbind(),
+            data: self.data_string(py, data),
         };
         let item = Py::new(py, item)?.into_any();
         self.errors.push(item.clone_ref(py));
         Ok(item)
+    }
+
+    /// The Python string of `data` (the text of the frame being converted), built once per
+    /// frame.
+    fn data_string(&mut self, py: Python<'_>, data: &str) -> Py<PyString> {
+        let key = (data.as_ptr() as usize, data.len());
+        if let Some((ptr, len, s)) = &self.frame_data {
+            if (*ptr, *len) == key {
+                return s.clone_ref(py);
+            }
+        }
+        let s = decode(py, data.as_bytes()).unbind();
+        self.frame_data = Some((key.0, key.1, s.clone_ref(py)));
+        s
     }
 
     /// Raises `EventTooLargeError` carrying `out` when the limit was hit, else returns `out`.
@@ -318,31 +337,29 @@ pub enum Route {
 }
 
 impl StreamCore {
-    /// An `event: error` frame: one error per JSON document it holds (a `[DONE]` line after
-    /// it also counts), or its whole text as the message when it holds no JSON.
+    /// An `event: error` frame: one error, read out of the first JSON document it holds (a
+    /// `[DONE]` line in it also counts), or its whole text as the message when it holds no
+    /// JSON. One item per frame, however many documents it holds, so what the frame's items
+    /// hold stays within a constant times its size.
     fn error_frame(
         &mut self,
         py: Python<'_>,
         frame: &Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
-        let mut docs = Vec::new();
+        let mut first = None;
         let is_json = |d| serde_json::from_str::<serde::de::IgnoredAny>(d).map(|_| ());
         split_docs(&frame.data, is_json, |doc| match doc {
             Doc::Done => self.done = true,
-            Doc::Value(text, ()) => docs.push(text),
+            Doc::Value(text, ()) => {
+                first.get_or_insert(text);
+            }
             Doc::Malformed(_) => {}
         });
-        if docs.is_empty() {
-            docs.push(&frame.data);
-        }
-        for doc in docs {
-            let info = ErrorInfo::from_document(doc);
-            let name = self.event_name(py, frame);
-            let item = self.stream_error_item(py, &info, name, &frame.data)?;
-            emit(out, item)?;
-        }
-        Ok(())
+        let info = ErrorInfo::from_document(first.unwrap_or(&frame.data));
+        let name = self.event_name(py, frame);
+        let item = self.stream_error_item(py, &info, name, &frame.data)?;
+        emit(out, item)
     }
 }
 
@@ -422,12 +439,17 @@ impl StreamCore {
     ) -> PyResult<bool> {
         let mut cut = false;
         for frame in frames {
+            self.frame_data = None;
             match D::route(frame.event_type()) {
                 Route::Decode => {
                     if dialect.shortcut(py, frame, out)? {
                         continue; // same shape as the last text frame: no decode
                     }
                     let mut result = Ok(());
+                    // One malformed item per frame: the documents of a frame that holds many
+                    // (one per line) are each decoded, but only the first that fails is
+                    // reported, so a frame of N bad documents costs one item, not N.
+                    let mut malformed = false;
                     split_docs(&frame.data, D::decode, |doc| {
                         if result.is_err() {
                             return;
@@ -444,7 +466,9 @@ impl StreamCore {
                                 cut = true;
                                 Ok(())
                             }
+                            Doc::Malformed(_) if malformed => Ok(()),
                             Doc::Malformed(message) => {
+                                malformed = true;
                                 let name = self.event_name(py, frame);
                                 self.malformed_item(py, &message, name, &frame.data)
                                     .and_then(|item| emit(out, item))
@@ -589,7 +613,7 @@ macro_rules! dialect_stream {
             ) -> PyResult<Option<$crate::sse::TooLarge>> {
                 let input = $crate::py::input::Input::extract(data)?;
                 let bytes = input.as_bytes();
-                let (frames, too_large) = self.core.frame(py, &input, bytes);
+                let (frames, too_large) = self.core.frame(py, bytes);
                 self.core
                     .convert(py, &mut self.strings, &frames, false, out)?;
                 self.core.take_json_body(py, out)?;
@@ -611,20 +635,23 @@ macro_rules! dialect_stream {
 
             /// Parses `data` (bytes, bytearray or memoryview); returns the decoded items.
             fn feed<'py>(
-                &mut self,
-                py: Python<'py>,
+                slf: &Bound<'py, Self>,
                 data: &Bound<'py, PyAny>,
             ) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+                let py = slf.py();
+                let mut this = $crate::py::errors::exclusive(slf, "stream")?;
                 let out = pyo3::types::PyList::empty(py);
-                let too_large = self.run(py, data, Some(&out))?;
+                let too_large = this.run(py, data, Some(&out))?;
                 $crate::py::stream::StreamCore::result(py, out, too_large)
             }
 
             /// Frames, decodes and folds `data` exactly as `feed()` does, and records errors,
             /// but builds no item objects; returns `None`. `feed()` and `consume()` may be
             /// mixed on one stream.
-            fn consume<'py>(&mut self, py: Python<'py>, data: &Bound<'py, PyAny>) -> PyResult<()> {
-                match self.run(py, data, None)? {
+            fn consume<'py>(slf: &Bound<'py, Self>, data: &Bound<'py, PyAny>) -> PyResult<()> {
+                let py = slf.py();
+                let mut this = $crate::py::errors::exclusive(slf, "stream")?;
+                match this.run(py, data, None)? {
                     Some(err) => Err($crate::py::errors::too_large(
                         py,
                         err,
@@ -637,26 +664,28 @@ macro_rules! dialect_stream {
             /// Ends the input: decodes a last frame never closed by a blank line, and records
             /// an `incomplete_stream` error if the terminal marker never came (unless an error
             /// was already recorded).
-            fn finish<'py>(
-                &mut self,
-                py: Python<'py>,
-            ) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+            fn finish<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+                let py = slf.py();
+                let mut guard = $crate::py::errors::exclusive(slf, "stream")?;
+                let this = &mut *guard;
                 let out = pyo3::types::PyList::empty(py);
-                let (last, mut cut_off) = self.core.end(py, Some(&out))?;
+                let (last, mut cut_off) = this.core.end(py, Some(&out))?;
                 if let Some(frame) = last {
                     cut_off =
-                        self.core
-                            .convert(py, &mut self.strings, &[frame], true, Some(&out))?;
+                        this.core
+                            .convert(py, &mut this.strings, &[frame], true, Some(&out))?;
                 }
-                self.core.incomplete(py, cut_off, $marker)?;
+                this.core.incomplete(py, cut_off, $marker)?;
                 Ok(out)
             }
 
             /// The final object folded from everything fed so far (partial before the
             /// terminal marker), shaped like the provider's non-streaming response; a new dict
             /// on each call.
-            fn result<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-                $crate::py::stream::Dialect::result(&mut self.strings, &self.core, py)
+            fn result<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+                let mut guard = $crate::py::errors::exclusive(slf, "stream")?;
+                let this = &mut *guard;
+                $crate::py::stream::Dialect::result(&mut this.strings, &this.core, slf.py())
             }
 
             /// The arguments of tool call `index` so far, as `PartialJSON.value` gives them
@@ -665,43 +694,51 @@ macro_rules! dialect_stream {
             /// block index, Responses `output_index`. `KeyError` if there is no such call.
             #[pyo3(signature = (index, choice = 0))]
             fn partial_arguments(
-                &mut self,
-                py: Python<'_>,
+                slf: &Bound<'_, Self>,
                 index: i64,
                 choice: i64,
             ) -> PyResult<Py<PyAny>> {
-                let source = $crate::py::stream::Dialect::arguments(&self.strings, choice, index)
+                let py = slf.py();
+                let mut guard = $crate::py::errors::exclusive(slf, "stream")?;
+                let this = &mut *guard;
+                let source = $crate::py::stream::Dialect::arguments(&this.strings, choice, index)
                     .ok_or_else(|| {
                     pyo3::exceptions::PyKeyError::new_err(format!(
                         "no tool call with index {index} in choice {choice}"
                     ))
                 })?;
-                self.partial.read(py, (choice, index), source)
+                this.partial.read(py, (choice, index), source)
             }
 
             /// Whether the terminal marker was seen.
             #[getter]
-            fn done(&self) -> bool {
-                self.core.done
+            fn done(slf: &Bound<'_, Self>) -> PyResult<bool> {
+                Ok($crate::py::errors::shared(slf, "stream")?.core.done)
             }
 
             /// The first error the stream carried (or the incomplete-stream error after
             /// `finish()`), `None` if none.
             #[getter]
-            fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-                self.core.error_ref(py)
+            fn error(slf: &Bound<'_, Self>) -> PyResult<Option<Py<PyAny>>> {
+                Ok($crate::py::errors::shared(slf, "stream")?
+                    .core
+                    .error_ref(slf.py()))
             }
 
             /// Every `ErrorItem` of the stream so far, in arrival order (a new list).
             #[getter]
-            fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
-                pyo3::types::PyList::new(py, self.core.errors.iter().map(|e| e.clone_ref(py)))
+            fn errors<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+                let py = slf.py();
+                let this = $crate::py::errors::shared(slf, "stream")?;
+                pyo3::types::PyList::new(py, this.core.errors.iter().map(|e| e.clone_ref(py)))
             }
 
             /// The limit on the size of one event, in bytes.
             #[getter]
-            fn max_event_size(&self) -> usize {
-                self.core.max_event_size()
+            fn max_event_size(slf: &Bound<'_, Self>) -> PyResult<usize> {
+                Ok($crate::py::errors::shared(slf, "stream")?
+                    .core
+                    .max_event_size())
             }
         }
     };

@@ -40,7 +40,10 @@ impl Reused {
 }
 
 /// A few short strings that alternate (event types, delta types), each built once per parser.
-/// A linear scan over at most `NAMES_MAX` entries beats hashing for this handful.
+/// A linear scan over at most `NAMES_MAX` entries beats hashing for this handful. Bounded: past
+/// `NAMES_MAX` distinct names, a name gets a fresh string each time. Never interned: the
+/// server picks the names, and interned strings are immortal on CPython 3.12+, so a stream of
+/// distinct names would leak for the life of the process.
 #[derive(Default)]
 pub struct Names {
     entries: Vec<(Box<[u8]>, Py<PyString>)>,
@@ -54,9 +57,7 @@ impl Names {
         if let Some((_, s)) = self.entries.iter().find(|(b, _)| **b == *bytes) {
             return s.clone_ref(py);
         }
-        // Interned: Python code compares these names with literals (`item.type == "..."`),
-        // and `==` on the same object skips the character comparison.
-        let s = PyString::intern(py, &decode(py, bytes).to_cow().unwrap_or_default()).unbind();
+        let s = decode(py, bytes).unbind();
         if self.entries.len() < NAMES_MAX {
             self.entries.push((bytes.into(), s.clone_ref(py)));
         }
@@ -127,4 +128,22 @@ pub fn flag(py: Python<'_>, value: bool) -> Py<PyAny> {
         .to_owned()
         .into_any()
         .unbind()
+}
+
+/// A string field of an item, borrowed from its Python `str`: `None` for `None` (checked
+/// first: a failed conversion would cost a Python exception object per field) or another type.
+pub fn item_str<'a>(py: Python<'a>, value: &'a Py<PyAny>) -> Option<std::borrow::Cow<'a, str>> {
+    if value.is_none(py) {
+        return None;
+    }
+    value.bind(py).cast::<PyString>().ok()?.to_cow().ok()
+}
+
+/// An integer field of an item: `None` for `None` (checked first, see [`item_str`]), or for a
+/// value that is not an `int` in the `i64` range.
+pub fn item_int(py: Python<'_>, value: &Py<PyAny>) -> Option<i64> {
+    if value.is_none(py) {
+        return None;
+    }
+    value.bind(py).extract::<i64>().ok()
 }
