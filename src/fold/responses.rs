@@ -871,7 +871,9 @@ impl ResponsesFold {
         if field == "arguments" {
             let reader = target.arguments.get_or_insert_with(PartialJson::new);
             // Not JSON: kept as sent in `fields`; the reader just stops.
-            let _ = reader.feed_str(first.as_deref().unwrap_or_default());
+            if let Some(prefix) = &first {
+                let _ = reader.feed_str(prefix);
+            }
             let _ = reader.feed_str(delta);
         }
     }
