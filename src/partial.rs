@@ -8,9 +8,11 @@
 //! messages and as the raw text callers keep beside the value), up to 3 bytes of a UTF-8
 //! character cut by a `&[u8]` feed, the lexer state (inside a string, an escape, a number, a
 //! literal), the open containers, the decoded content of the open string, and, when asked for,
-//! a log of [`Event`]s since it was last drained. Cost: each byte is looked at once, so a feed
-//! does work proportional to its fragment whatever the split pattern; the text grows by the
-//! fragment (amortised O(fragment)).
+//! a log of [`Event`]s since it was last drained. Cost: each byte is looked at a constant
+//! number of times (once, and a number's bytes once more when it ends), so a feed does work
+//! proportional to its fragment whatever the split pattern; the text grows by the fragment
+//! (amortised O(fragment)). Only an error (once: errors are sticky) and
+//! [`PartialJson::value_json`] cost O(text).
 //!
 //! The partial value follows these rules (the tests' reference parser states them again):
 //! open arrays and objects are closed; an unfinished string is included up to its last

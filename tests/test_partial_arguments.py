@@ -40,9 +40,20 @@ def messages_fragments(items: list[Any], joined: dict[tuple[int, int], str]) -> 
             joined[key] = joined.get(key, "") + (item.partial_json or "")
 
 
+def responses_fragments(items: list[Any], joined: dict[tuple[int, int], str]) -> None:
+    """Adds the arguments deltas of Responses ``items`` to ``joined[(0, output_index)]``."""
+    for item in items:
+        if getattr(item, "type", None) in ARGUMENT_DELTAS:
+            key = (0, item.output_index)
+            joined[key] = joined.get(key, "") + (item.delta or "")
+
+
+ARGUMENT_DELTAS = ("response.function_call_arguments.delta", "response.mcp_call_arguments.delta")
+
 DIALECTS = {
     "chat": (ssewire.ChatCompletionStream, chat_fragments, rb'"tool_calls":\s*\[\s*\{'),
     "messages": (ssewire.MessagesStream, messages_fragments, rb"input_json_delta"),
+    "responses": (ssewire.ResponsesStream, responses_fragments, rb"_call_arguments\.delta"),
 }
 
 
@@ -57,6 +68,13 @@ def bodies() -> list[Any]:
     out.append(
         pytest.param(
             "chat", _streams.chat_stream(40, seed=5, tool_calls=True), id="chat-generated"
+        )
+    )
+    out.append(
+        pytest.param(
+            "responses",
+            _streams.responses_stream(40, seed=7, tool_calls=True),
+            id="responses-generated",
         )
     )
     out.append(
@@ -105,6 +123,10 @@ def test_partial_arguments_follow_the_fragments(dialect: str, body: bytes) -> No
 
 def check_result(dialect: str, result: dict[str, Any], joined: dict[tuple[int, int], str]) -> None:
     """The raw text stays in the result beside the value."""
+    if dialect == "responses":
+        for (_, index), text in joined.items():
+            assert result["output"][index]["arguments"] == text
+        return
     if dialect == "chat":
         calls = result["choices"][0]["message"]["tool_calls"]
         assert [c["function"]["arguments"] for c in calls] == [

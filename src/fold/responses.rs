@@ -13,7 +13,8 @@
 //!   `output_text` text joined from `output_text.delta` (annotations from the part and from
 //!   `output_text.annotation.added`, logprobs from the deltas), `refusal` parts joined from
 //!   `refusal.delta`; `function_call` arguments (also `mcp_call` arguments,
-//!   `custom_tool_call` input, `code_interpreter_call` code) joined from their deltas;
+//!   `custom_tool_call` input, `code_interpreter_call` code) joined from their deltas (the
+//!   `arguments` also read as partial JSON as they arrive, for `partial_arguments`);
 //!   `reasoning` summary parts from `reasoning_summary_text.delta` and reasoning content from
 //!   `reasoning_text.delta`. An event naming an item never announced implies one (with a
 //!   warning); an event naming no item at all is ignored (with a warning).
@@ -30,14 +31,15 @@
 //!
 //! Carried across feeds: the fold state (owned; nothing borrows the input). It holds the text
 //! once: an item's assembled pieces are dropped when its full `output_item.done` item arrives,
-//! and the assembled items when a terminal response with an `output` list arrives (later
-//! events for them then start new, implied items). Cost: each delta is appended once
+//! and every item's when a terminal response with an `output` list arrives (the arguments
+//! readers of `partial_arguments` stay). Cost: each delta is appended once
 //! (O(total input)); server objects are read one JSON level deep and kept as raw text; a note
 //! compares values once per `.done` event.
 
 use std::collections::{BTreeMap, HashMap};
 
 use super::{note, Json, Map, Out};
+use crate::partial::PartialJson;
 
 /// One event of a Responses stream (an item's worth of data). JSON-valued fields hold raw
 /// JSON text; `raw` is the whole event (for all but the plain deltas).
@@ -91,6 +93,9 @@ struct Item {
     summary: Option<Parts>,
     /// Streamed string fields (`arguments`, `input`, `code`): their text so far.
     fields: Vec<(String, String)>,
+    /// The `arguments` deltas read as partial JSON as they arrive (`partial_arguments`); a
+    /// full value (`.done`, `output_item.done`) only starts it when no delta came.
+    arguments: Option<PartialJson>,
     done: Option<Out>,
 }
 
@@ -391,7 +396,18 @@ impl Item {
             content: None,
             summary: None,
             fields: Vec::new(),
+            arguments: None,
             done: None,
+        }
+    }
+
+    /// Starts the arguments reader from a full value, unless deltas already started it.
+    fn arguments_from(&mut self, full: Option<&str>) {
+        if let (None, Some(full)) = (&self.arguments, full) {
+            let mut p = PartialJson::new();
+            // Arguments that are not JSON are kept as sent; the reader just stops.
+            let _ = p.feed_str(full);
+            self.arguments = Some(p);
         }
     }
 
@@ -631,10 +647,15 @@ impl ResponsesFold {
         for (i, (a, b)) in assembled.iter().zip(&output).enumerate() {
             diff_items(&format!("output[{i}]"), a, b, v.kind, &mut self.mismatches);
         }
-        // The terminal response's output is the result's from now on: the items assembled
-        // from the stream are not needed again (this keeps the text in memory once).
-        self.items.clear();
-        self.by_id.clear();
+        // The terminal response's output is the result's from now on: the pieces assembled
+        // from the stream are not needed again (this keeps the text in memory once). Each
+        // item's arguments reader stays, for `partial_arguments`.
+        for item in self.items.values_mut() {
+            item.content = None;
+            item.summary = None;
+            item.fields.clear();
+            item.done = None;
+        }
     }
 
     fn item_added(&mut self, v: &EventView<'_>) {
@@ -677,6 +698,8 @@ impl ResponsesFold {
             }
         };
         if let Some(state) = self.items.get_mut(&index) {
+            let arguments = object_map(text).and_then(|item| string_of(item.get("arguments")));
+            state.arguments_from(arguments.as_deref());
             // The full item wins from now on: the assembled pieces are not needed again, and
             // dropping them keeps the text in memory once.
             state.done = Some(full);
@@ -865,14 +888,28 @@ impl ResponsesFold {
         let Some(delta) = delta else {
             return;
         };
-        match target.field_text(field) {
-            Some(text) => text.push_str(delta),
+        let first = match target.field_text(field) {
+            Some(text) => {
+                text.push_str(delta);
+                None
+            }
             None => {
                 // The first fragment starts from the item's own value of the field.
                 let prefix = string_of(target.item.get(field)).unwrap_or_default();
                 target.item.set(field, Out::Str(String::new()));
-                target.fields.push((field.to_owned(), prefix + delta));
+                target
+                    .fields
+                    .push((field.to_owned(), prefix.clone() + delta));
+                Some(prefix)
             }
+        };
+        if field == "arguments" {
+            let reader = target.arguments.get_or_insert_with(PartialJson::new);
+            // Not JSON: kept as sent in `fields`; the reader just stops.
+            if let Some(prefix) = &first {
+                let _ = reader.feed_str(prefix);
+            }
+            let _ = reader.feed_str(delta);
         }
     }
 
@@ -897,6 +934,9 @@ impl ResponsesFold {
         let Some(full) = full else {
             return;
         };
+        if field == "arguments" {
+            target.arguments_from(Some(&full));
+        }
         let describe = target.describe();
         let note_text = match target.field_text(field) {
             Some(joined) if *joined != full => Some(format!(
@@ -918,6 +958,12 @@ impl ResponsesFold {
 
     fn assembled_output(&self) -> Vec<Out> {
         self.items.values().map(Item::build).collect()
+    }
+
+    /// The arguments of the call at `output_index` read so far (`partial_arguments`), `None`
+    /// if none came for it.
+    pub fn arguments(&self, output_index: i64) -> Option<&PartialJson> {
+        self.items.get(&output_index)?.arguments.as_ref()
     }
 
     /// The `response` object folded so far.

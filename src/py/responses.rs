@@ -330,6 +330,10 @@ impl Dialect for ResponseStrings {
         Ok(true)
     }
 
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+        (choice == 0).then(|| self.fold.arguments(index)).flatten()
+    }
+
     fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         out_to_py(py, &self.fold.result())
     }
