@@ -2,8 +2,8 @@
 into the wheel's metadata, ``ssewire.__version__`` is compiled in from it, and CHANGELOG.md has
 a section for it.
 
-The Cargo.toml and CHANGELOG.md checks need the source tree; run against an installed wheel
-from a copy of ``tests/`` (as CI does), only the metadata check applies.
+The Cargo.toml and CHANGELOG.md checks need those files beside ``tests/`` (CI copies them with
+the suite it runs against the installed wheels).
 """
 
 from __future__ import annotations
