@@ -579,16 +579,17 @@ def _body(events: list[dict[str, Any]], named: bool) -> bytes:
 def _sdk_message(events: list[dict[str, Any]]) -> dict[str, Any]:
     """The final message as the anthropic SDK's own stream accumulator builds it."""
     from anthropic._models import construct_type
-    from anthropic.lib.streaming._messages import accumulate_event
     from anthropic.types import RawMessageStreamEvent
 
+    from ssewire._bench import anthropic_accumulator
+
     snapshot = None
-    json_bufs: dict[int, bytes] = {}
+    step = anthropic_accumulator()
     for obj in events:
         if obj["type"] == "ping":  # the SDK's stream drops pings before accumulating
             continue
         event = construct_type(type_=RawMessageStreamEvent, value=obj)
-        snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
+        snapshot = step(event, snapshot)
     assert snapshot is not None
     return snapshot.to_dict(warnings=False)
 

@@ -19,6 +19,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from pathlib import Path
@@ -659,6 +660,21 @@ def _sdk_run(events: list[dict[str, Any]]) -> tuple[Any, dict[Any, str]]:
     return final, snapshots
 
 
+@functools.lru_cache(maxsize=None)
+def _sdk_rebuilds_output_of_a_bare_terminal() -> bool:
+    """Whether the installed SDK assembles a terminal response sent without ``output`` from
+    the stream; older ones, such as openai 2.48 (the newest for Python 3.9), fail on it with a
+    TypeError inside the SDK."""
+    events = generated_responses_events(0)
+    terminal = events[-1]["response"]
+    bare = dict(events[-1], response={k: v for k, v in terminal.items() if k != "output"})
+    try:
+        _sdk_run(events[:-1] + [bare])
+    except TypeError:
+        return False
+    return True
+
+
 # Keys the SDK adds to what the server sent (its structured-output parsing helpers).
 _SDK_ONLY = frozenset(("parsed", "parsed_arguments"))
 
@@ -708,11 +724,12 @@ def test_differential_against_openai_sdk(name: str, spec: Any) -> None:
 
     # A terminal response without `output`: both rebuild it from the stream.
     bare = dict(events[-1], response={k: v for k, v in terminal.items() if k != "output"})
-    sdk_bare, _ = _sdk_run(events[:-1] + [bare])
     acc = _feed(_body(events[:-1] + [bare], named=True), name)
     assert acc.mismatches == []
-    assert _normal(acc.result()) == _normal(sdk_bare)
     assert acc.result()["output"] == terminal["output"]
+    if _sdk_rebuilds_output_of_a_bare_terminal():
+        sdk_bare, _ = _sdk_run(events[:-1] + [bare])
+        assert _normal(acc.result()) == _normal(sdk_bare)
 
     # Deltas alone (no `.done` event, no terminal): the texts assembled equal the truth and
     # the SDK's own delta snapshots.

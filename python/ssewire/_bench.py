@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import inspect
 import json
 import os
 import platform
@@ -414,6 +415,20 @@ def _openai_sdk(dialect: str) -> Dict[str, Runner]:
     return runners
 
 
+def anthropic_accumulator() -> Callable[[Any, Any], Any]:
+    """The anthropic SDK's own message accumulator for one stream, as ``step(event, snapshot)
+    -> snapshot``. Recent SDKs take the tool-input JSON buffers as an argument
+    (``json_bufs``); older ones, such as 0.125 (the newest for Python 3.9), keep them inside."""
+    from anthropic.lib.streaming._messages import accumulate_event
+
+    if "json_bufs" not in inspect.signature(accumulate_event).parameters:
+        return lambda event, snapshot: accumulate_event(event=event, current_snapshot=snapshot)
+    json_bufs: Dict[int, bytes] = {}
+    return lambda event, snapshot: accumulate_event(
+        event=event, current_snapshot=snapshot, json_bufs=json_bufs
+    )
+
+
 def _anthropic_sdk(dialect: str) -> Dict[str, Runner]:
     from anthropic._streaming import SSEDecoder
 
@@ -424,7 +439,6 @@ def _anthropic_sdk(dialect: str) -> Dict[str, Runner]:
     if dialect != "messages":
         return runners
     from anthropic._models import construct_type
-    from anthropic.lib.streaming._messages import accumulate_event
     from anthropic.types import RawMessageStreamEvent
 
     def events(reads: List[bytes]) -> Any:
@@ -440,9 +454,9 @@ def _anthropic_sdk(dialect: str) -> Dict[str, Runner]:
 
     def accumulate(reads: List[bytes]) -> Any:
         snapshot = None
-        json_bufs: Dict[int, bytes] = {}
+        step = anthropic_accumulator()
         for event in events(reads):
-            snapshot = accumulate_event(event=event, current_snapshot=snapshot, json_bufs=json_bufs)
+            snapshot = step(event, snapshot)
         return snapshot
 
     runners["feed"] = Runner(feed, lambda out: _delta_texts(dialect, out))
