@@ -22,7 +22,8 @@ from typing import Any, AsyncIterator, Dict, Iterator, List
 import pytest
 
 import ssewire
-from ssewire import AccumulateError, StreamError, _streams, accumulate, aaccumulate, detect_dialect
+from ssewire import AccumulateError, StreamError, accumulate, aaccumulate, detect_dialect
+from ssewire._bench import streams as _streams
 from ssewire._api import SNIFF_LIMIT, _Assembly
 
 CHAT_TEXT = (

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import ssewire
-from ssewire import _streams
+from ssewire._bench import streams as _streams
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc")
 
@@ -69,7 +69,7 @@ _MEASURE = """
 import gc, json, resource, sys
 from pathlib import Path
 import ssewire
-from ssewire import _streams
+from ssewire._bench import streams as _streams
 
 def rss():
     return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize()
