@@ -261,7 +261,12 @@ mod tests {
 
     #[test]
     fn int_out_of_range_is_an_error() {
-        for text in ["9223372036854775808", "18446744073709551616", "9.3e18", "-9.3e18"] {
+        for text in [
+            "9223372036854775808",
+            "18446744073709551616",
+            "9.3e18",
+            "-9.3e18",
+        ] {
             assert!(serde_json::from_str::<Int>(text).is_err(), "{text}");
         }
         let max: Int = serde_json::from_str("9223372036854775807").unwrap();

@@ -52,14 +52,14 @@ pub fn busy(what: &str) -> PyErr {
 }
 
 /// Borrows `obj` mutably for one call, or `ConcurrentUseError`.
-pub fn exclusive<'a, 'py, T: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::False>>(
-    obj: &'a Bound<'py, T>,
+pub fn exclusive<'py, T: pyo3::PyClass<Frozen = pyo3::pyclass::boolean_struct::False>>(
+    obj: &Bound<'py, T>,
     what: &str,
 ) -> PyResult<PyRefMut<'py, T>> {
     obj.try_borrow_mut().map_err(|_| busy(what))
 }
 
 /// Borrows `obj` for reading, or `ConcurrentUseError`.
-pub fn shared<'a, 'py, T: pyo3::PyClass>(obj: &'a Bound<'py, T>, what: &str) -> PyResult<PyRef<'py, T>> {
+pub fn shared<'py, T: pyo3::PyClass>(obj: &Bound<'py, T>, what: &str) -> PyResult<PyRef<'py, T>> {
     obj.try_borrow().map_err(|_| busy(what))
 }

@@ -680,7 +680,9 @@ macro_rules! dialect_stream {
             /// `finish()`), `None` if none.
             #[getter]
             fn error(slf: &Bound<'_, Self>) -> PyResult<Option<Py<PyAny>>> {
-                Ok($crate::py::errors::shared(slf, "stream")?.core.error_ref(slf.py()))
+                Ok($crate::py::errors::shared(slf, "stream")?
+                    .core
+                    .error_ref(slf.py()))
             }
 
             /// Every `ErrorItem` of the stream so far, in arrival order (a new list).
@@ -694,7 +696,9 @@ macro_rules! dialect_stream {
             /// The limit on the size of one event, in bytes.
             #[getter]
             fn max_event_size(slf: &Bound<'_, Self>) -> PyResult<usize> {
-                Ok($crate::py::errors::shared(slf, "stream")?.core.max_event_size())
+                Ok($crate::py::errors::shared(slf, "stream")?
+                    .core
+                    .max_event_size())
             }
         }
     };
