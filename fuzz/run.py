@@ -51,7 +51,7 @@ def chunk(seconds: int, rss_mb: int, max_len: int) -> int:
     cmd = [sys.executable, os.path.abspath(__file__), "--child", corpus,
            f"-max_total_time={seconds}", f"-rss_limit_mb={rss_mb}", f"-max_len={max_len}",
            "-timeout=20", f"-artifact_prefix={artifacts}", "-print_final_stats=1"]  # fmt: skip
-    proc = subprocess.run(cmd, stderr=subprocess.PIPE, text=True, timeout=seconds + 300)
+    proc = subprocess.run(cmd, stderr=subprocess.PIPE, text=True, timeout=seconds + 300, check=False)
     log = proc.stderr
     done = re.search(r"Done (\d+) runs", log)
     stats = re.search(r"stat::number_of_executed_units:\s*(\d+)", log)

@@ -14,14 +14,12 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable, List
+from typing import Any
 
 import pytest
-
 import ssewire
-from ssewire import ConcurrentUseError, ErrorItem, StreamError
-
 from splitting import check_all_ways
+from ssewire import ConcurrentUseError, ErrorItem
 
 ROOT = Path(__file__).resolve().parent.parent
 STREAMS = [ssewire.ChatCompletionStream, ssewire.MessagesStream, ssewire.ResponsesStream]
@@ -343,7 +341,7 @@ def test_a_finalizer_writing_the_buffer_during_feed_changes_nothing() -> None:
 def test_many_threads_one_stream_each_match_one_thread() -> None:
     body = (ROOT / "python" / "ssewire" / "_samples" / "chat.sse").read_bytes()
     expected = [read_all_repr(i) for i in ssewire.ChatCompletionStream().feed(body)]
-    results: List[Any] = [None] * 8
+    results: list[Any] = [None] * 8
 
     def work(k: int) -> None:
         out = []
@@ -367,7 +365,7 @@ def test_many_threads_one_stream_each_match_one_thread() -> None:
 def test_a_shared_object_refuses_an_overlapping_call(cls: Any) -> None:
     """Before: pyo3's `RuntimeError: Already borrowed` (also from reading `.done`)."""
     big = b"data: " + b"x" * (24 << 20) + b"\n\n"
-    seen: List[BaseException] = []
+    seen: list[BaseException] = []
     for _attempt in range(5):
         s = cls()
         t = threading.Thread(target=s.feed, args=(big,))
@@ -389,7 +387,7 @@ def test_a_shared_object_refuses_an_overlapping_call(cls: Any) -> None:
 
 def test_a_reentrant_call_from_a_finalizer_is_refused() -> None:
     s = ssewire.ChatCompletionStream()
-    caught: List[BaseException] = []
+    caught: list[BaseException] = []
 
     class Peek:
         def __init__(self) -> None:
@@ -397,7 +395,7 @@ def test_a_reentrant_call_from_a_finalizer_is_refused() -> None:
 
         def __del__(self) -> None:
             try:
-                s.done
+                _ = s.done
             except BaseException as e:  # noqa: BLE001 - recorded, checked below
                 caught.append(e)
 
