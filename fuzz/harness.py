@@ -82,8 +82,16 @@ def run_parser(pieces: Sequence[bytes]) -> list[str]:
     return out
 
 
+ACCUMULATORS: dict[str, Any] = {
+    "ChatCompletionStream": ssewire.ChatCompletionAccumulator,
+    "MessagesStream": ssewire.MessageAccumulator,
+    "ResponsesStream": ssewire.ResponseAccumulator,
+}
+
+
 def run_stream(cls: Any, pieces: Sequence[bytes], consume: bool = False) -> list[str]:
     s = cls(max_event_size=LIMIT)
+    acc = ACCUMULATORS[cls.__name__]() if FOLDS and not consume else None
     out: list[str] = []
     for i, piece in enumerate(pieces):
         # Mixed: bytearray / memoryview inputs too (copied, never borrowed).
@@ -94,13 +102,21 @@ def run_stream(cls: Any, pieces: Sequence[bytes], consume: bool = False) -> list
             items = e.events
         if not consume:
             out.extend(dump(item) for item in items)
+        if acc is not None:
+            acc.add_all(items)
     last = s.finish()
     if not consume:
         out.extend(dump(item) for item in last)
     out.append(f"done={s.done} error={_value(s.error)}")
     out.extend(dump(e) for e in s.errors)
     if FOLDS:
-        out.append(repr(s.result()))
+        result = s.result()
+        out.append(repr(result))
+        if acc is not None:
+            # The accumulator over the items is the same fold as the stream's own.
+            acc.add_all(last)
+            if acc.result() != result:
+                raise AssertionError(f"{cls.__name__}: accumulator != stream result")
     return out
 
 
@@ -119,7 +135,8 @@ def run_folds(data: bytes) -> None:
         s = cls()
         for item in s.feed(data) + s.finish():
             acc.add(item)
-        acc.result()
+        if acc.result() != s.result():
+            raise AssertionError(f"{cls.__name__}: accumulator != stream result")
     for dialect in ("auto", "sse") + DIALECTS:
         try:
             ssewire.accumulate(data, dialect)
