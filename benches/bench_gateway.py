@@ -1,0 +1,196 @@
+"""Services over real sockets (issue 10): CPU seconds per 1,000 events for many concurrent LLM
+streams read over loopback, in the process that reads them, ssewire against the ways Python
+services read them today.
+
+* ``client``: 200 concurrent chat streams (``--benchmark-disable``: 20) from a real HTTP server
+  on 127.0.0.1 (``tests/loopback.py``), each read to its final message in one asyncio loop:
+  ``ssewire`` (httpx ``aiter_bytes()`` through ``ChatCompletionStream.aiter``, then
+  ``result()``); ``httpx-sse`` (``aconnect_sse`` + ``json.loads`` + the dict accumulator of
+  ``_peers.py``); ``openai-sdk`` (``AsyncOpenAI(...).chat.completions.create(stream=True)``,
+  every chunk iterated).
+* ``gateway``: the same load through ``examples/gateway.py`` (aiohttp), metering with
+  ``stream.atap()`` (``ssewire``) or with httpx-sse's line decoder + ``json.loads`` + the dict
+  accumulator (``httpx-sse``); only the gateway's thread is measured.
+
+Each benchmark round runs the whole load and reports the CPU time of the measured thread
+(``time.thread_time`` for the client loop, the gateway thread's CPU clock for the gateway), so
+the server threads' work is not counted; ``extra_info`` has CPU seconds per 1,000 events. Every peer's
+results are checked against the whole body before timing. Ratios within one run only::
+
+    pytest benches/bench_gateway.py --benchmark-enable --benchmark-timer=time.thread_time \\
+        --benchmark-min-rounds=3 --benchmark-columns=min,mean
+"""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List
+
+import httpx
+import httpx_sse
+import openai
+import pytest
+from httpx_sse._decoders import SSEDecoder
+
+import _peers
+import ssewire
+from ssewire._bench import streams as _streams
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "examples"))
+from loopback import LoopbackServer  # noqa: E402
+
+TIMEOUT = 120.0
+N_CHUNKS = 300  # ~330 events per stream
+
+
+def _streams_count(config: Any) -> int:
+    from conftest import is_quick
+
+    return 20 if is_quick(config) else 200
+
+
+@pytest.fixture(scope="module")
+def server() -> Any:
+    with LoopbackServer(timeout=TIMEOUT) as s:
+        yield s
+
+
+@pytest.fixture(scope="module")
+def body() -> bytes:
+    return _streams.chat_stream(n_chunks=N_CHUNKS, seed=7, tool_calls=True)
+
+
+def _reference(body: bytes) -> Any:
+    result = ssewire.accumulate(body, "chat")
+    return (result["choices"][0]["message"]["content"], result["usage"]["total_tokens"])
+
+
+async def _ssewire(client: httpx.AsyncClient, url: str) -> Any:
+    stream = ssewire.ChatCompletionStream()
+    async with client.stream("POST", url + "/v1/chat/completions", json={}) as r:
+        async for _ in stream.aiter(r.aiter_bytes()):
+            pass
+    result = stream.result()
+    return (result["choices"][0]["message"]["content"], result["usage"]["total_tokens"])
+
+
+async def _httpx_sse(client: httpx.AsyncClient, url: str) -> Any:
+    acc = _peers.ChatDictAccumulator()
+    async with httpx_sse.aconnect_sse(client, "POST", url + "/v1/chat/completions", json={}) as es:
+        async for event in es.aiter_sse():
+            if event.data == "[DONE]":
+                break
+            acc.add(json.loads(event.data))
+    result = acc.result()
+    return (result["choices"][0]["message"]["content"], result["usage"]["total_tokens"])
+
+
+async def _openai(client: httpx.AsyncClient, url: str) -> Any:
+    sdk = openai.AsyncOpenAI(api_key="sk-bench", base_url=url + "/v1", max_retries=0,
+                             http_client=client)  # fmt: skip
+    stream = await sdk.chat.completions.create(model="m", messages=[], stream=True)
+    text: List[str] = []
+    usage = None
+    async for chunk in stream:
+        for choice in chunk.choices:
+            if choice.delta.content:
+                text.append(choice.delta.content)
+        if chunk.usage is not None:
+            usage = chunk.usage.total_tokens
+    return ("".join(text), usage)
+
+
+CLIENTS = {"ssewire": _ssewire, "httpx-sse": _httpx_sse, "openai-sdk": _openai}
+
+
+def _run_clients(peer: str, url: str, n: int) -> List[Any]:
+    async def load() -> List[Any]:
+        limits = httpx.Limits(max_connections=n, max_keepalive_connections=n)
+        async with httpx.AsyncClient(timeout=TIMEOUT, limits=limits) as client:
+            calls = [CLIENTS[peer](client, url) for _ in range(n)]
+            return await asyncio.wait_for(asyncio.gather(*calls), TIMEOUT)
+
+    return asyncio.run(load())
+
+
+@pytest.mark.benchmark(group="services: client, 200 concurrent chat streams")
+@pytest.mark.parametrize("peer", list(CLIENTS))
+def test_client(benchmark: Any, request: Any, server: Any, body: bytes, peer: str) -> None:
+    n = _streams_count(request.config)
+    url = server.url(server.add(body, delay=0.0005))
+    want = _reference(body)
+    assert all(got == want for got in _run_clients(peer, url, n)), peer
+    events = n * len(ssewire.SSEParser().feed(body))
+    spent: List[float] = []
+
+    def run() -> None:
+        before = time.thread_time()
+        assert len(_run_clients(peer, url, n)) == n
+        spent.append(time.thread_time() - before)
+
+    benchmark.pedantic(run, rounds=3, iterations=1)
+    benchmark.extra_info["events"] = events
+    benchmark.extra_info["cpu_s_per_1000_events"] = round(min(spent) / events * 1e3, 6)
+
+
+class _HttpxSseMeter:
+    """The gateway's meter written the pure-Python way: httpx-sse's decoder over the relayed
+    lines, ``json.loads`` of every data, the dict accumulator of ``_peers.py``."""
+
+    error = None
+
+    def __init__(self) -> None:
+        self.acc = _peers.ChatDictAccumulator()
+        self.decoder = SSEDecoder()
+        self.text = codecs.getincrementaldecoder("utf-8")("replace")
+        self.tail = ""
+
+    async def atap(self, chunks: Any) -> Any:
+        async for chunk in chunks:
+            lines = (self.tail + self.text.decode(chunk)).split("\n")
+            self.tail = lines.pop()
+            for line in lines:
+                event = self.decoder.decode(line.rstrip("\r"))
+                if event is not None and event.data and event.data != "[DONE]":
+                    self.acc.add(json.loads(event.data))
+            yield chunk
+
+    def result(self) -> Dict[str, Any]:
+        return self.acc.result()  # type: ignore[no-any-return]
+
+
+@pytest.mark.benchmark(group="services: gateway (atap), 200 concurrent chat streams")
+@pytest.mark.parametrize("peer", ["ssewire", "httpx-sse"])
+def test_gateway(benchmark: Any, request: Any, server: Any, body: bytes, peer: str) -> None:
+    from test_examples import Gateway
+
+    n = _streams_count(request.config)
+    meters = None if peer == "ssewire" else {"chat": _HttpxSseMeter}
+    gateway = Gateway(server.url(), meters=meters)
+    try:
+        prefix = server.add(body, delay=0.0005)
+        url = gateway.url(prefix)
+        assert all(got == _reference(body) for got in _run_clients("ssewire", url, n))
+        assert len(gateway.records) == n
+        assert all(r["usage"]["total_tokens"] == _reference(body)[1] for r in gateway.records), peer
+        clock = time.pthread_getcpuclockid(gateway.thread.ident)  # type: ignore[arg-type]
+        spent: List[float] = []
+
+        def run() -> None:
+            before = time.clock_gettime(clock)
+            _run_clients("ssewire", url, n)
+            spent.append(time.clock_gettime(clock) - before)
+
+        benchmark.pedantic(run, rounds=3, iterations=1)
+        events = n * len(ssewire.SSEParser().feed(body))
+        benchmark.extra_info["events"] = events
+        benchmark.extra_info["gateway_cpu_s_per_1000_events"] = round(min(spent) / events * 1e3, 6)
+    finally:
+        gateway.close()

@@ -1,0 +1,209 @@
+"""The examples in ``examples/`` run for real: the gateway relays streams from a real upstream
+server (``tests/loopback.py``, on 127.0.0.1) to real clients, byte for byte, and logs what the
+upstream sent; each client example reads a stream through ``iter`` / ``aiter``. Loopback only;
+every wait has a timeout and every loop a count.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import io
+import json
+import sys
+import threading
+from collections import Counter
+from pathlib import Path
+from typing import Any, Dict, Iterator, List, Tuple
+
+import aiohttp
+import pytest
+from aiohttp import web
+
+import ssewire
+from loopback import LoopbackServer
+from ssewire._bench import streams as _streams
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
+DATA = Path(__file__).resolve().parent / "data"
+TIMEOUT = 60.0
+PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
+
+pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not in this tree")
+
+
+def example(name: str) -> Any:
+    """Imports ``examples/<name>.py`` as a module."""
+    spec = importlib.util.spec_from_file_location(f"example_{name}", EXAMPLES / f"{name}.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class Gateway:
+    """``examples/gateway.py`` served on 127.0.0.1 (a free port) from its own event loop thread;
+    its log records are collected in ``records``."""
+
+    def __init__(self, upstream: str, meters: Any = None) -> None:
+        self.records: List[Dict[str, Any]] = []
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        app = example("gateway").make_app(upstream, self.records.append, timeout=TIMEOUT,
+                                          meters=meters)  # fmt: skip
+        self.runner = web.AppRunner(app)
+        self.port = asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(TIMEOUT)
+
+    async def _start(self) -> int:
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        return int(self.runner.addresses[0][1])
+
+    def url(self, path: str = "") -> str:
+        return f"http://127.0.0.1:{self.port}{path}"
+
+    def close(self) -> None:
+        asyncio.run_coroutine_threadsafe(self.runner.cleanup(), self.loop).result(TIMEOUT)
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(TIMEOUT)
+        self.loop.close()
+
+
+@pytest.fixture(scope="module")
+def upstream() -> Iterator[LoopbackServer]:
+    with LoopbackServer(timeout=TIMEOUT) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def gateway(upstream: LoopbackServer) -> Iterator[Gateway]:
+    g = Gateway(upstream.url())
+    try:
+        yield g
+    finally:
+        g.close()
+
+
+def bodies() -> List[Tuple[str, bytes]]:
+    """(dialect, body): a capture and generated streams of every dialect, all complete."""
+    out = [
+        ("chat", (DATA / "chat" / "basic_stop.sse").read_bytes()),
+        ("messages", (DATA / "messages" / "text_basic.sse").read_bytes()),
+        ("responses", (DATA / "responses" / "text_message.sse").read_bytes()),
+    ]
+    for seed in range(2):
+        out += [
+            ("chat", _streams.chat_stream(n_chunks=60, seed=seed, tool_calls=bool(seed))),
+            ("messages", _streams.messages_stream(n_chunks=60, seed=seed, tool_use=bool(seed))),
+            ("responses", _streams.responses_stream(n_chunks=60, seed=seed)),
+        ]
+    return out
+
+
+def expected_record(dialect: str, body: bytes) -> Dict[str, Any]:
+    """What the gateway must log for ``body``: its record of the whole body read at once."""
+    stream = {"chat": ssewire.ChatCompletionStream, "messages": ssewire.MessagesStream,
+              "responses": ssewire.ResponsesStream}[dialect]()  # fmt: skip
+    stream.feed(body)
+    stream.finish()
+    return example("gateway").record(dialect, stream)  # type: ignore[no-any-return]
+
+
+def key(record: Dict[str, Any]) -> str:
+    return json.dumps(record, sort_keys=True)
+
+
+async def _fetch(session: aiohttp.ClientSession, url: str) -> Tuple[int, bytes]:
+    async with session.post(url, json={"stream": True}) as r:
+        return r.status, await r.read()
+
+
+def test_gateway_relays_byte_for_byte_under_load(upstream: LoopbackServer, gateway: Gateway) -> None:
+    """200 concurrent streams through the gateway: every client gets exactly the upstream's
+    bytes, and the gateway logs, for each stream, the usage and final text the upstream sent."""
+    routes = []
+    for n, (dialect, body) in enumerate(bodies()):
+        prefix = upstream.add(body, delay=0.0005, seed=n)
+        routes.append((dialect, body, prefix))
+    plan = [routes[i % len(routes)] for i in range(200)]
+
+    async def load() -> List[Tuple[int, bytes]]:
+        connector = aiohttp.TCPConnector(limit=200)
+        timeout = aiohttp.ClientTimeout(total=TIMEOUT)
+        async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
+            calls = [_fetch(session, gateway.url(p + PATHS[d])) for d, _, p in plan]
+            return await asyncio.wait_for(asyncio.gather(*calls), TIMEOUT)
+
+    before = len(gateway.records)
+    got = asyncio.run(load())
+    for (dialect, body, _), (status, data) in zip(plan, got):
+        assert status == 200 and data == body, dialect
+    logged = gateway.records[before:]
+    assert len(logged) == len(plan)
+    want = Counter(key(expected_record(d, b)) for d, b, _ in plan)
+    assert Counter(key(r) for r in logged) == want
+    # The records carry what matters: a final text for every stream, usage where it was sent.
+    assert all(r["text_length"] > 0 and r["error"] is None for r in logged)
+    assert sum(1 for r in logged if r["usage"]) == sum(1 for d, b, _ in plan
+                                                       if ssewire.accumulate(b, d)["usage"])  # fmt: skip
+
+
+def test_gateway_relays_an_upstream_error(upstream: LoopbackServer, gateway: Gateway) -> None:
+    """A JSON error body with its status is relayed as is, and logged as the stream's error."""
+    body = b'{"error": {"message": "invalid x-api-key", "type": "authentication_error"}}'
+    prefix = upstream.add(body, status=401, content_type="application/json", framing="length")
+
+    async def one() -> Tuple[int, bytes]:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as s:
+            return await _fetch(s, gateway.url(prefix + "/v1/messages"))
+
+    before = len(gateway.records)
+    assert asyncio.run(one()) == (401, body)
+    [record] = gateway.records[before:]
+    assert record["error"]["message"] == "invalid x-api-key" and record["usage"] is None
+
+
+def test_gateway_refuses_other_paths(gateway: Gateway) -> None:
+    async def one() -> int:
+        async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as s:
+            async with s.post(gateway.url("/v1/embeddings"), json={}) as r:
+                return r.status
+
+    assert asyncio.run(one()) == 404
+
+
+@pytest.mark.parametrize(
+    ("name", "dialect"),
+    [("client_httpx", "chat"), ("client_requests", "chat"),
+     ("client_httpx_async", "messages"), ("client_aiohttp", "responses")],
+)  # fmt: skip
+@pytest.mark.parametrize("via_gateway", [False, True])
+def test_client_examples(
+    name: str, dialect: str, via_gateway: bool, upstream: LoopbackServer, gateway: Gateway
+) -> None:
+    """Each client example reads a stream (straight from the upstream, or through the gateway),
+    prints its text as it arrives, and returns the same final object as the whole body."""
+    body = [b for d, b in bodies() if d == dialect][-1]
+    prefix = upstream.add(body, delay=0.0005)
+    base = gateway.url(prefix) if via_gateway else upstream.url(prefix)
+    module = example(name)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        result = module.run(base)
+        if asyncio.iscoroutine(result):
+            result = asyncio.run(asyncio.wait_for(result, TIMEOUT))
+    assert result == ssewire.accumulate(body, dialect)
+    text = example("gateway").final_text(dialect, result)
+    assert text and text in printed.getvalue()
+
+
+def test_gateway_command_line_help() -> None:
+    """The example runs as a program (``python examples/gateway.py --help``)."""
+    import subprocess
+
+    out = subprocess.run([sys.executable, str(EXAMPLES / "gateway.py"), "--help"],
+                         capture_output=True, text=True, timeout=TIMEOUT, check=True)  # fmt: skip
+    assert "--upstream" in out.stdout
