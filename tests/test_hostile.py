@@ -299,6 +299,8 @@ def test_tool_call_indexes_past_i64_do_not_merge() -> None:
 
 
 def test_the_crate_forbids_unsafe_code() -> None:
+    if not (ROOT / "src" / "lib.rs").exists():
+        pytest.skip("the Rust sources are not beside this test suite (an installed-wheel run)")
     sources = list((ROOT / "src").rglob("*.rs"))
     assert "#![forbid(unsafe_code)]" in (ROOT / "src" / "lib.rs").read_text()
     assert not [p for p in sources if "unsafe {" in p.read_text()]
@@ -339,7 +341,7 @@ def test_a_finalizer_writing_the_buffer_during_feed_changes_nothing() -> None:
 
 
 def test_many_threads_one_stream_each_match_one_thread() -> None:
-    body = (ROOT / "python" / "ssewire" / "_samples" / "chat.sse").read_bytes()
+    body = (Path(ssewire.__file__).parent / "_samples" / "chat.sse").read_bytes()
     expected = [read_all_repr(i) for i in ssewire.ChatCompletionStream().feed(body)]
     results: list[Any] = [None] * 8
 
@@ -418,7 +420,7 @@ def test_a_reentrant_call_from_a_finalizer_is_refused() -> None:
 
 def test_accumulate_takes_strided_views() -> None:
     """Before: `accumulate([memoryview(b)[::2]])` raised TypeError."""
-    body = (ROOT / "python" / "ssewire" / "_samples" / "chat.sse").read_bytes()
+    body = (Path(ssewire.__file__).parent / "_samples" / "chat.sse").read_bytes()
     doubled = bytes(b for c in body for b in (c, 0))
     view = memoryview(doubled)[::2]
     assert ssewire.accumulate([view]) == ssewire.accumulate(body)

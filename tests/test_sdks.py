@@ -259,6 +259,18 @@ def _sdk_final(
         return None
 
 
+#: The SDK major versions SDK_DIFFERS was written against. Python 3.9 gets older SDKs from pip,
+#: which fail (raise) on more captures; there, a capture the SDK fails on is not compared, and
+#: the list is not required to stay exact.
+SDK_DIFFERS_WRITTEN_FOR = {"openai": 3, "anthropic": 2}
+
+
+def _older_sdk(dialect: str) -> bool:
+    module = __import__("anthropic" if dialect == "messages" else "openai")
+    major = int(module.__version__.split(".")[0])
+    return major < SDK_DIFFERS_WRITTEN_FOR[module.__name__]
+
+
 @pytest.mark.filterwarnings("ignore::UserWarning")  # pydantic, on unknown block types
 @pytest.mark.parametrize("dialect", list(DIALECTS))
 def test_same_final_object_as_the_official_sdk(
@@ -275,6 +287,8 @@ def test_same_final_object_as_the_official_sdk(
                 for _ in stream.iter(r.iter_bytes()):
                     pass
             got = project(stream.result())
+            if _older_sdk(dialect) and (expected is None or f"{dialect}/{name}" in SDK_DIFFERS):
+                continue
             if f"{dialect}/{name}" in SDK_DIFFERS:
                 assert got != expected, (
                     f"{name}: the SDK agrees now, drop it from SDK_DIFFERS"

@@ -14,12 +14,11 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use pyo3::types::PyDict;
 use serde_json::value::RawValue;
 
 use super::json::{lazy, out_to_py, to_py};
 use super::stream::{
-    dialect_stream, emit, AccumulatorErrors, Dialect, Frame, Refill, Route, StreamCore, Template,
+    accumulator_class, dialect_stream, emit, Dialect, Frame, Refill, Route, StreamCore, Template,
     Value,
 };
 use super::strings::{
@@ -695,68 +694,14 @@ fn fold_item(py: Python<'_>, fold: &mut ChatFold, item: &ChatChunk) {
     });
 }
 
-/// Folds `ChatCompletionStream` items into a non-streaming `chat.completion` dict, by the
-/// same fold the stream runs itself (`crate::fold::chat` states the rules). For items that
-/// come from elsewhere (stored, filtered, relayed); a stream's own `result()` needs none.
-#[pyclass(module = "ssewire", name = "ChatCompletionAccumulator")]
-pub struct ChatCompletionAccumulator {
-    fold: ChatFold,
-    errors: AccumulatorErrors,
-}
-
-#[pymethods]
-impl ChatCompletionAccumulator {
-    #[new]
-    fn new() -> Self {
-        ChatCompletionAccumulator {
-            fold: ChatFold::new(),
-            errors: AccumulatorErrors::default(),
-        }
+accumulator_class!(
+    ChatCompletionAccumulator,
+    "ChatCompletionAccumulator",
+    ChatFold,
+    ChatChunk,
+    "a ChatCompletionStream (ChatChunk)",
+    fold_item,
+    "Folds `ChatCompletionStream` items into a non-streaming `chat.completion` dict, by the same fold the stream runs itself (`crate::fold::chat` states the rules). For items that come from elsewhere (stored, filtered, relayed); a stream's own `result()` needs none.",
+    {
     }
-
-    /// Adds one `ChatChunk`, `ErrorItem` or `Event` (the last is ignored); `TypeError` for
-    /// anything else.
-    fn add(&mut self, item: &Bound<'_, PyAny>) -> PyResult<()> {
-        match item.cast::<ChatChunk>() {
-            Ok(chunk) => {
-                fold_item(item.py(), &mut self.fold, chunk.get());
-                Ok(())
-            }
-            Err(_) => self
-                .errors
-                .other(item, "a ChatCompletionStream (ChatChunk)"),
-        }
-    }
-
-    /// Adds every item of `items` (e.g. the list one `feed()` returned).
-    fn add_all(&mut self, items: &Bound<'_, PyAny>) -> PyResult<()> {
-        if let Ok(list) = items.cast::<PyList>() {
-            // The list one feed() returned: no iterator object, one item at a time.
-            for item in list.iter() {
-                self.add(&item)?;
-            }
-            return Ok(());
-        }
-        for item in items.try_iter()? {
-            self.add(&item?)?;
-        }
-        Ok(())
-    }
-
-    /// The accumulated `chat.completion` dict (a new dict on every call).
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        Ok(out_to_py(py, &self.fold.result())?.cast_into::<PyDict>()?)
-    }
-
-    /// The first server-reported error (`ErrorItem.kind == "stream_error"`), else `None`.
-    #[getter]
-    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.errors.error(py)
-    }
-
-    /// Every `ErrorItem` added (stream errors and malformed frames), in order.
-    #[getter]
-    fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.errors.errors(py)
-    }
-}
+);

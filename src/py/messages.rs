@@ -9,12 +9,12 @@
 //! feeds: the stream core, the fold, the name table and the template.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyList, PyString};
 use serde_json::value::RawValue;
 
 use super::json::{lazy, out_to_py};
 use super::stream::{
-    dialect_stream, emit, AccumulatorErrors, Dialect, Frame, Refill, Route, StreamCore, Template,
+    accumulator_class, dialect_stream, emit, Dialect, Frame, Refill, Route, StreamCore, Template,
     Value,
 };
 use super::strings::{int_or_none, item_int, item_str, name_or_none, text_or_none, Names};
@@ -364,72 +364,20 @@ fn fold_item(py: Python<'_>, fold: &mut MessagesFold, item: &MessageEvent) {
     });
 }
 
-/// Folds `MessagesStream` items into a non-streaming Anthropic `message` dict, by the same
-/// fold the stream runs itself (`crate::fold::messages` states the rules).
-#[pyclass(module = "ssewire", name = "MessageAccumulator")]
-pub struct MessageAccumulator {
-    fold: MessagesFold,
-    errors: AccumulatorErrors,
-}
-
-#[pymethods]
-impl MessageAccumulator {
-    #[new]
-    fn new() -> Self {
-        MessageAccumulator {
-            fold: MessagesFold::new(),
-            errors: AccumulatorErrors::default(),
+accumulator_class!(
+    MessageAccumulator,
+    "MessageAccumulator",
+    MessagesFold,
+    MessageEvent,
+    "a MessagesStream (MessageEvent)",
+    fold_item,
+    "Folds `MessagesStream` items into a non-streaming Anthropic `message` dict, by the same fold the stream runs itself (`crate::fold::messages` states the rules).",
+    {
+        /// Notes about input the fold had to interpret (tool input that is not JSON, deltas
+        /// for a block that never started, delta types it does not know), in order.
+        #[getter]
+        fn warnings(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+            Ok(crate::py::errors::shared(slf, "accumulator")?.fold.warnings().to_vec())
         }
     }
-
-    /// Adds one `MessageEvent`, `ErrorItem` or `Event` (the last is ignored); `TypeError` for
-    /// anything else.
-    fn add(&mut self, item: &Bound<'_, PyAny>) -> PyResult<()> {
-        match item.cast::<MessageEvent>() {
-            Ok(event) => {
-                fold_item(item.py(), &mut self.fold, event.get());
-                Ok(())
-            }
-            Err(_) => self.errors.other(item, "a MessagesStream (MessageEvent)"),
-        }
-    }
-
-    /// Adds every item of `items` (e.g. the list one `feed()` returned).
-    fn add_all(&mut self, items: &Bound<'_, PyAny>) -> PyResult<()> {
-        if let Ok(list) = items.cast::<PyList>() {
-            // The list one feed() returned: no iterator object, one item at a time.
-            for item in list.iter() {
-                self.add(&item)?;
-            }
-            return Ok(());
-        }
-        for item in items.try_iter()? {
-            self.add(&item?)?;
-        }
-        Ok(())
-    }
-
-    /// The accumulated message dict (a new dict on every call).
-    fn result<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        Ok(out_to_py(py, &self.fold.result())?.cast_into::<PyDict>()?)
-    }
-
-    /// The first server-reported error (`ErrorItem.kind == "stream_error"`), else `None`.
-    #[getter]
-    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.errors.error(py)
-    }
-
-    /// Every `ErrorItem` added (stream errors and malformed frames), in order.
-    #[getter]
-    fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.errors.errors(py)
-    }
-
-    /// Notes about input the fold had to interpret (tool input that is not JSON, deltas for
-    /// a block that never started, delta types it does not know), in order.
-    #[getter]
-    fn warnings(&self) -> Vec<String> {
-        self.fold.warnings().to_vec()
-    }
-}
+);

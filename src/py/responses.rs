@@ -10,12 +10,12 @@
 //! table, the last item id and the template.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyList, PyString};
+use pyo3::types::{PyList, PyString};
 use serde_json::value::RawValue;
 
 use super::json::{lazy, out_to_py};
 use super::stream::{
-    dialect_stream, emit, AccumulatorErrors, Dialect, Frame, Refill, Route, StreamCore, Template,
+    accumulator_class, dialect_stream, emit, Dialect, Frame, Refill, Route, StreamCore, Template,
     Value,
 };
 use super::strings::{
@@ -370,77 +370,25 @@ fn fold_item(py: Python<'_>, fold: &mut ResponsesFold, item: &ResponseEvent) {
     });
 }
 
-/// Folds `ResponsesStream` items into the final Responses API `response` dict, by the same
-/// fold the stream runs itself (`crate::fold::responses` states the rules).
-#[pyclass(module = "ssewire", name = "ResponseAccumulator")]
-pub struct ResponseAccumulator {
-    fold: ResponsesFold,
-    errors: AccumulatorErrors,
-}
+accumulator_class!(
+    ResponseAccumulator,
+    "ResponseAccumulator",
+    ResponsesFold,
+    ResponseEvent,
+    "a ResponsesStream (ResponseEvent)",
+    fold_item,
+    "Folds `ResponsesStream` items into the final Responses API `response` dict, by the same fold the stream runs itself (`crate::fold::responses` states the rules).",
+    {
+        /// Notes about events the fold had to interpret (e.g. a delta for an unknown item).
+        #[getter]
+        fn warnings(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+            Ok(crate::py::errors::shared(slf, "accumulator")?.fold.warnings().to_vec())
+        }
 
-#[pymethods]
-impl ResponseAccumulator {
-    #[new]
-    fn new() -> Self {
-        ResponseAccumulator {
-            fold: ResponsesFold::new(),
-            errors: AccumulatorErrors::default(),
+        /// Notes where a full value sent by the server differs from the assembled deltas.
+        #[getter]
+        fn mismatches(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+            Ok(crate::py::errors::shared(slf, "accumulator")?.fold.mismatches().to_vec())
         }
     }
-
-    /// Adds one `ResponseEvent`, `ErrorItem` or `Event` (the last is ignored); `TypeError`
-    /// for anything else.
-    fn add(&mut self, item: &Bound<'_, PyAny>) -> PyResult<()> {
-        match item.cast::<ResponseEvent>() {
-            Ok(event) => {
-                fold_item(item.py(), &mut self.fold, event.get());
-                Ok(())
-            }
-            Err(_) => self.errors.other(item, "a ResponsesStream (ResponseEvent)"),
-        }
-    }
-
-    /// Adds every item of `items` (e.g. the list one `feed()` returned).
-    fn add_all(&mut self, items: &Bound<'_, PyAny>) -> PyResult<()> {
-        if let Ok(list) = items.cast::<PyList>() {
-            // The list one feed() returned: no iterator object, one item at a time.
-            for item in list.iter() {
-                self.add(&item)?;
-            }
-            return Ok(());
-        }
-        for item in items.try_iter()? {
-            self.add(&item?)?;
-        }
-        Ok(())
-    }
-
-    /// The accumulated `response` dict (a new dict on every call).
-    fn result<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        Ok(out_to_py(py, &self.fold.result())?.cast_into::<PyDict>()?)
-    }
-
-    /// The first server-reported error (`ErrorItem.kind == "stream_error"`), else `None`.
-    #[getter]
-    fn error(&self, py: Python<'_>) -> Option<Py<PyAny>> {
-        self.errors.error(py)
-    }
-
-    /// Every `ErrorItem` added (stream errors and malformed frames), in order.
-    #[getter]
-    fn errors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
-        self.errors.errors(py)
-    }
-
-    /// Notes about events the fold had to interpret (e.g. a delta for an unknown item).
-    #[getter]
-    fn warnings(&self) -> Vec<String> {
-        self.fold.warnings().to_vec()
-    }
-
-    /// Notes where a full value sent by the server differs from the assembled deltas.
-    #[getter]
-    fn mismatches(&self) -> Vec<String> {
-        self.fold.mismatches().to_vec()
-    }
-}
+);

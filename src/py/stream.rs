@@ -744,3 +744,91 @@ macro_rules! dialect_stream {
     };
 }
 pub(crate) use dialect_stream;
+
+/// Declares an accumulator class: a dialect's fold (the same one its stream runs) fed with that
+/// dialect's items, which it reads natively (`$fold_item`), plus what every accumulator does
+/// with `ErrorItem`s, `Event`s and foreign objects ([`AccumulatorErrors`]). `$extra` adds the
+/// dialect's own getters (its notes). Calls on an accumulator another call is using raise
+/// `ConcurrentUseError`, as on the streams.
+macro_rules! accumulator_class {
+    ($name:ident, $pyname:literal, $fold:ty, $item:ty, $expected:literal, $fold_item:path,
+     $doc:literal, { $($extra:tt)* }) => {
+        #[doc = $doc]
+        #[pyclass(module = "ssewire", name = $pyname)]
+        pub struct $name {
+            fold: $fold,
+            errors: $crate::py::stream::AccumulatorErrors,
+        }
+
+        impl $name {
+            fn add_one(&mut self, item: &Bound<'_, PyAny>) -> PyResult<()> {
+                match item.cast::<$item>() {
+                    Ok(event) => {
+                        $fold_item(item.py(), &mut self.fold, event.get());
+                        Ok(())
+                    }
+                    Err(_) => self.errors.other(item, $expected),
+                }
+            }
+        }
+
+        #[pymethods]
+        impl $name {
+            #[new]
+            fn new() -> Self {
+                $name {
+                    fold: <$fold>::default(),
+                    errors: $crate::py::stream::AccumulatorErrors::default(),
+                }
+            }
+
+            /// Adds one item of the dialect, an `ErrorItem` or an `Event` (the last is
+            /// ignored); `TypeError` for anything else.
+            fn add(slf: &Bound<'_, Self>, item: &Bound<'_, PyAny>) -> PyResult<()> {
+                $crate::py::errors::exclusive(slf, "accumulator")?.add_one(item)
+            }
+
+            /// Adds every item of `items` (e.g. the list one `feed()` returned).
+            fn add_all(slf: &Bound<'_, Self>, items: &Bound<'_, PyAny>) -> PyResult<()> {
+                let mut this = $crate::py::errors::exclusive(slf, "accumulator")?;
+                if let Ok(list) = items.cast::<pyo3::types::PyList>() {
+                    // The list one feed() returned: no iterator object.
+                    for item in list.iter() {
+                        this.add_one(&item)?;
+                    }
+                    return Ok(());
+                }
+                for item in items.try_iter()? {
+                    this.add_one(&item?)?;
+                }
+                Ok(())
+            }
+
+            /// The accumulated final object (a new dict on every call).
+            fn result<'py>(
+                slf: &Bound<'py, Self>,
+            ) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+                let out = $crate::py::errors::exclusive(slf, "accumulator")?.fold.result();
+                Ok($crate::py::json::out_to_py(slf.py(), &out)?.cast_into()?)
+            }
+
+            /// The first server-reported error (`ErrorItem.kind == "stream_error"`), else
+            /// `None`.
+            #[getter]
+            fn error(slf: &Bound<'_, Self>) -> PyResult<Option<Py<PyAny>>> {
+                Ok($crate::py::errors::shared(slf, "accumulator")?.errors.error(slf.py()))
+            }
+
+            /// Every `ErrorItem` added (stream errors and malformed frames), in order.
+            #[getter]
+            fn errors<'py>(
+                slf: &Bound<'py, Self>,
+            ) -> PyResult<Bound<'py, pyo3::types::PyList>> {
+                $crate::py::errors::shared(slf, "accumulator")?.errors.errors(slf.py())
+            }
+
+            $($extra)*
+        }
+    };
+}
+pub(crate) use accumulator_class;
