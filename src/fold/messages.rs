@@ -34,7 +34,7 @@
 
 use std::collections::HashMap;
 
-use super::{check_json, note, Json, Map, Out};
+use super::{check_json, list_of, note, object_map, string_of, Json, Map, Out};
 use crate::partial::PartialJson;
 
 /// One event of a Messages stream (an item's worth of data). JSON-valued fields hold raw
@@ -115,28 +115,6 @@ fn show(value: Option<&Out>) -> String {
 
 fn index_text(index: Option<i64>) -> String {
     index.map_or_else(|| "None".into(), |i| i.to_string())
-}
-
-fn string_of(value: Option<&Out>) -> Option<String> {
-    match value? {
-        Out::Str(s) => Some(s.clone()),
-        Out::Json(t) => match Json::read(t)? {
-            Json::Str(s) => Some(s.into_owned()),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
-/// A JSON object's entries as a `Map` of raw values; `None` when `text` is not an object.
-fn object_map(text: &str) -> Option<Map> {
-    let entries = Json::object(text)?;
-    Some(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.into_owned(), Out::json(v.get())))
-            .collect(),
-    )
 }
 
 impl Block {
@@ -239,13 +217,7 @@ impl Block {
             out.set("signature", Out::Str(signature.clone()));
         }
         if let Some(citations) = &self.citations {
-            let mut all: Vec<Out> = match out.get("citations") {
-                Some(Out::Json(t)) => match Json::read(t) {
-                    Some(Json::Array(items)) => items.iter().map(|i| Out::json(i.get())).collect(),
-                    _ => Vec::new(),
-                },
-                _ => Vec::new(),
-            };
+            let mut all = list_of(out.get("citations")).unwrap_or_default();
             all.extend(citations.iter().cloned());
             out.set("citations", Out::List(all));
         }
@@ -465,13 +437,7 @@ impl MessagesFold {
         let empty = Map::new();
         let message = self.message.as_ref().unwrap_or(&empty);
         let content = if self.blocks.is_empty() {
-            match message.get("content") {
-                Some(Out::Json(t)) => match Json::read(t) {
-                    Some(Json::Array(items)) => items.iter().map(|i| Out::json(i.get())).collect(),
-                    _ => Vec::new(),
-                },
-                _ => Vec::new(),
-            }
+            list_of(message.get("content")).unwrap_or_default()
         } else {
             let mut order: Vec<&(Option<i64>, Block)> = self.blocks.iter().collect();
             if order.iter().all(|(i, _)| i.is_some()) {

@@ -221,6 +221,41 @@ impl FromIterator<(String, Out)> for Map {
     }
 }
 
+/// A JSON object's entries as a `Map` of raw values; `None` when `text` is not an object.
+pub fn object_map(text: &str) -> Option<Map> {
+    let entries = Json::object(text)?;
+    Some(
+        entries
+            .into_iter()
+            .map(|(k, v)| (k.into_owned(), Out::json(v.get())))
+            .collect(),
+    )
+}
+
+/// The string a value holds, if it is one (an `Out::Str`, or the JSON text of a string).
+pub fn string_of(value: Option<&Out>) -> Option<String> {
+    match value? {
+        Out::Str(s) => Some(s.clone()),
+        Out::Json(t) => match Json::read(t)? {
+            Json::Str(s) => Some(s.into_owned()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+/// The items of a value that is a list (an `Out::List`, or the JSON text of an array).
+pub fn list_of(value: Option<&Out>) -> Option<Vec<Out>> {
+    match value? {
+        Out::List(items) => Some(items.clone()),
+        Out::Json(t) => match Json::read(t)? {
+            Json::Array(items) => Some(items.iter().map(|i| Out::json(i.get())).collect()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
 /// At most this many notes (warnings, mismatches) are kept per fold: each note costs memory,
 /// and hostile input could make one per event.
 pub const MAX_NOTES: usize = 100;

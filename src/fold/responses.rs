@@ -38,7 +38,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use super::{note, Json, Map, Out};
+use super::{list_of, note, object_map, string_of, Json, Map, Out};
 use crate::partial::PartialJson;
 
 /// One event of a Responses stream (an item's worth of data). JSON-valued fields hold raw
@@ -198,44 +198,11 @@ fn same(a: Option<&Out>, b: Option<&Out>) -> bool {
     }
 }
 
-fn object_map(text: &str) -> Option<Map> {
-    let entries = Json::object(text)?;
-    Some(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.into_owned(), Out::json(v.get())))
-            .collect(),
-    )
-}
-
-/// The string a value holds, if it is one.
-fn string_of(value: Option<&Out>) -> Option<String> {
-    match value? {
-        Out::Str(s) => Some(s.clone()),
-        Out::Json(t) => match Json::read(t)? {
-            Json::Str(s) => Some(s.into_owned()),
-            _ => None,
-        },
-        _ => None,
-    }
-}
-
 /// `str()` of a value in a note.
 fn show(value: Option<&Out>) -> String {
     match value {
         None => "None".into(),
         Some(v) => string_of(Some(v)).unwrap_or_else(|| repr(Some(v))),
-    }
-}
-
-fn list_of(value: Option<&Out>) -> Option<Vec<Out>> {
-    match value? {
-        Out::List(items) => Some(items.clone()),
-        Out::Json(t) => match Json::read(t)? {
-            Json::Array(items) => Some(items.iter().map(|i| Out::json(i.get())).collect()),
-            _ => None,
-        },
-        _ => None,
     }
 }
 
