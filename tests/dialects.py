@@ -142,6 +142,9 @@ class DialectKit:
             else:
                 assert acc.error is None
         assert acc.errors == [i for i in items if type(i) is ssewire.ErrorItem]
+        # The stream's own warnings are the accumulator's (issue 15: a loss the fold notes is
+        # visible on the stream, not only on an accumulator).
+        assert stream.warnings == acc.warnings
         return acc, expected
 
     def accumulated_while_feeding(self, data: Path, name: str) -> Iterator[tuple[Any, Any]]:

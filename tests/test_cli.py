@@ -296,10 +296,11 @@ def test_multiline_error_message_stays_on_one_line(capsys: pytest.CaptureFixture
     assert err == "ssewire: stream error: line one line two\n"
 
 
-def test_wrong_dialect_is_an_early_end(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+def test_wrong_dialect_is_its_own_error(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    """Issue 15: not "stream ended early" (a retry condition) but what it is."""
     code, _, err = run(capsys, "--dialect", "chat", str(files / "messages.sse"))
     assert code == 3
-    assert "stream ended early" in err
+    assert "code=wrong_dialect" in err and "stream ended early" not in err
 
 
 def test_sse_cut_mid_event(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:

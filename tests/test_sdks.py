@@ -242,6 +242,10 @@ SDK_DIFFERS: dict[str, str] = {
     "messages/malformed_middle": _BAD_FRAME,
     "messages/data_only_proxy": "the SDK needs `event:` lines; this proxy sends data-only frames",
     "messages/tool_input_invalid": "the SDK raises on tool input that is not valid JSON",
+    "messages/fallback_stop_details": (
+        "the non-beta messages.stream() keeps message_start's model; the beta accumulator "
+        "(and the non-streaming message) relabel it to the fallback block's `to.model`"
+    ),
     "responses/docs_nanogpt_as_printed": _DECODER,
     "responses/malformed_middle": _BAD_FRAME,
     "responses/completed_without_output": "the SDK raises on an output item left in_progress",

@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import re
 import sys
 from typing import IO, Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
@@ -200,17 +199,6 @@ def _reads(f: Any) -> Iterator[bytes]:
         yield chunk
 
 
-_SSE_LINE = re.compile(rb"^(?::|(?:data|event|id|retry)(?::|$))", re.M)
-
-
-def _has_sse_lines(head: bytes) -> bool:
-    """True when the head has a comment or a ``data`` / ``event`` / ``id`` / ``retry`` line."""
-    if head.startswith(b"\xef\xbb\xbf"):
-        head = head[3:]
-    head = head.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    return _SSE_LINE.search(head) is not None
-
-
 def _describe_start(head: bytes) -> str:
     first = head.lstrip(b"\xef\xbb\xbf \t\r\n")[:60].decode("utf-8", "replace")
     first = first.splitlines()[0] if first else ""
@@ -229,7 +217,8 @@ def _not_a_stream(asm: _Assembly, n_items: int) -> Optional[str]:
         and _first_significant(head) in (b"{", b"[")
     ):
         return "the input is a JSON document, not an event stream (and not an error body)"
-    if n_items == 0 and not _has_sse_lines(head):
+    not_sse = err is not None and err.code == "not_event_stream"
+    if not_sse or (n_items == 0 and not _core._is_event_stream(head)):
         return (
             "the input is not an event stream: no data:, event:, id:, retry: or comment line "
             f"in its first {min(asm.size, SNIFF_LIMIT):,} bytes (it starts with {_describe_start(head)})"
@@ -238,11 +227,14 @@ def _not_a_stream(asm: _Assembly, n_items: int) -> Optional[str]:
 
 
 def _is_rejected_json_item(item: Any, asm: _Assembly) -> bool:
-    """The error item of a JSON body that is no error: exit status 2, not an event."""
-    return (
-        isinstance(item, _core.ErrorItem)
-        and item.error.type == "invalid_response"
-        and _first_significant(bytes(asm.head[:64])) in (b"{", b"[")
+    """The error item of a body that is not an event stream (a JSON document that is no
+    error, an HTML page...): exit status 2, not an event."""
+    return isinstance(item, _core.ErrorItem) and (
+        item.error.code == "not_event_stream"
+        or (
+            item.error.type == "invalid_response"
+            and _first_significant(bytes(asm.head[:64])) in (b"{", b"[")
+        )
     )
 
 

@@ -9,9 +9,16 @@
 //! limit is dropped (`TooLarge`, once) and the rest of the body is ignored too. So the result
 //! does not depend on how the body was split into reads.
 //!
+//! An event stream that never dispatches an event is checked at the end: when none of its
+//! lines is an SSE field (`data`, `event`, `id`, `retry`) or a comment, the body was not an
+//! event stream at all (an HTML error page from a proxy, a plain-text 404) and its start (at
+//! most [`HEAD_LIMIT`] bytes) is handed over as [`End::not_sse`], so the stream can report it
+//! as what it is rather than as a stream cut short.
+//!
 //! Carried across feeds: the decision, the framer, the JSON document collected so far and its
-//! scan state. Cost: O(bytes): each byte of a JSON body is scanned once, and the document is
-//! validated once, when it ends.
+//! scan state, and the body's first bytes until an event is dispatched. Cost: O(bytes): each
+//! byte of a JSON body is scanned once, and the document is validated once, when it ends; at
+//! most [`HEAD_LIMIT`] bytes of an event stream are copied, only before its first event.
 
 use std::borrow::Cow;
 use std::mem;
@@ -69,6 +76,10 @@ impl Scan {
     }
 }
 
+/// How much of the start of an event stream is kept until its first event is dispatched: the
+/// text of a body that turns out not to be an event stream.
+pub const HEAD_LIMIT: usize = 16 * 1024;
+
 /// Sniffer + framer for one response body.
 #[derive(Debug)]
 pub struct Body {
@@ -76,6 +87,10 @@ pub struct Body {
     mode: Mode,
     json: Vec<u8>,
     scan: Scan,
+    /// The start of an event stream (at most `HEAD_LIMIT` bytes), kept until an event is
+    /// dispatched; then cleared and not kept again.
+    head: Vec<u8>,
+    dispatched: bool,
 }
 
 /// What `finish` found at the end of the body.
@@ -87,6 +102,9 @@ pub struct End {
     pub cut_off: bool,
     /// A JSON body that was not handed over yet (it may be incomplete).
     pub json: Option<String>,
+    /// The start of a body that was not an event stream (no event dispatched, no SSE field or
+    /// comment line in it), at most [`HEAD_LIMIT`] bytes of it.
+    pub not_sse: Option<String>,
 }
 
 impl Body {
@@ -96,6 +114,8 @@ impl Body {
             mode: Mode::Sniffing,
             json: Vec::new(),
             scan: Scan::default(),
+            head: Vec::new(),
+            dispatched: false,
         }
     }
 
@@ -105,6 +125,22 @@ impl Body {
 
     /// Frames `input`; a JSON body is collected instead.
     pub fn feed<'a>(&mut self, input: &'a [u8], out: &mut Vec<RawEvent<'a>>) -> Option<TooLarge> {
+        if self.dispatched || self.is_json() {
+            return self.feed_body(input, out);
+        }
+        let room = HEAD_LIMIT.saturating_sub(self.head.len());
+        self.head
+            .extend_from_slice(input.get(..room.min(input.len())).unwrap_or_default());
+        let before = out.len();
+        let too_large = self.feed_body(input, out);
+        if out.len() > before || self.is_json() {
+            self.dispatched = true;
+            self.head = Vec::new();
+        }
+        too_large
+    }
+
+    fn feed_body<'a>(&mut self, input: &'a [u8], out: &mut Vec<RawEvent<'a>>) -> Option<TooLarge> {
         match self.mode {
             Mode::EventStream => self.framer.feed(input, out),
             Mode::Sniffing => {
@@ -173,15 +209,37 @@ impl Body {
         };
         let cut_off = self.framer.pending() || self.mode == Mode::Json;
         let last_event = self.framer.finish(true);
+        let not_sse = (!self.dispatched && last_event.is_none() && !is_event_stream(&self.head))
+            .then(|| {
+                let text = crate::text::lossy_cow(Cow::Owned(mem::take(&mut self.head)));
+                crate::text::fix_lone_surrogates(text).into_owned()
+            });
         self.mode = Mode::Sniffing;
         self.json.clear();
         self.scan = Scan::default();
+        self.head = Vec::new();
+        self.dispatched = false;
         End {
             last_event,
             cut_off,
             json,
+            not_sse,
         }
     }
+}
+
+/// Whether the start of a body that dispatched no event reads as an event stream: it is empty
+/// (or only white space), or one of its lines is a comment or an SSE field (`data`, `event`,
+/// `id`, `retry`, with or without a colon). An HTML page or a plain-text error is neither.
+pub fn is_event_stream(head: &[u8]) -> bool {
+    let head = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    if head.iter().all(u8::is_ascii_whitespace) {
+        return true;
+    }
+    head.split(|b| matches!(b, b'\r' | b'\n')).any(|line| {
+        let name = line.split(|b| *b == b':').next().unwrap_or_default();
+        line.first() == Some(&b':') || matches!(name, b"data" | b"event" | b"id" | b"retry")
+    })
 }
 
 /// The text of a JSON body, without the white space around it: the body is handed over as
@@ -253,6 +311,49 @@ mod tests {
             assert_eq!(errors.iter().flatten().count(), 1, "cut {cut}");
             assert!(b.take_json().is_none() && b.finish().json.is_none());
         }
+    }
+
+    #[test]
+    fn a_body_that_is_not_an_event_stream_is_handed_over_at_finish() {
+        let page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n</html>\r\n";
+        for cut in 0..=page.len() {
+            let mut b = Body::new(1024);
+            let mut out = Vec::new();
+            let (head, tail) = page.as_bytes().split_at(cut);
+            b.feed(head, &mut out);
+            b.feed(tail, &mut out);
+            assert!(out.is_empty());
+            assert_eq!(b.finish().not_sse.as_deref(), Some(page), "cut {cut}");
+        }
+        let mut b = Body::new(1024);
+        b.feed(b"404 page not found\n", &mut Vec::new());
+        assert_eq!(b.finish().not_sse.as_deref(), Some("404 page not found\n"));
+        // Only the first HEAD_LIMIT bytes are kept.
+        let mut b = Body::new(1 << 20);
+        b.feed("x".repeat(HEAD_LIMIT * 3).as_bytes(), &mut Vec::new());
+        assert_eq!(b.finish().not_sse.map(|t| t.len()), Some(HEAD_LIMIT));
+    }
+
+    #[test]
+    fn event_streams_without_events_are_still_event_streams() {
+        for body in [
+            &b""[..],
+            b"  \r\n",
+            b": ping\n\n: ping\n",
+            b"event: message_start\n",
+            b"retry: 10\n\n",
+            b"data",
+            b"\xEF\xBB\xBF: hi\n",
+        ] {
+            let mut b = Body::new(1024);
+            b.feed(body, &mut Vec::new());
+            assert_eq!(b.finish().not_sse, None, "{body:?}");
+        }
+        // Once an event was dispatched, nothing is kept and nothing is reported.
+        let mut b = Body::new(1024);
+        b.feed(b"data: x\n\n<html>\n", &mut Vec::new());
+        assert!(b.head.is_empty());
+        assert_eq!(b.finish().not_sse, None);
     }
 
     #[test]

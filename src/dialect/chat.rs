@@ -31,6 +31,24 @@ pub struct Chunk<'a> {
     pub obfuscation: Option<Str<'a>>,
 }
 
+impl Chunk<'_> {
+    /// Whether this is a chat completion chunk (`object` is `chat.completion.chunk`, or it has
+    /// choices, or it is a usage-only chunk with an `id`), an error, or something else.
+    pub fn belongs(&self) -> super::Belongs {
+        let object = self.object.as_ref().map(Str::as_str);
+        if object.is_some_and(|o| o.starts_with("chat.completion"))
+            || !self.choices.is_empty()
+            || (self.usage.is_some() && self.id.is_some())
+        {
+            super::Belongs::Own
+        } else if self.error.is_some() {
+            super::Belongs::Neutral
+        } else {
+            super::Belongs::Foreign
+        }
+    }
+}
+
 /// One entry of `choices`.
 #[derive(Debug, Default)]
 pub struct Choice<'a> {

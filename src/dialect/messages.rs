@@ -40,6 +40,23 @@ pub struct Delta<'a> {
 }
 
 impl Event<'_> {
+    /// Whether this is a Messages event (its `type`, else the frame's `event:` name, is one of
+    /// the Messages event types), an error, or something else.
+    pub fn belongs(&self, event: &[u8]) -> super::Belongs {
+        let kind = self.type_.as_ref().map_or(event, |t| t.as_str().as_bytes());
+        match kind {
+            b"message_start"
+            | b"message_delta"
+            | b"message_stop"
+            | b"content_block_start"
+            | b"content_block_delta"
+            | b"content_block_stop"
+            | b"ping" => super::Belongs::Own,
+            _ if kind == b"error" || self.error.is_some() => super::Belongs::Neutral,
+            _ => super::Belongs::Foreign,
+        }
+    }
+
     /// Whether this is one of the frequent delta events whose fields are all typed (no need
     /// to keep the raw JSON of the event).
     pub fn is_common_delta(&self) -> bool {

@@ -33,6 +33,19 @@ pub enum Doc<'a, T> {
     Malformed(String),
 }
 
+/// Whether a decoded document has the shape of the dialect that decoded it: a stream none of
+/// whose documents is its own (a chat body read as Messages, ...) reports that instead of an
+/// empty result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Belongs {
+    /// The dialect's own event or chunk.
+    Own,
+    /// An error document: every dialect has them.
+    Neutral,
+    /// Something else (another dialect's event, an unknown object).
+    Foreign,
+}
+
 /// Whether a data value is the `[DONE]` sentinel: exactly that, nothing around it (content
 /// that mentions `[DONE]` is content, and `data: [DONE] ` is not the sentinel either).
 pub fn is_done(data: &str) -> bool {

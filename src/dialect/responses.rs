@@ -49,6 +49,19 @@ impl Event<'_> {
         self.type_.as_ref().map_or("", Str::as_str)
     }
 
+    /// Whether this is a Responses event (its `type`, else the frame's `event:` name, starts
+    /// with `response.`), an error, or something else.
+    pub fn belongs(&self, event: &[u8]) -> super::Belongs {
+        let kind = self.type_.as_ref().map_or(event, |t| t.as_str().as_bytes());
+        if kind.starts_with(b"response.") {
+            super::Belongs::Own
+        } else if kind == b"error" || self.error.is_some() {
+            super::Belongs::Neutral
+        } else {
+            super::Belongs::Foreign
+        }
+    }
+
     /// Whether all of this event is in typed fields (a plain text or arguments delta). Such an
     /// event is a flat JSON object: no value of it is an object or a non-empty array.
     pub fn is_common_delta(&self) -> bool {

@@ -43,9 +43,9 @@
 //! logprobs) are read one JSON level at a time and kept as raw JSON text until the result is
 //! built. Nested values recurse at most as deep as the JSON decoder allowed (its limit is 128).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 
-use super::{Json, Map, Out};
+use super::{IntMap, Json, Map, Out};
 use crate::partial::PartialJson;
 
 /// One fragment of a tool call, as a view.
@@ -264,18 +264,25 @@ pub struct ChatFold {
     system_fingerprint: Option<String>,
     usage: Option<Box<str>>,
     extra: Option<Map>,
-    choices: BTreeMap<i64, Choice>,
+    choices: IntMap<Choice>,
 }
 
+/// One choice: what every stream has inline, the rest boxed on first use, so a chunk of many
+/// choices (hostile, or `n` > 1) costs a small constant per choice.
 #[derive(Debug, Default)]
 struct Choice {
     role: Option<String>,
     content: Content,
+    tool_calls: Option<IntMap<ToolCall>>,
+    finish_reason: Option<String>,
+    more: Option<Box<ChoiceMore>>,
+}
+
+#[derive(Debug, Default)]
+struct ChoiceMore {
     refusal: Option<String>,
     reasoning: Option<String>,
     reasoning_content: Option<String>,
-    tool_calls: Option<BTreeMap<i64, ToolCall>>,
-    finish_reason: Option<String>,
     details: Option<DetailsState>,
     logprobs: Option<Logprobs>,
     choice_extra: Option<Map>,
@@ -343,8 +350,9 @@ enum Merged {
     Str(String),
     /// String fragments, concatenated.
     Parts(String),
-    /// A list, extended.
-    List(Vec<Box<str>>),
+    /// A list, extended; elements that are objects with an `index` merge into the earlier
+    /// element of that index (Groq's `executed_tools`: a tool's call, then its output).
+    List(MergedList),
     /// An object, merged key by key.
     Object(Vec<(String, Merged)>),
     /// Any other value, as sent (the last one wins).
@@ -369,17 +377,16 @@ impl ChatFold {
             self.usage = Some(usage.into());
         }
         if let Some(extra) = v.extra {
-            self.extra
-                .get_or_insert_with(Map::new)
-                .merge_non_null(extra);
+            self.extra.get_or_insert_with(Map::new).merge_objects(extra);
         }
         let index = match v.index {
             Some(i) => i,
             None if v.carries_choice() => 0,
             None => return, // a chunk with `choices: []` (e.g. the usage-only last chunk)
         };
-        let choice = self.choices.entry(index).or_default();
-        choice.add(v);
+        self.choices
+            .get_or_insert_with(index, Choice::default)
+            .add(v);
     }
 
     fn add_head(&mut self, v: &ChunkView<'_>) {
@@ -403,8 +410,34 @@ impl ChatFold {
     /// The arguments of tool call `index` of choice `choice` so far, `None` if there is no
     /// such call.
     pub fn arguments(&self, choice: i64, index: i64) -> Option<&PartialJson> {
-        let calls = self.choices.get(&choice)?.tool_calls.as_ref()?;
-        calls.get(&index).map(|call| &call.arguments)
+        let calls = self.choices.get(choice)?.tool_calls.as_ref()?;
+        calls.get(index).map(|call| &call.arguments)
+    }
+
+    /// Notes about what the result cannot show as sent: tool-call arguments that are not
+    /// valid JSON (kept as sent in `arguments`, where a tool runner would fail to read them).
+    /// Computed when asked, in choice and call order.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut notes = Vec::new();
+        for (c, choice) in self.choices.sorted() {
+            let calls = choice.tool_calls.as_ref().map(IntMap::sorted);
+            for (i, call) in calls.into_iter().flatten() {
+                if let Some(err) = call.arguments.error() {
+                    let id = call
+                        .id
+                        .as_deref()
+                        .map_or_else(String::new, |id| format!(" ({id})"));
+                    super::note(
+                        &mut notes,
+                        format!(
+                            "choice {c} tool call {i}{id}: the arguments are not valid JSON \
+                             ({err}); 'arguments' holds the text as sent"
+                        ),
+                    );
+                }
+            }
+        }
+        notes
     }
 
     /// The `chat.completion` object folded so far.
@@ -422,7 +455,12 @@ impl ChatFold {
             "system_fingerprint",
             Out::str_or_null(self.system_fingerprint.as_deref()),
         );
-        let choices = self.choices.iter().map(|(i, c)| c.build(*i)).collect();
+        let choices = self
+            .choices
+            .sorted()
+            .into_iter()
+            .map(|(i, c)| c.build(i))
+            .collect();
         out.set("choices", Out::List(choices));
         out.set("usage", self.usage.as_deref().map_or(Out::Null, Out::json));
         if let Some(extra) = &self.extra {
@@ -456,18 +494,74 @@ impl Choice {
         if self.role.is_none() {
             self.role = v.role.map(str::to_owned);
         }
-        append(&mut self.refusal, v.refusal);
-        append(&mut self.reasoning, v.reasoning);
-        append(&mut self.reasoning_content, v.reasoning_content);
         if !v.tool_calls.is_empty() {
-            let calls = self.tool_calls.get_or_insert_with(BTreeMap::new);
+            let calls = self.tool_calls.get_or_insert_with(IntMap::default);
             for fragment in v.tool_calls {
-                calls.entry(fragment.index).or_default().add(fragment);
+                calls
+                    .get_or_insert_with(fragment.index, ToolCall::default)
+                    .add(fragment);
             }
         }
         if let Some(reason) = v.finish_reason {
             self.finish_reason = Some(reason.to_owned());
         }
+        let rare = v.refusal.is_some()
+            || v.reasoning.is_some()
+            || v.reasoning_content.is_some()
+            || v.reasoning_details.is_some()
+            || v.logprobs.is_some()
+            || v.choice_extra.is_some()
+            || v.delta_extra.is_some();
+        if rare {
+            self.more.get_or_insert_with(Box::default).add(v);
+        }
+    }
+
+    fn build(&self, index: i64) -> Out {
+        let mut message = Map::new();
+        message.set(
+            "role",
+            Out::Str(self.role.clone().unwrap_or_else(|| "assistant".into())),
+        );
+        message.set("content", self.content.build());
+        let more = self.more.as_deref();
+        message.set(
+            "refusal",
+            Out::str_or_null(more.and_then(|m| m.refusal.as_deref())),
+        );
+        if let Some(calls) = &self.tool_calls {
+            let calls = calls.sorted().into_iter().map(|(_, c)| c.build()).collect();
+            message.set("tool_calls", Out::List(calls));
+        }
+        if let Some(more) = more {
+            more.build_message(&mut message);
+        }
+        let mut choice = Map::new();
+        choice.set("index", Out::Int(index));
+        choice.set("message", Out::Map(message));
+        choice.set(
+            "logprobs",
+            more.and_then(|m| m.logprobs.as_ref())
+                .map_or(Out::Null, Logprobs::build),
+        );
+        choice.set(
+            "finish_reason",
+            Out::str_or_null(self.finish_reason.as_deref()),
+        );
+        if let Some(extra) = more.and_then(|m| m.choice_extra.as_ref()) {
+            for (key, value) in extra.iter() {
+                choice.set(key, value.clone());
+            }
+        }
+        Out::Map(choice)
+    }
+}
+
+impl ChoiceMore {
+    fn add(&mut self, v: &ChunkView<'_>) {
+        append(&mut self.refusal, v.refusal);
+        append(&mut self.reasoning, v.reasoning);
+        append(&mut self.reasoning_content, v.reasoning_content);
         if let Some(details) = v.reasoning_details {
             self.add_details(details);
         }
@@ -518,18 +612,8 @@ impl Choice {
         }
     }
 
-    fn build(&self, index: i64) -> Out {
-        let mut message = Map::new();
-        message.set(
-            "role",
-            Out::Str(self.role.clone().unwrap_or_else(|| "assistant".into())),
-        );
-        message.set("content", self.content.build());
-        message.set("refusal", Out::str_or_null(self.refusal.as_deref()));
-        if let Some(calls) = &self.tool_calls {
-            let calls = calls.values().map(ToolCall::build).collect();
-            message.set("tool_calls", Out::List(calls));
-        }
+    /// The rare keys of the choice's `message`, in the order the result has them.
+    fn build_message(&self, message: &mut Map) {
         if let Some(text) = &self.reasoning {
             message.set("reasoning", Out::Str(text.clone()));
         }
@@ -546,23 +630,6 @@ impl Choice {
                 message.set(key, value.build());
             }
         }
-        let mut choice = Map::new();
-        choice.set("index", Out::Int(index));
-        choice.set("message", Out::Map(message));
-        choice.set(
-            "logprobs",
-            self.logprobs.as_ref().map_or(Out::Null, Logprobs::build),
-        );
-        choice.set(
-            "finish_reason",
-            Out::str_or_null(self.finish_reason.as_deref()),
-        );
-        if let Some(extra) = &self.choice_extra {
-            for (key, value) in extra.iter() {
-                choice.set(key, value.clone());
-            }
-        }
-        Out::Map(choice)
     }
 }
 
@@ -835,11 +902,25 @@ fn merge_value(target: &mut Vec<(String, Merged)>, key: &str, value: &str, ident
         (Json::Str(s), Some(cur)) => *cur = Merged::Parts(s.into_owned()),
         (Json::Str(s), None) => target.push((key.to_owned(), Merged::Parts(s.into_owned()))),
         (Json::Array(items), slot) => {
-            let items = items.into_iter().map(|i| Box::from(i.get()));
-            match slot {
-                Some(Merged::List(cur)) => cur.extend(items),
-                Some(cur) => *cur = Merged::List(items.collect()),
-                None => target.push((key.to_owned(), Merged::List(items.collect()))),
+            let list = match slot {
+                Some(Merged::List(cur)) => cur,
+                Some(cur) => {
+                    *cur = Merged::List(MergedList::default());
+                    match cur {
+                        Merged::List(list) => list,
+                        _ => return,
+                    }
+                }
+                None => {
+                    target.push((key.to_owned(), Merged::List(MergedList::default())));
+                    match target.last_mut() {
+                        Some((_, Merged::List(list))) => list,
+                        _ => return,
+                    }
+                }
+            };
+            for item in items {
+                list.add(item.get());
             }
         }
         (Json::Object(entries), slot) => {
@@ -875,7 +956,7 @@ impl Merged {
     fn is_empty_like(&self) -> bool {
         match self {
             Merged::Str(s) | Merged::Parts(s) => s.is_empty(),
-            Merged::List(items) => items.is_empty(),
+            Merged::List(list) => list.items.is_empty(),
             Merged::Object(fields) => fields.is_empty(),
             Merged::Json(text) => matches!(text.trim(), "null" | "0" | "false" | "0.0"),
         }
@@ -884,10 +965,42 @@ impl Merged {
     fn build(&self) -> Out {
         match self {
             Merged::Str(s) | Merged::Parts(s) => Out::Str(s.clone()),
-            Merged::List(items) => Out::List(items.iter().map(|i| Out::json(i)).collect()),
+            Merged::List(list) => Out::List(list.items.clone()),
             Merged::Object(fields) => build_object(fields),
             Merged::Json(text) => Out::json(text),
         }
+    }
+}
+
+/// A list merged chunk by chunk: elements appended, except an object with an `index` that an
+/// earlier object had, which is merged into that one key by key (later non-null wins).
+#[derive(Debug, Default)]
+struct MergedList {
+    items: Vec<Out>,
+    /// Where the object of each `index` (by its JSON text) is.
+    by_index: HashMap<Box<str>, usize>,
+}
+
+impl MergedList {
+    fn add(&mut self, item: &str) {
+        let index = Json::object(item)
+            .and_then(|entries| entries.into_iter().find(|(k, _)| k == "index"))
+            .map(|(_, v)| Box::<str>::from(v.get().trim()));
+        let Some(index) = index else {
+            self.items.push(Out::json(item));
+            return;
+        };
+        if let Some(Out::Map(earlier)) = self
+            .by_index
+            .get(&index)
+            .and_then(|at| self.items.get_mut(*at))
+        {
+            earlier.merge_non_null(item);
+            return;
+        }
+        self.by_index.insert(index, self.items.len());
+        self.items
+            .push(Out::Map(super::object_map(item).unwrap_or_default()));
     }
 }
 

@@ -68,6 +68,9 @@ pub struct MessagesFold {
     delta: Map,
     blocks: Vec<(Option<i64>, Block)>,
     by_index: HashMap<Option<i64>, usize>,
+    /// The model a `fallback` block says answered (`to.model` of the last one): the message's
+    /// `model`, as the non-streaming message is relabelled.
+    answered_by: Option<Out>,
     warnings: Vec<String>,
 }
 
@@ -85,6 +88,9 @@ struct Block {
     warning: Option<String>,
     citations: Option<Vec<Out>>,
     signature: Option<String>,
+    /// Keys a delta sets on the block, replacing what `content_block_start` sent (a
+    /// `compaction_delta`'s `content` and `encrypted_content`).
+    sets: Map,
     unknown: Vec<String>,
 }
 
@@ -216,6 +222,9 @@ impl Block {
         if let Some(signature) = &self.signature {
             out.set("signature", Out::Str(signature.clone()));
         }
+        for (key, value) in self.sets.iter() {
+            out.set(key, value.clone());
+        }
         if let Some(citations) = &self.citations {
             let mut all = list_of(out.get("citations")).unwrap_or_default();
             all.extend(citations.iter().cloned());
@@ -266,9 +275,18 @@ impl MessagesFold {
     }
 
     /// Notes about input the fold had to interpret (tool input that is not JSON, deltas for a
-    /// block that never started, delta types it does not know), in order.
-    pub fn warnings(&self) -> &[String] {
+    /// block that never started, delta types it does not know), in order. Checks the tool
+    /// input of blocks that have new fragments first, so input that is not JSON is reported
+    /// while the stream is still open too.
+    pub fn warnings(&mut self) -> &[String] {
+        self.check_inputs();
         &self.warnings
+    }
+
+    fn check_inputs(&mut self) {
+        for (index, block) in &mut self.blocks {
+            block.parse_input(*index, &mut self.warnings);
+        }
     }
 
     fn block_at(&mut self, index: Option<i64>) -> Option<usize> {
@@ -284,6 +302,18 @@ impl MessagesFold {
                     .content_block
                     .and_then(object_map)
                     .unwrap_or_else(|| implied_block(None));
+                if string_of(start.get("type")).as_deref() == Some("fallback") {
+                    let to = match start.get("to") {
+                        Some(Out::Json(text)) => object_map(text),
+                        Some(Out::Map(m)) => Some(m.clone()),
+                        _ => None,
+                    };
+                    if let Some(model) = to.as_ref().and_then(|to| to.get("model")) {
+                        if !model.is_null() {
+                            self.answered_by = Some(model.clone());
+                        }
+                    }
+                }
                 match self.block_at(v.index) {
                     Some(at) => {
                         note(
@@ -407,6 +437,18 @@ impl MessagesFold {
                 let citation = v.citation.map_or(Out::Null, Out::json);
                 block.citations.get_or_insert_with(Vec::new).push(citation);
             }
+            Some("compaction_delta") => {
+                // Each compaction delta holds the block's values whole (not fragments): they
+                // replace what came before, as the non-streaming block holds them.
+                let delta = v.raw.and_then(Json::object).and_then(|entries| {
+                    object_map(entries.iter().find(|(k, _)| k == "delta")?.1.get())
+                });
+                for (key, value) in delta.iter().flat_map(Map::iter) {
+                    if key != "type" {
+                        block.sets.set(key, value.clone());
+                    }
+                }
+            }
             other => {
                 let name = other.unwrap_or("None").to_owned();
                 if !block.unknown.contains(&name) {
@@ -431,9 +473,7 @@ impl MessagesFold {
     /// The `message` object folded so far. Checks the tool input of blocks that have new
     /// fragments (which may add a warning).
     pub fn result(&mut self) -> Out {
-        for (index, block) in &mut self.blocks {
-            block.parse_input(*index, &mut self.warnings);
-        }
+        self.check_inputs();
         let empty = Map::new();
         let message = self.message.as_ref().unwrap_or(&empty);
         let content = if self.blocks.is_empty() {
@@ -454,7 +494,10 @@ impl MessagesFold {
         out.set("id", get("id"));
         out.set("type", Out::Str("message".into()));
         out.set("role", role);
-        out.set("model", get("model"));
+        out.set(
+            "model",
+            self.answered_by.clone().unwrap_or_else(|| get("model")),
+        );
         out.set("content", Out::List(content));
         for key in ["stop_reason", "stop_sequence"] {
             let value = self.delta.get(key).cloned().unwrap_or_else(|| get(key));
@@ -467,9 +510,11 @@ impl MessagesFold {
             }
         }
         for (key, value) in self.delta.iter() {
+            // `stop_details: null` clears what `message_start` sent, as a null stop sequence
+            // does; other null delta values leave the message's.
             if key != "stop_reason"
                 && key != "stop_sequence"
-                && (!value.is_null() || !out.contains_key(key))
+                && (!value.is_null() || key == "stop_details" || !out.contains_key(key))
             {
                 out.set(key, value.clone());
             }
@@ -602,14 +647,15 @@ mod tests {
             assert_eq!(v["content"][0]["partial_json"], input);
             assert_eq!(f.warnings().len(), 1, "{:?}", f.warnings());
             assert!(f.warnings()[0].contains("content block 0 (tool_use t)"));
-            // A new fragment withdraws the warning until the input is checked again.
+            // A new fragment withdraws the warning; reading the warnings checks the input
+            // again, so the input that is still not JSON is reported once, not twice.
             f.add(&EventView {
                 index: Some(0),
                 delta_type: Some("input_json_delta"),
                 partial_json: Some(" "),
                 ..ev("content_block_delta")
             });
-            assert!(f.warnings().is_empty());
+            assert_eq!(f.warnings().len(), 1, "{:?}", f.warnings());
         }
     }
 

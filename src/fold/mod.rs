@@ -101,6 +101,83 @@ fn push_json_string(out: &mut String, s: &str) {
     out.push_str(&serde_json::to_string(s).unwrap_or_default());
 }
 
+/// Up to this many entries an [`IntMap`] is searched by a scan, with no hash index.
+const SCAN_UP_TO: usize = 8;
+
+/// Values by integer key (choice, tool-call and block indexes): a vector in arrival order,
+/// searched by a scan while it is small (a stream has one choice and a few calls), with a
+/// hash index once a hostile stream gives it more than [`SCAN_UP_TO`] entries, so neither
+/// lookups nor memory grow worse than linearly. [`IntMap::sorted`] gives key order.
+#[derive(Debug)]
+pub struct IntMap<T> {
+    entries: Vec<(i64, T)>,
+    #[allow(clippy::box_collection)] // one word, not a map's three, while there is no index
+    index: Option<Box<HashMap<i64, usize>>>,
+}
+
+impl<T> Default for IntMap<T> {
+    fn default() -> Self {
+        IntMap {
+            entries: Vec::new(),
+            index: None,
+        }
+    }
+}
+
+impl<T> IntMap<T> {
+    fn position(&self, key: i64) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(&key).copied(),
+            None => self.entries.iter().position(|(k, _)| *k == key),
+        }
+    }
+
+    pub fn get(&self, key: i64) -> Option<&T> {
+        let at = self.position(key)?;
+        self.entries.get(at).map(|(_, v)| v)
+    }
+
+    pub fn get_mut(&mut self, key: i64) -> Option<&mut T> {
+        let at = self.position(key)?;
+        self.entries.get_mut(at).map(|(_, v)| v)
+    }
+
+    /// The value of `key`, inserted with `make()` when there is none.
+    #[allow(clippy::indexing_slicing)] // `at` is a found position or the entry just pushed
+    pub fn get_or_insert_with(&mut self, key: i64, make: impl FnOnce() -> T) -> &mut T {
+        let at = match self.position(key) {
+            Some(at) => at,
+            None => {
+                let at = self.entries.len();
+                if at == 0 {
+                    // Most maps hold one entry (one choice, one call): no room for four.
+                    self.entries.reserve_exact(1);
+                }
+                self.entries.push((key, make()));
+                if let Some(index) = &mut self.index {
+                    index.insert(key, at);
+                } else if self.entries.len() > SCAN_UP_TO {
+                    let index = self.entries.iter().enumerate().map(|(i, (k, _))| (*k, i));
+                    self.index = Some(Box::new(index.collect()));
+                }
+                at
+            }
+        };
+        &mut self.entries[at].1
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The entries in key order.
+    pub fn sorted(&self) -> Vec<(i64, &T)> {
+        let mut all: Vec<(i64, &T)> = self.entries.iter().map(|(k, v)| (*k, v)).collect();
+        all.sort_by_key(|(k, _)| *k);
+        all
+    }
+}
+
 /// Above this many keys a [`Map`] keeps a hash index of its keys.
 const INDEX_FROM: usize = 16;
 
@@ -109,7 +186,9 @@ const INDEX_FROM: usize = 16;
 #[derive(Debug, Clone, Default)]
 pub struct Map {
     entries: Vec<(String, Out)>,
-    index: Option<HashMap<String, usize>>,
+    /// Boxed: most maps have no index, and an `Out` is as large as its largest variant.
+    #[allow(clippy::box_collection)]
+    index: Option<Box<HashMap<String, usize>>>,
 }
 
 impl PartialEq for Map {
@@ -163,13 +242,13 @@ impl Map {
         if let Some(index) = &mut self.index {
             index.insert(key.to_owned(), at);
         } else if self.entries.len() > INDEX_FROM {
-            self.index = Some(
+            self.index = Some(Box::new(
                 self.entries
                     .iter()
                     .enumerate()
                     .map(|(i, (k, _))| (k.clone(), i))
                     .collect(),
-            );
+            ));
         }
     }
 
@@ -191,13 +270,13 @@ impl Map {
         let i = self.position(key)?;
         let (_, value) = self.entries.remove(i);
         if self.index.is_some() {
-            self.index = Some(
+            self.index = Some(Box::new(
                 self.entries
                     .iter()
                     .enumerate()
                     .map(|(i, (k, _))| (k.clone(), i))
                     .collect(),
-            );
+            ));
         }
         Some(value)
     }
@@ -387,6 +466,34 @@ pub fn check_json(text: &str) -> Result<(), serde_json::Error> {
 impl Map {
     /// Merges the keys of the JSON object `text`: a later non-null value replaces the earlier
     /// one; a `null` only fills a key not seen before. Text that is not an object is ignored.
+    /// Like [`Map::merge_non_null`], except that an object value merges into an object the
+    /// map already holds under that key, key by key and with the same rules (a vendor
+    /// extension object sent in parts: Groq's `x_groq` has `seed` in the first chunk and
+    /// `usage` in the last). Recurses once per JSON level, within the decoder's depth limit.
+    pub fn merge_objects(&mut self, text: &str) {
+        for (key, value) in Json::object(text).unwrap_or_default() {
+            let value = value.get();
+            if value.trim() == "null" {
+                if !self.contains_key(&key) {
+                    self.set(&key, Out::Null);
+                }
+                continue;
+            }
+            let earlier = match self.get_mut(&key) {
+                Some(Out::Map(m)) => Some(std::mem::take(m)),
+                Some(Out::Json(t)) => object_map(t),
+                _ => None,
+            };
+            match earlier {
+                Some(mut merged) if Json::object(value).is_some() => {
+                    merged.merge_objects(value);
+                    self.set(&key, Out::Map(merged));
+                }
+                _ => self.set(&key, Out::json(value)),
+            }
+        }
+    }
+
     pub fn merge_non_null(&mut self, text: &str) {
         for (key, value) in Json::object(text).unwrap_or_default() {
             let null = value.get().trim() == "null";

@@ -315,6 +315,12 @@ impl Refill for ChatChunk {
 impl Dialect for ChunkStrings {
     type Doc<'f> = Chunk<'f>;
 
+    const NAME: &'static str = "a chat completions";
+
+    fn belongs(doc: &Self::Doc<'_>, _: &[u8]) -> crate::dialect::Belongs {
+        doc.belongs()
+    }
+
     fn route(event: &[u8]) -> Route {
         match event {
             b"message" => Route::Decode,
@@ -381,6 +387,10 @@ impl Dialect for ChunkStrings {
 
     fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
         self.fold.arguments(choice, index)
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        self.fold.warnings()
     }
 
     fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
@@ -703,5 +713,11 @@ accumulator_class!(
     fold_item,
     "Folds `ChatCompletionStream` items into a non-streaming `chat.completion` dict, by the same fold the stream runs itself (`crate::fold::chat` states the rules). For items that come from elsewhere (stored, filtered, relayed); a stream's own `result()` needs none.",
     {
+        /// Notes about what the result cannot show as sent (tool-call arguments that are not
+        /// valid JSON), in choice and call order.
+        #[getter]
+        fn warnings(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+            Ok(crate::py::errors::shared(slf, "accumulator")?.fold.warnings())
+        }
     }
 );

@@ -194,6 +194,12 @@ fn delta_view<'a>(
 impl Dialect for MessagesState {
     type Doc<'f> = Event<'f>;
 
+    const NAME: &'static str = "an Anthropic Messages";
+
+    fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> crate::dialect::Belongs {
+        doc.belongs(event)
+    }
+
     fn route(event: &[u8]) -> Route {
         match event {
             b"error" => Route::Error,
@@ -319,6 +325,10 @@ impl Dialect for MessagesState {
         (choice == 0).then(|| self.fold.arguments(index)).flatten()
     }
 
+    fn warnings(&mut self) -> Vec<String> {
+        self.fold.warnings().to_vec()
+    }
+
     fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         out_to_py(py, &self.fold.result())
     }
@@ -377,7 +387,7 @@ accumulator_class!(
         /// for a block that never started, delta types it does not know), in order.
         #[getter]
         fn warnings(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-            Ok(crate::py::errors::shared(slf, "accumulator")?.fold.warnings().to_vec())
+            Ok(crate::py::errors::exclusive(slf, "accumulator")?.fold.warnings().to_vec())
         }
     }
 );

@@ -23,6 +23,16 @@ mod strings;
 // pyo3's thread-safe cells), every object guards its own state with pyo3's borrow flag, and a
 // call that overlaps another call on the same object raises `ConcurrentUseError` instead of
 // racing (see `errors::exclusive`). One parser per stream, as the README says.
+/// Whether the start of a body that dispatched no event reads as an event stream (empty, or a
+/// comment or SSE field line in it): the rule the dialect streams use to report
+/// `not_event_stream`, for the command line's `--dialect sse`.
+#[pyfunction]
+#[pyo3(name = "_is_event_stream")]
+fn is_event_stream(head: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let input = crate::py::input::Input::extract(head)?;
+    Ok(crate::dialect::body::is_event_stream(input.as_bytes()))
+}
+
 #[pymodule(gil_used = false)]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -31,6 +41,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sse::SseParser>()?;
     m.add_class::<sse::Event>()?;
     m.add_function(wrap_pyfunction!(sse::encode_event, m)?)?;
+    m.add_function(wrap_pyfunction!(is_event_stream, m)?)?;
     errors::register(m)?;
     m.add_class::<stream::ErrorItem>()?;
     m.add_class::<chat::ChatChunk>()?;

@@ -180,6 +180,12 @@ impl Refill for ResponseEvent {
 impl Dialect for ResponseStrings {
     type Doc<'f> = Event<'f>;
 
+    const NAME: &'static str = "an OpenAI Responses";
+
+    fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> crate::dialect::Belongs {
+        doc.belongs(event)
+    }
+
     fn route(event: &[u8]) -> Route {
         match event {
             b"error" => Route::Error,
@@ -334,6 +340,10 @@ impl Dialect for ResponseStrings {
         (choice == 0).then(|| self.fold.arguments(index)).flatten()
     }
 
+    fn warnings(&mut self) -> Vec<String> {
+        self.fold.warnings().to_vec()
+    }
+
     fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         out_to_py(py, &self.fold.result())
     }
@@ -382,7 +392,7 @@ accumulator_class!(
         /// Notes about events the fold had to interpret (e.g. a delta for an unknown item).
         #[getter]
         fn warnings(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-            Ok(crate::py::errors::shared(slf, "accumulator")?.fold.warnings().to_vec())
+            Ok(crate::py::errors::exclusive(slf, "accumulator")?.fold.warnings().to_vec())
         }
 
         /// Notes where a full value sent by the server differs from the assembled deltas.

@@ -16,7 +16,7 @@ use super::sse::{EventStrings, DETACH_THRESHOLD};
 use super::strings::decode;
 use crate::dialect::body::{Body, End};
 use crate::dialect::template::Shape;
-use crate::dialect::{split_docs, Doc, ErrorInfo};
+use crate::dialect::{split_docs, Belongs, Doc, ErrorInfo};
 use crate::sse::{RawEvent, TooLarge};
 use crate::text::{fix_lone_surrogates, lossy_cow};
 
@@ -127,6 +127,11 @@ pub struct StreamCore {
     frame_data: Option<(usize, usize, Py<PyString>)>,
     stream_error: Py<PyString>,
     malformed_json: Py<PyString>,
+    /// Whether a document of the dialect's own shape came.
+    own: bool,
+    /// The start of the first document that was not the dialect's own (nor an error), while
+    /// no own document came.
+    foreign: Option<String>,
 }
 
 impl StreamCore {
@@ -140,6 +145,8 @@ impl StreamCore {
             frame_data: None,
             stream_error: PyString::intern(py, "stream_error").unbind(),
             malformed_json: PyString::intern(py, "malformed_json").unbind(),
+            own: false,
+            foreign: None,
         }
     }
 
@@ -203,11 +210,85 @@ impl StreamCore {
             last_event,
             cut_off,
             json,
+            not_sse,
         } = self.body.finish();
         if let Some(text) = json {
             self.json_body(py, &text, out)?;
         }
+        if let Some(text) = not_sse {
+            self.not_event_stream(py, &text, out)?;
+        }
         Ok((last_event.map(to_frame), cut_off))
+    }
+
+    /// A body that was not an event stream at all (an HTML error page, a plain-text 404): a
+    /// stream error with code `not_event_stream` whose `raw` keeps the body's start under
+    /// `"body"`, not a stream cut short.
+    fn not_event_stream(
+        &mut self,
+        py: Python<'_>,
+        text: &str,
+        out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<()> {
+        self.frame_data = None;
+        let first = text.trim_start().lines().next().unwrap_or_default();
+        let shown: String = first.chars().take(80).collect();
+        let more = if shown.len() < first.len() { "..." } else { "" };
+        let message = format!(
+            "the response body is not an event stream (no SSE field or comment line; it \
+             starts: {shown:?}{more}); check the HTTP status before reading"
+        );
+        let raw = serde_json::json!({ "body": text }).to_string();
+        let info = ErrorInfo {
+            message: Cow::Owned(message),
+            type_: Some("\"invalid_response\""),
+            code: Some("\"not_event_stream\""),
+            raw: Some(&raw),
+        };
+        let name = self.names.event_type(py, None);
+        let item = self.stream_error_item(py, &info, name, text)?;
+        emit(out, item)
+    }
+
+    /// Notes whether a decoded document is the dialect's own.
+    fn saw(&mut self, belongs: Belongs, doc: &str) {
+        match belongs {
+            Belongs::Own => {
+                self.own = true;
+                self.foreign = None;
+            }
+            Belongs::Foreign if !self.own && self.foreign.is_none() => {
+                self.foreign = Some(doc.chars().take(60).collect());
+            }
+            _ => {}
+        }
+    }
+
+    /// Records a `wrong_dialect` error when documents came but none was the dialect's own (a
+    /// chat body read by `MessagesStream`, ...): checked when the terminal marker arrives and
+    /// at `finish()`, unless an error was already recorded.
+    pub fn check_dialect(&mut self, py: Python<'_>, dialect: &str) -> PyResult<()> {
+        let Some(first) = self.foreign.as_deref().filter(|_| !self.own) else {
+            return Ok(());
+        };
+        if self.error.is_some() {
+            return Ok(());
+        }
+        let message = format!(
+            "no event of this stream is {dialect} event (the first starts: {first}): the \
+             body is another dialect's; read it with the matching stream class or \
+             dialect=\"auto\""
+        );
+        let code = PyString::new(py, "wrong_dialect").into_any().unbind();
+        let type_ = PyString::new(py, "invalid_response").into_any().unbind();
+        self.error = Some(errors::stream_error(
+            py,
+            &message,
+            Some(type_),
+            Some(code),
+            None,
+        )?);
+        Ok(())
     }
 
     /// Records the incomplete-stream error unless the stream is done or already failed.
@@ -385,6 +466,12 @@ pub trait Dialect: Default {
     /// One decoded document, borrowing the frame text.
     type Doc<'f>;
 
+    /// The dialect's name in messages ("a chat completions stream", ...).
+    const NAME: &'static str;
+
+    /// Whether a decoded document (of a frame with event type `event`) is the dialect's own.
+    fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> Belongs;
+
     /// How a frame is treated, by its event type.
     fn route(event: &[u8]) -> Route;
 
@@ -416,6 +503,10 @@ pub trait Dialect: Default {
     fn arguments(&self, _choice: i64, _index: i64) -> Option<&crate::partial::PartialJson> {
         None
     }
+
+    /// Notes about input the fold had to interpret or could not hold as sent (tool input that
+    /// is not JSON, ...): the same list the dialect's accumulator gives.
+    fn warnings(&mut self) -> Vec<String>;
 
     /// The final object folded so far, shaped like the provider's non-streaming response (a
     /// new dict on every call).
@@ -460,6 +551,7 @@ impl StreamCore {
                                 Ok(())
                             }
                             Doc::Value(doc, value) => {
+                                self.saw(D::belongs(&value, frame.event_type()), doc);
                                 dialect.value(self, py, Value { frame, doc, value }, out)
                             }
                             Doc::Malformed(_) if at_end => {
@@ -479,11 +571,16 @@ impl StreamCore {
                 }
                 Route::Error => self.error_frame(py, frame, out)?,
                 Route::Pass => {
+                    // A named event the dialect does not decode (another dialect's).
+                    self.saw(Belongs::Foreign, &frame.data);
                     if let Some(out) = out {
                         out.append(self.passthrough(py, frame)?)?;
                     }
                 }
             }
+        }
+        if self.done {
+            self.check_dialect(py, D::NAME)?;
         }
         Ok(cut)
     }
@@ -675,6 +772,8 @@ macro_rules! dialect_stream {
                         this.core
                             .convert(py, &mut this.strings, &[frame], true, Some(&out))?;
                 }
+                this.core
+                    .check_dialect(py, <$strings as $crate::py::stream::Dialect>::NAME)?;
                 this.core.incomplete(py, cut_off, $marker)?;
                 Ok(out)
             }
@@ -708,6 +807,15 @@ macro_rules! dialect_stream {
                     ))
                 })?;
                 this.partial.read(py, (choice, index), source)
+            }
+
+            /// Notes about input the fold had to interpret or could not hold as sent (tool
+            /// input that is not valid JSON, a delta for a block that never started, ...): the
+            /// same list the dialect's accumulator gives (a new list on each read).
+            #[getter]
+            fn warnings(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
+                let mut this = $crate::py::errors::exclusive(slf, "stream")?;
+                Ok($crate::py::stream::Dialect::warnings(&mut this.strings))
             }
 
             /// Whether the terminal marker was seen.
