@@ -780,7 +780,9 @@ macro_rules! dialect_stream {
 
             /// The final object folded from everything fed so far (partial before the
             /// terminal marker), shaped like the provider's non-streaming response; a new dict
-            /// on each call.
+            /// on each call. Each call builds the whole object, O(the result): for a live view
+            /// read the items, or `partial_arguments()` for a tool call's arguments, rather
+            /// than calling this after every delta.
             fn result<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
                 let mut guard = $crate::py::errors::exclusive(slf, "stream")?;
                 let this = &mut *guard;
