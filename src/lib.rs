@@ -32,6 +32,7 @@ pub mod fold;
 pub mod partial;
 pub mod sse;
 pub mod text;
+pub mod translate;
 
 #[cfg(feature = "python")]
 mod py;

@@ -30,6 +30,7 @@ from ssewire._core import (
 )
 from ssewire._reading import ChatCompletionStream, MessagesStream, ResponsesStream, SSEParser
 from ssewire._protocol import StreamProtocol
+from ssewire._translate import Translator, translate
 from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
 
 __all__ = [
@@ -53,9 +54,11 @@ __all__ = [
     "StreamError",
     "StreamProtocol",
     "ToolCallDelta",
+    "Translator",
     "__version__",
     "aaccumulate",
     "accumulate",
     "detect_dialect",
     "encode_event",
+    "translate",
 ]

@@ -17,6 +17,7 @@ mod responses;
 mod sse;
 mod stream;
 mod strings;
+mod translate;
 
 // Free-threading: the module declares that it does not need the GIL. It has no global
 // mutable state (string reuse is per parser; the exception classes are imported once through
@@ -55,5 +56,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<responses::ResponsesStream>()?;
     m.add_class::<responses::ResponseAccumulator>()?;
     m.add_class::<partial::PartialJSON>()?;
+    m.add_class::<translate::Translator>()?;
     Ok(())
 }

@@ -1,0 +1,534 @@
+//! Live translation between dialects (API.md section 8): an upstream stream in one dialect
+//! read into one neutral event model, and the target dialect written from that model, event
+//! by event, as the upstream's events arrive.
+//!
+//! - [`read`]: each source dialect's decoded documents (the structs of `crate::dialect`) as
+//!   calls on a [`Sink`]: message metadata, blocks (text, reasoning, refusal, tool call) opened,
+//!   streamed and closed under a key the reader chooses, the stop reason, usage, an error, the
+//!   end of the stream.
+//! - [`write`]: one writer per target dialect, a [`Sink`] that turns those calls into the
+//!   target's SSE events (through `crate::encode`), with the target's lifecycle: its opening
+//!   events before the first content, its blocks or items opened and closed in order, its
+//!   numbering, its closing events only when the upstream ended.
+//!
+//! The lifecycle rules live once per target (in its writer) and the reading rules once per
+//! source (in its reader); no pair has code of its own. What a target cannot hold is dropped and
+//! named in the writer's notes, once per kind.
+//!
+//! Carried across feeds: each writer's open blocks and what its closing events need (the text
+//! of the open items for Responses' `.done` events and the final response). Cost: each
+//! upstream fragment is written once (escaped into the target's JSON) and, for a Responses
+//! target, appended once to its item.
+
+use std::borrow::Cow;
+
+use crate::dialect::{Doc, ErrorInfo};
+
+pub mod read;
+pub mod write;
+
+/// A target or source dialect.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Dialect {
+    Chat,
+    Messages,
+    Responses,
+}
+
+impl Dialect {
+    pub fn parse(name: &str) -> Option<Dialect> {
+        match name {
+            "chat" => Some(Dialect::Chat),
+            "messages" => Some(Dialect::Messages),
+            "responses" => Some(Dialect::Responses),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Dialect::Chat => "chat",
+            Dialect::Messages => "messages",
+            Dialect::Responses => "responses",
+        }
+    }
+}
+
+/// The message's identity, as far as the upstream has said it.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Meta<'a> {
+    pub id: Option<&'a str>,
+    pub model: Option<&'a str>,
+    pub created: Option<i64>,
+}
+
+/// What a block holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind<'a> {
+    Text,
+    /// Reasoning the user may see (chat `reasoning_content`, Messages `thinking`, Responses
+    /// reasoning summaries).
+    Reasoning,
+    Refusal,
+    /// A tool / function call: its id and name (arguments follow as deltas).
+    Tool {
+        id: &'a str,
+        name: &'a str,
+    },
+}
+
+/// A block's identity, chosen by the reader (unique within one stream).
+pub type Key = u64;
+
+/// Why the message stopped, in neutral terms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop<'a> {
+    EndTurn,
+    StopSequence(Option<&'a str>),
+    MaxTokens,
+    ToolUse,
+    /// Content filtered or refused.
+    Filtered,
+    /// A reason the neutral model has no name for, as the upstream sent it.
+    Other(&'a str),
+}
+
+impl<'a> Stop<'a> {
+    /// Chat's `finish_reason`.
+    pub fn from_chat(reason: &'a str) -> Stop<'a> {
+        match reason {
+            "stop" => Stop::EndTurn,
+            "length" => Stop::MaxTokens,
+            "tool_calls" | "function_call" => Stop::ToolUse,
+            "content_filter" => Stop::Filtered,
+            other => Stop::Other(other),
+        }
+    }
+
+    /// Messages' `stop_reason`.
+    pub fn from_messages(reason: &'a str, sequence: Option<&'a str>) -> Stop<'a> {
+        match reason {
+            "end_turn" => Stop::EndTurn,
+            "stop_sequence" => Stop::StopSequence(sequence),
+            "max_tokens" | "model_context_window_exceeded" => Stop::MaxTokens,
+            "tool_use" => Stop::ToolUse,
+            "refusal" => Stop::Filtered,
+            other => Stop::Other(other),
+        }
+    }
+
+    pub fn to_chat(self) -> &'a str {
+        match self {
+            Stop::EndTurn | Stop::StopSequence(_) => "stop",
+            Stop::MaxTokens => "length",
+            Stop::ToolUse => "tool_calls",
+            Stop::Filtered => "content_filter",
+            Stop::Other(other) => other,
+        }
+    }
+
+    pub fn to_messages(self) -> &'a str {
+        match self {
+            Stop::EndTurn => "end_turn",
+            Stop::StopSequence(_) => "stop_sequence",
+            Stop::MaxTokens => "max_tokens",
+            Stop::ToolUse => "tool_use",
+            Stop::Filtered => "refusal",
+            Stop::Other(other) => other,
+        }
+    }
+}
+
+/// Token counts in neutral terms. `input` counts every prompt token, cached ones included (the
+/// OpenAI convention); `cache_read` and `cache_write` are parts of it. `None`: not said.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Usage {
+    pub input: Option<u64>,
+    pub cache_read: Option<u64>,
+    pub cache_write: Option<u64>,
+    pub output: Option<u64>,
+    pub reasoning: Option<u64>,
+}
+
+impl Usage {
+    /// Later figures replace earlier ones where given (usage is cumulative in every dialect).
+    pub fn merge(&mut self, later: &Usage) {
+        let pick = |a: &mut Option<u64>, b: Option<u64>| {
+            if b.is_some() {
+                *a = b;
+            }
+        };
+        pick(&mut self.input, later.input);
+        pick(&mut self.cache_read, later.cache_read);
+        pick(&mut self.cache_write, later.cache_write);
+        pick(&mut self.output, later.output);
+        pick(&mut self.reasoning, later.reasoning);
+    }
+
+    /// Prompt tokens not read from or written to a cache (Anthropic's `input_tokens`).
+    pub fn uncached_input(&self) -> u64 {
+        self.input
+            .unwrap_or(0)
+            .saturating_sub(self.cache_read.unwrap_or(0))
+            .saturating_sub(self.cache_write.unwrap_or(0))
+    }
+}
+
+/// An error the upstream reported.
+#[derive(Debug, Clone, Copy)]
+pub struct Failure<'a> {
+    pub message: &'a str,
+    /// The error's type, as a plain string.
+    pub type_: Option<&'a str>,
+    /// The error's code, as a plain string.
+    pub code: Option<&'a str>,
+}
+
+/// What a reader calls as it reads the upstream; a writer implements it.
+pub trait Sink {
+    /// The message's identity (the first call opens the target stream; later calls may fill
+    /// in what was missing).
+    fn meta(&mut self, meta: Meta<'_>);
+    /// A block starts.
+    fn open(&mut self, key: Key, kind: Kind<'_>);
+    /// Text of an open block (a tool call's argument fragment for a tool block); opens a text
+    /// block with this key if none is open under it.
+    fn delta(&mut self, key: Key, text: &str);
+    /// The signature of a reasoning block.
+    fn signature(&mut self, key: Key, signature: &str);
+    /// Opaque reasoning the target may carry (Messages `redacted_thinking` data, Responses
+    /// `encrypted_content`).
+    fn redacted(&mut self, key: Key, data: &str);
+    /// A block ends.
+    fn close(&mut self, key: Key);
+    fn stop(&mut self, stop: Stop<'_>);
+    fn usage(&mut self, usage: &Usage);
+    fn error(&mut self, failure: Failure<'_>);
+    /// The upstream's terminal marker: the target's closing events.
+    fn end(&mut self);
+    /// Something the target cannot hold was dropped (once per kind).
+    fn drop_note(&mut self, what: &str);
+}
+
+/// Notes: what was dropped, once per kind, at most a bounded number.
+#[derive(Debug, Default)]
+pub struct Notes(Vec<String>);
+
+impl Notes {
+    pub fn add(&mut self, what: &str) {
+        if self.0.len() < crate::fold::MAX_NOTES && !self.0.iter().any(|n| n == what) {
+            self.0.push(what.to_owned());
+        }
+    }
+
+    pub fn all(&self) -> &[String] {
+        &self.0
+    }
+}
+
+/// Appends `s` as a JSON string.
+pub fn push_str(out: &mut String, s: &str) {
+    out.reserve(s.len() + 2);
+    out.push('"');
+    let mut start = 0;
+    for (i, b) in s.bytes().enumerate() {
+        let escape: Option<&str> = match b {
+            b'"' => Some("\\\""),
+            b'\\' => Some("\\\\"),
+            b'\n' => Some("\\n"),
+            b'\r' => Some("\\r"),
+            b'\t' => Some("\\t"),
+            0..=0x1f => None,
+            _ => continue,
+        };
+        out.push_str(s.get(start..i).unwrap_or_default());
+        match escape {
+            Some(e) => out.push_str(e),
+            None => out.push_str(&format!("\\u{b:04x}")),
+        }
+        start = i + 1;
+    }
+    out.push_str(s.get(start..).unwrap_or_default());
+    out.push('"');
+}
+
+/// `s` as a JSON string, or `null`.
+pub fn push_opt(out: &mut String, s: Option<&str>) {
+    match s {
+        Some(s) => push_str(out, s),
+        None => out.push_str("null"),
+    }
+}
+
+/// A string value read out of raw JSON text (`"..."`), unescaped; `None` for anything else.
+pub fn json_string(raw: &str) -> Option<Cow<'_, str>> {
+    serde_json::from_str::<crate::dialect::json::Str<'_>>(raw)
+        .ok()
+        .map(|s| s.0)
+}
+
+/// One source reader.
+#[derive(Debug)]
+enum Reader {
+    Chat(read::ChatReader),
+    Messages(read::MessagesReader),
+    Responses(read::ResponsesReader),
+}
+
+/// A whole translation: the upstream body framed and decoded (the dialect streams' own
+/// framing, sniffer and decoders), read into the neutral model and written as the target.
+pub struct Translation {
+    body: crate::dialect::body::Body,
+    reader: Option<Reader>,
+    source: Option<Dialect>,
+    /// With `source: "auto"`, the events read before the dialect was told (at most
+    /// [`SNIFF_EVENTS`]).
+    undecided: Vec<(Option<Vec<u8>>, Vec<u8>)>,
+    writer: Box<dyn write::Writer + Send + Sync>,
+    target: Dialect,
+}
+
+/// With `source: "auto"`, how many events may pass before the source is taken to be chat (the
+/// dialect whose events have no name and no `type`).
+pub const SNIFF_EVENTS: usize = 16;
+
+fn reader_for(source: Dialect) -> Reader {
+    match source {
+        Dialect::Chat => Reader::Chat(read::ChatReader::default()),
+        Dialect::Messages => Reader::Messages(read::MessagesReader::default()),
+        Dialect::Responses => Reader::Responses(read::ResponsesReader::default()),
+    }
+}
+
+/// The dialect whose own event this is (by the dialect decoders' own `belongs` rules: the
+/// event name or the JSON `type` / `object` / `choices`), if any; `[DONE]` is chat's.
+pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
+    use crate::dialect::{chat, messages, responses, Belongs};
+    let name = event.unwrap_or(b"message");
+    let text = crate::text::lossy_cow(std::borrow::Cow::Borrowed(data));
+    let mut found = None;
+    crate::dialect::split_docs(
+        &text,
+        serde_json::from_str::<&serde_json::value::RawValue>,
+        |doc| {
+            if found.is_some() {
+                return;
+            }
+            found = match doc {
+                Doc::Done => Some(Dialect::Chat),
+                Doc::Value(doc, _) => {
+                    if messages::decode(doc).is_ok_and(|e| e.belongs(name) == Belongs::Own) {
+                        Some(Dialect::Messages)
+                    } else if responses::decode(doc).is_ok_and(|e| e.belongs(name) == Belongs::Own)
+                    {
+                        Some(Dialect::Responses)
+                    } else if chat::decode(doc).is_ok_and(|c| c.belongs() == Belongs::Own) {
+                        Some(Dialect::Chat)
+                    } else {
+                        None
+                    }
+                }
+                Doc::Malformed(_) => None,
+            };
+        },
+    );
+    found
+}
+
+impl Translation {
+    /// A translation from `source` (`None`: told by the first event that is one dialect's own,
+    /// see [`sniff`]) to `target`.
+    pub fn new(source: Option<Dialect>, target: Dialect, max_event_size: usize) -> Self {
+        Translation {
+            body: crate::dialect::body::Body::new(max_event_size),
+            reader: source.map(reader_for),
+            source,
+            undecided: Vec::new(),
+            writer: write::writer(target),
+            target,
+        }
+    }
+
+    /// The source dialect, once known.
+    pub fn source(&self) -> Option<Dialect> {
+        self.source
+    }
+
+    pub fn target(&self) -> Dialect {
+        self.target
+    }
+
+    /// What the target could not hold, once per kind.
+    pub fn notes(&self) -> &[String] {
+        self.writer.notes()
+    }
+
+    /// Upstream bytes in, the target's complete events out (empty when nothing is owed yet).
+    pub fn feed(&mut self, input: &[u8]) -> (Vec<u8>, Option<crate::sse::TooLarge>) {
+        let mut events = Vec::new();
+        let too_large = self.body.feed(input, &mut events);
+        for event in &events {
+            self.route(event.event.as_deref(), &event.data);
+        }
+        if let Some(text) = self.body.take_json() {
+            read::send_error(&ErrorInfo::from_body(&text), self.writer.as_mut());
+        }
+        (self.writer.take(), too_large)
+    }
+
+    /// End of the upstream: a last event never closed by its blank line is read; nothing is
+    /// made up (an upstream cut before its terminal marker leaves the target cut too).
+    pub fn finish(&mut self) -> Vec<u8> {
+        let end = self.body.finish();
+        if let Some(event) = end.last_event {
+            self.route(event.event.as_deref(), &event.data);
+        }
+        if self.reader.is_none() && !self.undecided.is_empty() {
+            self.decide(Dialect::Chat);
+        }
+        if let Some(text) = end.json {
+            read::send_error(&ErrorInfo::from_body(&text), self.writer.as_mut());
+        }
+        if end.not_sse.is_some() {
+            self.writer.as_mut().error(Failure {
+                message: "the upstream response body is not an event stream",
+                type_: Some("invalid_response"),
+                code: Some("not_event_stream"),
+            });
+        }
+        self.writer.take()
+    }
+
+    /// Reads one event, or keeps it until the source dialect is told.
+    fn route(&mut self, event: Option<&[u8]>, data: &[u8]) {
+        if self.reader.is_some() {
+            self.event(event, data);
+            return;
+        }
+        self.undecided
+            .push((event.map(<[u8]>::to_vec), data.to_vec()));
+        let told =
+            sniff(event, data).or((self.undecided.len() >= SNIFF_EVENTS).then_some(Dialect::Chat));
+        if let Some(dialect) = told {
+            self.decide(dialect);
+        }
+    }
+
+    fn decide(&mut self, dialect: Dialect) {
+        self.source = Some(dialect);
+        self.reader = Some(reader_for(dialect));
+        for (event, data) in std::mem::take(&mut self.undecided) {
+            self.event(event.as_deref(), &data);
+        }
+    }
+
+    fn event(&mut self, event: Option<&[u8]>, data: &[u8]) {
+        let text = crate::text::fix_lone_surrogates(crate::text::lossy_cow(
+            std::borrow::Cow::Borrowed(data),
+        ));
+        let name = event.unwrap_or(b"message");
+        let sink = self.writer.as_mut();
+        if name == b"error" {
+            read::send_error(&ErrorInfo::from_document(&text), sink);
+            return;
+        }
+        let Some(reader) = self.reader.as_mut() else {
+            return;
+        };
+        let mut malformed = false;
+        let on_done = |reader: &mut Reader, sink: &mut dyn Sink| match reader {
+            Reader::Chat(r) => r.done(sink),
+            _ => sink.end(),
+        };
+        match reader {
+            Reader::Chat(_) => {
+                crate::dialect::split_docs(&text, crate::dialect::chat::decode, |doc| match doc {
+                    Doc::Done => on_done(reader, sink),
+                    Doc::Value(_, chunk) => {
+                        if let Reader::Chat(r) = reader {
+                            r.chunk(&chunk, sink);
+                        }
+                    }
+                    Doc::Malformed(_) => malformed = true,
+                })
+            }
+            Reader::Messages(_) => {
+                crate::dialect::split_docs(&text, crate::dialect::messages::decode, |doc| match doc
+                {
+                    Doc::Done => on_done(reader, sink),
+                    Doc::Value(doc, ev) if is_error_doc(ev.type_.as_ref()) => {
+                        read::send_error(&ErrorInfo::from_document(doc), sink)
+                    }
+                    Doc::Value(_, ev) => {
+                        if let Reader::Messages(r) = reader {
+                            r.event(&ev, name, sink);
+                        }
+                    }
+                    Doc::Malformed(_) => malformed = true,
+                })
+            }
+            Reader::Responses(_) => crate::dialect::split_docs(
+                &text,
+                crate::dialect::responses::decode,
+                |doc| match doc {
+                    Doc::Done => on_done(reader, sink),
+                    Doc::Value(doc, ev) if is_error_doc(ev.type_.as_ref()) => {
+                        read::send_error(&ErrorInfo::from_document(doc), sink)
+                    }
+                    Doc::Value(_, ev) => {
+                        if let Reader::Responses(r) = reader {
+                            r.event(&ev, name, sink);
+                        }
+                    }
+                    Doc::Malformed(_) => malformed = true,
+                },
+            ),
+        }
+        if malformed {
+            sink.drop_note("upstream frames whose JSON did not decode (skipped)");
+        }
+    }
+}
+
+fn is_error_doc(type_: Option<&crate::dialect::json::Str<'_>>) -> bool {
+    type_.is_some_and(|t| t.as_str() == "error")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn strings_escape_as_json() {
+        for s in ["plain", "q\"b\\s", "nl\nr\rt\t", "\u{1}\u{1f}", "é ✓ 𝄞", ""] {
+            let mut out = String::new();
+            push_str(&mut out, s);
+            assert_eq!(serde_json::from_str::<String>(&out).unwrap(), s);
+        }
+    }
+
+    #[test]
+    fn stop_reasons_map_both_ways() {
+        assert_eq!(Stop::from_chat("length").to_messages(), "max_tokens");
+        assert_eq!(
+            Stop::from_messages("tool_use", None).to_chat(),
+            "tool_calls"
+        );
+        assert_eq!(
+            Stop::from_messages("refusal", None).to_chat(),
+            "content_filter"
+        );
+        assert_eq!(Stop::from_chat("weird").to_messages(), "weird");
+    }
+
+    #[test]
+    fn uncached_input_never_underflows() {
+        let u = Usage {
+            input: Some(10),
+            cache_read: Some(7),
+            cache_write: Some(5),
+            ..Usage::default()
+        };
+        assert_eq!(u.uncached_input(), 0);
+    }
+}

@@ -1,0 +1,537 @@
+//! The source readers: each dialect's decoded documents (`crate::dialect`'s structs) as calls
+//! on a [`Sink`]. A reader keeps only which block is open and what it must not repeat (a chat
+//! tool call's opening, whether a Responses call streamed its arguments).
+//!
+//! Keys: chat text 1, reasoning 2, refusal 3, tool call `i` is `16 + i`; Messages content block
+//! `i` is `i`; Responses output item `i` is `i << 20` and its content part `c` is
+//! `(i << 20) + 1 + c`.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+
+use serde_json::value::RawValue;
+
+use super::{json_string, Failure, Key, Kind, Meta, Sink, Stop, Usage};
+use crate::dialect::json::Str;
+use crate::dialect::{chat, messages, responses, ErrorInfo};
+use crate::fold::Json;
+
+/// The raw JSON of `key` in the object `text`.
+fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    Json::object(text)?
+        .into_iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.get())
+}
+
+fn str_field<'a>(text: &'a str, key: &str) -> Option<Cow<'a, str>> {
+    json_string(field(text, key)?)
+}
+
+fn u64_field(text: &str, key: &str) -> Option<u64> {
+    field(text, key)?.trim().parse::<u64>().ok()
+}
+
+fn i64_field(text: &str, key: &str) -> Option<i64> {
+    field(text, key)?.trim().parse::<i64>().ok()
+}
+
+/// An error read out of the wire, as a sink takes it.
+pub fn failure_of<'a>(
+    info: &'a ErrorInfo<'a>,
+) -> (Cow<'a, str>, Option<Cow<'a, str>>, Option<Cow<'a, str>>) {
+    let plain = |raw: Option<&'a str>| -> Option<Cow<'a, str>> {
+        let raw = raw?;
+        json_string(raw).or(Some(Cow::Borrowed(raw)))
+    };
+    (
+        Cow::Borrowed(info.message.as_ref()),
+        plain(info.type_),
+        plain(info.code),
+    )
+}
+
+/// Sends an error read out of the wire to `sink`.
+pub fn send_error(info: &ErrorInfo<'_>, sink: &mut dyn Sink) {
+    let (message, type_, code) = failure_of(info);
+    sink.error(Failure {
+        message: &message,
+        type_: type_.as_deref(),
+        code: code.as_deref(),
+    });
+}
+
+/// OpenAI usage (chat or Responses names) in neutral terms.
+fn openai_usage(text: &str) -> Option<Usage> {
+    let entries = Json::object(text)?;
+    let mut u = Usage::default();
+    for (key, value) in entries {
+        let v = value.get();
+        match key.as_ref() {
+            "prompt_tokens" | "input_tokens" => u.input = v.trim().parse().ok(),
+            "completion_tokens" | "output_tokens" => u.output = v.trim().parse().ok(),
+            "prompt_tokens_details" | "input_tokens_details" => {
+                u.cache_read = u64_field(v, "cached_tokens");
+                if let Some(n) = u64_field(v, "cache_write_tokens") {
+                    u.cache_write = Some(n);
+                }
+            }
+            "completion_tokens_details" | "output_tokens_details" => {
+                u.reasoning = u64_field(v, "reasoning_tokens");
+            }
+            _ => {}
+        }
+    }
+    Some(u)
+}
+
+/// Anthropic usage in neutral terms (its `input_tokens` excludes the cached ones).
+fn anthropic_usage(text: &str) -> Option<Usage> {
+    let input = u64_field(text, "input_tokens");
+    let read = u64_field(text, "cache_read_input_tokens");
+    let write = u64_field(text, "cache_creation_input_tokens");
+    let any_input = input.is_some() || read.is_some() || write.is_some();
+    Some(Usage {
+        input: any_input.then(|| input.unwrap_or(0) + read.unwrap_or(0) + write.unwrap_or(0)),
+        cache_read: read,
+        cache_write: write,
+        output: u64_field(text, "output_tokens"),
+        reasoning: None,
+    })
+}
+
+// --- chat -----------------------------------------------------------------------------------------
+
+const CHAT_TEXT: Key = 1;
+const CHAT_REASONING: Key = 2;
+const CHAT_REFUSAL: Key = 3;
+const CHAT_TOOL: Key = 16;
+
+/// Reads a chat completions stream (choice 0; other choices are noted and dropped).
+#[derive(Debug, Default)]
+pub struct ChatReader {
+    open: Option<Key>,
+    tools: HashSet<i64>,
+    /// Anthropic's input figure needs the whole usage: usage is sent once, at the end.
+    usage_seen: bool,
+}
+
+impl ChatReader {
+    fn switch(&mut self, key: Key, kind: Kind<'_>, sink: &mut dyn Sink) {
+        if self.open == Some(key) {
+            return;
+        }
+        if let Some(open) = self.open.take() {
+            sink.close(open);
+        }
+        sink.open(key, kind);
+        self.open = Some(key);
+    }
+
+    fn text(&mut self, key: Key, kind: Kind<'_>, text: &str, sink: &mut dyn Sink) {
+        if text.is_empty() && self.open != Some(key) {
+            return; // an empty opening fragment opens nothing
+        }
+        self.switch(key, kind, sink);
+        sink.delta(key, text);
+    }
+
+    /// One chunk.
+    pub fn chunk(&mut self, c: &chat::Chunk<'_>, sink: &mut dyn Sink) {
+        if let Some(error) = c.error.filter(|e| e.get() != "null") {
+            let info = ErrorInfo::from_error_value(None, error);
+            send_error(&info, sink);
+            return;
+        }
+        sink.meta(Meta {
+            id: c.id.as_ref().map(Str::as_str),
+            model: c.model.as_ref().map(Str::as_str),
+            created: c.created,
+        });
+        for choice in &c.choices {
+            if choice.index.is_some_and(|i| i != 0) {
+                sink.drop_note("a second chat choice (only choice 0 is translated)");
+                continue;
+            }
+            let d = &choice.delta;
+            for reasoning in [&d.reasoning_content, &d.reasoning].into_iter().flatten() {
+                self.text(CHAT_REASONING, Kind::Reasoning, reasoning.as_str(), sink);
+            }
+            match &d.content {
+                Some(chat::Content::Text(text)) => {
+                    self.text(CHAT_TEXT, Kind::Text, text.as_str(), sink)
+                }
+                Some(chat::Content::Parts(parts)) => self.parts(parts, sink),
+                None => {}
+            }
+            if let Some(refusal) = &d.refusal {
+                self.text(CHAT_REFUSAL, Kind::Refusal, refusal.as_str(), sink);
+            }
+            for call in &d.tool_calls {
+                let index = call.index.unwrap_or(0);
+                let key = CHAT_TOOL.wrapping_add(index as u64);
+                if self.tools.insert(index) {
+                    let id = call.id.as_ref().map_or("", Str::as_str);
+                    let name = call.name.as_ref().map_or("", Str::as_str);
+                    if let Some(open) = self.open.take() {
+                        sink.close(open);
+                    }
+                    sink.open(key, Kind::Tool { id, name });
+                    self.open = Some(key);
+                } else if self.open != Some(key) {
+                    // Fragments of calls interleaved: the earlier call is continued.
+                    self.open = Some(key);
+                }
+                if let Some(arguments) = call.arguments.as_ref().filter(|a| !a.as_str().is_empty())
+                {
+                    sink.delta(key, arguments.as_str());
+                }
+            }
+            if let Some(reason) = &choice.finish_reason {
+                sink.stop(Stop::from_chat(reason.as_str()));
+            }
+        }
+        if let Some(usage) = c.usage.and_then(|u| openai_usage(u.get())) {
+            self.usage_seen = true;
+            sink.usage(&usage);
+        }
+    }
+
+    /// Mistral's content parts: `text` parts are text, `thinking` parts' inner text is
+    /// reasoning.
+    fn parts(&mut self, parts: &RawValue, sink: &mut dyn Sink) {
+        let Some(Json::Array(parts)) = Json::read(parts.get()) else {
+            return;
+        };
+        for part in parts {
+            let part = part.get();
+            match str_field(part, "type").as_deref() {
+                Some("text") => {
+                    if let Some(text) = str_field(part, "text") {
+                        self.text(CHAT_TEXT, Kind::Text, &text, sink);
+                    }
+                }
+                Some("thinking") => {
+                    let inner = field(part, "thinking").and_then(Json::read);
+                    if let Some(Json::Array(inner)) = inner {
+                        for p in inner {
+                            if let Some(text) = str_field(p.get(), "text") {
+                                self.text(CHAT_REASONING, Kind::Reasoning, &text, sink);
+                            }
+                        }
+                    }
+                }
+                _ => sink.drop_note("a chat content part that is neither text nor thinking"),
+            }
+        }
+    }
+
+    /// `[DONE]`.
+    pub fn done(&mut self, sink: &mut dyn Sink) {
+        if let Some(open) = self.open.take() {
+            sink.close(open);
+        }
+        sink.end();
+    }
+}
+
+// --- Messages ---------------------------------------------------------------------------------
+
+/// Reads an Anthropic Messages stream.
+#[derive(Debug, Default)]
+pub struct MessagesReader {
+    /// Blocks whose type the target cannot hold (server tool results...): their deltas go.
+    dropped: HashSet<i64>,
+}
+
+impl MessagesReader {
+    pub fn event(&mut self, ev: &messages::Event<'_>, frame_event: &[u8], sink: &mut dyn Sink) {
+        let kind = ev
+            .type_
+            .as_ref()
+            .map_or(frame_event, |t| t.as_str().as_bytes());
+        let index = ev.index.unwrap_or(0);
+        let key = index as u64;
+        match kind {
+            b"message_start" => {
+                let Some(message) = ev.message.map(RawValue::get) else {
+                    return;
+                };
+                if let Some(usage) = field(message, "usage").and_then(anthropic_usage) {
+                    sink.usage(&usage);
+                }
+                let id = str_field(message, "id");
+                let model = str_field(message, "model");
+                sink.meta(Meta {
+                    id: id.as_deref(),
+                    model: model.as_deref(),
+                    created: None,
+                });
+            }
+            b"content_block_start" => {
+                let Some(block) = ev.content_block.map(RawValue::get) else {
+                    return;
+                };
+                let type_ = str_field(block, "type");
+                match type_.as_deref() {
+                    Some("text") => {
+                        sink.open(key, Kind::Text);
+                        if let Some(text) = str_field(block, "text").filter(|t| !t.is_empty()) {
+                            sink.delta(key, &text);
+                        }
+                    }
+                    Some("thinking") => {
+                        sink.open(key, Kind::Reasoning);
+                        if let Some(text) = str_field(block, "thinking").filter(|t| !t.is_empty()) {
+                            sink.delta(key, &text);
+                        }
+                    }
+                    Some("redacted_thinking") => {
+                        self.dropped.insert(index);
+                        let data = str_field(block, "data").unwrap_or_default();
+                        sink.redacted(key, &data);
+                    }
+                    Some("tool_use") => {
+                        let id = str_field(block, "id").unwrap_or_default();
+                        let name = str_field(block, "name").unwrap_or_default();
+                        sink.open(
+                            key,
+                            Kind::Tool {
+                                id: &id,
+                                name: &name,
+                            },
+                        );
+                    }
+                    other => {
+                        self.dropped.insert(index);
+                        let what = match other {
+                            Some(t) if t.ends_with("_tool_use") || t.ends_with("_tool_result") => {
+                                "server tool calls and results (run by the upstream; the target has no place for them)"
+                            }
+                            _ => "content blocks of a type the target has no place for",
+                        };
+                        sink.drop_note(what);
+                    }
+                }
+            }
+            b"content_block_delta" => {
+                if self.dropped.contains(&index) {
+                    return;
+                }
+                let d = &ev.delta;
+                match d.type_.as_ref().map(Str::as_str) {
+                    Some("text_delta") => {
+                        if let Some(t) = &d.text {
+                            sink.delta(key, t.as_str());
+                        }
+                    }
+                    Some("thinking_delta") => {
+                        if let Some(t) = &d.thinking {
+                            sink.delta(key, t.as_str());
+                        }
+                    }
+                    Some("input_json_delta") => {
+                        if let Some(t) = d.partial_json.as_ref().filter(|t| !t.as_str().is_empty())
+                        {
+                            sink.delta(key, t.as_str());
+                        }
+                    }
+                    Some("signature_delta") => {
+                        if let Some(s) = &d.signature {
+                            sink.signature(key, s.as_str());
+                        }
+                    }
+                    Some("citations_delta") => sink.drop_note("citations"),
+                    _ => sink.drop_note("content deltas of a type the target has no place for"),
+                }
+            }
+            b"content_block_stop" if !self.dropped.contains(&index) => sink.close(key),
+            b"message_delta" => {
+                let d = &ev.delta;
+                if let Some(reason) = &d.stop_reason {
+                    let sequence = d.stop_sequence.as_ref().map(Str::as_str);
+                    sink.stop(Stop::from_messages(reason.as_str(), sequence));
+                }
+                if let Some(usage) = ev.usage.and_then(|u| anthropic_usage(u.get())) {
+                    sink.usage(&usage);
+                }
+            }
+            b"message_stop" => sink.end(),
+            b"error" => {
+                if let Some(error) = ev.error {
+                    send_error(&ErrorInfo::from_error_value(None, error), sink);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+// --- Responses --------------------------------------------------------------------------------
+
+fn item_key(output_index: i64) -> Key {
+    (output_index as u64) << 20
+}
+
+fn part_key(output_index: i64, content_index: i64) -> Key {
+    item_key(output_index).wrapping_add(1 + (content_index as u64 & 0xFFFFF))
+}
+
+/// Reads an OpenAI Responses stream.
+#[derive(Debug, Default)]
+pub struct ResponsesReader {
+    /// Function calls whose arguments streamed (the others are written from `.done`).
+    streamed: HashSet<i64>,
+    tools: bool,
+    /// Reasoning items opened (their summary parts continue one block).
+    reasoning: HashSet<i64>,
+}
+
+impl ResponsesReader {
+    pub fn event(&mut self, ev: &responses::Event<'_>, frame_event: &[u8], sink: &mut dyn Sink) {
+        let kind = ev
+            .type_
+            .as_ref()
+            .map_or(frame_event, |t| t.as_str().as_bytes());
+        let oi = ev.output_index.unwrap_or(0);
+        let delta = ev.delta.as_ref().map(Str::as_str);
+        match kind {
+            b"response.created" | b"response.in_progress" => {
+                if let Some(r) = ev.response.map(RawValue::get) {
+                    let id = str_field(r, "id");
+                    let model = str_field(r, "model");
+                    sink.meta(Meta {
+                        id: id.as_deref(),
+                        model: model.as_deref(),
+                        created: i64_field(r, "created_at"),
+                    });
+                }
+            }
+            b"response.output_item.added" => {
+                let Some(item) = ev.item.map(RawValue::get) else {
+                    return;
+                };
+                match str_field(item, "type").as_deref() {
+                    Some("function_call") => {
+                        self.tools = true;
+                        let id = str_field(item, "call_id").unwrap_or_default();
+                        let name = str_field(item, "name").unwrap_or_default();
+                        sink.open(
+                            item_key(oi),
+                            Kind::Tool {
+                                id: &id,
+                                name: &name,
+                            },
+                        );
+                    }
+                    Some("reasoning") => {
+                        self.reasoning.insert(oi);
+                        sink.open(item_key(oi), Kind::Reasoning);
+                    }
+                    Some("message") => {}
+                    _ => sink.drop_note("output items of a type the target has no place for"),
+                }
+            }
+            b"response.content_part.added" => {
+                let key = part_key(oi, ev.content_index.unwrap_or(0));
+                let type_ = ev.part.and_then(|p| str_field(p.get(), "type"));
+                match type_.as_deref() {
+                    Some("refusal") => sink.open(key, Kind::Refusal),
+                    _ => sink.open(key, Kind::Text),
+                }
+            }
+            b"response.output_text.delta" | b"response.refusal.delta" => {
+                if let Some(d) = delta {
+                    sink.delta(part_key(oi, ev.content_index.unwrap_or(0)), d);
+                }
+            }
+            b"response.content_part.done" => {
+                sink.close(part_key(oi, ev.content_index.unwrap_or(0)));
+            }
+            b"response.reasoning_summary_text.delta" | b"response.reasoning_text.delta" => {
+                if let Some(d) = delta {
+                    if self.reasoning.insert(oi) {
+                        sink.open(item_key(oi), Kind::Reasoning);
+                    }
+                    sink.delta(item_key(oi), d);
+                }
+            }
+            b"response.reasoning_summary_part.added" if ev.summary_index.is_some_and(|i| i > 0) => {
+                sink.delta(item_key(oi), "\n\n")
+            }
+            b"response.function_call_arguments.delta" => {
+                if let Some(d) = delta.filter(|d| !d.is_empty()) {
+                    self.streamed.insert(oi);
+                    sink.delta(item_key(oi), d);
+                }
+            }
+            b"response.output_item.done" => {
+                let item = ev.item.map(RawValue::get);
+                let type_ = item.and_then(|i| str_field(i, "type"));
+                match type_.as_deref() {
+                    Some("function_call") => {
+                        if !self.streamed.contains(&oi) {
+                            if let Some(args) = item.and_then(|i| str_field(i, "arguments")) {
+                                if !args.is_empty() {
+                                    sink.delta(item_key(oi), &args);
+                                }
+                            }
+                        }
+                        sink.close(item_key(oi));
+                    }
+                    Some("reasoning") => {
+                        if let Some(enc) = item.and_then(|i| str_field(i, "encrypted_content")) {
+                            sink.signature(item_key(oi), &enc);
+                        }
+                        sink.close(item_key(oi));
+                    }
+                    _ => {}
+                }
+            }
+            b"response.completed" | b"response.incomplete" => {
+                let r = ev.response.map(RawValue::get);
+                if let Some(usage) = r.and_then(|r| field(r, "usage")).and_then(openai_usage) {
+                    sink.usage(&usage);
+                }
+                let reason = r
+                    .and_then(|r| field(r, "incomplete_details"))
+                    .and_then(|d| str_field(d, "reason"));
+                let stop = match (kind, reason.as_deref()) {
+                    (b"response.incomplete", Some("content_filter")) => Stop::Filtered,
+                    (b"response.incomplete", _) => Stop::MaxTokens,
+                    _ if self.tools => Stop::ToolUse,
+                    _ => Stop::EndTurn,
+                };
+                sink.stop(stop);
+                sink.end();
+            }
+            b"response.failed" => {
+                let error = ev
+                    .response
+                    .and_then(responses::response_error)
+                    .filter(|e| e.get() != "null");
+                match error {
+                    Some(e) => send_error(&ErrorInfo::from_error_value(None, e), sink),
+                    None => sink.error(Failure {
+                        message: "the response failed",
+                        type_: None,
+                        code: None,
+                    }),
+                }
+            }
+            b"error" => {
+                let info = match ev.error {
+                    Some(e) => ErrorInfo::from_error_value(None, e),
+                    None => ErrorInfo {
+                        message: Cow::Borrowed("error"),
+                        type_: None,
+                        code: None,
+                        raw: None,
+                    },
+                };
+                send_error(&info, sink);
+            }
+            _ => {}
+        }
+    }
+}

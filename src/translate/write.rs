@@ -1,0 +1,1065 @@
+//! The target writers: one [`Sink`] per dialect, writing its SSE events into a byte buffer
+//! that the caller takes after each feed ([`Writer::take`]).
+//!
+//! Shared rules (each writer applies them in its own wire form):
+//! - the opening events go out with the first call (`meta`, or content before it);
+//! - one block (Messages content block, Responses output item) is open at a time: opening
+//!   another closes the open one, in order; a delta for a block already closed is written
+//!   under its own index and noted;
+//! - an upstream error is written in the target's error form after what was already written,
+//!   and nothing follows it;
+//! - the closing events (stop reason, usage, terminal marker) go out only at `end()`, the
+//!   upstream's own terminal marker: a cut upstream gets no made-up ending.
+
+use std::collections::HashMap;
+
+use super::{push_opt, push_str, Failure, Key, Kind, Meta, Notes, Sink, Stop, Usage};
+use crate::encode::encode_event;
+
+/// A target writer: a [`Sink`] whose output is taken after each feed.
+pub trait Writer: Sink {
+    /// The bytes written since the last call.
+    fn take(&mut self) -> Vec<u8>;
+    fn notes(&self) -> &[String];
+    /// Whether the target's terminal marker (or its error form) was written.
+    fn ended(&self) -> bool;
+}
+
+/// A new writer for `target`.
+pub fn writer(target: super::Dialect) -> Box<dyn Writer + Send + Sync> {
+    match target {
+        super::Dialect::Chat => Box::<ChatWriter>::default(),
+        super::Dialect::Messages => Box::<MessagesWriter>::default(),
+        super::Dialect::Responses => Box::<ResponsesWriter>::default(),
+    }
+}
+
+/// Appends one event whose data is `json` (one line: our JSON has no raw line breaks).
+fn emit(out: &mut Vec<u8>, event: Option<&str>, json: &str) {
+    // Cannot fail: the event names are ours and hold no line break; there is no id.
+    let _ = encode_event(out, json.as_bytes(), event.map(str::as_bytes), None, None);
+}
+
+fn push_u64(out: &mut String, n: u64) {
+    out.push_str(&n.to_string());
+}
+
+/// The message identity kept by a writer.
+#[derive(Debug, Default)]
+struct Head {
+    id: Option<String>,
+    model: Option<String>,
+    created: Option<i64>,
+}
+
+impl Head {
+    fn update(&mut self, meta: Meta<'_>) {
+        if self.id.as_deref().is_none_or(str::is_empty) {
+            self.id = meta.id.map(str::to_owned);
+        }
+        if self.model.as_deref().is_none_or(str::is_empty) {
+            self.model = meta.model.map(str::to_owned);
+        }
+        if self.created.is_none() {
+            self.created = meta.created;
+        }
+    }
+}
+
+/// Keys to target indexes, in opening order, and which key is open.
+#[derive(Debug)]
+struct Blocks<T> {
+    all: Vec<(Key, T, bool)>,
+    by_key: HashMap<Key, usize>,
+    open: Option<usize>,
+}
+
+impl<T> Default for Blocks<T> {
+    fn default() -> Self {
+        Blocks {
+            all: Vec::new(),
+            by_key: HashMap::new(),
+            open: None,
+        }
+    }
+}
+
+impl<T> Blocks<T> {
+    fn find(&self, key: Key) -> Option<usize> {
+        self.by_key.get(&key).copied()
+    }
+
+    fn push(&mut self, key: Key, value: T) -> usize {
+        let at = self.all.len();
+        self.all.push((key, value, true));
+        self.by_key.insert(key, at);
+        self.open = Some(at);
+        at
+    }
+
+    fn get(&self, at: usize) -> Option<&T> {
+        self.all.get(at).map(|(_, v, _)| v)
+    }
+
+    fn get_mut(&mut self, at: usize) -> Option<&mut T> {
+        self.all.get_mut(at).map(|(_, v, _)| v)
+    }
+
+    fn is_open(&self, at: usize) -> bool {
+        self.all.get(at).is_some_and(|(_, _, open)| *open)
+    }
+
+    fn mark_closed(&mut self, at: usize) {
+        if let Some(entry) = self.all.get_mut(at) {
+            entry.2 = false;
+        }
+        if self.open == Some(at) {
+            self.open = None;
+        }
+    }
+}
+
+// --- Messages ----------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MBlock {
+    Text,
+    Thinking,
+    Tool,
+}
+
+/// Writes an Anthropic Messages stream.
+#[derive(Debug, Default)]
+pub struct MessagesWriter {
+    out: Vec<u8>,
+    head: Head,
+    started: bool,
+    blocks: Blocks<MBlock>,
+    stop: Option<(String, Option<String>)>,
+    usage: Usage,
+    done: bool,
+    notes: Notes,
+}
+
+impl MessagesWriter {
+    fn start(&mut self) {
+        if self.started || self.done {
+            return;
+        }
+        self.started = true;
+        let mut j = String::with_capacity(256);
+        j.push_str(r#"{"type":"message_start","message":{"id":"#);
+        push_str(&mut j, self.head.id.as_deref().unwrap_or(""));
+        j.push_str(r#","type":"message","role":"assistant","model":"#);
+        push_str(&mut j, self.head.model.as_deref().unwrap_or(""));
+        j.push_str(r#","content":[],"stop_reason":null,"stop_sequence":null,"usage":"#);
+        // What is known now (a Messages upstream's message_start; 0 otherwise): the real
+        // figures follow in message_delta, where the SDKs read them.
+        self.push_usage(&mut j, 0);
+        j.push_str("}}");
+        emit(&mut self.out, Some("message_start"), &j);
+    }
+
+    fn push_usage(&self, j: &mut String, output: u64) {
+        let u = &self.usage;
+        j.push_str(r#"{"input_tokens":"#);
+        push_u64(j, u.uncached_input());
+        j.push_str(r#","cache_creation_input_tokens":"#);
+        push_u64(j, u.cache_write.unwrap_or(0));
+        j.push_str(r#","cache_read_input_tokens":"#);
+        push_u64(j, u.cache_read.unwrap_or(0));
+        j.push_str(r#","output_tokens":"#);
+        push_u64(j, output);
+        j.push('}');
+    }
+
+    fn close_open(&mut self) {
+        if let Some(at) = self.blocks.open {
+            self.stop_block(at);
+        }
+    }
+
+    fn stop_block(&mut self, at: usize) {
+        let mut j = String::from(r#"{"type":"content_block_stop","index":"#);
+        j.push_str(&at.to_string());
+        j.push('}');
+        emit(&mut self.out, Some("content_block_stop"), &j);
+        self.blocks.mark_closed(at);
+    }
+
+    fn start_block(&mut self, key: Key, block: MBlock, body: &str) -> usize {
+        self.start();
+        self.close_open();
+        let at = self.blocks.push(key, block);
+        let mut j = String::from(r#"{"type":"content_block_start","index":"#);
+        j.push_str(&at.to_string());
+        j.push_str(r#","content_block":"#);
+        j.push_str(body);
+        j.push('}');
+        emit(&mut self.out, Some("content_block_start"), &j);
+        at
+    }
+
+    fn block_delta(&mut self, at: usize, kind: &str, field: &str, text: &str) {
+        if !self.blocks.is_open(at) {
+            self.notes
+                .add("a delta for a block the target had already closed (written under its index)");
+        }
+        let mut j = String::with_capacity(text.len() + 96);
+        j.push_str(r#"{"type":"content_block_delta","index":"#);
+        j.push_str(&at.to_string());
+        j.push_str(r#","delta":{"type":"#);
+        push_str(&mut j, kind);
+        j.push(',');
+        push_str(&mut j, field);
+        j.push(':');
+        push_str(&mut j, text);
+        j.push_str("}}");
+        emit(&mut self.out, Some("content_block_delta"), &j);
+    }
+}
+
+impl Sink for MessagesWriter {
+    fn meta(&mut self, meta: Meta<'_>) {
+        self.head.update(meta);
+        self.start();
+    }
+
+    fn open(&mut self, key: Key, kind: Kind<'_>) {
+        if self.done {
+            return;
+        }
+        match kind {
+            Kind::Text => {
+                self.start_block(key, MBlock::Text, r#"{"type":"text","text":""}"#);
+            }
+            Kind::Refusal => {
+                self.notes
+                    .add("a refusal (Messages has no refusal block: written as text)");
+                self.start_block(key, MBlock::Text, r#"{"type":"text","text":""}"#);
+            }
+            Kind::Reasoning => {
+                self.start_block(
+                    key,
+                    MBlock::Thinking,
+                    r#"{"type":"thinking","thinking":"","signature":""}"#,
+                );
+            }
+            Kind::Tool { id, name } => {
+                let mut body = String::from(r#"{"type":"tool_use","id":"#);
+                push_str(&mut body, id);
+                body.push_str(r#","name":"#);
+                push_str(&mut body, name);
+                body.push_str(r#","input":{}}"#);
+                self.start_block(key, MBlock::Tool, &body);
+            }
+        }
+    }
+
+    fn delta(&mut self, key: Key, text: &str) {
+        if self.done {
+            return;
+        }
+        let at = match self.blocks.find(key) {
+            Some(at) => at,
+            None => self.start_block(key, MBlock::Text, r#"{"type":"text","text":""}"#),
+        };
+        let (kind, field) = match self.blocks.get(at) {
+            Some(MBlock::Thinking) => ("thinking_delta", "thinking"),
+            Some(MBlock::Tool) => ("input_json_delta", "partial_json"),
+            _ => ("text_delta", "text"),
+        };
+        self.block_delta(at, kind, field, text);
+    }
+
+    fn signature(&mut self, key: Key, signature: &str) {
+        if self.done {
+            return;
+        }
+        match self.blocks.find(key) {
+            Some(at) if self.blocks.get(at) == Some(&MBlock::Thinking) => {
+                self.block_delta(at, "signature_delta", "signature", signature)
+            }
+            _ => self
+                .notes
+                .add("a reasoning signature outside a thinking block"),
+        }
+    }
+
+    fn redacted(&mut self, key: Key, data: &str) {
+        if self.done {
+            return;
+        }
+        let mut body = String::from(r#"{"type":"redacted_thinking","data":"#);
+        push_str(&mut body, data);
+        body.push('}');
+        let at = self.start_block(key, MBlock::Thinking, &body);
+        self.stop_block(at);
+    }
+
+    fn close(&mut self, key: Key) {
+        if self.done {
+            return;
+        }
+        if let Some(at) = self.blocks.find(key).filter(|at| self.blocks.is_open(*at)) {
+            self.stop_block(at);
+        }
+    }
+
+    fn stop(&mut self, stop: Stop<'_>) {
+        let sequence = match stop {
+            Stop::StopSequence(s) => s.map(str::to_owned),
+            _ => None,
+        };
+        self.stop = Some((stop.to_messages().to_owned(), sequence));
+    }
+
+    fn usage(&mut self, usage: &Usage) {
+        self.usage.merge(usage);
+    }
+
+    fn error(&mut self, failure: Failure<'_>) {
+        if self.done {
+            return;
+        }
+        let mut j = String::from(r#"{"type":"error","error":{"type":"#);
+        push_str(&mut j, failure.type_.unwrap_or("api_error"));
+        j.push_str(r#","message":"#);
+        push_str(&mut j, failure.message);
+        j.push_str("}}");
+        emit(&mut self.out, Some("error"), &j);
+        self.done = true;
+    }
+
+    fn end(&mut self) {
+        if self.done {
+            return;
+        }
+        self.start();
+        self.close_open();
+        let tool = self.blocks.all.iter().any(|(_, b, _)| *b == MBlock::Tool);
+        let (reason, sequence) = self.stop.clone().unwrap_or_else(|| {
+            let reason = if tool { "tool_use" } else { "end_turn" };
+            (reason.to_owned(), None)
+        });
+        let mut j = String::from(r#"{"type":"message_delta","delta":{"stop_reason":"#);
+        push_str(&mut j, &reason);
+        j.push_str(r#","stop_sequence":"#);
+        push_opt(&mut j, sequence.as_deref());
+        j.push_str(r#"},"usage":"#);
+        self.push_usage(&mut j, self.usage.output.unwrap_or(0));
+        j.push('}');
+        emit(&mut self.out, Some("message_delta"), &j);
+        emit(
+            &mut self.out,
+            Some("message_stop"),
+            r#"{"type":"message_stop"}"#,
+        );
+        self.done = true;
+    }
+
+    fn drop_note(&mut self, what: &str) {
+        self.notes.add(what);
+    }
+}
+
+impl Writer for MessagesWriter {
+    fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    fn notes(&self) -> &[String] {
+        self.notes.all()
+    }
+
+    fn ended(&self) -> bool {
+        self.done
+    }
+}
+
+// --- Chat completions -------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CBlock {
+    Text,
+    Reasoning,
+    Refusal,
+    /// A tool call and its `tool_calls[].index`.
+    Tool(u32),
+}
+
+/// Writes an OpenAI chat completions stream (`chat.completion.chunk` frames, `[DONE]`).
+#[derive(Debug, Default)]
+pub struct ChatWriter {
+    out: Vec<u8>,
+    head: Head,
+    started: bool,
+    blocks: Blocks<CBlock>,
+    tools: u32,
+    stop: Option<String>,
+    usage: Option<Usage>,
+    done: bool,
+    notes: Notes,
+}
+
+impl ChatWriter {
+    /// Appends one chunk whose choice 0 has `delta` (the JSON object's inside) and
+    /// `finish_reason`.
+    fn chunk(&mut self, delta: &str, finish: Option<&str>) {
+        let mut j = String::with_capacity(delta.len() + 160);
+        self.push_head(&mut j);
+        j.push_str(r#","choices":[{"index":0,"delta":{"#);
+        j.push_str(delta);
+        j.push_str(r#"},"logprobs":null,"finish_reason":"#);
+        push_opt(&mut j, finish);
+        j.push_str("}]}");
+        emit(&mut self.out, None, &j);
+    }
+
+    fn push_head(&self, j: &mut String) {
+        j.push_str(r#"{"id":"#);
+        push_str(j, self.head.id.as_deref().unwrap_or(""));
+        j.push_str(r#","object":"chat.completion.chunk","created":"#);
+        j.push_str(&self.head.created.unwrap_or(0).to_string());
+        j.push_str(r#","model":"#);
+        push_str(j, self.head.model.as_deref().unwrap_or(""));
+    }
+
+    fn start(&mut self) {
+        if self.started || self.done {
+            return;
+        }
+        self.started = true;
+        self.chunk(r#""role":"assistant","content":"""#, None);
+    }
+
+    fn block(&mut self, key: Key, kind: Kind<'_>) -> CBlock {
+        self.start();
+        if let Some(at) = self.blocks.find(key) {
+            if let Some(block) = self.blocks.get(at) {
+                return *block;
+            }
+        }
+        let block = match kind {
+            Kind::Text => CBlock::Text,
+            Kind::Reasoning => CBlock::Reasoning,
+            Kind::Refusal => CBlock::Refusal,
+            Kind::Tool { id, name } => {
+                let index = self.tools;
+                self.tools += 1;
+                let mut d = String::from(r#""tool_calls":[{"index":"#);
+                d.push_str(&index.to_string());
+                d.push_str(r#","id":"#);
+                push_str(&mut d, id);
+                d.push_str(r#","type":"function","function":{"name":"#);
+                push_str(&mut d, name);
+                d.push_str(r#","arguments":""}}]"#);
+                self.chunk(&d, None);
+                CBlock::Tool(index)
+            }
+        };
+        self.blocks.push(key, block);
+        block
+    }
+}
+
+impl Sink for ChatWriter {
+    fn meta(&mut self, meta: Meta<'_>) {
+        self.head.update(meta);
+        self.start();
+    }
+
+    fn open(&mut self, key: Key, kind: Kind<'_>) {
+        if !self.done {
+            self.block(key, kind);
+        }
+    }
+
+    fn delta(&mut self, key: Key, text: &str) {
+        if self.done {
+            return;
+        }
+        let block = self.block(key, Kind::Text);
+        let mut d = String::with_capacity(text.len() + 64);
+        match block {
+            CBlock::Text => d.push_str(r#""content":"#),
+            CBlock::Reasoning => d.push_str(r#""reasoning_content":"#),
+            CBlock::Refusal => d.push_str(r#""refusal":"#),
+            CBlock::Tool(index) => {
+                d.push_str(r#""tool_calls":[{"index":"#);
+                d.push_str(&index.to_string());
+                d.push_str(r#","function":{"arguments":"#);
+                push_str(&mut d, text);
+                d.push_str("}}]");
+                self.chunk(&d, None);
+                return;
+            }
+        }
+        push_str(&mut d, text);
+        self.chunk(&d, None);
+    }
+
+    fn signature(&mut self, _: Key, _: &str) {
+        self.notes
+            .add("reasoning signatures (chat has no place for them)");
+    }
+
+    fn redacted(&mut self, _: Key, _: &str) {
+        self.notes
+            .add("redacted or encrypted reasoning (chat has no place for it)");
+    }
+
+    fn close(&mut self, _: Key) {}
+
+    fn stop(&mut self, stop: Stop<'_>) {
+        self.stop = Some(stop.to_chat().to_owned());
+    }
+
+    fn usage(&mut self, usage: &Usage) {
+        self.usage.get_or_insert_with(Usage::default).merge(usage);
+    }
+
+    fn error(&mut self, failure: Failure<'_>) {
+        if self.done {
+            return;
+        }
+        let mut j = String::from(r#"{"error":{"message":"#);
+        push_str(&mut j, failure.message);
+        j.push_str(r#","type":"#);
+        push_opt(&mut j, failure.type_);
+        j.push_str(r#","code":"#);
+        push_opt(&mut j, failure.code);
+        j.push_str("}}");
+        emit(&mut self.out, None, &j);
+        self.done = true;
+    }
+
+    fn end(&mut self) {
+        if self.done {
+            return;
+        }
+        self.start();
+        let tool = self.tools > 0;
+        let reason = self
+            .stop
+            .clone()
+            .unwrap_or_else(|| if tool { "tool_calls" } else { "stop" }.to_owned());
+        self.chunk("", Some(&reason));
+        if let Some(u) = self.usage {
+            let mut j = String::with_capacity(320);
+            self.push_head(&mut j);
+            let (input, output) = (u.input.unwrap_or(0), u.output.unwrap_or(0));
+            j.push_str(r#","choices":[],"usage":{"prompt_tokens":"#);
+            push_u64(&mut j, input);
+            j.push_str(r#","completion_tokens":"#);
+            push_u64(&mut j, output);
+            j.push_str(r#","total_tokens":"#);
+            push_u64(&mut j, input + output);
+            j.push_str(r#","prompt_tokens_details":{"cached_tokens":"#);
+            push_u64(&mut j, u.cache_read.unwrap_or(0));
+            j.push_str(r#"},"completion_tokens_details":{"reasoning_tokens":"#);
+            push_u64(&mut j, u.reasoning.unwrap_or(0));
+            j.push_str("}}}");
+            emit(&mut self.out, None, &j);
+            if u.cache_write.is_some_and(|n| n > 0) {
+                self.notes
+                    .add("cache_creation_input_tokens (chat usage has no field for them; they are in prompt_tokens)");
+            }
+        }
+        emit(&mut self.out, None, "[DONE]");
+        self.done = true;
+    }
+
+    fn drop_note(&mut self, what: &str) {
+        self.notes.add(what);
+    }
+}
+
+impl Writer for ChatWriter {
+    fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    fn notes(&self) -> &[String] {
+        self.notes.all()
+    }
+
+    fn ended(&self) -> bool {
+        self.done
+    }
+}
+
+// --- Responses ----------------------------------------------------------------------------------
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RKind {
+    Text,
+    Refusal,
+    Reasoning,
+    Tool,
+}
+
+/// One output item of a Responses target, kept whole for its `.done` events and the final
+/// response.
+#[derive(Debug)]
+struct RItem {
+    kind: RKind,
+    id: String,
+    /// The text, refusal, summary text or arguments written so far.
+    text: String,
+    call_id: String,
+    name: String,
+    /// A reasoning item's `encrypted_content` (a Messages signature or redacted data).
+    encrypted: Option<String>,
+}
+
+/// Writes an OpenAI Responses stream (`response.*` events numbered from 0).
+#[derive(Debug, Default)]
+pub struct ResponsesWriter {
+    out: Vec<u8>,
+    head: Head,
+    started: bool,
+    seq: u64,
+    items: Blocks<RItem>,
+    stop: Option<(Stop<'static>, Option<String>)>,
+    usage: Option<Usage>,
+    done: bool,
+    notes: Notes,
+}
+
+impl ResponsesWriter {
+    /// Appends one event: `{"type": kind, <fields>, "sequence_number": n}`.
+    fn event(&mut self, kind: &str, fields: &str) {
+        let mut j = String::with_capacity(fields.len() + kind.len() + 48);
+        j.push_str(r#"{"type":"#);
+        push_str(&mut j, kind);
+        if !fields.is_empty() {
+            j.push(',');
+            j.push_str(fields);
+        }
+        j.push_str(r#","sequence_number":"#);
+        push_u64(&mut j, self.seq);
+        j.push('}');
+        self.seq += 1;
+        emit(&mut self.out, Some(kind), &j);
+    }
+
+    fn response_id(&self) -> String {
+        match self.head.id.as_deref() {
+            Some(id) if !id.is_empty() => id.to_owned(),
+            _ => "resp_ssewire".to_owned(),
+        }
+    }
+
+    /// The response object: `status`, the items written so far, usage when final.
+    fn push_response(&self, j: &mut String, status: &str, fin: bool) {
+        j.push_str(r#""response":{"id":"#);
+        push_str(j, &self.response_id());
+        j.push_str(r#","object":"response","created_at":"#);
+        j.push_str(&self.head.created.unwrap_or(0).to_string());
+        j.push_str(r#","status":"#);
+        push_str(j, status);
+        j.push_str(r#","model":"#);
+        push_str(j, self.head.model.as_deref().unwrap_or(""));
+        j.push_str(r#","output":["#);
+        if fin {
+            for (i, (_, item, _)) in self.items.all.iter().enumerate() {
+                if i > 0 {
+                    j.push(',');
+                }
+                push_item(j, item, "completed");
+            }
+        }
+        j.push(']');
+        let incomplete = match (&self.stop, status) {
+            (Some((Stop::MaxTokens, _)), "incomplete") => Some("max_output_tokens"),
+            (Some((Stop::Filtered, _)), "incomplete") => Some("content_filter"),
+            _ => None,
+        };
+        j.push_str(r#","incomplete_details":"#);
+        match incomplete {
+            Some(reason) => {
+                j.push_str(r#"{"reason":"#);
+                push_str(j, reason);
+                j.push('}');
+            }
+            None => j.push_str("null"),
+        }
+        j.push_str(r#","usage":"#);
+        match (fin, self.usage) {
+            (true, Some(u)) => {
+                let (input, output) = (u.input.unwrap_or(0), u.output.unwrap_or(0));
+                j.push_str(r#"{"input_tokens":"#);
+                push_u64(j, input);
+                j.push_str(r#","input_tokens_details":{"cached_tokens":"#);
+                push_u64(j, u.cache_read.unwrap_or(0));
+                j.push_str(r#"},"output_tokens":"#);
+                push_u64(j, output);
+                j.push_str(r#","output_tokens_details":{"reasoning_tokens":"#);
+                push_u64(j, u.reasoning.unwrap_or(0));
+                j.push_str(r#"},"total_tokens":"#);
+                push_u64(j, input + output);
+                j.push('}');
+            }
+            _ => j.push_str("null"),
+        }
+        j.push('}');
+    }
+
+    fn start(&mut self) {
+        if self.started || self.done {
+            return;
+        }
+        self.started = true;
+        for kind in ["response.created", "response.in_progress"] {
+            let mut j = String::with_capacity(256);
+            self.push_response(&mut j, "in_progress", false);
+            self.event(kind, &j);
+        }
+    }
+
+    fn item_fields(&self, at: usize) -> String {
+        let mut j = String::from(r#""output_index":"#);
+        j.push_str(&at.to_string());
+        if let Some(item) = self.items.get(at) {
+            j.push_str(r#","item_id":"#);
+            push_str(&mut j, &item.id);
+        }
+        j
+    }
+
+    fn open_item(&mut self, key: Key, kind: RKind, call_id: &str, name: &str) -> usize {
+        self.start();
+        if let Some(open) = self.items.open {
+            self.close_item(open);
+        }
+        let n = self.items.all.len();
+        let id = match kind {
+            RKind::Text | RKind::Refusal => format!("msg_{n}"),
+            RKind::Reasoning => format!("rs_{n}"),
+            RKind::Tool => format!("fc_{n}"),
+        };
+        let item = RItem {
+            kind,
+            id,
+            text: String::new(),
+            call_id: call_id.to_owned(),
+            name: name.to_owned(),
+            encrypted: None,
+        };
+        let at = self.items.push(key, item);
+        let mut j = String::from(r#""output_index":"#);
+        j.push_str(&at.to_string());
+        j.push_str(r#","item":"#);
+        if let Some(item) = self.items.get(at) {
+            push_item(&mut j, item, "in_progress");
+        }
+        self.event("response.output_item.added", &j);
+        let part = match kind {
+            RKind::Text => Some((
+                "response.content_part.added",
+                r#""content_index":0,"part":{"type":"output_text","text":"","annotations":[]}"#,
+            )),
+            RKind::Refusal => Some((
+                "response.content_part.added",
+                r#""content_index":0,"part":{"type":"refusal","refusal":""}"#,
+            )),
+            RKind::Reasoning => Some((
+                "response.reasoning_summary_part.added",
+                r#""summary_index":0,"part":{"type":"summary_text","text":""}"#,
+            )),
+            RKind::Tool => None,
+        };
+        if let Some((event, fields)) = part {
+            let j = format!("{},{fields}", self.item_fields(at));
+            self.event(event, &j);
+        }
+        at
+    }
+
+    fn close_item(&mut self, at: usize) {
+        if !self.items.is_open(at) {
+            return;
+        }
+        let Some(item) = self.items.get(at) else {
+            return;
+        };
+        let base = self.item_fields(at);
+        let mut text = String::new();
+        push_str(&mut text, &item.text);
+        let events: Vec<(&str, String)> = match item.kind {
+            RKind::Text => vec![
+                (
+                    "response.output_text.done",
+                    format!(r#"{base},"content_index":0,"text":{text}"#),
+                ),
+                (
+                    "response.content_part.done",
+                    format!(
+                        r#"{base},"content_index":0,"part":{{"type":"output_text","text":{text},"annotations":[]}}"#
+                    ),
+                ),
+            ],
+            RKind::Refusal => vec![
+                (
+                    "response.refusal.done",
+                    format!(r#"{base},"content_index":0,"refusal":{text}"#),
+                ),
+                (
+                    "response.content_part.done",
+                    format!(
+                        r#"{base},"content_index":0,"part":{{"type":"refusal","refusal":{text}}}"#
+                    ),
+                ),
+            ],
+            RKind::Reasoning => vec![
+                (
+                    "response.reasoning_summary_text.done",
+                    format!(r#"{base},"summary_index":0,"text":{text}"#),
+                ),
+                (
+                    "response.reasoning_summary_part.done",
+                    format!(
+                        r#"{base},"summary_index":0,"part":{{"type":"summary_text","text":{text}}}"#
+                    ),
+                ),
+            ],
+            RKind::Tool => vec![(
+                "response.function_call_arguments.done",
+                format!(r#"{base},"arguments":{text}"#),
+            )],
+        };
+        let mut done = format!(r#""output_index":{at},"item":"#);
+        push_item(&mut done, item, "completed");
+        for (event, fields) in events {
+            self.event(event, &fields);
+        }
+        self.event("response.output_item.done", &done);
+        self.items.mark_closed(at);
+    }
+
+    fn finish(&mut self, status: &str, kind: &str, failure: Option<Failure<'_>>) {
+        self.start();
+        if let Some(open) = self.items.open {
+            self.close_item(open);
+        }
+        let mut j = String::with_capacity(512);
+        self.push_response(&mut j, status, true);
+        if let Some(f) = failure {
+            // `"error":{...}` inside the response object: reopen its closing brace.
+            j.pop();
+            j.push_str(r#","error":{"code":"#);
+            push_str(&mut j, f.code.or(f.type_).unwrap_or("server_error"));
+            j.push_str(r#","message":"#);
+            push_str(&mut j, f.message);
+            j.push_str("}}");
+        }
+        self.event(kind, &j);
+        self.done = true;
+    }
+}
+
+/// One output item as the Responses API shows it.
+fn push_item(j: &mut String, item: &RItem, status: &str) {
+    let fin = status == "completed";
+    let mut text = String::new();
+    push_str(&mut text, if fin { &item.text } else { "" });
+    match item.kind {
+        RKind::Text | RKind::Refusal => {
+            j.push_str(r#"{"type":"message","id":"#);
+            push_str(j, &item.id);
+            j.push_str(r#","status":"#);
+            push_str(j, status);
+            j.push_str(r#","role":"assistant","content":["#);
+            if fin {
+                if item.kind == RKind::Text {
+                    j.push_str(&format!(
+                        r#"{{"type":"output_text","text":{text},"annotations":[]}}"#
+                    ));
+                } else {
+                    j.push_str(&format!(r#"{{"type":"refusal","refusal":{text}}}"#));
+                }
+            }
+            j.push_str("]}");
+        }
+        RKind::Reasoning => {
+            j.push_str(r#"{"type":"reasoning","id":"#);
+            push_str(j, &item.id);
+            j.push_str(r#","summary":["#);
+            if fin {
+                j.push_str(&format!(r#"{{"type":"summary_text","text":{text}}}"#));
+            }
+            j.push(']');
+            if let Some(encrypted) = &item.encrypted {
+                j.push_str(r#","encrypted_content":"#);
+                push_str(j, encrypted);
+            }
+            j.push('}');
+        }
+        RKind::Tool => {
+            j.push_str(r#"{"type":"function_call","id":"#);
+            push_str(j, &item.id);
+            j.push_str(r#","call_id":"#);
+            push_str(j, &item.call_id);
+            j.push_str(r#","name":"#);
+            push_str(j, &item.name);
+            j.push_str(r#","arguments":"#);
+            j.push_str(&text);
+            j.push_str(r#","status":"#);
+            push_str(j, status);
+            j.push('}');
+        }
+    }
+}
+
+impl Sink for ResponsesWriter {
+    fn meta(&mut self, meta: Meta<'_>) {
+        self.head.update(meta);
+        self.start();
+    }
+
+    fn open(&mut self, key: Key, kind: Kind<'_>) {
+        if self.done {
+            return;
+        }
+        match kind {
+            Kind::Text => self.open_item(key, RKind::Text, "", ""),
+            Kind::Refusal => self.open_item(key, RKind::Refusal, "", ""),
+            Kind::Reasoning => self.open_item(key, RKind::Reasoning, "", ""),
+            Kind::Tool { id, name } => self.open_item(key, RKind::Tool, id, name),
+        };
+    }
+
+    fn delta(&mut self, key: Key, text: &str) {
+        if self.done {
+            return;
+        }
+        let at = match self.items.find(key) {
+            Some(at) => at,
+            None => self.open_item(key, RKind::Text, "", ""),
+        };
+        if !self.items.is_open(at) {
+            self.notes
+                .add("a delta for an item the target had already closed (dropped)");
+            return;
+        }
+        let Some(item) = self.items.get_mut(at) else {
+            return;
+        };
+        item.text.push_str(text);
+        let kind = item.kind;
+        let mut j = self.item_fields(at);
+        let event = match kind {
+            RKind::Text => {
+                j.push_str(r#","content_index":0,"delta":"#);
+                push_str(&mut j, text);
+                j.push_str(r#","logprobs":[]"#);
+                "response.output_text.delta"
+            }
+            RKind::Refusal => {
+                j.push_str(r#","content_index":0,"delta":"#);
+                push_str(&mut j, text);
+                "response.refusal.delta"
+            }
+            RKind::Reasoning => {
+                j.push_str(r#","summary_index":0,"delta":"#);
+                push_str(&mut j, text);
+                "response.reasoning_summary_text.delta"
+            }
+            RKind::Tool => {
+                j.push_str(r#","delta":"#);
+                push_str(&mut j, text);
+                "response.function_call_arguments.delta"
+            }
+        };
+        self.event(event, &j);
+    }
+
+    fn signature(&mut self, key: Key, signature: &str) {
+        match self.items.find(key).and_then(|at| self.items.get_mut(at)) {
+            Some(item) if item.kind == RKind::Reasoning => {
+                item.encrypted = Some(signature.to_owned());
+            }
+            _ => self
+                .notes
+                .add("a reasoning signature outside a reasoning item"),
+        }
+    }
+
+    fn redacted(&mut self, key: Key, data: &str) {
+        if self.done {
+            return;
+        }
+        let at = self.open_item(key, RKind::Reasoning, "", "");
+        if let Some(item) = self.items.get_mut(at) {
+            item.encrypted = Some(data.to_owned());
+        }
+        self.close_item(at);
+    }
+
+    fn close(&mut self, key: Key) {
+        if self.done {
+            return;
+        }
+        if let Some(at) = self.items.find(key) {
+            self.close_item(at);
+        }
+    }
+
+    fn stop(&mut self, stop: Stop<'_>) {
+        let owned = match stop {
+            Stop::EndTurn => Stop::EndTurn,
+            Stop::StopSequence(_) => Stop::StopSequence(None),
+            Stop::MaxTokens => Stop::MaxTokens,
+            Stop::ToolUse => Stop::ToolUse,
+            Stop::Filtered => Stop::Filtered,
+            Stop::Other(_) => Stop::Other(""),
+        };
+        let other = match stop {
+            Stop::Other(o) => Some(o.to_owned()),
+            _ => None,
+        };
+        self.stop = Some((owned, other));
+    }
+
+    fn usage(&mut self, usage: &Usage) {
+        self.usage.get_or_insert_with(Usage::default).merge(usage);
+    }
+
+    fn error(&mut self, failure: Failure<'_>) {
+        if self.done {
+            return;
+        }
+        self.finish("failed", "response.failed", Some(failure));
+    }
+
+    fn end(&mut self) {
+        if self.done {
+            return;
+        }
+        match self.stop.as_ref().map(|(s, _)| *s) {
+            Some(Stop::MaxTokens | Stop::Filtered) => {
+                self.finish("incomplete", "response.incomplete", None)
+            }
+            _ => self.finish("completed", "response.completed", None),
+        }
+    }
+
+    fn drop_note(&mut self, what: &str) {
+        self.notes.add(what);
+    }
+}
+
+impl Writer for ResponsesWriter {
+    fn take(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.out)
+    }
+
+    fn notes(&self) -> &[String] {
+        self.notes.all()
+    }
+
+    fn ended(&self) -> bool {
+        self.done
+    }
+}
