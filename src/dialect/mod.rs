@@ -121,6 +121,22 @@ fn segment<'a, T>(
     }
 }
 
+/// The error of an `event: error` frame: read out of the first JSON document its data holds,
+/// or its whole text when it holds none; and whether a `[DONE]` line came with it.
+pub fn frame_error(data: &str) -> (ErrorInfo<'_>, bool) {
+    let mut first = None;
+    let mut done = false;
+    let is_json = |d| serde_json::from_str::<serde::de::IgnoredAny>(d).map(|_| ());
+    split_docs(data, is_json, |doc| match doc {
+        Doc::Done => done = true,
+        Doc::Value(text, ()) => {
+            first.get_or_insert(text);
+        }
+        Doc::Malformed(_) => {}
+    });
+    (ErrorInfo::from_document(first.unwrap_or(data)), done)
+}
+
 /// An error the server reported, read out of whichever wire form carried it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorInfo<'a> {

@@ -428,16 +428,10 @@ impl StreamCore {
         frame: &Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
-        let mut first = None;
-        let is_json = |d| serde_json::from_str::<serde::de::IgnoredAny>(d).map(|_| ());
-        split_docs(&frame.data, is_json, |doc| match doc {
-            Doc::Done => self.done = true,
-            Doc::Value(text, ()) => {
-                first.get_or_insert(text);
-            }
-            Doc::Malformed(_) => {}
-        });
-        let info = ErrorInfo::from_document(first.unwrap_or(&frame.data));
+        let (info, done) = crate::dialect::frame_error(&frame.data);
+        if done {
+            self.done = true;
+        }
         let name = self.event_name(py, frame);
         let item = self.stream_error_item(py, &info, name, &frame.data)?;
         emit(out, item)

@@ -139,11 +139,13 @@ impl<'a> Stop<'a> {
     }
 }
 
-/// Token counts in neutral terms. `input` counts every prompt token, cached ones included (the
-/// OpenAI convention); `cache_read` and `cache_write` are parts of it. `None`: not said.
+/// Token counts in neutral terms, as each upstream says them: OpenAI's prompt figure counts
+/// every prompt token, cached ones included (`input`); Anthropic's `input_tokens` counts only
+/// those neither read from nor written to a cache (`uncached`). `None`: not said.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Usage {
     pub input: Option<u64>,
+    pub uncached: Option<u64>,
     pub cache_read: Option<u64>,
     pub cache_write: Option<u64>,
     pub output: Option<u64>,
@@ -159,18 +161,33 @@ impl Usage {
             }
         };
         pick(&mut self.input, later.input);
+        pick(&mut self.uncached, later.uncached);
         pick(&mut self.cache_read, later.cache_read);
         pick(&mut self.cache_write, later.cache_write);
         pick(&mut self.output, later.output);
         pick(&mut self.reasoning, later.reasoning);
     }
 
+    fn cached(&self) -> u64 {
+        self.cache_read
+            .unwrap_or(0)
+            .saturating_add(self.cache_write.unwrap_or(0))
+    }
+
+    /// Every prompt token, cached ones included (OpenAI's `prompt_tokens` / `input_tokens`).
+    pub fn total_input(&self) -> u64 {
+        match (self.input, self.uncached) {
+            (Some(total), _) => total,
+            (None, uncached) => uncached.unwrap_or(0).saturating_add(self.cached()),
+        }
+    }
+
     /// Prompt tokens not read from or written to a cache (Anthropic's `input_tokens`).
     pub fn uncached_input(&self) -> u64 {
-        self.input
-            .unwrap_or(0)
-            .saturating_sub(self.cache_read.unwrap_or(0))
-            .saturating_sub(self.cache_write.unwrap_or(0))
+        match (self.uncached, self.input) {
+            (Some(uncached), _) => uncached,
+            (None, total) => total.unwrap_or(0).saturating_sub(self.cached()),
+        }
     }
 }
 
@@ -429,7 +446,7 @@ impl Translation {
         let name = event.unwrap_or(b"message");
         let sink = self.writer.as_mut();
         if name == b"error" {
-            read::send_error(&ErrorInfo::from_document(&text), sink);
+            read::send_error(&crate::dialect::frame_error(&text).0, sink);
             return;
         }
         let Some(reader) = self.reader.as_mut() else {
@@ -522,13 +539,24 @@ mod tests {
     }
 
     #[test]
-    fn uncached_input_never_underflows() {
+    fn usage_counts_cached_tokens_once_either_way() {
         let u = Usage {
             input: Some(10),
             cache_read: Some(7),
             cache_write: Some(5),
             ..Usage::default()
         };
-        assert_eq!(u.uncached_input(), 0);
+        assert_eq!((u.total_input(), u.uncached_input()), (10, 0));
+        let mut a = Usage {
+            uncached: Some(12),
+            cache_write: Some(2048),
+            ..Usage::default()
+        };
+        a.merge(&Usage {
+            cache_read: Some(1800),
+            output: Some(37),
+            ..Usage::default()
+        });
+        assert_eq!((a.total_input(), a.uncached_input()), (3860, 12));
     }
 }

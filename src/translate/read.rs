@@ -87,14 +87,11 @@ fn openai_usage(text: &str) -> Option<Usage> {
 
 /// Anthropic usage in neutral terms (its `input_tokens` excludes the cached ones).
 fn anthropic_usage(text: &str) -> Option<Usage> {
-    let input = u64_field(text, "input_tokens");
-    let read = u64_field(text, "cache_read_input_tokens");
-    let write = u64_field(text, "cache_creation_input_tokens");
-    let any_input = input.is_some() || read.is_some() || write.is_some();
     Some(Usage {
-        input: any_input.then(|| input.unwrap_or(0) + read.unwrap_or(0) + write.unwrap_or(0)),
-        cache_read: read,
-        cache_write: write,
+        input: None,
+        uncached: u64_field(text, "input_tokens"),
+        cache_read: u64_field(text, "cache_read_input_tokens"),
+        cache_write: u64_field(text, "cache_creation_input_tokens"),
         output: u64_field(text, "output_tokens"),
         reasoning: None,
     })
@@ -110,30 +107,47 @@ const CHAT_TOOL: Key = 16;
 /// Reads a chat completions stream (choice 0; other choices are noted and dropped).
 #[derive(Debug, Default)]
 pub struct ChatReader {
+    /// The open text, reasoning or refusal block (one at a time: chat sends them in turn).
     open: Option<Key>,
-    tools: HashSet<i64>,
-    /// Anthropic's input figure needs the whole usage: usage is sent once, at the end.
-    usage_seen: bool,
+    /// The tool calls opened, in order; they stay open until `[DONE]` (fragments of parallel
+    /// calls may interleave).
+    tools: Vec<i64>,
 }
 
 impl ChatReader {
-    fn switch(&mut self, key: Key, kind: Kind<'_>, sink: &mut dyn Sink) {
-        if self.open == Some(key) {
-            return;
-        }
-        if let Some(open) = self.open.take() {
-            sink.close(open);
-        }
-        sink.open(key, kind);
-        self.open = Some(key);
-    }
-
     fn text(&mut self, key: Key, kind: Kind<'_>, text: &str, sink: &mut dyn Sink) {
         if text.is_empty() && self.open != Some(key) {
             return; // an empty opening fragment opens nothing
         }
-        self.switch(key, kind, sink);
+        if self.open != Some(key) {
+            if let Some(open) = self.open.take() {
+                sink.close(open);
+            }
+            sink.open(key, kind);
+            self.open = Some(key);
+        }
         sink.delta(key, text);
+    }
+
+    fn tool(
+        &mut self,
+        index: i64,
+        id: &str,
+        name: &str,
+        arguments: Option<&str>,
+        sink: &mut dyn Sink,
+    ) {
+        let key = CHAT_TOOL.wrapping_add(index as u64);
+        if !self.tools.contains(&index) {
+            if let Some(open) = self.open.take() {
+                sink.close(open);
+            }
+            self.tools.push(index);
+            sink.open(key, Kind::Tool { id, name });
+        }
+        if let Some(arguments) = arguments.filter(|a| !a.is_empty()) {
+            sink.delta(key, arguments);
+        }
     }
 
     /// One chunk.
@@ -167,32 +181,31 @@ impl ChatReader {
             if let Some(refusal) = &d.refusal {
                 self.text(CHAT_REFUSAL, Kind::Refusal, refusal.as_str(), sink);
             }
-            for call in &d.tool_calls {
-                let index = call.index.unwrap_or(0);
-                let key = CHAT_TOOL.wrapping_add(index as u64);
-                if self.tools.insert(index) {
-                    let id = call.id.as_ref().map_or("", Str::as_str);
-                    let name = call.name.as_ref().map_or("", Str::as_str);
-                    if let Some(open) = self.open.take() {
-                        sink.close(open);
-                    }
-                    sink.open(key, Kind::Tool { id, name });
-                    self.open = Some(key);
-                } else if self.open != Some(key) {
-                    // Fragments of calls interleaved: the earlier call is continued.
-                    self.open = Some(key);
-                }
-                if let Some(arguments) = call.arguments.as_ref().filter(|a| !a.as_str().is_empty())
-                {
-                    sink.delta(key, arguments.as_str());
-                }
+            // Calls in index order: one chunk may carry several calls' fragments in any order.
+            let mut calls: Vec<&chat::ToolCall<'_>> = d.tool_calls.iter().collect();
+            calls.sort_by_key(|c| c.index.unwrap_or(0));
+            for call in calls {
+                let id = call.id.as_ref().map_or("", Str::as_str);
+                let name = call.name.as_ref().map_or("", Str::as_str);
+                let arguments = call.arguments.as_ref().map(Str::as_str);
+                self.tool(call.index.unwrap_or(0), id, name, arguments, sink);
+            }
+            // The legacy `function_call` delta: one call, with no id.
+            if let Some((_, f)) = d
+                .extra
+                .0
+                .iter()
+                .find(|(k, _)| k.as_str() == "function_call")
+            {
+                let name = str_field(f.get(), "name").unwrap_or_default();
+                let arguments = str_field(f.get(), "arguments");
+                self.tool(0, "", &name, arguments.as_deref(), sink);
             }
             if let Some(reason) = &choice.finish_reason {
                 sink.stop(Stop::from_chat(reason.as_str()));
             }
         }
         if let Some(usage) = c.usage.and_then(|u| openai_usage(u.get())) {
-            self.usage_seen = true;
             sink.usage(&usage);
         }
     }
@@ -230,6 +243,9 @@ impl ChatReader {
     pub fn done(&mut self, sink: &mut dyn Sink) {
         if let Some(open) = self.open.take() {
             sink.close(open);
+        }
+        for index in std::mem::take(&mut self.tools) {
+            sink.close(CHAT_TOOL.wrapping_add(index as u64));
         }
         sink.end();
     }

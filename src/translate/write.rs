@@ -3,9 +3,10 @@
 //!
 //! Shared rules (each writer applies them in its own wire form):
 //! - the opening events go out with the first call (`meta`, or content before it);
-//! - one block (Messages content block, Responses output item) is open at a time: opening
-//!   another closes the open one, in order; a delta for a block already closed is written
-//!   under its own index and noted;
+//! - Messages: one content block is open at a time (its protocol is sequential): opening
+//!   another closes the open one; a delta for a block already closed is written under its own
+//!   index and noted. Responses: items stay open until the reader closes them or the stream
+//!   ends (every event names its `output_index`, so interleaved tool calls stay whole);
 //! - an upstream error is written in the target's error form after what was already written,
 //!   and nothing follows it;
 //! - the closing events (stop reason, usage, terminal marker) go out only at `end()`, the
@@ -548,7 +549,7 @@ impl Sink for ChatWriter {
         if let Some(u) = self.usage {
             let mut j = String::with_capacity(320);
             self.push_head(&mut j);
-            let (input, output) = (u.input.unwrap_or(0), u.output.unwrap_or(0));
+            let (input, output) = (u.total_input(), u.output.unwrap_or(0));
             j.push_str(r#","choices":[],"usage":{"prompt_tokens":"#);
             push_u64(&mut j, input);
             j.push_str(r#","completion_tokens":"#);
@@ -618,6 +619,8 @@ struct RItem {
 pub struct ResponsesWriter {
     out: Vec<u8>,
     head: Head,
+    /// The response id, fixed by the first event (clients check it never changes).
+    id: Option<String>,
     started: bool,
     seq: u64,
     items: Blocks<RItem>,
@@ -644,17 +647,21 @@ impl ResponsesWriter {
         emit(&mut self.out, Some(kind), &j);
     }
 
-    fn response_id(&self) -> String {
-        match self.head.id.as_deref() {
-            Some(id) if !id.is_empty() => id.to_owned(),
-            _ => "resp_ssewire".to_owned(),
-        }
+    fn response_id(&mut self) -> String {
+        let head = &self.head;
+        self.id
+            .get_or_insert_with(|| match head.id.as_deref() {
+                Some(id) if !id.is_empty() => id.to_owned(),
+                _ => "resp_ssewire".to_owned(),
+            })
+            .clone()
     }
 
     /// The response object: `status`, the items written so far, usage when final.
-    fn push_response(&self, j: &mut String, status: &str, fin: bool) {
+    fn push_response(&mut self, j: &mut String, status: &str, fin: bool) {
+        let id = self.response_id();
         j.push_str(r#""response":{"id":"#);
-        push_str(j, &self.response_id());
+        push_str(j, &id);
         j.push_str(r#","object":"response","created_at":"#);
         j.push_str(&self.head.created.unwrap_or(0).to_string());
         j.push_str(r#","status":"#);
@@ -688,7 +695,7 @@ impl ResponsesWriter {
         j.push_str(r#","usage":"#);
         match (fin, self.usage) {
             (true, Some(u)) => {
-                let (input, output) = (u.input.unwrap_or(0), u.output.unwrap_or(0));
+                let (input, output) = (u.total_input(), u.output.unwrap_or(0));
                 j.push_str(r#"{"input_tokens":"#);
                 push_u64(j, input);
                 j.push_str(r#","input_tokens_details":{"cached_tokens":"#);
@@ -730,9 +737,6 @@ impl ResponsesWriter {
 
     fn open_item(&mut self, key: Key, kind: RKind, call_id: &str, name: &str) -> usize {
         self.start();
-        if let Some(open) = self.items.open {
-            self.close_item(open);
-        }
         let n = self.items.all.len();
         let id = match kind {
             RKind::Text | RKind::Refusal => format!("msg_{n}"),
@@ -840,8 +844,8 @@ impl ResponsesWriter {
 
     fn finish(&mut self, status: &str, kind: &str, failure: Option<Failure<'_>>) {
         self.start();
-        if let Some(open) = self.items.open {
-            self.close_item(open);
+        for at in 0..self.items.all.len() {
+            self.close_item(at);
         }
         let mut j = String::with_capacity(512);
         self.push_response(&mut j, status, true);
