@@ -2,8 +2,10 @@
 //! arguments, structured output), readable as a value at every point (API.md section 7).
 //!
 //! [`PartialJson`] is a push state machine with an explicit stack (no recursion, so no input
-//! can overflow the native stack; there is no depth limit: each open level costs one byte of
-//! stack here, and what a caller then does with a deep value is its own business). Carried
+//! can overflow the native stack). Nesting is limited as everywhere in the crate: an array or
+//! object opened inside [`MAX_DEPTH`] others is an error ("nested deeper than 128 levels"),
+//! so a value can always be printed or re-encoded by recursive code (`repr`, `json.dumps`)
+//! and its containers stay within a constant of the input. Carried
 //! across feeds: the text received so far (kept for [`PartialJson::value_json`], for error
 //! messages and as the raw text callers keep beside the value), up to 3 bytes of a UTF-8
 //! character cut by a `&[u8]` feed, the lexer state (inside a string, an escape, a number, a
@@ -102,6 +104,10 @@ const BAD_UNICODE: &str = "Invalid \\uXXXX escape";
 const CONTROL: &str = "Invalid control character at";
 const BAD_UTF8: &str = "Invalid UTF-8";
 const CUT_UTF8: &str = "Incomplete UTF-8 character";
+const TOO_DEEP: &str = "JSON nested deeper than 128 levels";
+
+/// The deepest nesting read (the JSON decoder's limit, `crate::dialect::json::MAX_DEPTH`).
+pub const MAX_DEPTH: usize = crate::dialect::json::MAX_DEPTH;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Num {
@@ -349,6 +355,8 @@ impl Machine {
                     if is_ws(b) {
                     } else if b == b']' && self.state == State::ArrayFirst {
                         self.close(i + 1);
+                    } else if matches!(b, b'[' | b'{') && self.stack.len() >= MAX_DEPTH {
+                        return Err(self.fail(text, TOO_DEEP, i));
                     } else if !self.start_value(b, i) {
                         return Err(self.fail(text, EXPECTING_VALUE, i));
                     }
@@ -568,6 +576,9 @@ impl Machine {
 /// One JSON document fed in fragments; see the module docs for the rules of the partial value.
 #[derive(Debug, Clone)]
 pub struct PartialJson {
+    /// Tells this parser from any other made in the process (a reader of its text can tell
+    /// when a tool call was replaced by a new one under the same index).
+    id: u64,
     text: String,
     /// The start of a UTF-8 character cut at the end of the last `&[u8]` feed.
     carry: [u8; 4],
@@ -584,7 +595,9 @@ impl Default for PartialJson {
 impl PartialJson {
     /// A parser that logs no events (for Rust callers that only need [`Self::value_json`]).
     pub fn new() -> Self {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         PartialJson {
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             text: String::new(),
             carry: [0; 4],
             carry_len: 0,
@@ -683,6 +696,11 @@ impl PartialJson {
             return Err(self.m.fail(&self.text, CUT_UTF8, self.text.len()));
         }
         self.m.finish(&self.text)
+    }
+
+    /// This parser's identity (unique in the process).
+    pub fn id(&self) -> u64 {
+        self.id
     }
 
     /// Whether one whole document has been received.
@@ -894,12 +912,18 @@ mod tests {
     }
 
     #[test]
-    fn deep_nesting_does_not_recurse() {
-        let depth = 1_000_000;
+    fn nesting_is_read_to_the_limit_and_no_deeper() {
         let mut p = PartialJson::with_events();
-        p.feed_str(&"[".repeat(depth)).unwrap();
-        p.feed_str(&"]".repeat(depth)).unwrap();
+        p.feed_str(&"[".repeat(MAX_DEPTH)).unwrap();
+        p.feed_str(&"]".repeat(MAX_DEPTH)).unwrap();
         assert!(p.complete());
-        assert_eq!(p.drain_events().len(), 2 * depth);
+        assert_eq!(p.drain_events().len(), 2 * MAX_DEPTH);
+        // One level more is an error, at the bracket that opens it; the value keeps the
+        // levels before it, and the millions of brackets after it are never held.
+        let mut p = PartialJson::with_events();
+        let err = p.feed_str(&"[".repeat(1_000_000)).unwrap_err();
+        assert_eq!((err.msg, err.pos), (TOO_DEEP, MAX_DEPTH));
+        assert_eq!(p.drain_events().len(), MAX_DEPTH);
+        assert_eq!(p.value_json().map(|v| v.len()), Some(2 * MAX_DEPTH));
     }
 }

@@ -513,7 +513,10 @@ def test_input_types() -> None:
 
 
 def test_deep_nesting_needs_no_recursion() -> None:
-    depth = 100_000
+    """The parser has no native recursion, so nesting to the limit (128, as everywhere in
+    ssewire) reads at every split; one level more is an error, not a deeper value (issue 15:
+    8 million levels used to build a value no recursive code could print)."""
+    depth = 128
     p = PartialJSON()
     p.feed("[" * depth)
     value = p.value
@@ -522,3 +525,6 @@ def test_deep_nesting_needs_no_recursion() -> None:
     assert value == []
     p.feed("]" * depth)
     assert p.complete
+    q = PartialJSON()
+    with pytest.raises(json.JSONDecodeError, match="deeper than 128"):
+        q.feed("[" * 100_000)

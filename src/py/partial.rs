@@ -88,7 +88,7 @@ impl Mirror {
                 Event::Str(s) => PyString::new(py, &s).into_any().unbind(),
                 Event::Num(Number::Int(i)) => i.into_pyobject(py)?.into_any().unbind(),
                 Event::Num(Number::Float(f)) => PyFloat::new(py, f).into_any().unbind(),
-                Event::Num(Number::Big(s)) => py.get_type::<PyInt>().call1((s,))?.unbind(),
+                Event::Num(Number::Big(s)) => big_int(py, &s),
                 Event::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
                 Event::Null => py.None(),
             };
@@ -113,11 +113,23 @@ impl Mirror {
     }
 }
 
+/// An integer too large for 64 bits, as the decoder reads one (`crate::py::json`): exact as a
+/// Python `int`, or (past the digits CPython converts, 4300 by default) the float `json.loads`
+/// would then give, never an exception.
+fn big_int(py: Python<'_>, digits: &str) -> Py<PyAny> {
+    match py.get_type::<PyInt>().call1((digits,)) {
+        Ok(int) => int.unbind(),
+        Err(_) => PyFloat::new(py, digits.parse().unwrap_or(f64::INFINITY))
+            .into_any()
+            .unbind(),
+    }
+}
+
 /// The Python values of a stream's tool-call arguments, built only for the calls
 /// `partial_arguments` is asked about: per call, a reader with events fed the text the fold's
 /// reader received since the last read, and its mirror (so a read costs the new text).
 #[derive(Default)]
-pub struct Partials(HashMap<(i64, i64), (PartialJson, Mirror)>);
+pub struct Partials(HashMap<(i64, i64), (u64, PartialJson, Mirror)>);
 
 impl Partials {
     /// The value of the call `key`, whose arguments the fold reads with `source`.
@@ -127,10 +139,15 @@ impl Partials {
         key: (i64, i64),
         source: &PartialJson,
     ) -> PyResult<Py<PyAny>> {
-        let (core, mirror) = self
+        let entry = self
             .0
             .entry(key)
-            .or_insert_with(|| (PartialJson::with_events(), Mirror::default()));
+            .or_insert_with(|| (source.id(), PartialJson::with_events(), Mirror::default()));
+        if entry.0 != source.id() {
+            // A new call under the same index (a second content_block_start): start over.
+            *entry = (source.id(), PartialJson::with_events(), Mirror::default());
+        }
+        let (_, core, mirror) = entry;
         let new = source.text().get(core.text().len()..).unwrap_or_default();
         // Arguments that are not JSON: the value keeps what was valid (the stream records no
         // error for them; the raw text is in the result).
@@ -140,19 +157,24 @@ impl Partials {
     }
 }
 
-/// A `str` holding lone surrogates (which UTF-8 cannot carry), each replaced with U+FFFD, as
-/// the core does for `\ud800` escapes. A rare path: `to_str()` failed.
-fn without_lone_surrogates(s: &Bound<'_, PyString>) -> PyResult<String> {
+/// A `str` holding surrogates (which UTF-8 cannot carry) as text: `high`, a high surrogate
+/// that ended the previous fragment, goes first; a pair makes its character, a lone surrogate
+/// becomes U+FFFD (as the core does for `\ud800` escapes), and a high surrogate at the end is
+/// held back for the next fragment (returned). A rare path: `to_str()` failed, or a surrogate
+/// was held.
+fn with_surrogates(s: &Bound<'_, PyString>, high: Option<u16>) -> PyResult<(String, Option<u16>)> {
     let encoded = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
     let bytes = encoded.cast::<pyo3::types::PyBytes>()?.as_bytes();
-    let units: Vec<u16> = bytes
-        .chunks_exact(2)
-        .map(|pair| match pair {
-            [lo, hi] => u16::from_le_bytes([*lo, *hi]),
-            _ => 0xFFFD,
-        })
-        .collect();
-    Ok(String::from_utf16_lossy(&units))
+    let mut units: Vec<u16> = high.into_iter().collect();
+    units.extend(bytes.chunks_exact(2).map(|pair| match pair {
+        [lo, hi] => u16::from_le_bytes([*lo, *hi]),
+        _ => 0xFFFD,
+    }));
+    let held = match units.last() {
+        Some(&u) if (0xD800..0xDC00).contains(&u) => units.pop(),
+        _ => None,
+    };
+    Ok((String::from_utf16_lossy(&units), held))
 }
 
 /// `json.JSONDecodeError` (a `ValueError`) for `err`, with the text so far as its document.
@@ -175,11 +197,57 @@ pub fn decode_error(py: Python<'_>, err: &Error, text: &str) -> PyErr {
 /// anything is known. Every list and dict in `value` is the same object from read to read,
 /// updated in place (items appended, keys added); scalars are never changed once placed,
 /// except the unfinished string, which is replaced by a new `str` as it grows (so a read while
-/// a long string is open costs that string's length).
+/// a long string is open costs that string's length). Nesting deeper than 128 levels is a
+/// `json.JSONDecodeError`, as any text that is not JSON: the value keeps what came before it.
 #[pyclass(module = "ssewire", name = "PartialJSON")]
 pub struct PartialJSON {
     core: PartialJson,
     mirror: Mirror,
+    /// The error raised once the text stopped being JSON, raised again by later feeds (the
+    /// same object: no copy of the text per call).
+    error: Option<Py<PyAny>>,
+    /// A high surrogate that ended the last `str` fragment (a pair may be cut between two).
+    high: Option<u16>,
+}
+
+impl PartialJSON {
+    fn failed(&mut self, py: Python<'_>, err: &Error) -> PyErr {
+        let exc = decode_error(py, err, self.core.text());
+        self.error = Some(exc.value(py).clone().into_any().unbind());
+        exc
+    }
+
+    fn raise_again(&self, py: Python<'_>) -> Option<PyErr> {
+        self.error
+            .as_ref()
+            .map(|e| PyErr::from_value(e.bind(py).clone()))
+    }
+
+    /// A held high surrogate alone after all: U+FFFD.
+    fn flush_high(&mut self) -> Result<(), Error> {
+        match self.high.take() {
+            Some(_) => self.core.feed_str("\u{FFFD}"),
+            None => Ok(()),
+        }
+    }
+
+    fn feed_text(&mut self, fragment: &Bound<'_, PyAny>) -> PyResult<Result<(), Error>> {
+        if let Ok(s) = fragment.cast::<PyString>() {
+            if self.high.is_none() {
+                if let Ok(text) = s.to_str() {
+                    return Ok(self.core.feed_str(text));
+                }
+            }
+            let (text, high) = with_surrogates(s, self.high.take())?;
+            self.high = high;
+            return Ok(self.core.feed_str(&text));
+        }
+        let input = Input::extract(fragment)?;
+        if let Err(e) = self.flush_high() {
+            return Ok(Err(e));
+        }
+        Ok(self.core.feed_bytes(input.as_bytes()))
+    }
 }
 
 #[pymethods]
@@ -189,57 +257,63 @@ impl PartialJSON {
         PartialJSON {
             core: PartialJson::with_events(),
             mirror: Mirror::default(),
+            error: None,
+            high: None,
         }
     }
 
     /// Feeds a fragment: `str`, or UTF-8 `bytes`/`bytearray`/`memoryview` cut anywhere.
     /// Raises `json.JSONDecodeError` (a `ValueError`) once the text cannot be JSON; `value`
-    /// then keeps what was valid before the error.
-    fn feed(&mut self, py: Python<'_>, fragment: &Bound<'_, PyAny>) -> PyResult<()> {
-        let result = if let Ok(s) = fragment.cast::<PyString>() {
-            match s.to_str() {
-                Ok(text) => self.core.feed_str(text),
-                Err(_) => self.core.feed_str(&without_lone_surrogates(s)?),
-            }
-        } else {
-            let input = Input::extract(fragment)?;
-            self.core.feed_bytes(input.as_bytes())
-        };
-        self.mirror.apply(py, &mut self.core)?;
-        result.map_err(|e| decode_error(py, &e, self.core.text()))
+    /// then keeps what was valid before the error, and later feeds raise the same error.
+    fn feed(slf: &Bound<'_, Self>, fragment: &Bound<'_, PyAny>) -> PyResult<()> {
+        let py = slf.py();
+        let mut this = super::errors::exclusive(slf, "PartialJSON")?;
+        if let Some(err) = this.raise_again(py) {
+            return Err(err);
+        }
+        let result = this.feed_text(fragment)?;
+        let this = &mut *this;
+        this.mirror.apply(py, &mut this.core)?;
+        result.map_err(|e| this.failed(py, &e))
     }
 
     /// The document so far (see the class docs); `None` before anything is known.
     #[getter]
-    fn value(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        self.mirror.value(py, &self.core)
+    fn value(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let mut this = super::errors::exclusive(slf, "PartialJSON")?;
+        let this = &mut *this;
+        this.mirror.value(slf.py(), &this.core)
     }
 
     /// Whether one whole document has been received.
     #[getter]
-    fn complete(&self) -> bool {
-        self.core.complete()
+    fn complete(slf: &Bound<'_, Self>) -> PyResult<bool> {
+        Ok(super::errors::shared(slf, "PartialJSON")?.core.complete())
     }
 
     /// Ends the input and returns the final value; `json.JSONDecodeError` (a `ValueError`,
     /// with `json.loads`'s position) when the text is not one JSON document.
-    fn finish(&mut self, py: Python<'_>) -> PyResult<Py<PyAny>> {
-        let result = self.core.finish();
-        self.mirror.apply(py, &mut self.core)?;
-        result.map_err(|e| decode_error(py, &e, self.core.text()))?;
-        self.mirror.value(py, &self.core)
+    fn finish(slf: &Bound<'_, Self>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let mut this = super::errors::exclusive(slf, "PartialJSON")?;
+        if let Some(err) = this.raise_again(py) {
+            return Err(err);
+        }
+        let this = &mut *this;
+        let result = this.flush_high().and_then(|()| this.core.finish());
+        this.mirror.apply(py, &mut this.core)?;
+        result.map_err(|e| this.failed(py, &e))?;
+        this.mirror.value(py, &this.core)
     }
 
-    fn __repr__(&mut self, py: Python<'_>) -> PyResult<String> {
-        let value = self.value(py)?;
+    fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
+        let py = slf.py();
+        let value = Self::value(slf)?;
+        let complete = Self::complete(slf)?;
         Ok(format!(
             "PartialJSON(value={}, complete={})",
             value.bind(py).repr()?,
-            if self.core.complete() {
-                "True"
-            } else {
-                "False"
-            }
+            if complete { "True" } else { "False" }
         ))
     }
 }
