@@ -23,11 +23,13 @@ ends the relay — leaving the ``async for`` closes the upstream response, and t
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import sys
 from typing import Any, Callable, Dict, Optional
+from urllib.parse import unquote
 
-from aiohttp import ClientSession, ClientTimeout, web
+from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
 
 import ssewire
 
@@ -62,36 +64,63 @@ def final_text(dialect: str, result: Dict[str, Any]) -> str:
     )  # fmt: skip
 
 
-def record(dialect: str, stream: Any) -> Dict[str, Any]:
-    """The log record of one relayed stream."""
+#: Longest error message logged (an upstream may send megabytes in one).
+LOGGED_MESSAGE = 500
+
+
+def record(dialect: str, stream: Any, client_gone: bool = False) -> Dict[str, Any]:
+    """The log record of one relayed stream. ``done`` tells a complete stream from one that
+    ended early; ``client_disconnected``, that the client left before the upstream finished
+    (its usage is what the upstream had sent by then)."""
     result = stream.result()
     text = final_text(dialect, result)
     error = stream.error
+    done = bool(getattr(stream, "done", False))
+    message = None if error is None else str(error.message)
+    if message is not None and len(message) > LOGGED_MESSAGE:
+        message = message[:LOGGED_MESSAGE] + f"... ({len(message)} characters)"
     return {
         "dialect": dialect,
         "model": result.get("model"),
         "usage": result.get("usage"),
         "text_length": len(text),
         "text_start": text[:40],
-        "error": None if error is None else {"message": error.message, "code": error.code},
+        "done": done,
+        "client_disconnected": client_gone,
+        "error": None if error is None else {"message": message, "code": error.code},
     }
+
+
+def safe_path(raw_path: str) -> bool:
+    """No dot segments (``..``, ``.``, also percent-encoded): the request path is appended to
+    the upstream's, and must not climb out of it."""
+    path = unquote(raw_path.split("?", 1)[0])  # %2e%2e and %2f are dots and slashes too
+    return all(seg.strip() not in (".", "..") for seg in path.replace("\\", "/").split("/"))
 
 
 def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
              timeout: Optional[float] = 600.0,
-             meters: Optional[Dict[str, Callable[[], Any]]] = None) -> web.Application:  # fmt: skip
+             meters: Optional[Dict[str, Callable[[], Any]]] = None,
+             write_timeout: float = 30.0, connections: int = 100) -> web.Application:  # fmt: skip
     """The gateway as an aiohttp application relaying to ``upstream`` (a base URL).
     ``meters`` maps a dialect to the factory of what taps its bytes (default: the ssewire
-    stream; anything with ``atap()``, ``result()`` and ``error`` will do)."""
+    stream; anything with ``atap()``, ``result()`` and ``error`` will do).
+
+    ``timeout`` bounds a whole upstream request; ``write_timeout``, one write to the client: a
+    client that stops reading is let go after it, so it cannot hold one of the
+    ``connections`` pooled upstream connections for longer."""
     app = web.Application()
 
     async def start(app: web.Application) -> None:
-        app[SESSION] = ClientSession(timeout=ClientTimeout(total=timeout))
+        app[SESSION] = ClientSession(timeout=ClientTimeout(total=timeout),
+                                     connector=TCPConnector(limit=connections))  # fmt: skip
 
     async def stop(app: web.Application) -> None:
         await app[SESSION].close()
 
     async def relay(request: web.Request) -> web.StreamResponse:
+        if not safe_path(request.raw_path):
+            raise web.HTTPBadRequest(text="dot segments are not allowed in the path")
         match = next((v for k, v in DIALECTS.items() if request.path.endswith(k)), None)
         if match is None:
             raise web.HTTPNotFound(text="not an LLM streaming endpoint")
@@ -106,12 +135,23 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
                 headers={k: v for k, v in up.headers.items() if k.lower() in RELAYED},
             )
             await response.prepare(request)
+            client_gone = False
             try:
                 async for chunk in stream.atap(up.content.iter_any()):
-                    await response.write(chunk)
+                    try:
+                        await asyncio.wait_for(response.write(chunk), write_timeout)
+                    except (ConnectionError, asyncio.TimeoutError):
+                        # The client left (or stopped reading): leaving the loop closes the
+                        # upstream response; the stream keeps what it consumed.
+                        client_gone = True
+                        break
             finally:
-                log(record(dialect, stream))
-        await response.write_eof()
+                log(record(dialect, stream, client_gone))
+        if not client_gone:
+            try:
+                await response.write_eof()
+            except ConnectionError:
+                pass  # the client left after the last byte: nothing was lost
         return response
 
     app.on_startup.append(start)

@@ -411,11 +411,13 @@ def test_bench_quick_tiny(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
     assert code == 0
     lines = out.splitlines()
     header = next(l for l in lines if l.startswith("task"))
-    assert header.split() == ["task", "parser", "events/s", "MB/s", "ratio"]
+    assert header.split() == ["task", "parser", "events/s", "MB/s", "ratio", "runs"]
     rows = [l for l in lines if l.startswith(("chat ", "messages ", "responses "))]
     assert len(rows) == 3 * 3 * 2  # dialects x tasks x (ssewire, pure-python)
-    assert all(r.split()[-1].endswith("x") for r in rows)
-    assert any(l.startswith("chat framing") and " ssewire " in l and l.endswith("1.0x") for l in lines)
+    assert all(r.split("  ")[0] and any(w.endswith("x") for w in r.split()) for r in rows)
+    assert any(l.startswith("chat framing") and " ssewire " in l and " 1.0x " in l for l in lines)
+    # Each row says what it runs: ssewire's final object comes from consume() + result().
+    assert all("consume() + result()" in l for l in rows if "feed+accumulate" in l and " ssewire " in l)
     # Progress: stderr is not a terminal here, so one plain line per case.
     progress = [l for l in err.splitlines() if l.startswith("ssewire bench: [")]
     assert len(progress) == 18 and progress[-1].startswith("ssewire bench: [18/18] ")
@@ -552,3 +554,39 @@ def test_console_script_subprocess(files: Path) -> None:
     assert proc.returncode == 3
     assert proc.stderr.decode().startswith("ssewire: stream ended early: ")
     assert json.loads(proc.stdout)["object"] == "chat.completion"
+
+
+# --- issue 15: no such subcommand; bench rows say what they run -------------------------------
+
+
+def test_accumulate_is_not_a_subcommand(capsys: pytest.CaptureFixture[str], tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run(capsys, "accumulate", "x.sse")
+    assert code == 2 and out == ""
+    assert "no 'accumulate' subcommand" in err and "ssewire FILE" in err
+    assert "unrecognized arguments" not in err
+
+
+def test_bench_rows_say_what_they_run() -> None:
+    figures = {"ssewire": "x", "python": "3", "platform": "p", "cpu_count": 2, "skipped": [],
+               "config": {"chunks": 1, "read_size": 1},
+               "results": [{"dialect": "chat", "task": "feed+accumulate", "parser": "ssewire",
+                            "events_per_s": 1.0, "mb_per_s": 1.0, "ratio": 1.0,
+                            "runs": "stream.consume() + result()"}]}  # fmt: skip
+    table = _bench.format_table(figures)
+    assert "stream.consume() + result()" in table
+    runners = _bench._ssewire_runners("chat")
+    assert "consume" in runners["feed+accumulate"].runs and "feed" in runners["feed"].runs
+
+
+def test_translate_subcommand(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    code, out, err = run(capsys, "translate", str(files / "messages.sse"), "--to", "chat")
+    assert code == 0 and err == ""
+    assert out.endswith("data: [DONE]\n\n")
+    chat = ssewire.ChatCompletionStream()
+    chat.feed(out.encode())
+    chat.finish()
+    assert chat.done and chat.result()["choices"][0]["message"]["tool_calls"]
+    code, out, err = run(capsys, "translate", str(files / "cut.sse"), "--to", "messages")
+    assert code == 3 and "message_stop" not in out

@@ -46,13 +46,13 @@ class Gateway:
     """``examples/gateway.py`` served on 127.0.0.1 (a free port) from its own event loop thread;
     its log records are collected in ``records``."""
 
-    def __init__(self, upstream: str, meters: Any = None) -> None:
+    def __init__(self, upstream: str, meters: Any = None, **options: Any) -> None:
         self.records: List[Dict[str, Any]] = []
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         app = example("gateway").make_app(upstream, self.records.append, timeout=TIMEOUT,
-                                          meters=meters)  # fmt: skip
+                                          meters=meters, **options)  # fmt: skip
         self.runner = web.AppRunner(app)
         self.port = asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(TIMEOUT)
 

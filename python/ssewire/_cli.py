@@ -389,10 +389,71 @@ def make_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _translate_main(argv: Sequence[str]) -> int:
+    """``ssewire translate FILE|- --to DIALECT [--from DIALECT]``: the stream translated into
+    another dialect (API.md section 8), written to stdout as it is read. Exit status as for the
+    main job: 3 when the upstream carried an error or ended before its terminal marker."""
+    parser = argparse.ArgumentParser(
+        prog="ssewire translate",
+        description="Translate a captured LLM stream into another dialect (chat, messages, "
+        "responses), event by event, to stdout.",
+    )
+    parser.add_argument("file", metavar="FILE", help="a captured response body, or - for stdin")
+    parser.add_argument("--to", required=True, choices=("chat", "messages", "responses"),
+                        help="the target dialect")  # fmt: skip
+    parser.add_argument("--from", dest="source", default="auto",
+                        choices=("auto", "chat", "messages", "responses"),
+                        help="the source dialect (default: told by its first events)")  # fmt: skip
+    try:
+        args = parser.parse_args(list(argv))
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else EXIT_USAGE
+    from ssewire._translate import Translator
+
+    try:
+        f = _open_input(args.file)
+    except OSError as e:
+        _err(f"cannot read {args.file}: {e.strerror or e}")
+        return EXIT_USAGE
+    t = Translator(args.source, args.to)
+    out = getattr(sys.stdout, "buffer", None)
+    try:
+        for piece in t.iter(_reads(f)):
+            if piece:
+                if out is not None:
+                    out.write(piece)
+                    out.flush()
+                else:  # a text-only stdout replacement
+                    sys.stdout.write(piece.decode("utf-8"))
+    except OSError as e:
+        _err(f"cannot read {args.file}: {e.strerror or e}")
+        return EXIT_USAGE
+    finally:
+        if f is not getattr(sys.stdin, "buffer", sys.stdin):
+            f.close()
+    for note in t.notes:
+        _err(f"note: dropped {note}")
+    source = t.source
+    if source is None or not source.done or source.error is not None:
+        err = None if source is None else source.error
+        _err(error_line(err) if err is not None else "the upstream ended before its terminal marker")
+        return EXIT_STREAM_ERROR
+    return EXIT_OK
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run the ``ssewire`` command with ``argv`` (default ``sys.argv[1:]``); returns the exit
     status."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "translate" and not os.path.exists("translate"):
+        return _translate_main(args_list[1:])
+    if args_list and args_list[0] == "accumulate" and not os.path.exists("accumulate"):
+        _err(
+            "there is no 'accumulate' subcommand: the main job assembles the final object; run "
+            "'ssewire FILE' (add --dialect chat|messages|responses to name the dialect), or "
+            "'ssewire translate FILE --to DIALECT' to translate a stream"
+        )
+        return EXIT_USAGE
     if args_list and args_list[0] == "bench":
         from ssewire import _bench
 

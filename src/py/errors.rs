@@ -46,7 +46,18 @@ pub fn stream_error(
 
 /// `ValueError` for an event that cannot be encoded, quoting the offending value.
 pub fn encode(err: EncodeError, value: &str) -> PyErr {
-    pyo3::exceptions::PyValueError::new_err(format!("{err}: {value:?}"))
+    pyo3::exceptions::PyValueError::new_err(format!("{err}: {}", shown(value)))
+}
+
+/// A value quoted in an error message: at most its first 60 characters, so a message stays
+/// small whatever the value (a 10 MB id).
+pub fn shown(value: &str) -> String {
+    let mut chars = value.chars();
+    let head: String = chars.by_ref().take(60).collect();
+    match chars.next() {
+        None => format!("{head:?}"),
+        Some(_) => format!("{head:?}... ({} characters)", value.chars().count()),
+    }
 }
 
 /// `ConcurrentUseError` for a call on an object that another call is using (pyo3's borrow

@@ -157,26 +157,6 @@ impl Partials {
     }
 }
 
-/// A `str` holding surrogates (which UTF-8 cannot carry) as text: `high`, a high surrogate
-/// that ended the previous fragment, goes first; a pair makes its character, a lone surrogate
-/// becomes U+FFFD (as the core does for `\ud800` escapes), and a high surrogate at the end is
-/// held back for the next fragment (returned). A rare path: `to_str()` failed, or a surrogate
-/// was held.
-fn with_surrogates(s: &Bound<'_, PyString>, high: Option<u16>) -> PyResult<(String, Option<u16>)> {
-    let encoded = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
-    let bytes = encoded.cast::<pyo3::types::PyBytes>()?.as_bytes();
-    let mut units: Vec<u16> = high.into_iter().collect();
-    units.extend(bytes.chunks_exact(2).map(|pair| match pair {
-        [lo, hi] => u16::from_le_bytes([*lo, *hi]),
-        _ => 0xFFFD,
-    }));
-    let held = match units.last() {
-        Some(&u) if (0xD800..0xDC00).contains(&u) => units.pop(),
-        _ => None,
-    };
-    Ok((String::from_utf16_lossy(&units), held))
-}
-
 /// `json.JSONDecodeError` (a `ValueError`) for `err`, with the text so far as its document.
 pub fn decode_error(py: Python<'_>, err: &Error, text: &str) -> PyErr {
     let made = py
@@ -238,7 +218,7 @@ impl PartialJSON {
                     return Ok(self.core.feed_str(text));
                 }
             }
-            let (text, high) = with_surrogates(s, self.high.take())?;
+            let (text, high) = super::strings::utf16_text(s, self.high.take())?;
             self.high = high;
             return Ok(self.core.feed_str(&text));
         }

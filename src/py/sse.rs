@@ -14,7 +14,7 @@ use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyString};
 
 use super::errors;
 use super::input::Input;
-use super::strings::{decode, Reused};
+use super::strings::{decode, lossy_text, Reused};
 use crate::encode::EncodeError;
 use crate::sse::{Framer, RawEvent, DEFAULT_MAX_EVENT_SIZE};
 
@@ -41,6 +41,8 @@ pub struct Event {
 
 #[pymethods]
 impl Event {
+    /// `retry`: an int from 0 to 2**64-1 (`TypeError` for another type, `bool` included;
+    /// `ValueError` out of range), as `encode_event` takes it.
     #[new]
     #[pyo3(signature = (data, event = None, id = None, retry = None))]
     fn new(
@@ -48,14 +50,14 @@ impl Event {
         data: Py<PyString>,
         event: Option<Py<PyString>>,
         id: Option<Py<PyString>>,
-        retry: Option<u64>,
-    ) -> Self {
-        Event {
+        retry: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<Self> {
+        Ok(Event {
             event: event.unwrap_or_else(|| PyString::new(py, "message").unbind()),
             data,
             id,
-            retry,
-        }
+            retry: retry_arg(retry)?,
+        })
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
@@ -113,13 +115,16 @@ impl Event {
     /// The event in its wire form (see `encode_event`); `ValueError` if its type or id cannot
     /// be written (only possible for an `Event` built by hand).
     fn encode<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let data = self.data.bind(py).to_str()?;
-        let event = self.event.bind(py).to_str()?;
-        let id = match &self.id {
-            Some(id) => Some(id.bind(py).to_str()?),
-            None => None,
-        };
-        encode(py, data, Some(event), id, self.retry)
+        let (data, event) = (self.data.bind(py), self.event.bind(py));
+        let id = self.id.as_ref().map(|id| id.bind(py));
+        let id = id.map(lossy_text).transpose()?;
+        encode(
+            py,
+            &lossy_text(data)?,
+            Some(&lossy_text(event)?),
+            id.as_deref(),
+            self.retry,
+        )
     }
 
     fn __hash__(&self, py: Python<'_>) -> PyResult<isize> {
@@ -293,31 +298,51 @@ fn encode<'py>(
     Ok(PyBytes::new(py, &out))
 }
 
+/// A `retry` argument: `None`, or an int from 0 to 2**64-1 (`TypeError` for any other type,
+/// `bool` included; `ValueError` out of range, the value shown in short).
+fn retry_arg(retry: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    match retry {
+        None => Ok(None),
+        Some(r) if r.is_none() => Ok(None),
+        Some(r) if r.is_instance_of::<PyBool>() || !r.is_instance_of::<PyInt>() => {
+            Err(PyTypeError::new_err(format!(
+                "retry must be an int (milliseconds), not {}",
+                r.get_type().name()?
+            )))
+        }
+        Some(r) => r.extract::<u64>().map(Some).map_err(|_| {
+            let text = r.str().map(|s| s.to_string()).unwrap_or_default();
+            PyValueError::new_err(format!(
+                "retry must be from 0 to 2**64-1, not {}",
+                errors::shown(&text)
+            ))
+        }),
+    }
+}
+
 /// One event in its wire form, for services that emit SSE: `event:`, `id:`, `retry:` when
 /// given, one `data:` line per line of `data` (split on CRLF, LF or CR), then a blank line.
 /// `SSEParser` reads it back as the same event (with CR / CRLF in the data read as LF).
+/// Lone surrogates in a `str` (which UTF-8 cannot carry) are written as U+FFFD.
 /// `ValueError` for an event type or id containing CR or LF, an id containing NUL, or a
-/// `retry` that is not an int from 0 to 2**64-1.
+/// `retry` out of 0..2**64-1; `TypeError` for a `retry` that is not an int.
 #[pyfunction]
 #[pyo3(signature = (data, event = None, id = None, retry = None))]
 pub fn encode_event<'py>(
     py: Python<'py>,
-    data: &str,
-    event: Option<&str>,
-    id: Option<&str>,
+    data: &Bound<'py, PyString>,
+    event: Option<&Bound<'py, PyString>>,
+    id: Option<&Bound<'py, PyString>>,
     retry: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let retry = match retry {
-        None => None,
-        Some(r) if r.is_instance_of::<PyBool>() || !r.is_instance_of::<PyInt>() => {
-            return Err(PyTypeError::new_err(format!(
-                "retry must be an int (milliseconds), not {}",
-                r.get_type().name()?
-            )));
-        }
-        Some(r) => Some(r.extract::<u64>().map_err(|_| {
-            PyValueError::new_err(format!("retry must be from 0 to 2**64-1, not {r}"))
-        })?),
-    };
-    encode(py, data, event, id, retry)
+    let retry = retry_arg(retry)?;
+    let event = event.map(lossy_text).transpose()?;
+    let id = id.map(lossy_text).transpose()?;
+    encode(
+        py,
+        &lossy_text(data)?,
+        event.as_deref(),
+        id.as_deref(),
+        retry,
+    )
 }

@@ -147,3 +147,36 @@ pub fn item_int(py: Python<'_>, value: &Py<PyAny>) -> Option<i64> {
     }
     value.bind(py).extract::<i64>().ok()
 }
+
+/// The text of a Python `str` as UTF-8: borrowed when it is valid, else (it holds surrogates,
+/// which UTF-8 cannot carry) a copy in which a surrogate pair becomes its character and a lone
+/// surrogate U+FFFD, as the core reads `\ud800` escapes and invalid UTF-8. A rare path.
+pub fn lossy_text<'a>(s: &'a Bound<'_, PyString>) -> PyResult<std::borrow::Cow<'a, str>> {
+    if let Ok(text) = s.to_str() {
+        return Ok(std::borrow::Cow::Borrowed(text));
+    }
+    let (text, held) = utf16_text(s, None)?;
+    let mut text = text;
+    if held.is_some() {
+        text.push('\u{FFFD}');
+    }
+    Ok(std::borrow::Cow::Owned(text))
+}
+
+/// A `str` read as UTF-16 code units (`high`, a high surrogate held from an earlier piece,
+/// first): pairs make their character, lone surrogates U+FFFD, and a high surrogate at the end
+/// is held back and returned (its pair may start the next piece).
+pub fn utf16_text(s: &Bound<'_, PyString>, high: Option<u16>) -> PyResult<(String, Option<u16>)> {
+    let encoded = s.call_method1("encode", ("utf-16-le", "surrogatepass"))?;
+    let bytes = encoded.cast::<pyo3::types::PyBytes>()?.as_bytes();
+    let mut units: Vec<u16> = high.into_iter().collect();
+    units.extend(bytes.chunks_exact(2).map(|pair| match pair {
+        [lo, hi] => u16::from_le_bytes([*lo, *hi]),
+        _ => 0xFFFD,
+    }));
+    let held = match units.last() {
+        Some(&u) if (0xD800..0xDC00).contains(&u) => units.pop(),
+        _ => None,
+    };
+    Ok((String::from_utf16_lossy(&units), held))
+}

@@ -7,10 +7,11 @@ cut into socket-sized reads; then three tasks are timed on the same reads:
 - ``feed``: bytes -> decoded per-event objects (the dialect stream's ``feed()``; a peer frames
   and ``json.loads`` each event, and the SDKs also build their typed event models, which is
   what their ``Stream`` hands to users);
-- ``feed+accumulate``: bytes -> the final object (the dialect stream + its accumulator; the
-  SDKs use their own stream helpers: ``ChatCompletionStreamState``, ``ResponseStreamState``,
+- ``feed+accumulate``: bytes -> the final object (ssewire: the dialect stream's ``consume()``
+  + ``result()``, which folds in Rust and builds no per-event object; the SDKs use their own
+  stream helpers: ``ChatCompletionStreamState``, ``ResponseStreamState``,
   ``accumulate_event``; the plain parsers fold the decoded dicts with a small dict
-  accumulator written here).
+  accumulator written here). Each row of the table says what it runs.
 
 Every peer is first run once and its output checked against ssewire's (the same events, the
 same text assembled); a peer that is not installed, raises or gives a different result is
@@ -265,6 +266,9 @@ class Runner(NamedTuple):
 
     run: Callable[[List[bytes]], Any]
     check: Callable[[Any], Any]
+    #: What the runner actually runs, printed beside its row (a task is done differently by
+    #: each parser: ssewire's final object comes from consume() + result(), not feed()).
+    runs: str = ""
 
 
 def _framing_key(ev: Any) -> Tuple[str, str]:
@@ -300,9 +304,9 @@ def _ssewire_runners(dialect: str) -> Dict[str, Runner]:
         return stream.result()
 
     return {
-        "framing": Runner(framing, lambda out: [_framing_key(e) for e in out]),
-        "feed": Runner(feed, lambda out: _ssewire_delta_texts(dialect, out)),
-        "feed+accumulate": Runner(accumulate, lambda out: _final_text(dialect, out)),
+        "framing": Runner(framing, lambda out: [_framing_key(e) for e in out], "SSEParser.feed()"),
+        "feed": Runner(feed, lambda out: _ssewire_delta_texts(dialect, out), "stream.feed()"),
+        "feed+accumulate": Runner(accumulate, lambda out: _final_text(dialect, out), "stream.consume() + result()"),
     }
 
 
@@ -322,9 +326,9 @@ def _plain_runners(
         return fold(_loads_events(dialect, frame(reads), key))
 
     return {
-        "framing": Runner(framing, lambda out: [(key(e)[0] or "message", key(e)[1]) for e in out]),
-        "feed": Runner(feed, lambda out: _delta_texts(dialect, out)),
-        "feed+accumulate": Runner(accumulate, lambda out: _final_text(dialect, out)),
+        "framing": Runner(framing, lambda out: [(key(e)[0] or "message", key(e)[1]) for e in out], "framer"),
+        "feed": Runner(feed, lambda out: _delta_texts(dialect, out), "framer + json.loads"),
+        "feed+accumulate": Runner(accumulate, lambda out: _final_text(dialect, out), "framer + json.loads + dict fold"),
     }
 
 
@@ -410,8 +414,8 @@ def _openai_sdk(dialect: str) -> Dict[str, Runner]:
                 state.handle_event(event)
             return state._completed_response  # what ResponseStream.get_final_response() returns
 
-    runners["feed"] = Runner(feed, lambda out: _delta_texts(dialect, out))
-    runners["feed+accumulate"] = Runner(accumulate, lambda out: _final_text(dialect, out))
+    runners["feed"] = Runner(feed, lambda out: _delta_texts(dialect, out), "Stream events (typed models)")
+    runners["feed+accumulate"] = Runner(accumulate, lambda out: _final_text(dialect, out), "Stream + ChatCompletionStreamState / ResponseStreamState")
     return runners
 
 
@@ -459,8 +463,8 @@ def _anthropic_sdk(dialect: str) -> Dict[str, Runner]:
             snapshot = step(event, snapshot)
         return snapshot
 
-    runners["feed"] = Runner(feed, lambda out: _delta_texts(dialect, out))
-    runners["feed+accumulate"] = Runner(accumulate, lambda out: _final_text(dialect, out))
+    runners["feed"] = Runner(feed, lambda out: _delta_texts(dialect, out), "Stream events (typed models)")
+    runners["feed+accumulate"] = Runner(accumulate, lambda out: _final_text(dialect, out), "Stream + accumulate_event")
     return runners
 
 
@@ -696,6 +700,7 @@ def _run_plan(
             "events_per_s": n_events / best if best > 0 else None,
             "mb_per_s": len(body) / best / 1e6 if best > 0 else None,
             "ratio": ratio,
+            "runs": runner.runs,
         })
     return results
 
@@ -710,7 +715,7 @@ def format_table(figures: Dict[str, Any]) -> str:
         "best of repeated runs",
         "",
     ]
-    header = f"{'task':<28}{'parser':<15}{'events/s':>13}{'MB/s':>10}{'ratio':>9}"
+    header = f"{'task':<28}{'parser':<15}{'events/s':>13}{'MB/s':>10}{'ratio':>9}  runs"
     lines += [header, "-" * len(header)]
     previous = None
     for r in figures["results"]:
@@ -721,7 +726,7 @@ def format_table(figures: Dict[str, Any]) -> str:
         ratio = "-" if r["ratio"] is None else f"{r['ratio']:.1f}x"
         rate = "-" if r["events_per_s"] is None else f"{r['events_per_s']:,.0f}"
         mbs = "-" if r["mb_per_s"] is None else f"{r['mb_per_s']:.1f}"
-        lines.append(f"{task:<28}{r['parser']:<15}{rate:>13}{mbs:>10}{ratio:>9}")
+        lines.append(f"{task:<28}{r['parser']:<15}{rate:>13}{mbs:>10}{ratio:>9}  {r.get('runs', '')}")
     lines.append("")
     lines.append("ratio = peer time / ssewire time on the same task: ssewire is that many times faster")
     if figures.get("peer_import_s") is not None:
