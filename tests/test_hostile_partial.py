@@ -263,3 +263,18 @@ def test_split_equivalence_of_partial_json() -> None:
             seen.append(json.dumps(p.value))
         values.add(json.dumps(p.finish()))
     assert len(values) == 1
+
+
+# --- found by the cargo-fuzz campaign ---------------------------------------------------------------
+
+
+def test_tool_input_with_a_number_out_of_float_range_is_valid_json() -> None:
+    """`1e400` is JSON (json.loads reads inf); the Messages fold used to call such tool input
+    "never formed valid JSON", leave `input` as `{}` and warn (serde_json refuses the number).
+    The fold now checks tool input with the crate's own JSON reader."""
+    body = messages_tool(0, "t", ['{"x": 1e400, ', '"y": 2}'])
+    body += ev("content_block_stop", {"type": "content_block_stop", "index": 0})
+    s = ssewire.MessagesStream()
+    s.feed(body)
+    assert s.result()["content"][0]["input"] == {"x": float("inf"), "y": 2}
+    assert s.warnings == []

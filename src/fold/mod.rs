@@ -417,50 +417,14 @@ impl<'de> serde::Deserialize<'de> for Entries<'de> {
     }
 }
 
-/// Checks that `text` is one JSON document that converts to Python: the same nesting limit
-/// as the converter (serde_json's 128 levels; `IgnoredAny` alone does not apply it), with no
-/// allocation.
-pub fn check_json(text: &str) -> Result<(), serde_json::Error> {
-    struct Valid;
-    impl<'de> serde::Deserialize<'de> for Valid {
-        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-            d.deserialize_any(ValidVisitor)
-        }
-    }
-    struct ValidVisitor;
-    impl<'de> Visitor<'de> for ValidVisitor {
-        type Value = Valid;
-        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
-            f.write_str("any JSON value")
-        }
-        fn visit_bool<E: de::Error>(self, _: bool) -> Result<Valid, E> {
-            Ok(Valid)
-        }
-        fn visit_i64<E: de::Error>(self, _: i64) -> Result<Valid, E> {
-            Ok(Valid)
-        }
-        fn visit_u64<E: de::Error>(self, _: u64) -> Result<Valid, E> {
-            Ok(Valid)
-        }
-        fn visit_f64<E: de::Error>(self, _: f64) -> Result<Valid, E> {
-            Ok(Valid)
-        }
-        fn visit_str<E: de::Error>(self, _: &str) -> Result<Valid, E> {
-            Ok(Valid)
-        }
-        fn visit_unit<E: de::Error>(self) -> Result<Valid, E> {
-            Ok(Valid)
-        }
-        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Valid, A::Error> {
-            while seq.next_element::<Valid>()?.is_some() {}
-            Ok(Valid)
-        }
-        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Valid, A::Error> {
-            while map.next_entry::<de::IgnoredAny, Valid>()?.is_some() {}
-            Ok(Valid)
-        }
-    }
-    serde_json::from_str::<Valid>(text).map(|_| ())
+/// Checks that `text` is one JSON document that converts to Python, by the crate's one JSON
+/// validator (`crate::partial`): the same nesting limit as the converter (128 levels), and,
+/// as the converter reads them, numbers outside the float range are valid (serde_json refuses
+/// `1e400`; `json.loads` reads it as `inf`). Linear in the text.
+pub fn check_json(text: &str) -> Result<(), crate::partial::Error> {
+    let mut p = crate::partial::PartialJson::new();
+    p.feed_str(text)?;
+    p.finish()
 }
 
 impl Map {

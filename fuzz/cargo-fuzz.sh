@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Coverage-guided fuzzing of the pure-Rust core (cargo-fuzz, libFuzzer; nightly toolchain):
+#   bash fuzz/cargo-fuzz.sh [SECONDS_PER_TARGET] [TARGET...]
+# Each target runs for SECONDS (default 20) from a corpus seeded with tests/data's captures
+# (fuzz/rust/corpus/, not committed), with libFuzzer's memory limits (RSS 2 GiB, one
+# allocation 256 MiB over inputs of at most 64 KiB: an input that makes the core allocate
+# more fails). A crash, a failed assertion (split equivalence, round trip) or a limit hit
+# fails the run; the input is saved under fuzz/rust/artifacts/. Prints executions and coverage
+# per target. Installs cargo-fuzz from crates.io when it is missing.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+seconds="${1:-20}"
+shift || true
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+    targets=(framing partial_json encode_roundtrip translate)
+fi
+if ! cargo +nightly --version > /dev/null 2>&1; then
+    echo "cargo-fuzz needs the nightly toolchain (rustup toolchain install nightly)"; exit 1
+fi
+if ! cargo fuzz --version > /dev/null 2>&1; then
+    cargo install cargo-fuzz --locked --quiet
+fi
+cd "$here/rust"
+for target in "${targets[@]}"; do
+    corpus="corpus/$target"
+    mkdir -p "$corpus" artifacts
+    if [ -z "$(ls -A "$corpus")" ]; then
+        for f in "$here"/../tests/data/*/*.sse "$here"/../python/ssewire/_samples/*.sse; do
+            cp "$f" "$corpus/seed-$(basename "$(dirname "$f")")-$(basename "$f")"
+        done
+    fi
+    log="$(mktemp)"
+    if ! cargo +nightly fuzz run --fuzz-dir "$here/rust" "$target" "$corpus" -- -max_total_time="$seconds" \
+        -max_len=65536 -rss_limit_mb=2048 -malloc_limit_mb=256 -timeout=20 \
+        -artifact_prefix=artifacts/ -print_final_stats=1 > "$log" 2>&1; then
+        tail -40 "$log"
+        echo "cargo-fuzz: $target FAILED"
+        exit 1
+    fi
+    runs=$(grep -Eo 'stat::number_of_executed_units: *[0-9]+' "$log" | grep -Eo '[0-9]+$' || echo 0)
+    cov=$(grep -Eo 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1 || true)
+    echo "cargo-fuzz: $target: $runs executions in ${seconds}s, $cov, 0 failures"
+    rm -f "$log"
+done
