@@ -120,6 +120,72 @@ def run_stream(cls: Any, pieces: Sequence[bytes], consume: bool = False) -> list
     return out
 
 
+def run_encoder(data: bytes) -> None:
+    """Encoder round trip: ``encode_event`` then ``SSEParser`` gives the same event back (data
+    lines joined with LF, lone surrogates as U+FFFD), or the documented ValueError for a type
+    or id that cannot be written; ``Event(...).encode()`` gives the same bytes."""
+    text = data.decode("utf-8", "surrogateescape")
+    data_part, _, rest = text.partition("\x1f")
+    event, _, ident = rest.partition("\x1f")
+    event_arg = event or None
+    id_arg = ident if "\x1f" in rest else None
+    retry = data[0] * 1009 if data and data[0] & 1 else None
+    try:
+        out = ssewire.encode_event(data_part, event=event_arg, id=id_arg, retry=retry)
+    except ValueError:
+        bad = any(c in (event_arg or "") for c in "\r\n") or any(c in (id_arg or "") for c in "\r\n\0")
+        if not bad:
+            raise
+        return
+    if ssewire.Event(data_part, event_arg, id_arg, retry).encode() != out:
+        raise AssertionError("Event.encode() != encode_event()")
+    events = ssewire.SSEParser().feed(out)
+    if len(events) != 1:
+        raise AssertionError(f"{len(events)} events from one encoded event")
+    [ev] = events
+
+    def fix(s: str) -> str:  # lone surrogates are written as U+FFFD
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in s)
+
+    want = fix(data_part).replace("\r\n", "\n").replace("\r", "\n")
+    expected = (want, fix(event_arg) if event_arg else "message", None if id_arg is None else fix(id_arg), retry)
+    got = (ev.data, ev.event, ev.id, ev.retry)
+    if got != expected:
+        raise AssertionError(f"round trip: {got!r} != {expected!r}")
+
+
+def run_partial(pieces: Sequence[bytes]) -> list[str]:
+    """PartialJSON over ``pieces``: the value after the last piece, complete, the outcome."""
+    p = ssewire.PartialJSON()
+    out: list[str] = []
+    error = None
+    for piece in pieces:
+        try:
+            p.feed(piece)
+        except ValueError as e:
+            error = error or repr((type(e).__name__, getattr(e, "pos", None)))
+    out.append(repr(p.value))
+    out.append(f"complete={p.complete} error={error}")
+    try:
+        out.append(repr(p.finish()))
+    except ValueError as e:
+        out.append(repr((type(e).__name__, getattr(e, "pos", None))))
+    return out
+
+
+PAIRS = [(s, t) for s in ("auto",) + DIALECTS for t in DIALECTS]
+
+
+def run_translator(pair: int, pieces: Sequence[bytes]) -> list[str]:
+    """A Translator over ``pieces``: the bytes written, notes, the source's and target's state."""
+    source, target = PAIRS[pair % len(PAIRS)]
+    t = ssewire.Translator(source, target, max_event_size=LIMIT)
+    out = b"".join(t.feed(p) for p in pieces) + t.finish()
+    src = t.source
+    state = None if src is None else (src.done, _value(src.error))
+    return [repr(out), repr(t.notes), repr(state), repr(t.result()) if FOLDS else ""]
+
+
 def check_same(name: str, runs: list[list[str]]) -> None:
     first = runs[0]
     for other in runs[1:]:
@@ -160,6 +226,10 @@ def one_input(data: bytes) -> None:
     for cls in STREAMS:
         check_same(cls.__name__, [run_stream(cls, w) for w in ways])
         check_same(cls.__name__ + " consume", [run_stream(cls, w, True) for w in ways])
+    check_same("PartialJSON", [run_partial(w) for w in ways])
+    run_encoder(data)
+    pair = data[0] if data else 0
+    check_same("Translator", [run_translator(pair, w) for w in ways[:2]])
     if FOLDS:
         run_folds(data)
 
@@ -194,9 +264,15 @@ def one_input_fast(data: bytes) -> None:
     pick, body = data[0], data[1:]
     cut = (pick * 7) % (len(body) + 1)
     ways = [[body], [body[:cut], body[cut:]]]
-    which = pick % 4
+    which = pick % 7
     if which == 0:
         check_same("SSEParser", [run_parser(w) for w in ways])
+    elif which == 4:
+        run_encoder(body)
+    elif which == 5:
+        check_same("PartialJSON", [run_partial(w) for w in ways])
+    elif which == 6:
+        check_same("Translator", [run_translator(pick >> 3, w) for w in ways])
     else:
         cls = STREAMS[which - 1]
         runs = [run_stream(cls, w, consume=(pick >> 2) & 1 == 1) for w in ways]
