@@ -7,6 +7,7 @@
 //!   responses), what they share (documents of a frame, errors in every wire form, the body
 //!   sniffer) and the frame-template fast path;
 //! - [`fold`]: each dialect's final object assembled as documents arrive (pure Rust);
+//! - [`http`]: an HTTP/1.1 response read off a raw connection (head, then the body de-framed);
 //! - [`partial`]: partial JSON read incrementally (streamed tool arguments), pure Rust;
 //! - [`text`]: lossy UTF-8 and lone-surrogate repair shared by the framing and the dialects;
 //! - `py` (feature `python`): the PyO3 module `ssewire._core`, the only place that knows
@@ -29,6 +30,7 @@
 pub mod dialect;
 pub mod encode;
 pub mod fold;
+pub mod http;
 pub mod partial;
 pub mod sse;
 pub mod text;
