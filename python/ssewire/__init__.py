@@ -20,6 +20,8 @@ from ssewire._core import (
     ErrorItem,
     Event,
     EventTooLargeError,
+    HTTPProtocolError,
+    HTTPResponseReader,
     MessageEvent,
     PartialJSON,
     ResponseEvent,
@@ -30,6 +32,7 @@ from ssewire._core import (
 )
 from ssewire._reading import ChatCompletionStream, MessagesStream, ResponsesStream, SSEParser
 from ssewire._protocol import StreamProtocol
+from ssewire._errors import HTTPStatusError
 from ssewire._translate import Translator, translate
 from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
 
@@ -43,6 +46,9 @@ __all__ = [
     "ErrorItem",
     "Event",
     "EventTooLargeError",
+    "HTTPProtocolError",
+    "HTTPResponseReader",
+    "HTTPStatusError",
     "MessageAccumulator",
     "MessageEvent",
     "MessagesStream",

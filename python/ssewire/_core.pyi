@@ -28,9 +28,13 @@ __all__ = [
     "ResponseEvent",
     "ResponsesStream",
     "PartialJSON",
+    "HTTPResponseReader",
+    "HTTPProtocolError",
+    "DEFAULT_MAX_HEAD_SIZE",
 ]
 __version__: Final[str]
 DEFAULT_MAX_EVENT_SIZE: Final[int]
+DEFAULT_MAX_HEAD_SIZE: Final[int]
 
 _Bytes = Union[bytes, bytearray, memoryview, Buffer]
 
@@ -38,6 +42,7 @@ _Bytes = Union[bytes, bytearray, memoryview, Buffer]
 from ssewire._errors import EventTooLargeError as EventTooLargeError
 from ssewire._errors import StreamError as StreamError
 from ssewire._errors import ConcurrentUseError as ConcurrentUseError
+from ssewire._errors import HTTPProtocolError as HTTPProtocolError
 
 @final
 class Event:
@@ -404,3 +409,34 @@ class Translator:
     def target_dialect(self) -> str: ...
     @property
     def notes(self) -> list[str]: ...
+
+# --- HTTP/1.1 responses off a raw connection -----------------------------------------------
+
+@final
+class HTTPResponseReader:
+    """One HTTP/1.x response: status line and header fields, then the body de-framed."""
+
+    def __new__(cls, *, max_head_size: int = ...) -> Self: ...
+    def feed(self, data: _Bytes) -> bytes: ...
+    def finish(self) -> None: ...
+    def header(self, name: str, default: Optional[Any] = None) -> Optional[Any]: ...
+    @property
+    def head_complete(self) -> bool: ...
+    @property
+    def body_complete(self) -> bool: ...
+    @property
+    def status(self) -> Optional[int]: ...
+    @property
+    def reason(self) -> Optional[str]: ...
+    @property
+    def http_version(self) -> Optional[str]: ...
+    @property
+    def headers(self) -> list[tuple[str, str]]: ...
+    @property
+    def trailers(self) -> list[tuple[str, str]]: ...
+    @property
+    def framing(self) -> Optional[str]: ...
+    @property
+    def interim(self) -> list[int]: ...
+    @property
+    def body_size(self) -> int: ...

@@ -79,3 +79,56 @@ class ConcurrentUseError(RuntimeError):
     refused with this error and changes nothing; the running call is not disturbed. Use one
     object per stream, or a lock around a shared one.
     """
+
+
+class HTTPProtocolError(ValueError):
+    """The bytes read off a connection are not a readable HTTP/1.x response, or the connection
+    ended before the response did (``HTTPResponseReader``, ``StreamProtocol`` in HTTP mode).
+
+    ``kind`` says which: ``"malformed"`` (status line, header fields, chunk framing, conflicting
+    ``Content-Length``), ``"too_large"`` (a head or trailer section over ``max_head_size``, a
+    chunk-size line over 16 KiB), ``"incomplete"`` (the connection closed first) or
+    ``"unsupported"`` (a transfer or content coding other than chunked / identity, a
+    ``101 Switching Protocols``).
+    """
+
+    def __init__(self, message: str, kind: str = "malformed") -> None:
+        super().__init__(message)
+        self.message = message
+        self.kind = kind
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.kind), self.__dict__)
+
+
+class HTTPStatusError(StreamError):
+    """The server answered with a status outside 2xx (``StreamProtocol`` in HTTP mode).
+
+    The body was still read into the stream, so ``error`` holds what the server said (the
+    stream's ``StreamError``: a JSON error body, or ``not_event_stream`` for an HTML page), or
+    None when its body carried no error. As a ``StreamError``: ``message`` is
+    ``"HTTP <status> <reason>"`` followed by the server's message, ``type`` is ``"http_error"``,
+    ``code`` the status, ``raw`` the server's error document (``{}`` without one).
+
+    Attributes: ``status`` (int), ``reason`` (str), ``headers`` (list of ``(name, value)``),
+    ``error`` (``StreamError`` or None).
+    """
+
+    def __init__(
+        self,
+        status: int,
+        reason: str = "",
+        headers: Optional[list[tuple[str, str]]] = None,
+        error: Optional[StreamError] = None,
+    ) -> None:
+        message = f"HTTP {status} {reason}".rstrip()
+        if error is not None:
+            message += f": {error.message}"
+        super().__init__(message, "http_error", status, None if error is None else error.raw)
+        self.status = status
+        self.reason = reason
+        self.headers: list[tuple[str, str]] = [] if headers is None else headers
+        self.error = error
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.status, self.reason, self.headers, self.error), self.__dict__)
