@@ -29,6 +29,7 @@
 pub mod dialect;
 pub mod encode;
 pub mod fold;
+pub mod http;
 pub mod partial;
 pub mod sse;
 pub mod text;

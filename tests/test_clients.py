@@ -322,7 +322,7 @@ async def _raw(server: LoopbackServer, consume: bool) -> None:
         items: list[Any] = []
         on_item = None if consume else items.append
         _, protocol = await loop.create_connection(
-            lambda: ssewire.StreamProtocol(stream, on_item, request=request),
+            lambda: ssewire.StreamProtocol(stream, on_item, request=request, http=False),
             "127.0.0.1",
             server.port,
         )
@@ -382,7 +382,7 @@ def test_stream_protocol_failures(server: LoopbackServer) -> None:
     async def connect(stream: Any, on_item: Any) -> Any:
         loop = asyncio.get_running_loop()
         transport, protocol = await loop.create_connection(
-            lambda: ssewire.StreamProtocol(stream, on_item, request=request),
+            lambda: ssewire.StreamProtocol(stream, on_item, request=request, http=False),
             "127.0.0.1",
             server.port,
         )

@@ -32,6 +32,7 @@ from ssewire._reading import ChatCompletionStream, MessagesStream, ResponsesStre
 from ssewire._protocol import StreamProtocol
 from ssewire._translate import Translator, translate
 from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
+from ssewire._errors import HTTPProtocolError, HTTPStatusError
 
 __all__ = [
     "AccumulateError",
@@ -41,6 +42,8 @@ __all__ = [
     "ConcurrentUseError",
     "DEFAULT_MAX_EVENT_SIZE",
     "ErrorItem",
+    "HTTPProtocolError",
+    "HTTPStatusError",
     "Event",
     "EventTooLargeError",
     "MessageAccumulator",

@@ -16,6 +16,8 @@ __all__ = [
     "encode_event",
     "_is_event_stream",
     "Translator",
+    "HTTPResponseReader",
+    "HTTPProtocolError",
     "EventTooLargeError",
     "StreamError",
     "ConcurrentUseError",
@@ -38,6 +40,7 @@ _Bytes = Union[bytes, bytearray, memoryview, Buffer]
 from ssewire._errors import EventTooLargeError as EventTooLargeError
 from ssewire._errors import StreamError as StreamError
 from ssewire._errors import ConcurrentUseError as ConcurrentUseError
+from ssewire._errors import HTTPProtocolError as HTTPProtocolError
 
 @final
 class Event:
@@ -404,3 +407,21 @@ class Translator:
     def target_dialect(self) -> str: ...
     @property
     def notes(self) -> list[str]: ...
+
+# --- HTTP/1.1 responses on raw sockets (StreamProtocol) ------------------------------------
+
+@final
+class HTTPResponseReader:
+    """Reads one HTTP/1.1 response from raw socket bytes; ``feed()`` returns the body bytes."""
+
+    def __new__(cls) -> Self: ...
+    def feed(self, data: _Bytes) -> bytes: ...
+    def finish(self) -> None: ...
+    @property
+    def status(self) -> Optional[int]: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def headers(self) -> list[tuple[str, str]]: ...
+    @property
+    def body_complete(self) -> bool: ...

@@ -79,3 +79,27 @@ class ConcurrentUseError(RuntimeError):
     refused with this error and changes nothing; the running call is not disturbed. Use one
     object per stream, or a lock around a shared one.
     """
+
+
+class HTTPProtocolError(ValueError):
+    """The bytes of a connection are not an HTTP/1.1 response (``StreamProtocol`` reading an
+    HTTP reply from a raw socket): a malformed head, a head or chunk-size line past its bound, a
+    bad chunk size, or a connection that closed inside the head or a framed body."""
+
+
+class HTTPStatusError(Exception):
+    """``StreamProtocol`` read a complete HTTP response whose status is not 2xx. The body was
+    still fed to the stream, so ``stream.error`` holds what the server said when it sent a JSON
+    error (or ``not_event_stream`` for an HTML page, with its text).
+
+    Attributes: ``status`` (int), ``reason`` (str), ``headers`` (list of (name, value)),
+    ``stream`` (the stream, finished).
+    """
+
+    def __init__(self, status: int, reason: str, headers: list[tuple[str, str]], stream: Any) -> None:
+        detail = getattr(getattr(stream, "error", None), "message", None)
+        super().__init__(f"HTTP {status} {reason}" + (f": {detail}" if detail else ""))
+        self.status = status
+        self.reason = reason
+        self.headers = headers
+        self.stream = stream

@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 
 mod chat;
 mod errors;
+mod http;
 mod input;
 mod json;
 mod messages;
@@ -57,5 +58,10 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<responses::ResponseAccumulator>()?;
     m.add_class::<partial::PartialJSON>()?;
     m.add_class::<translate::Translator>()?;
+    m.add_class::<http::HttpResponseReader>()?;
+    m.add(
+        "HTTPProtocolError",
+        m.py().get_type::<http::HTTPProtocolError>(),
+    )?;
     Ok(())
 }

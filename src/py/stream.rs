@@ -58,6 +58,17 @@ pub struct AccumulatorErrors {
 }
 
 impl AccumulatorErrors {
+    /// Visits the Python objects held (for the garbage collector).
+    pub fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(e) = &self.error {
+            visit.call(e)?;
+        }
+        for e in &self.errors {
+            visit.call(e)?;
+        }
+        Ok(())
+    }
+
     pub fn other(&mut self, item: &Bound<'_, PyAny>, expected: &str) -> PyResult<()> {
         let py = item.py();
         if let Ok(error_item) = item.cast::<ErrorItem>() {
@@ -92,6 +103,12 @@ impl AccumulatorErrors {
 
 #[pymethods]
 impl ErrorItem {
+    /// The garbage collector's view of the error it holds (a raised error's traceback can lead
+    /// back here: a cycle only the collector can break).
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.error)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "ErrorItem(kind={}, error={})",
@@ -403,6 +420,18 @@ impl StreamCore {
 
     pub fn error_ref(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         self.error.as_ref().map(|e| e.clone_ref(py))
+    }
+
+    /// Visits the Python objects held (for the garbage collector): the errors, which a user
+    /// may raise (`raise stream.error`), so that their tracebacks lead back to the stream.
+    pub fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(e) = &self.error {
+            visit.call(e)?;
+        }
+        for e in &self.errors {
+            visit.call(e)?;
+        }
+        Ok(())
     }
 }
 
@@ -724,6 +753,12 @@ macro_rules! dialect_stream {
                 }
             }
 
+            /// The garbage collector's view: the errors the stream holds (a raised
+            /// `stream.error` has a traceback that can lead back to the stream).
+            fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+                self.core.traverse(&visit)
+            }
+
             /// Parses `data` (bytes, bytearray or memoryview); returns the decoded items.
             fn feed<'py>(
                 slf: &Bound<'py, Self>,
@@ -884,6 +919,11 @@ macro_rules! accumulator_class {
                     fold: <$fold>::default(),
                     errors: $crate::py::stream::AccumulatorErrors::default(),
                 }
+            }
+
+            /// The garbage collector's view of the errors held.
+            fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+                self.errors.traverse(&visit)
             }
 
             /// Adds one item of the dialect, an `ErrorItem` or an `Event` (the last is
