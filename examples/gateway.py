@@ -206,6 +206,24 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
     async def stop(app: web.Application) -> None:
         await app[SESSION].close()
 
+    async def send(response: web.StreamResponse, data: bytes) -> bool:
+        """Writes to the client; False when the client left or stopped reading for longer than
+        ``write_timeout`` (leaving the relay loop then closes the upstream response, and the
+        stream keeps what it consumed)."""
+        try:
+            await asyncio.wait_for(response.write(data), write_timeout)
+            return True
+        except (ConnectionError, asyncio.TimeoutError):
+            return False
+
+    async def end(response: web.StreamResponse, client_gone: bool) -> web.StreamResponse:
+        if not client_gone:
+            try:
+                await response.write_eof()
+            except ConnectionError:
+                pass  # the client left after the last byte: nothing was lost
+        return response
+
     async def relay(request: web.Request) -> web.StreamResponse:
         if not safe_path(request.raw_path):
             raise web.HTTPBadRequest(text="dot segments are not allowed in the path")
@@ -228,21 +246,12 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
             client_gone = False
             try:
                 async for chunk in stream.atap(up.content.iter_any()):
-                    try:
-                        await asyncio.wait_for(response.write(chunk), write_timeout)
-                    except (ConnectionError, asyncio.TimeoutError):
-                        # The client left (or stopped reading): leaving the loop closes the
-                        # upstream response; the stream keeps what it consumed.
+                    if not await send(response, chunk):
                         client_gone = True
                         break
             finally:
                 log(record(dialect, stream, client_gone))
-        if not client_gone:
-            try:
-                await response.write_eof()
-            except ConnectionError:
-                pass  # the client left after the last byte: nothing was lost
-        return response
+        return await end(response, client_gone)
 
     async def translated(request: web.Request, client: str) -> web.StreamResponse:
         """Serves a ``client``-dialect request from the ``upstream_dialect`` upstream."""
@@ -271,23 +280,14 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
             client_gone = False
             try:
                 async for out in t.aiter(up.content.iter_any()):
-                    if not out:
-                        continue
-                    try:
-                        await asyncio.wait_for(response.write(out), write_timeout)
-                    except (ConnectionError, asyncio.TimeoutError):
+                    if out and not await send(response, out):
                         client_gone = True
                         break
             finally:
                 entry = record(upstream_dialect, t.source, client_gone) if t.source is not None else {}
                 entry.update({"served_as": client, "notes": t.notes})
                 log(entry)
-        if not client_gone:
-            try:
-                await response.write_eof()
-            except ConnectionError:
-                pass
-        return response
+        return await end(response, client_gone)
 
     app.on_startup.append(start)
     app.on_cleanup.append(stop)

@@ -60,13 +60,7 @@ pub struct AccumulatorErrors {
 impl AccumulatorErrors {
     /// Visits the Python objects held (for the garbage collector).
     pub fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        if let Some(e) = &self.error {
-            visit.call(e)?;
-        }
-        for e in &self.errors {
-            visit.call(e)?;
-        }
-        Ok(())
+        traverse_errors(self.error.as_ref(), &self.errors, visit)
     }
 
     pub fn other(&mut self, item: &Bound<'_, PyAny>, expected: &str) -> PyResult<()> {
@@ -209,10 +203,20 @@ impl StreamCore {
         text: &str,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
+        self.body_error(py, &ErrorInfo::from_body(text), text, out)
+    }
+
+    /// An error about the body as a whole (not one frame's): recorded, and its item emitted.
+    fn body_error(
+        &mut self,
+        py: Python<'_>,
+        info: &ErrorInfo<'_>,
+        text: &str,
+        out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<()> {
         self.frame_data = None;
-        let info = ErrorInfo::from_body(text);
         let name = self.names.event_type(py, None);
-        let item = self.stream_error_item(py, &info, name, text)?;
+        let item = self.stream_error_item(py, info, name, text)?;
         emit(out, item)
     }
 
@@ -247,7 +251,6 @@ impl StreamCore {
         text: &str,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
-        self.frame_data = None;
         let first = text.trim_start().lines().next().unwrap_or_default();
         let shown: String = first.chars().take(80).collect();
         let more = if shown.len() < first.len() { "..." } else { "" };
@@ -262,9 +265,7 @@ impl StreamCore {
             code: Some("\"not_event_stream\""),
             raw: Some(&raw),
         };
-        let name = self.names.event_type(py, None);
-        let item = self.stream_error_item(py, &info, name, text)?;
-        emit(out, item)
+        self.body_error(py, &info, text, out)
     }
 
     /// Notes whether a decoded document is the dialect's own.
@@ -425,14 +426,24 @@ impl StreamCore {
     /// Visits the Python objects held (for the garbage collector): the errors, which a user
     /// may raise (`raise stream.error`), so that their tracebacks lead back to the stream.
     pub fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
-        if let Some(e) = &self.error {
-            visit.call(e)?;
-        }
-        for e in &self.errors {
-            visit.call(e)?;
-        }
-        Ok(())
+        traverse_errors(self.error.as_ref(), &self.errors, visit)
     }
+}
+
+/// Shows the garbage collector an error and a list of error items (a stream's or an
+/// accumulator's).
+fn traverse_errors(
+    error: Option<&Py<PyAny>>,
+    errors: &[Py<PyAny>],
+    visit: &pyo3::PyVisit<'_>,
+) -> Result<(), pyo3::PyTraverseError> {
+    if let Some(e) = error {
+        visit.call(e)?;
+    }
+    for e in errors {
+        visit.call(e)?;
+    }
+    Ok(())
 }
 
 /// How a dialect treats a frame, by its event type.
