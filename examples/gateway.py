@@ -26,7 +26,7 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any, Callable, Dict, Optional
+from typing import Any, Callable, Dict, List, Optional, Tuple
 from urllib.parse import unquote
 
 from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
@@ -91,6 +91,89 @@ def record(dialect: str, stream: Any, client_gone: bool = False) -> Dict[str, An
     }
 
 
+# --- translation: serving a client in one dialect from an upstream in another -----------------
+#
+# The request mapping here is minimal (model, system prompt, text messages, max tokens, tools):
+# the example's point is the response stream, which ssewire.Translator translates event by
+# event. A production gateway maps requests fully (images, tool results, ...).
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    return ""
+
+
+def _neutral_request(dialect: str, body: Dict[str, Any]) -> Dict[str, Any]:
+    """The parts of a client's request the upstream needs, in neutral terms."""
+    system: List[str] = []
+    messages: List[Tuple[str, str]] = []
+    tools: List[Dict[str, Any]] = []
+    if dialect == "messages":
+        system.append(_text_of(body.get("system")))
+        messages = [(m.get("role", "user"), _text_of(m.get("content"))) for m in body.get("messages") or []]
+        tools = [{"name": t.get("name"), "description": t.get("description"), "schema": t.get("input_schema")}
+                 for t in body.get("tools") or []]  # fmt: skip
+        max_tokens = body.get("max_tokens")
+    elif dialect == "chat":
+        for m in body.get("messages") or []:
+            if m.get("role") in ("system", "developer"):
+                system.append(_text_of(m.get("content")))
+            else:
+                messages.append((m.get("role", "user"), _text_of(m.get("content"))))
+        tools = [{"name": f.get("name"), "description": f.get("description"), "schema": f.get("parameters")}
+                 for f in (t.get("function") or {} for t in body.get("tools") or [])]  # fmt: skip
+        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
+    else:
+        system.append(body.get("instructions") or "")
+        given = body.get("input")
+        items = [{"role": "user", "content": given}] if isinstance(given, str) else given or []
+        messages = [(i.get("role", "user"), _text_of(i.get("content"))) for i in items if isinstance(i, dict)]
+        tools = [{"name": t.get("name"), "description": t.get("description"), "schema": t.get("parameters")}
+                 for t in body.get("tools") or [] if t.get("type") == "function"]  # fmt: skip
+        max_tokens = body.get("max_output_tokens")
+    return {"model": body.get("model"), "system": "\n".join(x for x in system if x),
+            "messages": messages, "tools": tools, "max_tokens": max_tokens}  # fmt: skip
+
+
+def upstream_request(client: str, upstream: str, body: Dict[str, Any]) -> Dict[str, Any]:
+    """The client's request (dialect ``client``) as a streaming request of ``upstream``'s."""
+    n = _neutral_request(client, body)
+    if upstream == "chat":
+        msgs = ([{"role": "system", "content": n["system"]}] if n["system"] else []) + [
+            {"role": r, "content": t} for r, t in n["messages"]]  # fmt: skip
+        out: Dict[str, Any] = {"model": n["model"], "messages": msgs, "stream": True,
+                               "stream_options": {"include_usage": True}}  # fmt: skip
+        if n["tools"]:
+            out["tools"] = [{"type": "function", "function": {"name": t["name"], "description": t["description"],
+                                                              "parameters": t["schema"]}} for t in n["tools"]]  # fmt: skip
+        if n["max_tokens"]:
+            out["max_tokens"] = n["max_tokens"]
+        return out
+    if upstream == "messages":
+        out = {"model": n["model"], "max_tokens": n["max_tokens"] or 4096, "stream": True,
+               "messages": [{"role": r if r in ("user", "assistant") else "user", "content": t}
+                            for r, t in n["messages"]]}  # fmt: skip
+        if n["system"]:
+            out["system"] = n["system"]
+        if n["tools"]:
+            out["tools"] = [{"name": t["name"], "description": t["description"], "input_schema": t["schema"]}
+                            for t in n["tools"]]  # fmt: skip
+        return out
+    out = {"model": n["model"], "stream": True,
+           "input": [{"role": r, "content": t} for r, t in n["messages"]]}  # fmt: skip
+    if n["system"]:
+        out["instructions"] = n["system"]
+    if n["tools"]:
+        out["tools"] = [{"type": "function", "name": t["name"], "description": t["description"],
+                         "parameters": t["schema"]} for t in n["tools"]]  # fmt: skip
+    if n["max_tokens"]:
+        out["max_output_tokens"] = n["max_tokens"]
+    return out
+
+
 def safe_path(raw_path: str) -> bool:
     """No dot segments (``..``, ``.``, also percent-encoded): the request path is appended to
     the upstream's, and must not climb out of it."""
@@ -101,8 +184,13 @@ def safe_path(raw_path: str) -> bool:
 def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
              timeout: Optional[float] = 600.0,
              meters: Optional[Dict[str, Callable[[], Any]]] = None,
-             write_timeout: float = 30.0, connections: int = 100) -> web.Application:  # fmt: skip
+             write_timeout: float = 30.0, connections: int = 100,
+             upstream_dialect: Optional[str] = None) -> web.Application:  # fmt: skip
     """The gateway as an aiohttp application relaying to ``upstream`` (a base URL).
+    ``upstream_dialect`` ("chat", "messages" or "responses"): the upstream speaks only that
+    dialect; a client of another is served by translation (its request mapped, the
+    upstream's stream translated live by ``ssewire.Translator``, usage metered from the
+    upstream's own stream, ``t.source``). Without it every request is relayed as is.
     ``meters`` maps a dialect to the factory of what taps its bytes (default: the ssewire
     stream; anything with ``atap()``, ``result()`` and ``error`` will do).
 
@@ -118,6 +206,24 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
     async def stop(app: web.Application) -> None:
         await app[SESSION].close()
 
+    async def send(response: web.StreamResponse, data: bytes) -> bool:
+        """Writes to the client; False when the client left or stopped reading for longer than
+        ``write_timeout`` (leaving the relay loop then closes the upstream response, and the
+        stream keeps what it consumed)."""
+        try:
+            await asyncio.wait_for(response.write(data), write_timeout)
+            return True
+        except (ConnectionError, asyncio.TimeoutError):
+            return False
+
+    async def end(response: web.StreamResponse, client_gone: bool) -> web.StreamResponse:
+        if not client_gone:
+            try:
+                await response.write_eof()
+            except ConnectionError:
+                pass  # the client left after the last byte: nothing was lost
+        return response
+
     async def relay(request: web.Request) -> web.StreamResponse:
         if not safe_path(request.raw_path):
             raise web.HTTPBadRequest(text="dot segments are not allowed in the path")
@@ -125,6 +231,8 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
         if match is None:
             raise web.HTTPNotFound(text="not an LLM streaming endpoint")
         dialect, stream_class = match
+        if upstream_dialect is not None and upstream_dialect != dialect:
+            return await translated(request, dialect)
         body = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() in FORWARDED}
         stream = (meters or {}).get(dialect, stream_class)()
@@ -138,21 +246,48 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
             client_gone = False
             try:
                 async for chunk in stream.atap(up.content.iter_any()):
-                    try:
-                        await asyncio.wait_for(response.write(chunk), write_timeout)
-                    except (ConnectionError, asyncio.TimeoutError):
-                        # The client left (or stopped reading): leaving the loop closes the
-                        # upstream response; the stream keeps what it consumed.
+                    if not await send(response, chunk):
                         client_gone = True
                         break
             finally:
                 log(record(dialect, stream, client_gone))
-        if not client_gone:
+        return await end(response, client_gone)
+
+    async def translated(request: web.Request, client: str) -> web.StreamResponse:
+        """Serves a ``client``-dialect request from the ``upstream_dialect`` upstream."""
+        assert upstream_dialect is not None
+        try:
+            wanted = json.loads(await request.read() or b"{}")
+        except ValueError:
+            raise web.HTTPBadRequest(text="the request body is not JSON") from None
+        prefix = request.path[: -len(next(k for k, (d, _) in DIALECTS.items() if d == client))]
+        up_path = prefix + next(k for k, (d, _) in DIALECTS.items() if d == upstream_dialect)
+        headers = {k: v for k, v in request.headers.items() if k.lower() in FORWARDED}
+        headers["content-type"] = "application/json"
+        t = ssewire.Translator(upstream_dialect, client)
+        async with app[SESSION].post(upstream + up_path,
+                                       json=upstream_request(client, upstream_dialect, wanted),
+                                       headers=headers) as up:  # fmt: skip
+            if up.status >= 400:  # an error before the stream: relayed as the upstream said it
+                text = await up.read()
+                log({"dialect": upstream_dialect, "served_as": client, "status": up.status,
+                     "error": text[:LOGGED_MESSAGE].decode("utf-8", "replace")})  # fmt: skip
+                return web.Response(status=up.status, body=text,
+                                    content_type=up.content_type or "application/json")  # fmt: skip
+            response = web.StreamResponse(status=up.status,
+                                          headers={"content-type": "text/event-stream"})  # fmt: skip
+            await response.prepare(request)
+            client_gone = False
             try:
-                await response.write_eof()
-            except ConnectionError:
-                pass  # the client left after the last byte: nothing was lost
-        return response
+                async for out in t.aiter(up.content.iter_any()):
+                    if out and not await send(response, out):
+                        client_gone = True
+                        break
+            finally:
+                entry = record(upstream_dialect, t.source, client_gone) if t.source is not None else {}
+                entry.update({"served_as": client, "notes": t.notes})
+                log(entry)
+        return await end(response, client_gone)
 
     app.on_startup.append(start)
     app.on_cleanup.append(stop)
@@ -165,12 +300,16 @@ def main(argv: Optional[list] = None) -> None:
     parser.add_argument("--upstream", required=True, help="upstream base URL")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--upstream-dialect", choices=("chat", "messages", "responses"),
+                        help="the one dialect the upstream speaks: clients of the others are "
+                        "served by translation (default: relay every request as is)")  # fmt: skip
     args = parser.parse_args(argv)
 
     def log(entry: Dict[str, Any]) -> None:
         print(json.dumps(entry), file=sys.stdout, flush=True)
 
-    web.run_app(make_app(args.upstream.rstrip("/"), log), host=args.host, port=args.port)
+    app = make_app(args.upstream.rstrip("/"), log, upstream_dialect=args.upstream_dialect)
+    web.run_app(app, host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

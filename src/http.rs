@@ -369,6 +369,26 @@ impl ResponseReader {
         self.head.as_ref()
     }
 
+    /// The final response's status code, once its head has been read.
+    pub fn status(&self) -> Option<u16> {
+        self.head.as_ref().map(|h| h.status)
+    }
+
+    /// The final response's reason phrase (empty before its head).
+    pub fn reason(&self) -> &str {
+        self.head.as_ref().map_or("", |h| h.reason.as_str())
+    }
+
+    /// The final response's header fields, in order, names as sent (empty before its head).
+    pub fn headers(&self) -> &[Field] {
+        self.head.as_ref().map_or(&[], |h| h.headers.as_slice())
+    }
+
+    /// Whether the final response's head has been read.
+    pub fn head_complete(&self) -> bool {
+        self.head.is_some()
+    }
+
     /// The trailer fields of a chunked body (empty until its end, and for other framings).
     pub fn trailers(&self) -> &[Field] {
         &self.trailers

@@ -7,7 +7,6 @@
 //!   responses), what they share (documents of a frame, errors in every wire form, the body
 //!   sniffer) and the frame-template fast path;
 //! - [`fold`]: each dialect's final object assembled as documents arrive (pure Rust);
-//! - [`http`]: an HTTP/1.1 response read off a raw connection (head, then the body de-framed);
 //! - [`partial`]: partial JSON read incrementally (streamed tool arguments), pure Rust;
 //! - [`text`]: lossy UTF-8 and lone-surrogate repair shared by the framing and the dialects;
 //! - `py` (feature `python`): the PyO3 module `ssewire._core`, the only place that knows

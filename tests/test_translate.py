@@ -339,3 +339,43 @@ def test_the_targets_sdk_reads_the_translation(target: str, server: LoopbackServ
         assert tgt == src, f"{source}/{name} -> {target}"
         checked += 1
     assert checked >= 20
+
+
+# --- hostile input ---------------------------------------------------------------------------------
+
+
+def _many_calls(n: int) -> bytes:
+    calls = [{"index": i, "id": f"c{i}", "function": {"name": "f", "arguments": "{}"}} for i in range(n)]
+    chunk = {"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": calls}}]}
+    return ("data: " + json.dumps(chunk) + "\n\ndata: [DONE]\n\n").encode()
+
+
+@pytest.mark.parametrize("target", ["messages", "responses"])
+def test_many_tool_calls_translate_in_linear_time(target: str) -> None:
+    """A chunk of thousands of tool calls: linear work (a ratio of two sizes in one run with a
+    wide margin; quadratic would be 4x for 2x the input)."""
+    import time
+
+    def cost(n: int) -> float:
+        body = _many_calls(n)
+        best = float("inf")
+        for _ in range(3):
+            start = time.process_time()
+            out = ssewire.translate(body, "chat", target)
+            best = min(best, time.process_time() - start)
+        assert len(out) < 20 * len(body)
+        return best
+
+    cost(500)
+    assert cost(8000) < 3.2 * cost(4000)
+
+
+def test_garbage_never_raises() -> None:
+    for body in [b"\xff\xfe\x00garbage", b"data: {\n\n", b"event: error\ndata: \n\n", b"{\"error\": 1}",
+                 b"data: [DONE]\n\n" * 3, b"<html>502</html>"]:  # fmt: skip
+        for source in ("auto", "chat", "messages", "responses"):
+            for target in DIALECTS:
+                t = ssewire.Translator(source, target)
+                t.feed(body)
+                t.finish()
+                t.result()

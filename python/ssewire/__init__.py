@@ -20,7 +20,6 @@ from ssewire._core import (
     ErrorItem,
     Event,
     EventTooLargeError,
-    HTTPProtocolError,
     HTTPResponseReader,
     MessageEvent,
     PartialJSON,
@@ -32,9 +31,9 @@ from ssewire._core import (
 )
 from ssewire._reading import ChatCompletionStream, MessagesStream, ResponsesStream, SSEParser
 from ssewire._protocol import StreamProtocol
-from ssewire._errors import HTTPStatusError
 from ssewire._translate import Translator, translate
 from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
+from ssewire._errors import HTTPProtocolError, HTTPStatusError
 
 __all__ = [
     "AccumulateError",
@@ -44,11 +43,11 @@ __all__ = [
     "ConcurrentUseError",
     "DEFAULT_MAX_EVENT_SIZE",
     "ErrorItem",
-    "Event",
-    "EventTooLargeError",
     "HTTPProtocolError",
     "HTTPResponseReader",
     "HTTPStatusError",
+    "Event",
+    "EventTooLargeError",
     "MessageAccumulator",
     "MessageEvent",
     "MessagesStream",

@@ -16,6 +16,9 @@ __all__ = [
     "encode_event",
     "_is_event_stream",
     "Translator",
+    "HTTPResponseReader",
+    "HTTPProtocolError",
+    "DEFAULT_MAX_HEAD_SIZE",
     "EventTooLargeError",
     "StreamError",
     "ConcurrentUseError",
@@ -28,9 +31,6 @@ __all__ = [
     "ResponseEvent",
     "ResponsesStream",
     "PartialJSON",
-    "HTTPResponseReader",
-    "HTTPProtocolError",
-    "DEFAULT_MAX_HEAD_SIZE",
 ]
 __version__: Final[str]
 DEFAULT_MAX_EVENT_SIZE: Final[int]
@@ -410,16 +410,17 @@ class Translator:
     @property
     def notes(self) -> list[str]: ...
 
-# --- HTTP/1.1 responses off a raw connection -----------------------------------------------
+# --- HTTP/1.1 responses on raw sockets (StreamProtocol) ------------------------------------
 
 @final
 class HTTPResponseReader:
-    """One HTTP/1.x response: status line and header fields, then the body de-framed."""
+    """Reads one HTTP/1.x response from raw socket bytes: status line and header fields, then
+    the body de-framed; ``feed()`` returns the body bytes."""
 
     def __new__(cls, *, max_head_size: int = ...) -> Self: ...
     def feed(self, data: _Bytes) -> bytes: ...
     def finish(self) -> None: ...
-    def header(self, name: str, default: Optional[Any] = None) -> Optional[Any]: ...
+    def header(self, name: str, default: Any = None) -> Any: ...
     @property
     def head_complete(self) -> bool: ...
     @property
@@ -427,7 +428,7 @@ class HTTPResponseReader:
     @property
     def status(self) -> Optional[int]: ...
     @property
-    def reason(self) -> Optional[str]: ...
+    def reason(self) -> str: ...
     @property
     def http_version(self) -> Optional[str]: ...
     @property

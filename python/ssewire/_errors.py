@@ -82,53 +82,42 @@ class ConcurrentUseError(RuntimeError):
 
 
 class HTTPProtocolError(ValueError):
-    """The bytes read off a connection are not a readable HTTP/1.x response, or the connection
-    ended before the response did (``HTTPResponseReader``, ``StreamProtocol`` in HTTP mode).
+    """The bytes of a connection are not a readable HTTP/1.x response (``StreamProtocol``
+    reading an HTTP reply from a raw socket, ``HTTPResponseReader``).
 
-    ``kind`` says which: ``"malformed"`` (status line, header fields, chunk framing, conflicting
-    ``Content-Length``), ``"too_large"`` (a head or trailer section over ``max_head_size``, a
-    chunk-size line over 16 KiB), ``"incomplete"`` (the connection closed first) or
-    ``"unsupported"`` (a transfer or content coding other than chunked / identity, a
-    ``101 Switching Protocols``).
+    ``kind`` says which: ``"malformed"`` (status line, header fields, chunk framing,
+    conflicting ``Content-Length``), ``"too_large"`` (a head or trailer section over
+    ``max_head_size``, more than 256 fields, a chunk-size line over 16 KiB), ``"incomplete"``
+    (the connection closed inside the head or a framed body) or ``"unsupported"`` (a transfer
+    or content coding other than chunked / identity, a ``101 Switching Protocols``).
+
+    ``body``: the body bytes that the failing ``feed()`` read before the error (``b""`` when
+    none), so that the body returned in all is the same however the input was cut.
     """
 
-    def __init__(self, message: str, kind: str = "malformed") -> None:
+    def __init__(self, message: str = "", kind: str = "malformed", body: bytes = b"") -> None:
         super().__init__(message)
         self.message = message
         self.kind = kind
+        self.body = body
 
     def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.message, self.kind), self.__dict__)
+        return (type(self), (self.message, self.kind, self.body), self.__dict__)
 
 
-class HTTPStatusError(StreamError):
-    """The server answered with a status outside 2xx (``StreamProtocol`` in HTTP mode).
+class HTTPStatusError(Exception):
+    """``StreamProtocol`` read a complete HTTP response whose status is not 2xx. The body was
+    still fed to the stream, so ``stream.error`` holds what the server said when it sent a JSON
+    error (or ``not_event_stream`` for an HTML page, with its text).
 
-    The body was still read into the stream, so ``error`` holds what the server said (the
-    stream's ``StreamError``: a JSON error body, or ``not_event_stream`` for an HTML page), or
-    None when its body carried no error. As a ``StreamError``: ``message`` is
-    ``"HTTP <status> <reason>"`` followed by the server's message, ``type`` is ``"http_error"``,
-    ``code`` the status, ``raw`` the server's error document (``{}`` without one).
-
-    Attributes: ``status`` (int), ``reason`` (str), ``headers`` (list of ``(name, value)``),
-    ``error`` (``StreamError`` or None).
+    Attributes: ``status`` (int), ``reason`` (str), ``headers`` (list of (name, value)),
+    ``stream`` (the stream, finished).
     """
 
-    def __init__(
-        self,
-        status: int,
-        reason: str = "",
-        headers: Optional[list[tuple[str, str]]] = None,
-        error: Optional[StreamError] = None,
-    ) -> None:
-        message = f"HTTP {status} {reason}".rstrip()
-        if error is not None:
-            message += f": {error.message}"
-        super().__init__(message, "http_error", status, None if error is None else error.raw)
+    def __init__(self, status: int, reason: str, headers: list[tuple[str, str]], stream: Any) -> None:
+        detail = getattr(getattr(stream, "error", None), "message", None)
+        super().__init__(f"HTTP {status} {reason}" + (f": {detail}" if detail else ""))
         self.status = status
         self.reason = reason
-        self.headers: list[tuple[str, str]] = [] if headers is None else headers
-        self.error = error
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (type(self), (self.status, self.reason, self.headers, self.error), self.__dict__)
+        self.headers = headers
+        self.stream = stream

@@ -8,13 +8,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyType};
 
 use crate::encode::EncodeError;
-use crate::http::HttpError;
 use crate::sse::TooLarge;
 
 pyo3::import_exception!(ssewire._errors, StreamError);
 pyo3::import_exception!(ssewire._errors, EventTooLargeError);
 pyo3::import_exception!(ssewire._errors, ConcurrentUseError);
-pyo3::import_exception!(ssewire._errors, HTTPProtocolError);
 
 /// Adds the exception classes to the module.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -22,7 +20,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("StreamError", py.get_type::<StreamError>())?;
     m.add("EventTooLargeError", py.get_type::<EventTooLargeError>())?;
     m.add("ConcurrentUseError", py.get_type::<ConcurrentUseError>())?;
-    m.add("HTTPProtocolError", py.get_type::<HTTPProtocolError>())?;
     Ok(())
 }
 
@@ -30,15 +27,6 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 pub fn too_large(py: Python<'_>, err: TooLarge, events: Bound<'_, PyList>) -> PyErr {
     let class: Bound<'_, PyType> = py.get_type::<EventTooLargeError>();
     match class.call1((err.limit, err.size, events)) {
-        Ok(exc) => PyErr::from_value(exc),
-        Err(e) => e,
-    }
-}
-
-/// `HTTPProtocolError` for a response that cannot be read (its `kind` names why).
-pub fn http(py: Python<'_>, err: &HttpError) -> PyErr {
-    let class: Bound<'_, PyType> = py.get_type::<HTTPProtocolError>();
-    match class.call1((err.message.as_str(), err.kind.name())) {
         Ok(exc) => PyErr::from_value(exc),
         Err(e) => e,
     }

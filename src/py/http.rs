@@ -8,9 +8,28 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList, PyTuple};
 
+use pyo3::types::PyType;
+
 use super::errors;
 use super::input::Input;
-use crate::http::{latin1, Field, ResponseReader};
+use crate::http::{latin1, Field, HttpError, ResponseReader};
+
+pyo3::import_exception!(ssewire._errors, HTTPProtocolError);
+
+/// `HTTPProtocolError` for a response that cannot be read (its `kind` names why), carrying
+/// the body bytes the failing call read before the error (so none is lost, however the input
+/// was cut).
+fn protocol_error(py: Python<'_>, err: &HttpError, body: &[u8]) -> PyErr {
+    let class: Bound<'_, PyType> = py.get_type::<HTTPProtocolError>();
+    match class.call1((
+        err.message.as_str(),
+        err.kind.name(),
+        PyBytes::new(py, body),
+    )) {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
 
 /// Reads one HTTP/1.x response off a raw connection: status line and header fields, then the
 /// body de-framed (chunked, Content-Length or close-delimited).
@@ -38,19 +57,19 @@ impl HttpResponseReader {
     }
 
     /// Bytes received, cut anywhere; returns the body bytes they held (`b""` when none).
-    /// Raises `HTTPProtocolError` when the bytes are not a readable response; after that,
-    /// every call raises the same error.
+    /// Raises `HTTPProtocolError` when the bytes are not a readable response (its `body`: the
+    /// body bytes this call read before the error); after that, every call raises it again.
     fn feed<'py>(
         slf: &Bound<'py, Self>,
         data: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyBytes>> {
         let py = slf.py();
-        let mut this = errors::exclusive(slf, "reader")?;
+        let mut this = errors::exclusive(slf, "HTTP reader")?;
         let input = Input::extract(data)?;
         let mut body = Vec::new();
-        this.core
-            .feed(input.as_bytes(), &mut body)
-            .map_err(|e| errors::http(py, &e))?;
+        if let Err(e) = this.core.feed(input.as_bytes(), &mut body) {
+            return Err(protocol_error(py, &e, &body));
+        }
         Ok(PyBytes::new(py, &body))
     }
 
@@ -58,41 +77,41 @@ impl HttpResponseReader {
     /// raises `HTTPProtocolError` (kind "incomplete").
     fn finish(slf: &Bound<'_, Self>) -> PyResult<()> {
         let py = slf.py();
-        let mut this = errors::exclusive(slf, "reader")?;
-        this.core.finish().map_err(|e| errors::http(py, &e))
+        let mut this = errors::exclusive(slf, "HTTP reader")?;
+        this.core.finish().map_err(|e| protocol_error(py, &e, b""))
     }
 
     /// Whether the final response's head has been read (interim 1xx responses skipped).
     #[getter]
     fn head_complete(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        Ok(errors::shared(slf, "reader")?.core.head().is_some())
+        Ok(errors::shared(slf, "HTTP reader")?.core.head().is_some())
     }
 
     /// Whether the body has ended (a close-delimited one: after `finish()`).
     #[getter]
     fn body_complete(slf: &Bound<'_, Self>) -> PyResult<bool> {
-        Ok(errors::shared(slf, "reader")?.core.body_complete())
+        Ok(errors::shared(slf, "HTTP reader")?.core.body_complete())
     }
 
     /// The status code, `None` before the head.
     #[getter]
     fn status(slf: &Bound<'_, Self>) -> PyResult<Option<u16>> {
-        Ok(errors::shared(slf, "reader")?.core.head().map(|h| h.status))
-    }
-
-    /// The reason phrase, `None` before the head.
-    #[getter]
-    fn reason(slf: &Bound<'_, Self>) -> PyResult<Option<String>> {
-        Ok(errors::shared(slf, "reader")?
+        Ok(errors::shared(slf, "HTTP reader")?
             .core
             .head()
-            .map(|h| h.reason.clone()))
+            .map(|h| h.status))
+    }
+
+    /// The reason phrase, `""` before the head.
+    #[getter]
+    fn reason(slf: &Bound<'_, Self>) -> PyResult<String> {
+        Ok(errors::shared(slf, "HTTP reader")?.core.reason().to_owned())
     }
 
     /// `"HTTP/1.1"` or `"HTTP/1.0"`, `None` before the head.
     #[getter]
     fn http_version(slf: &Bound<'_, Self>) -> PyResult<Option<String>> {
-        Ok(errors::shared(slf, "reader")?
+        Ok(errors::shared(slf, "HTTP reader")?
             .core
             .head()
             .map(|h| format!("HTTP/1.{}", h.version)))
@@ -102,14 +121,14 @@ impl HttpResponseReader {
     /// ISO-8859-1); empty before the head.
     #[getter]
     fn headers<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let this = errors::shared(slf, "reader")?;
+        let this = errors::shared(slf, "HTTP reader")?;
         fields(slf.py(), this.core.head().map_or(&[], |h| &h.headers))
     }
 
     /// The trailer fields of a chunked body, once it ended (a new list of `(name, value)`).
     #[getter]
     fn trailers<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let this = errors::shared(slf, "reader")?;
+        let this = errors::shared(slf, "HTTP reader")?;
         fields(slf.py(), this.core.trailers())
     }
 
@@ -122,7 +141,7 @@ impl HttpResponseReader {
         default: Option<Py<PyAny>>,
     ) -> PyResult<Option<Py<PyAny>>> {
         let py = slf.py();
-        let this = errors::shared(slf, "reader")?;
+        let this = errors::shared(slf, "HTTP reader")?;
         let values: Vec<String> = this
             .core
             .head()
@@ -145,7 +164,7 @@ impl HttpResponseReader {
     /// before the head.
     #[getter]
     fn framing(slf: &Bound<'_, Self>) -> PyResult<Option<&'static str>> {
-        Ok(errors::shared(slf, "reader")?
+        Ok(errors::shared(slf, "HTTP reader")?
             .core
             .head()
             .map(|h| h.framing.name()))
@@ -154,17 +173,17 @@ impl HttpResponseReader {
     /// The status codes of the interim (1xx) responses skipped (a new list).
     #[getter]
     fn interim(slf: &Bound<'_, Self>) -> PyResult<Vec<u16>> {
-        Ok(errors::shared(slf, "reader")?.core.interim().to_vec())
+        Ok(errors::shared(slf, "HTTP reader")?.core.interim().to_vec())
     }
 
     /// Body bytes returned so far.
     #[getter]
     fn body_size(slf: &Bound<'_, Self>) -> PyResult<u64> {
-        Ok(errors::shared(slf, "reader")?.core.body_len())
+        Ok(errors::shared(slf, "HTTP reader")?.core.body_len())
     }
 
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
-        let this = errors::shared(slf, "reader")?;
+        let this = errors::shared(slf, "HTTP reader")?;
         Ok(match this.core.head() {
             None => "<HTTPResponseReader: head not read>".to_owned(),
             Some(h) => format!(

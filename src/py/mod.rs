@@ -60,5 +60,9 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<translate::Translator>()?;
     m.add_class::<http::HttpResponseReader>()?;
     m.add("DEFAULT_MAX_HEAD_SIZE", crate::http::DEFAULT_MAX_HEAD)?;
+    m.add(
+        "HTTPProtocolError",
+        m.py().get_type::<http::HTTPProtocolError>(),
+    )?;
     Ok(())
 }

@@ -286,6 +286,22 @@ impl PartialJSON {
         this.mirror.value(py, &this.core)
     }
 
+    /// The garbage collector's view: the stored error (whose traceback reaches the frames that
+    /// hold this object: a cycle only the collector can break) and the value's root.
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(error) = &self.error {
+            visit.call(error)?;
+        }
+        if let Some(root) = &self.mirror.root {
+            visit.call(root)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.error = None;
+    }
+
     fn __repr__(slf: &Bound<'_, Self>) -> PyResult<String> {
         let py = slf.py();
         let value = Self::value(slf)?;

@@ -58,6 +58,11 @@ pub struct AccumulatorErrors {
 }
 
 impl AccumulatorErrors {
+    /// Visits the Python objects held (for the garbage collector).
+    pub fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        traverse_errors(self.error.as_ref(), &self.errors, visit)
+    }
+
     pub fn other(&mut self, item: &Bound<'_, PyAny>, expected: &str) -> PyResult<()> {
         let py = item.py();
         if let Ok(error_item) = item.cast::<ErrorItem>() {
@@ -92,6 +97,12 @@ impl AccumulatorErrors {
 
 #[pymethods]
 impl ErrorItem {
+    /// The garbage collector's view of the error it holds (a raised error's traceback can lead
+    /// back here: a cycle only the collector can break).
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        visit.call(&self.error)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "ErrorItem(kind={}, error={})",
@@ -192,10 +203,20 @@ impl StreamCore {
         text: &str,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
+        self.body_error(py, &ErrorInfo::from_body(text), text, out)
+    }
+
+    /// An error about the body as a whole (not one frame's): recorded, and its item emitted.
+    fn body_error(
+        &mut self,
+        py: Python<'_>,
+        info: &ErrorInfo<'_>,
+        text: &str,
+        out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<()> {
         self.frame_data = None;
-        let info = ErrorInfo::from_body(text);
         let name = self.names.event_type(py, None);
-        let item = self.stream_error_item(py, &info, name, text)?;
+        let item = self.stream_error_item(py, info, name, text)?;
         emit(out, item)
     }
 
@@ -230,7 +251,6 @@ impl StreamCore {
         text: &str,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
-        self.frame_data = None;
         let first = text.trim_start().lines().next().unwrap_or_default();
         let shown: String = first.chars().take(80).collect();
         let more = if shown.len() < first.len() { "..." } else { "" };
@@ -245,9 +265,7 @@ impl StreamCore {
             code: Some("\"not_event_stream\""),
             raw: Some(&raw),
         };
-        let name = self.names.event_type(py, None);
-        let item = self.stream_error_item(py, &info, name, text)?;
-        emit(out, item)
+        self.body_error(py, &info, text, out)
     }
 
     /// Notes whether a decoded document is the dialect's own.
@@ -404,6 +422,28 @@ impl StreamCore {
     pub fn error_ref(&self, py: Python<'_>) -> Option<Py<PyAny>> {
         self.error.as_ref().map(|e| e.clone_ref(py))
     }
+
+    /// Visits the Python objects held (for the garbage collector): the errors, which a user
+    /// may raise (`raise stream.error`), so that their tracebacks lead back to the stream.
+    pub fn traverse(&self, visit: &pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        traverse_errors(self.error.as_ref(), &self.errors, visit)
+    }
+}
+
+/// Shows the garbage collector an error and a list of error items (a stream's or an
+/// accumulator's).
+fn traverse_errors(
+    error: Option<&Py<PyAny>>,
+    errors: &[Py<PyAny>],
+    visit: &pyo3::PyVisit<'_>,
+) -> Result<(), pyo3::PyTraverseError> {
+    if let Some(e) = error {
+        visit.call(e)?;
+    }
+    for e in errors {
+        visit.call(e)?;
+    }
+    Ok(())
 }
 
 /// How a dialect treats a frame, by its event type.
@@ -724,6 +764,12 @@ macro_rules! dialect_stream {
                 }
             }
 
+            /// The garbage collector's view: the errors the stream holds (a raised
+            /// `stream.error` has a traceback that can lead back to the stream).
+            fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+                self.core.traverse(&visit)
+            }
+
             /// Parses `data` (bytes, bytearray or memoryview); returns the decoded items.
             fn feed<'py>(
                 slf: &Bound<'py, Self>,
@@ -884,6 +930,11 @@ macro_rules! accumulator_class {
                     fold: <$fold>::default(),
                     errors: $crate::py::stream::AccumulatorErrors::default(),
                 }
+            }
+
+            /// The garbage collector's view of the errors held.
+            fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+                self.errors.traverse(&visit)
             }
 
             /// Adds one item of the dialect, an `ErrorItem` or an `Event` (the last is

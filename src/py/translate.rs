@@ -115,6 +115,14 @@ impl Translator {
         })
     }
 
+    /// The garbage collector's view of the two streams held.
+    fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
+        if let Some(source) = &self.source {
+            visit.call(source)?;
+        }
+        visit.call(&self.target)
+    }
+
     /// Upstream bytes (cut anywhere) in; the bytes of the target's complete events out
     /// (`b""` when nothing is owed yet). The same bytes however the reads were cut.
     fn feed<'py>(

@@ -110,8 +110,9 @@ pub struct ChatReader {
     /// The open text, reasoning or refusal block (one at a time: chat sends them in turn).
     open: Option<Key>,
     /// The tool calls opened, in order; they stay open until `[DONE]` (fragments of parallel
-    /// calls may interleave).
+    /// calls may interleave). `opened` answers "seen?" in O(1) for hostile streams of many.
     tools: Vec<i64>,
+    opened: HashSet<i64>,
 }
 
 impl ChatReader {
@@ -138,7 +139,7 @@ impl ChatReader {
         sink: &mut dyn Sink,
     ) {
         let key = CHAT_TOOL.wrapping_add(index as u64);
-        if !self.tools.contains(&index) {
+        if self.opened.insert(index) {
             if let Some(open) = self.open.take() {
                 sink.close(open);
             }
@@ -244,6 +245,7 @@ impl ChatReader {
         if let Some(open) = self.open.take() {
             sink.close(open);
         }
+        self.opened.clear();
         for index in std::mem::take(&mut self.tools) {
             sink.close(CHAT_TOOL.wrapping_add(index as u64));
         }

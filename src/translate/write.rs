@@ -26,6 +26,25 @@ pub trait Writer: Sink {
     fn ended(&self) -> bool;
 }
 
+/// The [`Writer`] side of a writer struct with `out`, `notes` and `done` fields.
+macro_rules! writer_impl {
+    ($name:ident) => {
+        impl Writer for $name {
+            fn take(&mut self) -> Vec<u8> {
+                std::mem::take(&mut self.out)
+            }
+
+            fn notes(&self) -> &[String] {
+                self.notes.all()
+            }
+
+            fn ended(&self) -> bool {
+                self.done
+            }
+        }
+    };
+}
+
 /// A new writer for `target`.
 pub fn writer(target: super::Dialect) -> Box<dyn Writer + Send + Sync> {
     match target {
@@ -364,19 +383,7 @@ impl Sink for MessagesWriter {
     }
 }
 
-impl Writer for MessagesWriter {
-    fn take(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.out)
-    }
-
-    fn notes(&self) -> &[String] {
-        self.notes.all()
-    }
-
-    fn ended(&self) -> bool {
-        self.done
-    }
-}
+writer_impl!(MessagesWriter);
 
 // --- Chat completions -------------------------------------------------------------------------
 
@@ -576,19 +583,7 @@ impl Sink for ChatWriter {
     }
 }
 
-impl Writer for ChatWriter {
-    fn take(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.out)
-    }
-
-    fn notes(&self) -> &[String] {
-        self.notes.all()
-    }
-
-    fn ended(&self) -> bool {
-        self.done
-    }
-}
+writer_impl!(ChatWriter);
 
 // --- Responses ----------------------------------------------------------------------------------
 
@@ -1054,16 +1049,4 @@ impl Sink for ResponsesWriter {
     }
 }
 
-impl Writer for ResponsesWriter {
-    fn take(&mut self) -> Vec<u8> {
-        std::mem::take(&mut self.out)
-    }
-
-    fn notes(&self) -> &[String] {
-        self.notes.all()
-    }
-
-    fn ended(&self) -> bool {
-        self.done
-    }
-}
+writer_impl!(ResponsesWriter);
