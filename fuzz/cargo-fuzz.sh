@@ -13,7 +13,7 @@ seconds="${1:-20}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(framing partial_json encode_roundtrip translate)
+    targets=(framing partial_json encode_roundtrip translate http_response)
 fi
 if ! cargo +nightly --version > /dev/null 2>&1; then
     echo "cargo-fuzz needs the nightly toolchain (rustup toolchain install nightly)"; exit 1
@@ -29,6 +29,12 @@ for target in "${targets[@]}"; do
         for f in "$here"/../tests/data/*/*.sse "$here"/../python/ssewire/_samples/*.sse; do
             cp "$f" "$corpus/seed-$(basename "$(dirname "$f")")-$(basename "$f")"
         done
+        if [ "$target" = http_response ]; then
+            # HTTP responses (after the one byte that picks the cut): every framing.
+            printf '\x07HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5;x=1\r\ndata:\r\n3\r\n a\n\r\n0\r\nT: 1\r\n\r\n' > "$corpus/http-chunked"
+            printf '\x09HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 500 Oops\r\nContent-Length: 4\r\n\r\n{}\n\n' > "$corpus/http-length"
+            printf '\x03HTTP/1.0 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: x\n\n' > "$corpus/http-close"
+        fi
     fi
     log="$(mktemp)"
     if ! cargo +nightly fuzz run --fuzz-dir "$here/rust" "$target" "$corpus" -- -max_total_time="$seconds" \

@@ -186,6 +186,21 @@ def run_translator(pair: int, pieces: Sequence[bytes]) -> list[str]:
     return [repr(out), repr(t.notes), repr(state), repr(t.result()) if FOLDS else ""]
 
 
+def run_http(pieces: Sequence[bytes]) -> list[str]:
+    """The HTTP/1.1 response reader over ``pieces``: the body, status, and the outcome (only
+    the documented HTTPProtocolError may escape)."""
+    r = ssewire._core.HTTPResponseReader()
+    body: list[bytes] = []
+    error = None
+    try:
+        for piece in pieces:
+            body.append(r.feed(piece))
+        r.finish()
+    except ssewire.HTTPProtocolError as e:
+        error = str(e)
+    return [repr(b"".join(body)), repr((r.status, r.body_complete, error))]
+
+
 def check_same(name: str, runs: list[list[str]]) -> None:
     first = runs[0]
     for other in runs[1:]:
@@ -227,6 +242,7 @@ def one_input(data: bytes) -> None:
         check_same(cls.__name__, [run_stream(cls, w) for w in ways])
         check_same(cls.__name__ + " consume", [run_stream(cls, w, True) for w in ways])
     check_same("PartialJSON", [run_partial(w) for w in ways])
+    check_same("HTTPResponseReader", [run_http(w) for w in ways])
     run_encoder(data)
     pair = data[0] if data else 0
     check_same("Translator", [run_translator(pair, w) for w in ways[:2]])
@@ -264,7 +280,7 @@ def one_input_fast(data: bytes) -> None:
     pick, body = data[0], data[1:]
     cut = (pick * 7) % (len(body) + 1)
     ways = [[body], [body[:cut], body[cut:]]]
-    which = pick % 7
+    which = pick % 8
     if which == 0:
         check_same("SSEParser", [run_parser(w) for w in ways])
     elif which == 4:
@@ -273,6 +289,8 @@ def one_input_fast(data: bytes) -> None:
         check_same("PartialJSON", [run_partial(w) for w in ways])
     elif which == 6:
         check_same("Translator", [run_translator(pick >> 3, w) for w in ways])
+    elif which == 7:
+        check_same("HTTPResponseReader", [run_http(w) for w in ways])
     else:
         cls = STREAMS[which - 1]
         runs = [run_stream(cls, w, consume=(pick >> 2) & 1 == 1) for w in ways]

@@ -379,3 +379,14 @@ def test_garbage_never_raises() -> None:
                 t.feed(body)
                 t.finish()
                 t.result()
+
+
+def test_output_events_larger_than_the_limit_are_fine() -> None:
+    """Found by fuzzing: a target event may be larger than any upstream event (a Responses
+    `response.completed` holds every item); `max_event_size` bounds the upstream's events only,
+    and no EventTooLargeError comes out of feed() or finish()."""
+    body = body_of("chat", "tool_calls_parallel_interleaved")
+    biggest = max(len(e) for e in body.split(b"\n\n"))
+    t = ssewire.Translator("chat", "responses", max_event_size=biggest + 16)
+    out = t.feed(body) + t.finish()
+    assert b"response.completed" in out and t.result()["status"] == "completed"

@@ -108,7 +108,10 @@ impl Translator {
             source: source
                 .map(|d| new_stream(py, d, max_event_size))
                 .transpose()?,
-            target: new_stream(py, target, max_event_size)?,
+            // The target stream reads only this translation's own output, whose events can be
+            // larger than the upstream's (a Responses `response.completed` holds every item):
+            // it is bounded by the translation, not by `max_event_size`.
+            target: new_stream(py, target, usize::MAX)?,
             held: Vec::new(),
             max_event_size,
             too_large: false,
