@@ -186,10 +186,15 @@ def run_translator(pair: int, pieces: Sequence[bytes]) -> list[str]:
     return [repr(out), repr(t.notes), repr(state), repr(t.result()) if FOLDS else ""]
 
 
+#: The fuzzer's bytes also go after this head, so that they are chunk framing from the start.
+CHUNKED_HEAD = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+
+
 def run_http(pieces: Sequence[bytes]) -> list[str]:
-    """The HTTP/1.1 response reader over ``pieces``: the body, status, and the outcome (only
-    the documented HTTPProtocolError may escape)."""
-    r = ssewire._core.HTTPResponseReader()
+    """The HTTP/1.1 response reader (a small head limit, to reach it) over ``pieces``: the body,
+    the head, the trailers and the outcome. Only the documented ``HTTPProtocolError`` may
+    escape, and the body is never longer than the input."""
+    r = ssewire.HTTPResponseReader(max_head_size=LIMIT)
     body: list[bytes] = []
     error = None
     try:
@@ -197,8 +202,13 @@ def run_http(pieces: Sequence[bytes]) -> list[str]:
             body.append(r.feed(piece))
         r.finish()
     except ssewire.HTTPProtocolError as e:
-        error = str(e)
-    return [repr(b"".join(body)), repr((r.status, r.body_complete, error))]
+        body.append(e.body)  # what the failing call read before the error
+        error = (e.kind, str(e))
+    out = b"".join(body)
+    if len(out) > sum(len(p) for p in pieces):
+        raise AssertionError("HTTPResponseReader: more body than input")
+    head = (r.status, r.reason, r.http_version, r.headers, r.framing, r.interim, r.head_complete)
+    return [repr(out), repr(head), repr((r.trailers, r.body_complete, r.body_size)), repr(error)]
 
 
 def check_same(name: str, runs: list[list[str]]) -> None:
@@ -243,6 +253,7 @@ def one_input(data: bytes) -> None:
         check_same(cls.__name__ + " consume", [run_stream(cls, w, True) for w in ways])
     check_same("PartialJSON", [run_partial(w) for w in ways])
     check_same("HTTPResponseReader", [run_http(w) for w in ways])
+    check_same("HTTPResponseReader chunked", [run_http([CHUNKED_HEAD, *w]) for w in ways])
     run_encoder(data)
     pair = data[0] if data else 0
     check_same("Translator", [run_translator(pair, w) for w in ways[:2]])
@@ -290,7 +301,8 @@ def one_input_fast(data: bytes) -> None:
     elif which == 6:
         check_same("Translator", [run_translator(pick >> 3, w) for w in ways])
     elif which == 7:
-        check_same("HTTPResponseReader", [run_http(w) for w in ways])
+        head = [CHUNKED_HEAD] if pick & 8 else []
+        check_same("HTTPResponseReader", [run_http(head + w) for w in ways])
     else:
         cls = STREAMS[which - 1]
         runs = [run_stream(cls, w, consume=(pick >> 2) & 1 == 1) for w in ways]

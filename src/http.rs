@@ -217,7 +217,7 @@ pub struct ResponseReader {
 
 impl Default for ResponseReader {
     fn default() -> Self {
-        Self::new(DEFAULT_MAX_HEAD)
+        Self::new()
     }
 }
 
@@ -345,8 +345,13 @@ fn parse_head(buf: &[u8]) -> Result<Head, HttpError> {
 }
 
 impl ResponseReader {
+    /// A reader with the default bound on the head ([`DEFAULT_MAX_HEAD`]).
+    pub fn new() -> Self {
+        Self::with_max_head(DEFAULT_MAX_HEAD)
+    }
+
     /// A reader whose head (and trailer section) may hold at most `max_head` bytes.
-    pub fn new(max_head: usize) -> Self {
+    pub fn with_max_head(max_head: usize) -> Self {
         ResponseReader {
             state: State::Head {
                 line: Line::Text,
@@ -985,7 +990,7 @@ mod tests {
 
     #[test]
     fn oversize_heads_and_lines_are_errors_not_memory() {
-        let mut reader = ResponseReader::new(1024);
+        let mut reader = ResponseReader::with_max_head(1024);
         let mut body = Vec::new();
         reader.feed(b"HTTP/1.1 200 OK\r\n", &mut body).unwrap();
         let field = b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n";
@@ -1000,7 +1005,7 @@ mod tests {
         assert_eq!(err.unwrap().kind, ErrorKind::TooLarge);
         assert!(reader.buf.capacity() == 0);
         // Endless blank lines before the head: bounded too, and nothing is kept.
-        let mut reader = ResponseReader::new(1024);
+        let mut reader = ResponseReader::with_max_head(1024);
         let err = reader.feed(&[b'\n'; 2000], &mut body).unwrap_err();
         assert_eq!(err.kind, ErrorKind::TooLarge);
         // One endless chunk-size line (leading zeros, or extensions): an error, no buffer.
@@ -1021,7 +1026,7 @@ mod tests {
         wire.extend_from_slice(b"\r\n");
         assert_eq!(whole(&wire).1.unwrap_err().kind, ErrorKind::TooLarge);
         // Trailers are bounded like heads.
-        let mut reader = ResponseReader::new(100);
+        let mut reader = ResponseReader::with_max_head(100);
         reader
             .feed(
                 b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n",

@@ -52,7 +52,7 @@ impl HttpResponseReader {
     #[pyo3(signature = (*, max_head_size = crate::http::DEFAULT_MAX_HEAD))]
     fn new(max_head_size: usize) -> Self {
         HttpResponseReader {
-            core: ResponseReader::new(max_head_size),
+            core: ResponseReader::with_max_head(max_head_size),
         }
     }
 
