@@ -293,3 +293,14 @@ def test_chat_fold_state_of_many_choices_is_linear_and_small() -> None:
                          text=True, timeout=300, check=True)  # fmt: skip
     size, grown = map(int, out.stdout.split())
     assert grown < 16 * size, f"{grown / size:.1f} bytes of fold state per wire byte"
+
+
+def test_wrong_dialect_does_not_depend_on_the_reads() -> None:
+    """Found by the fuzz smoke: the check ran once per feed() call, so a terminal marker and an
+    own event in the same read gave no error while separate reads gave one. It now runs frame
+    by frame: the outcome follows the stream's order only."""
+    body = (b'data: {"type":"ping"}\n\ndata: [DONE]\n\n'
+            b'event: response.output_text.delta\ndata: {"type":"response.output_text.delta",'
+            b'"output_index":0,"content_index":0,"delta":"x"}\n\n')  # fmt: skip
+    whole = check_all_ways(ssewire.ResponsesStream, body, key=repr, observe=observe)
+    assert whole.observed[1][0] == "wrong_dialect"

@@ -564,6 +564,11 @@ impl StreamCore {
     ) -> PyResult<bool> {
         let mut cut = false;
         for frame in frames {
+            // Checked frame by frame (not once per call), so the outcome depends on the
+            // stream's order only, never on how the reads were cut.
+            if self.done {
+                self.check_dialect(py, D::NAME)?;
+            }
             self.frame_data = None;
             match D::route(frame.event_type()) {
                 Route::Decode => {
