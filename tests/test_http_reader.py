@@ -197,3 +197,15 @@ def test_stream_protocol_over_tls_ends_at_the_body_end() -> None:
     protocol, stream = asyncio.run(main())
     assert protocol.status == 200
     assert (stream.done, stream.result()) == reference(BODY)
+
+
+def test_http_status_error_pickles_without_its_stream() -> None:
+    import pickle
+
+    s = ssewire.ChatCompletionStream()
+    s.feed(b'{"error": {"message": "slow down"}}')
+    s.finish()
+    e = ssewire.HTTPStatusError(429, "Too Many Requests", [("Retry-After", "2")], s)
+    back = pickle.loads(pickle.dumps(e))
+    assert (back.status, back.reason, back.headers, back.stream) == (429, "Too Many Requests", [("Retry-After", "2")], None)
+    assert str(back) == str(e) and "slow down" in str(back)

@@ -121,3 +121,15 @@ class HTTPStatusError(Exception):
         self.reason = reason
         self.headers = headers
         self.stream = stream
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # The stream (a Rust object) does not pickle: a copy that crossed a process pool keeps
+        # the status, reason, headers and message, with ``stream`` None.
+        return (_status_error, (type(self), self.status, self.reason, self.headers, str(self)))
+
+
+def _status_error(cls: Any, status: int, reason: str, headers: Any, message: str) -> Any:
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    error.status, error.reason, error.headers, error.stream = status, reason, headers, None
+    return error
