@@ -17,10 +17,9 @@ then ``result()``; httpx-sse: ``json.loads`` of every data and the dict accumula
 ``_peers.py``; the SDKs: every chunk / event object, text collected). Each result is checked
 against ssewire's result of the whole body; a wrong or missing result fails the load.
 
-``StreamProtocol`` reads raw bodies on today's main (no HTTP parsing), so its row connects to
-the server's ``raw`` port, which answers the same request with the bare body. When
-``StreamProtocol`` reads HTTP responses itself, switch ``_stream_protocol`` to the ``http``
-port (the one place that knows).
+``StreamProtocol`` sends its request on a raw asyncio socket to the server's HTTP port and
+reads the HTTP/1.1 response itself (status, headers, chunked body: in Rust), as a user of the
+"raw socket bytes" path would.
 
 Cost: every load is linear in ``n`` times the body size; every wait is bounded (``timeout``).
 """
@@ -187,18 +186,18 @@ def _drop(item: Any) -> None:
 
 
 async def _stream_protocol(_ctx: Any, t: Target, c: Optional[Counter]) -> Result:
-    # Today's StreamProtocol reads the event stream itself, not an HTTP response: the raw port
-    # answers the same request with the bare body. (When it parses HTTP, connect to the http
-    # port here, and keep the request.)
+    # A raw asyncio socket to the HTTP port: StreamProtocol sends the request and reads the
+    # HTTP/1.1 response (head, chunked body) in Rust.
+    host, port = t.url.split("//", 1)[1].split("/", 1)[0].rsplit(":", 1)
     body = json.dumps(REQUEST[t.dialect]).encode()
-    request = (f"POST {t.path} HTTP/1.1\r\nHost: {t.raw[0]}:{t.raw[1]}\r\n"
+    request = (f"POST {t.path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
                f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
                ).encode() + body  # fmt: skip
     stream = STREAMS[t.dialect]()
     cls = ssewire.StreamProtocol if c is None else _CountingProtocol
     loop = asyncio.get_running_loop()
     transport, protocol = await loop.create_connection(
-        lambda: cls(stream, on_item=_drop, request=request), *t.raw
+        lambda: cls(stream, on_item=_drop, request=request), host, int(port)
     )
     if c is not None:
         protocol.counter = c  # type: ignore[attr-defined]
@@ -332,7 +331,7 @@ ROWS: Dict[str, Row] = {
             "chat", "async", _ssewire_httpx_async, _httpx_async_client, "chat-httpx-sse-async", True),
         Row("chat-ssewire-aiohttp", "ssewire `aiter(r.content.iter_any())` (aiohttp)",
             "chat", "async", _ssewire_aiohttp, _aiohttp_session, "chat-httpx-sse-async", True),
-        Row("chat-ssewire-protocol", "ssewire `StreamProtocol` (raw asyncio socket, bare body)",
+        Row("chat-ssewire-protocol", "ssewire `StreamProtocol` (raw asyncio socket, HTTP/1.1 read in Rust)",
             "chat", "async", _stream_protocol, lambda n, t: _NoContext(), "chat-httpx-sse-async", True),
         Row("chat-openai-sdk", "openai SDK `AsyncOpenAI` `stream=True` (" + _SDK_HTTP.__name__ + ", async)",
             "chat", "async", _openai_sdk, _openai_client, "chat-httpx-sse-async", False),
