@@ -125,6 +125,11 @@ class StreamProtocol(asyncio.Protocol):
             self._fail(exc)
 
     def connection_lost(self, exc: Optional[Exception]) -> None:
+        transport = self.transport
+        if transport is not None and not transport.is_closing():
+            # The peer closed: mark our side closed too (Python 3.9's TLS transport does not
+            # by itself), so `is_closing()` tells the same on every version.
+            transport.close()
         if self._finished.done():
             return
         if self.http is not None and exc is None:
