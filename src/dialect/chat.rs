@@ -11,6 +11,7 @@ use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
 use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Extra, Int, Str};
+use crate::fold::chat::{ChunkView, ContentView, ToolView};
 
 /// One `chat.completion.chunk` (or an error document in its place).
 #[derive(Debug, Default)]
@@ -119,6 +120,61 @@ pub struct ToolCall<'a> {
 struct Function<'a> {
     name: Option<Str<'a>>,
     arguments: Option<Str<'a>>,
+}
+
+/// The fold's views of a chunk (not an error envelope without choices: the caller reports the
+/// error): one per choice, each with the chunk-level fields, or one without a choice index
+/// for a chunk with `choices: []` (a usage-only chunk). `f` gets each view and its choice.
+pub fn views<'c>(chunk: &'c Chunk<'c>, mut f: impl FnMut(&ChunkView<'_>, Option<&'c Choice<'c>>)) {
+    let extra = chunk.extra.to_json();
+    let head = ChunkView {
+        id: chunk.id.as_ref().map(Str::as_str),
+        created: chunk.created,
+        model: chunk.model.as_ref().map(Str::as_str),
+        system_fingerprint: chunk.system_fingerprint.as_ref().map(Str::as_str),
+        service_tier: chunk.service_tier.as_ref().map(Str::as_str),
+        usage: chunk.usage.map(RawValue::get),
+        extra: extra.as_deref(),
+        ..ChunkView::default()
+    };
+    if chunk.choices.is_empty() {
+        f(&head, None);
+        return;
+    }
+    let mut tools: Vec<ToolView<'_>> = Vec::new();
+    for (position, choice) in chunk.choices.iter().enumerate() {
+        let d = &choice.delta;
+        tools.clear();
+        tools.extend(d.tool_calls.iter().enumerate().map(|(p, c)| ToolView {
+            index: c.index.unwrap_or(p as i64),
+            id: c.id.as_ref().map(Str::as_str),
+            type_: c.type_.as_ref().map(Str::as_str),
+            name: c.name.as_ref().map(Str::as_str),
+            arguments: c.arguments.as_ref().map(Str::as_str),
+        }));
+        let choice_extra = choice.extra.to_json();
+        let delta_extra = d.extra.to_json();
+        let view = ChunkView {
+            index: Some(choice.index.unwrap_or(position as i64)),
+            role: d.role.as_ref().map(Str::as_str),
+            content: match &d.content {
+                Some(Content::Text(s)) => Some(ContentView::Text(s.as_str())),
+                Some(Content::Parts(raw)) => Some(ContentView::Parts(raw.get())),
+                None => None,
+            },
+            refusal: d.refusal.as_ref().map(Str::as_str),
+            reasoning: d.reasoning.as_ref().map(Str::as_str),
+            reasoning_content: d.reasoning_content.as_ref().map(Str::as_str),
+            tool_calls: &tools,
+            finish_reason: choice.finish_reason.as_ref().map(Str::as_str),
+            reasoning_details: d.reasoning_details.map(RawValue::get),
+            logprobs: choice.logprobs.map(RawValue::get),
+            choice_extra: choice_extra.as_deref(),
+            delta_extra: delta_extra.as_deref(),
+            ..head
+        };
+        f(&view, Some(choice));
+    }
 }
 
 /// Decodes one document of a chat stream.

@@ -8,10 +8,14 @@
 //! of `message_start`, a content block, usage, a citation) stay raw JSON. Unknown delta keys
 //! are kept. Nothing is carried across frames. Cost: one pass over each frame's JSON.
 
+use std::borrow::Cow;
+
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
 use super::json::{map_struct, raw_opt, Extra, Int, Str};
+use super::ErrorInfo;
+use crate::fold::messages::EventView;
 
 /// One Messages stream event, flattened.
 #[derive(Debug, Default)]
@@ -66,6 +70,56 @@ impl Event<'_> {
                 self.delta.type_.as_ref().map(Str::as_str),
                 Some("text_delta" | "input_json_delta" | "thinking_delta" | "signature_delta")
             )
+    }
+}
+
+/// What one decoded Messages document is to the fold (and to a translation reading the
+/// same stream): nothing (`ping`), an error (reported, not folded), or an event to fold.
+pub enum Read<'e> {
+    Skip,
+    Error(ErrorInfo<'e>),
+    Fold(EventView<'e>),
+}
+
+impl<'a> Event<'a> {
+    /// The event's kind: its JSON `type`, else the frame's `event:` name; `error` for a
+    /// document with an `error` key, whatever else it says.
+    pub fn kind_of<'e>(&'e self, frame_event: &'e [u8]) -> Cow<'e, str> {
+        match &self.type_ {
+            _ if self.error.is_some() => Cow::Borrowed("error"),
+            Some(t) => Cow::Borrowed(t.as_str()),
+            None => String::from_utf8_lossy(frame_event),
+        }
+    }
+
+    /// How this document (of text `doc`, kind `kind` from [`Event::kind_of`]) is read.
+    pub fn read<'e>(&'e self, kind: &'e str, doc: &'e str) -> Read<'e> {
+        match kind {
+            "ping" => Read::Skip,
+            "error" => Read::Error(match self.error {
+                Some(e) => ErrorInfo::from_error_value(Some(doc), e),
+                None => ErrorInfo::from_document(doc),
+            }),
+            _ => {
+                let d = &self.delta;
+                Read::Fold(EventView {
+                    kind,
+                    index: self.index,
+                    delta_type: d.type_.as_ref().map(Str::as_str),
+                    text: d.text.as_ref().map(Str::as_str),
+                    partial_json: d.partial_json.as_ref().map(Str::as_str),
+                    thinking: d.thinking.as_ref().map(Str::as_str),
+                    signature: d.signature.as_ref().map(Str::as_str),
+                    stop_reason: d.stop_reason.as_ref().map(Str::as_str),
+                    stop_sequence: d.stop_sequence.as_ref().map(Str::as_str),
+                    content_block: self.content_block.map(RawValue::get),
+                    message: self.message.map(RawValue::get),
+                    usage: self.usage.map(RawValue::get),
+                    citation: d.citation.map(RawValue::get),
+                    raw: (!self.is_common_delta()).then_some(doc),
+                })
+            }
+        }
     }
 }
 

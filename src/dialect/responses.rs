@@ -7,10 +7,14 @@
 //! types decode like any other (their raw JSON is kept), never fatal. Nothing is carried
 //! across frames. Cost: one pass over each frame's JSON.
 
+use std::borrow::Cow;
+
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
 use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Int, Str};
+use super::ErrorInfo;
+use crate::fold::responses::EventView;
 
 /// One Responses stream event, flattened.
 #[derive(Debug, Default)]
@@ -95,6 +99,65 @@ pub fn response_error(response: &RawValue) -> Option<&RawValue> {
     serde_json::from_str::<ResponseError<'_>>(response.get())
         .ok()
         .and_then(|r| r.error)
+}
+
+/// What one decoded Responses document is to the fold (and to a translation reading the
+/// same stream): an error (reported, not folded), or an event to fold, with the error it
+/// reports (`response.failed`). Lives on the stack for one document: its size does not matter.
+#[allow(clippy::large_enum_variant)]
+pub enum Read<'e> {
+    Error(ErrorInfo<'e>),
+    Fold(EventView<'e>, Option<ErrorInfo<'e>>),
+}
+
+impl<'a> Event<'a> {
+    /// The event's kind: its JSON `type`, else the frame's `event:` name; `error` for a
+    /// document with a top-level `error` key, whatever else it says.
+    pub fn kind_of<'e>(&'e self, frame_event: &'e [u8]) -> Cow<'e, str> {
+        match &self.type_ {
+            _ if self.error.is_some() => Cow::Borrowed("error"),
+            Some(t) => Cow::Borrowed(t.as_str()),
+            None => String::from_utf8_lossy(frame_event),
+        }
+    }
+
+    /// How this document (of text `doc`, kind `kind` from [`Event::kind_of`]) is read.
+    pub fn read<'e>(&'e self, kind: &'e str, doc: &'e str) -> Read<'e> {
+        let failed = match kind {
+            "error" | "response.error" => {
+                return Read::Error(match self.error {
+                    Some(e) => ErrorInfo::from_error_value(Some(doc), e),
+                    None => ErrorInfo::from_document(doc),
+                })
+            }
+            "response.failed" => {
+                let mut info = match self.response.and_then(response_error) {
+                    Some(e) => ErrorInfo::from_error_value(Some(doc), e),
+                    None => ErrorInfo::from_document(r#"{"message":"the response failed"}"#),
+                };
+                info.raw = Some(doc);
+                Some(info)
+            }
+            _ => None,
+        };
+        let view = EventView {
+            kind,
+            output_index: self.output_index,
+            content_index: self.content_index,
+            summary_index: self.summary_index,
+            item_id: self.item_id.as_ref().map(Str::as_str),
+            delta: self.delta.as_ref().map(Str::as_str),
+            text: self.text.as_ref().map(Str::as_str),
+            refusal: self.refusal.as_ref().map(Str::as_str),
+            arguments: self.arguments.as_ref().map(Str::as_str),
+            item: self.item.map(RawValue::get),
+            part: self.part.map(RawValue::get),
+            response: self.response.map(RawValue::get),
+            logprobs: self.logprobs.map(RawValue::get),
+            raw: (!self.is_common_delta()).then_some(doc),
+        };
+        Read::Fold(view, failed)
+    }
 }
 
 /// Decodes one document of a Responses stream.

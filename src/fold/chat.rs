@@ -190,8 +190,8 @@ impl ChunkOwned {
         })
     }
 
-    /// Folds this chunk into `fold` with `text` in place of its `hole` field.
-    pub fn fold_with(&self, fold: &mut ChatFold, hole: Hole, text: &str) {
+    /// This chunk's view with `text` in place of its `hole` field, handed to `f`.
+    pub fn view_with(&self, hole: Hole, text: &str, f: impl FnOnce(&ChunkView<'_>)) {
         let tools: Vec<ToolView<'_>> = self
             .tools
             .iter()
@@ -220,7 +220,7 @@ impl ChunkOwned {
                 value.as_deref()
             }
         }
-        fold.add(&ChunkView {
+        f(&ChunkView {
             id: self.id.as_deref(),
             created: self.created,
             model: self.model.as_deref(),

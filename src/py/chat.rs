@@ -14,8 +14,6 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use serde_json::value::RawValue;
-
 use super::json::{lazy, out_to_py, to_py};
 use super::stream::{
     accumulator_class, dialect_stream, emit, Dialect, Frame, Refill, Route, StreamCore, Template,
@@ -28,6 +26,7 @@ use crate::dialect::chat::{self, Chunk, Content};
 use crate::dialect::json::Str;
 use crate::dialect::ErrorInfo;
 use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, ContentView, Hole, ToolView};
+use crate::translate::Upstream;
 
 /// One fragment of a streamed tool call, flattened (`function.name` is `name`).
 #[pyclass(frozen, module = "ssewire", name = "ToolCallDelta")]
@@ -347,12 +346,12 @@ impl Dialect for ChunkStrings {
             if v.value.choices.is_empty() {
                 return Ok(()); // an error envelope, not a chunk
             }
-            return self.chunk(py, &v.value, out, false).map(|_| ());
+            return self.chunk(py, core, &v.value, out, false).map(|_| ());
         }
         let whole_frame = v.doc.len() == v.frame.data.len();
         let hole = if whole_frame { hole(&v.value) } else { None };
         let padding: Vec<&str> = Str::borrowed(&v.value.obfuscation).into_iter().collect();
-        let (item, snapshot) = self.chunk(py, &v.value, out, hole.is_some())?;
+        let (item, snapshot) = self.chunk(py, core, &v.value, out, hole.is_some())?;
         if let (Some((kind, text)), Some(snapshot)) = (hole, snapshot) {
             let new =
                 Template::new(v.frame, text, &padding, hole_number(kind), item).map(|template| {
@@ -372,6 +371,7 @@ impl Dialect for ChunkStrings {
     fn shortcut(
         &mut self,
         py: Python<'_>,
+        core: &mut StreamCore,
         frame: &Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool> {
@@ -381,7 +381,11 @@ impl Dialect for ChunkStrings {
         let Some((text, _)) = t.template.hit(py, frame, out)? else {
             return Ok(false);
         };
-        t.snapshot.fold_with(&mut self.fold, t.hole, &text);
+        let fold = &mut self.fold;
+        t.snapshot.view_with(t.hole, &text, |view| {
+            fold.add(view);
+            core.tap(Upstream::Chat(view));
+        });
         Ok(true)
     }
 
@@ -398,14 +402,6 @@ impl Dialect for ChunkStrings {
     }
 }
 
-fn content_view<'a>(content: &'a Option<Content<'_>>) -> Option<ContentView<'a>> {
-    match content {
-        Some(Content::Text(s)) => Some(ContentView::Text(s.as_str())),
-        Some(Content::Parts(raw)) => Some(ContentView::Parts(raw.get())),
-        None => None,
-    }
-}
-
 impl ChunkStrings {
     /// Folds one chunk (one view per choice) and, with `out`, appends its items (one per
     /// choice). Returns the last item, and with `snapshot` the last choice's data for a
@@ -413,73 +409,31 @@ impl ChunkStrings {
     fn chunk(
         &mut self,
         py: Python<'_>,
+        core: &mut StreamCore,
         chunk: &Chunk<'_>,
         out: Option<&Bound<'_, PyList>>,
         snapshot: bool,
     ) -> PyResult<(Option<Py<ChatChunk>>, Option<ChunkOwned>)> {
-        let extra = chunk.extra.to_json();
-        let head = ChunkView {
-            id: chunk.id.as_ref().map(Str::as_str),
-            created: chunk.created,
-            model: chunk.model.as_ref().map(Str::as_str),
-            system_fingerprint: chunk.system_fingerprint.as_ref().map(Str::as_str),
-            service_tier: chunk.service_tier.as_ref().map(Str::as_str),
-            usage: chunk.usage.map(RawValue::get),
-            extra: extra.as_deref(),
-            ..ChunkView::default()
-        };
         let mut last = None;
-        let mut items = out.map(|out| ItemBuilder::new(py, self, chunk, extra.as_deref(), out));
-        if chunk.choices.is_empty() {
-            self.fold.add(&head);
-            if let Some(items) = &mut items {
-                last = Some(items.push(py, self, None, None, ChunkJson::default())?);
-            }
-            let snap = if snapshot {
-                ChunkOwned::new(&head)
-            } else {
-                None
-            };
-            return Ok((last, snap));
-        }
         let mut snap = None;
-        for (position, choice) in chunk.choices.iter().enumerate() {
-            let d = &choice.delta;
-            let tools: Vec<ToolView<'_>> = d
-                .tool_calls
-                .iter()
-                .enumerate()
-                .map(|(p, c)| ToolView {
-                    index: c.index.unwrap_or(p as i64),
-                    id: c.id.as_ref().map(Str::as_str),
-                    type_: c.type_.as_ref().map(Str::as_str),
-                    name: c.name.as_ref().map(Str::as_str),
-                    arguments: c.arguments.as_ref().map(Str::as_str),
-                })
-                .collect();
-            let choice_extra = choice.extra.to_json();
-            let delta_extra = d.extra.to_json();
-            let view = ChunkView {
-                index: Some(choice.index.unwrap_or(position as i64)),
-                role: d.role.as_ref().map(Str::as_str),
-                content: content_view(&d.content),
-                refusal: d.refusal.as_ref().map(Str::as_str),
-                reasoning: d.reasoning.as_ref().map(Str::as_str),
-                reasoning_content: d.reasoning_content.as_ref().map(Str::as_str),
-                tool_calls: &tools,
-                finish_reason: choice.finish_reason.as_ref().map(Str::as_str),
-                reasoning_details: d.reasoning_details.map(RawValue::get),
-                logprobs: choice.logprobs.map(RawValue::get),
-                choice_extra: choice_extra.as_deref(),
-                delta_extra: delta_extra.as_deref(),
-                ..head
-            };
-            self.fold.add(&view);
-            if snapshot {
-                snap = ChunkOwned::new(&view);
+        let mut items: Option<ItemBuilder<'_, '_>> = None;
+        let mut result = Ok(());
+        chat::views(chunk, |view, choice| {
+            if result.is_err() {
+                return;
             }
-            if let Some(items) = &mut items {
-                let json = ChunkJson {
+            self.fold.add(view);
+            core.tap(Upstream::Chat(view));
+            if snapshot {
+                snap = ChunkOwned::new(view);
+            }
+            let Some(out) = out else {
+                return;
+            };
+            let items =
+                items.get_or_insert_with(|| ItemBuilder::new(py, self, chunk, view.extra, out));
+            let json = match choice {
+                Some(_) => ChunkJson {
                     reasoning_details: view.reasoning_details.map(Box::from),
                     logprobs: view.logprobs.map(Box::from),
                     choice_extra: view.choice_extra.map(Box::from),
@@ -489,16 +443,15 @@ impl ChunkStrings {
                         _ => None,
                     },
                     ..ChunkJson::default()
-                };
-                last = Some(items.push(
-                    py,
-                    self,
-                    Some(view.index.unwrap_or(0)),
-                    Some(choice),
-                    json,
-                )?);
+                },
+                None => ChunkJson::default(),
+            };
+            match items.push(py, self, view.index, choice, json) {
+                Ok(obj) => last = Some(obj),
+                Err(e) => result = Err(e),
             }
-        }
+        });
+        result?;
         Ok((last, snap))
     }
 }

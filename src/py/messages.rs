@@ -10,7 +10,6 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
-use serde_json::value::RawValue;
 
 use super::json::{lazy, out_to_py};
 use super::stream::{
@@ -19,9 +18,9 @@ use super::stream::{
 };
 use super::strings::{int_or_none, item_int, item_str, name_or_none, text_or_none, Names};
 use crate::dialect::json::Str;
-use crate::dialect::messages::{self, Event};
-use crate::dialect::ErrorInfo;
+use crate::dialect::messages::{self, Event, Read};
 use crate::fold::messages::{EventView, MessagesFold};
+use crate::translate::Upstream;
 
 /// One event of a Messages stream, flattened.
 #[pyclass(frozen, module = "ssewire", name = "MessageEvent")]
@@ -219,45 +218,23 @@ impl Dialect for MessagesState {
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
         let ev: Event<'f> = v.value;
-        let kind: &[u8] = match &ev.type_ {
-            // A document with an `error` key is an error whatever else it says.
-            _ if ev.error.is_some() => b"error",
-            Some(t) => t.as_str().as_bytes(),
-            None => v.frame.event_type(),
-        };
-        match kind {
-            b"ping" => return Ok(()),
-            b"error" => {
-                let info = match ev.error {
-                    Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
-                    None => ErrorInfo::from_document(v.doc),
-                };
+        let kind_text = ev.kind_of(v.frame.event_type());
+        let view = match ev.read(&kind_text, v.doc) {
+            Read::Skip => return Ok(()),
+            Read::Error(info) => {
                 let name = core.event_name(py, v.frame);
                 return emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?);
             }
-            b"message_stop" => core.done = true,
-            _ => {}
+            Read::Fold(view) => view,
+        };
+        let kind = kind_text.as_bytes();
+        if kind == b"message_stop" {
+            core.done = true;
         }
-        let common = ev.is_common_delta();
-        let raw_json = (!common).then_some(v.doc);
+        let raw_json = view.raw;
         let d = &ev.delta;
-        let kind_text = String::from_utf8_lossy(kind);
-        self.fold.add(&EventView {
-            kind: &kind_text,
-            index: ev.index,
-            delta_type: d.type_.as_ref().map(Str::as_str),
-            text: d.text.as_ref().map(Str::as_str),
-            partial_json: d.partial_json.as_ref().map(Str::as_str),
-            thinking: d.thinking.as_ref().map(Str::as_str),
-            signature: d.signature.as_ref().map(Str::as_str),
-            stop_reason: d.stop_reason.as_ref().map(Str::as_str),
-            stop_sequence: d.stop_sequence.as_ref().map(Str::as_str),
-            content_block: ev.content_block.map(RawValue::get),
-            message: ev.message.map(RawValue::get),
-            usage: ev.usage.map(RawValue::get),
-            citation: d.citation.map(RawValue::get),
-            raw: raw_json,
-        });
+        self.fold.add(&view);
+        core.tap(Upstream::Messages(&view));
         let hole = if v.doc.len() == v.frame.data.len() {
             hole(&ev)
         } else {
@@ -306,6 +283,7 @@ impl Dialect for MessagesState {
     fn shortcut(
         &mut self,
         py: Python<'_>,
+        core: &mut StreamCore,
         frame: &Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool> {
@@ -316,8 +294,9 @@ impl Dialect for MessagesState {
             return Ok(false);
         };
         let hole = t.template.hole;
-        self.fold
-            .add(&delta_view(t.index, &t.delta_type, hole, &text));
+        let view = delta_view(t.index, &t.delta_type, hole, &text);
+        self.fold.add(&view);
+        core.tap(Upstream::Messages(&view));
         Ok(true)
     }
 

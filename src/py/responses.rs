@@ -11,7 +11,6 @@
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
-use serde_json::value::RawValue;
 
 use super::json::{lazy, out_to_py};
 use super::stream::{
@@ -22,9 +21,9 @@ use super::strings::{
     flag, int_or_none, item_int, item_str, reused_or_none, text_or_none, Names, Reused,
 };
 use crate::dialect::json::Str;
-use crate::dialect::responses::{self, response_error, Event, TERMINAL};
-use crate::dialect::ErrorInfo;
+use crate::dialect::responses::{self, Event, Read, TERMINAL};
 use crate::fold::responses::{EventView, ResponsesFold};
+use crate::translate::Upstream;
 
 /// One event of a Responses stream, flattened.
 #[pyclass(frozen, module = "ssewire", name = "ResponseEvent")]
@@ -206,55 +205,27 @@ impl Dialect for ResponseStrings {
     ) -> PyResult<()> {
         let strings = self;
         let ev: Event<'_> = v.value;
-        let kind: &[u8] = match &ev.type_ {
-            Some(t) if ev.error.is_none() => t.as_str().as_bytes(),
-            // A document with a top-level `error` key is an error whatever else it says.
-            Some(_) => b"error",
-            None if ev.error.is_some() => b"error",
-            None => v.frame.event_type(),
-        };
-        match kind {
-            b"error" | b"response.error" => {
-                let info = match ev.error {
-                    Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
-                    None => ErrorInfo::from_document(v.doc),
-                };
+        let kind_text = ev.kind_of(v.frame.event_type());
+        let view = match ev.read(&kind_text, v.doc) {
+            Read::Error(info) => {
                 let name = core.event_name(py, v.frame);
                 return emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?);
             }
-            b"response.failed" => {
-                let error = ev.response.and_then(response_error);
-                let mut info = match error {
-                    Some(e) => ErrorInfo::from_error_value(Some(v.doc), e),
-                    None => ErrorInfo::from_document(r#"{"message":"the response failed"}"#),
-                };
-                info.raw = Some(v.doc);
-                let name = core.event_name(py, v.frame);
-                emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
+            Read::Fold(view, failed) => {
+                if let Some(info) = failed {
+                    let name = core.event_name(py, v.frame);
+                    emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
+                }
+                view
             }
-            _ => {}
-        }
+        };
+        let kind = kind_text.as_bytes();
         if TERMINAL.iter().any(|t| t.as_bytes() == kind) {
             core.done = true;
         }
-        let raw_json = (!ev.is_common_delta()).then_some(v.doc);
-        let kind_text = String::from_utf8_lossy(kind);
-        strings.fold.add(&EventView {
-            kind: &kind_text,
-            output_index: ev.output_index,
-            content_index: ev.content_index,
-            summary_index: ev.summary_index,
-            item_id: ev.item_id.as_ref().map(Str::as_str),
-            delta: ev.delta.as_ref().map(Str::as_str),
-            text: ev.text.as_ref().map(Str::as_str),
-            refusal: ev.refusal.as_ref().map(Str::as_str),
-            arguments: ev.arguments.as_ref().map(Str::as_str),
-            item: ev.item.map(RawValue::get),
-            part: ev.part.map(RawValue::get),
-            response: ev.response.map(RawValue::get),
-            logprobs: ev.logprobs.map(RawValue::get),
-            raw: raw_json,
-        });
+        let raw_json = view.raw;
+        strings.fold.add(&view);
+        core.tap(Upstream::Responses(&view));
         let whole_frame = v.doc.len() == v.frame.data.len();
         let hole = Str::borrowed(&ev.delta).filter(|_| whole_frame && ev.is_common_delta());
         let sequence_number = ev.sequence_number;
@@ -315,6 +286,7 @@ impl Dialect for ResponseStrings {
     fn shortcut(
         &mut self,
         py: Python<'_>,
+        core: &mut StreamCore,
         frame: &Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool> {
@@ -324,7 +296,7 @@ impl Dialect for ResponseStrings {
         let Some((text, _)) = t.template.hit(py, frame, out)? else {
             return Ok(false);
         };
-        self.fold.add(&EventView {
+        let view = EventView {
             kind: &t.kind,
             output_index: t.output_index,
             content_index: t.content_index,
@@ -332,7 +304,9 @@ impl Dialect for ResponseStrings {
             item_id: t.item_id.as_deref(),
             delta: Some(&text),
             ..EventView::default()
-        });
+        };
+        self.fold.add(&view);
+        core.tap(Upstream::Responses(&view));
         Ok(true)
     }
 

@@ -19,6 +19,7 @@ use crate::dialect::template::Shape;
 use crate::dialect::{split_docs, Belongs, Doc, ErrorInfo};
 use crate::sse::{RawEvent, TooLarge};
 use crate::text::{fix_lone_surrogates, lossy_cow};
+use crate::translate::{Translation, Upstream};
 
 /// A frame that carried an error: `kind` is `"stream_error"` (the server reported one; the
 /// stream records the same error on `.error`) or `"malformed_json"` (the frame did not decode;
@@ -143,6 +144,9 @@ pub struct StreamCore {
     /// The start of the first document that was not the dialect's own (nor an error), while
     /// no own document came.
     foreign: Option<String>,
+    /// A translation reading this stream (`ssewire.Translator`'s source stream, while the
+    /// translator feeds it): it is handed every view the fold gets, every error, `[DONE]`.
+    pub tap: Option<Box<Translation>>,
 }
 
 impl StreamCore {
@@ -158,6 +162,15 @@ impl StreamCore {
             malformed_json: PyString::intern(py, "malformed_json").unbind(),
             own: false,
             foreign: None,
+            tap: None,
+        }
+    }
+
+    /// Hands `up` to the translation reading this stream, if any.
+    #[inline]
+    pub fn tap(&mut self, up: Upstream<'_>) {
+        if let Some(t) = &mut self.tap {
+            t.read(up);
         }
     }
 
@@ -350,6 +363,7 @@ impl StreamCore {
         event: Py<PyString>,
         data: &str,
     ) -> PyResult<Py<PyAny>> {
+        self.tap(Upstream::Error(info));
         let error = stream_error(py, info)?;
         if self.error.is_none() {
             self.error = Some(error.clone_ref(py));
@@ -528,6 +542,7 @@ pub trait Dialect: Default {
     fn shortcut(
         &mut self,
         py: Python<'_>,
+        core: &mut StreamCore,
         frame: &Frame<'_>,
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<bool>;
@@ -572,7 +587,7 @@ impl StreamCore {
             self.frame_data = None;
             match D::route(frame.event_type()) {
                 Route::Decode => {
-                    if dialect.shortcut(py, frame, out)? {
+                    if dialect.shortcut(py, self, frame, out)? {
                         continue; // same shape as the last text frame: no decode
                     }
                     let mut result = Ok(());
@@ -587,6 +602,7 @@ impl StreamCore {
                         result = match doc {
                             Doc::Done => {
                                 self.done = true;
+                                self.tap(Upstream::Done);
                                 Ok(())
                             }
                             Doc::Value(doc, value) => {
@@ -600,6 +616,7 @@ impl StreamCore {
                             Doc::Malformed(_) if malformed => Ok(()),
                             Doc::Malformed(message) => {
                                 malformed = true;
+                                self.tap(Upstream::Malformed);
                                 let name = self.event_name(py, frame);
                                 self.malformed_item(py, &message, name, &frame.data)
                                     .and_then(|item| emit(out, item))
@@ -727,6 +744,21 @@ pub fn stream_error(py: Python<'_>, info: &ErrorInfo<'_>) -> PyResult<Py<PyAny>>
     )
 }
 
+/// A dialect stream as Rust drives it (`ssewire.Translator` feeds its source stream this way,
+/// with a translation on `core().tap`).
+pub trait Source {
+    fn core(&mut self) -> &mut StreamCore;
+    /// Frames, decodes and folds `bytes` (items appended to `out` when given).
+    fn run_bytes<'py>(
+        &mut self,
+        py: Python<'py>,
+        bytes: &[u8],
+        out: Option<&Bound<'py, PyList>>,
+    ) -> PyResult<Option<TooLarge>>;
+    /// `finish()` without building items.
+    fn finish_quiet(&mut self, py: Python<'_>) -> PyResult<()>;
+}
+
 /// Declares a dialect stream class: the struct (a `StreamCore` plus the dialect's per-stream
 /// state, a [`Dialect`]) and its Python methods, the same for every dialect.
 macro_rules! dialect_stream {
@@ -748,12 +780,46 @@ macro_rules! dialect_stream {
                 out: Option<&Bound<'py, pyo3::types::PyList>>,
             ) -> PyResult<Option<$crate::sse::TooLarge>> {
                 let input = $crate::py::input::Input::extract(data)?;
-                let bytes = input.as_bytes();
+                $crate::py::stream::Source::run_bytes(self, py, input.as_bytes(), out)
+            }
+
+            fn finish_into<'py>(
+                &mut self,
+                py: Python<'py>,
+                out: Option<&Bound<'py, pyo3::types::PyList>>,
+            ) -> PyResult<()> {
+                let (last, mut cut_off) = self.core.end(py, out)?;
+                if let Some(frame) = last {
+                    cut_off = self
+                        .core
+                        .convert(py, &mut self.strings, &[frame], true, out)?;
+                }
+                self.core
+                    .check_dialect(py, <$strings as $crate::py::stream::Dialect>::NAME)?;
+                self.core.incomplete(py, cut_off, $marker)
+            }
+        }
+
+        impl $crate::py::stream::Source for $name {
+            fn core(&mut self) -> &mut $crate::py::stream::StreamCore {
+                &mut self.core
+            }
+
+            fn run_bytes<'py>(
+                &mut self,
+                py: Python<'py>,
+                bytes: &[u8],
+                out: Option<&Bound<'py, pyo3::types::PyList>>,
+            ) -> PyResult<Option<$crate::sse::TooLarge>> {
                 let (frames, too_large) = self.core.frame(py, bytes);
                 self.core
                     .convert(py, &mut self.strings, &frames, false, out)?;
                 self.core.take_json_body(py, out)?;
                 Ok(too_large)
+            }
+
+            fn finish_quiet(&mut self, py: Python<'_>) -> PyResult<()> {
+                self.finish_into(py, None)
             }
         }
 
@@ -808,18 +874,9 @@ macro_rules! dialect_stream {
             /// was already recorded).
             fn finish<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyList>> {
                 let py = slf.py();
-                let mut guard = $crate::py::errors::exclusive(slf, "stream")?;
-                let this = &mut *guard;
+                let mut this = $crate::py::errors::exclusive(slf, "stream")?;
                 let out = pyo3::types::PyList::empty(py);
-                let (last, mut cut_off) = this.core.end(py, Some(&out))?;
-                if let Some(frame) = last {
-                    cut_off =
-                        this.core
-                            .convert(py, &mut this.strings, &[frame], true, Some(&out))?;
-                }
-                this.core
-                    .check_dialect(py, <$strings as $crate::py::stream::Dialect>::NAME)?;
-                this.core.incomplete(py, cut_off, $marker)?;
+                this.finish_into(py, Some(&out))?;
                 Ok(out)
             }
 

@@ -1,20 +1,31 @@
 //! `ssewire.Translator`: an upstream stream in one dialect, re-served live in another
 //! (`crate::translate` does the work in pure Rust).
 //!
-//! Per feed: one pass of the translation (frame, decode, read, write) over the input; the
-//! same input is consumed by the source stream (`t.source`: done, error, errors, result()) and
-//! the output by a target stream, whose fold is `t.result()` — what the client's SDK assembles
-//! from the bytes written. Carried across feeds: the translation, the two streams, and with
-//! `source="auto"` the input read before the dialect was told (at most
-//! `translate::SNIFF_EVENTS` events).
+//! One pass per feed: the source stream (`t.source`, the public dialect stream) frames,
+//! decodes and folds the input as its own `consume()` does, and hands every view its fold
+//! reads (template hits included) to the translation on its `tap`; the translation writes the
+//! target's events and folds them as it writes (`t.result()`), so nothing is framed or decoded
+//! twice. Carried across feeds: the translation, the source stream, and with `source="auto"`
+//! the input read before the dialect was told (at most `translate::SNIFF_EVENTS` events or
+//! [`SNIFF_BYTES`]).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
+use super::chat::ChatCompletionStream;
 use super::errors;
 use super::input::Input;
-use crate::translate::{Dialect, Translation};
+use super::json::out_to_py;
+use super::messages::MessagesStream;
+use super::responses::ResponsesStream;
+use super::stream::Source;
+use crate::dialect::body::Body;
+use crate::translate::{sniff, Dialect, Translation, SNIFF_EVENTS};
+
+/// With `source="auto"`, how much input may be held before the source is taken to be chat
+/// (every dialect's own first event comes long before).
+pub const SNIFF_BYTES: usize = 1 << 20;
 
 /// The public stream class of a dialect (`ssewire.MessagesStream`, ...).
 fn stream_class<'py>(py: Python<'py>, dialect: Dialect) -> PyResult<Bound<'py, PyAny>> {
@@ -41,55 +52,99 @@ fn dialect(name: &str, what: &str) -> PyResult<Dialect> {
     })
 }
 
+/// The input of an "auto" source before its dialect is told.
+struct Undecided {
+    sniffer: Body,
+    held: Vec<u8>,
+    events: usize,
+}
+
 /// Translates an upstream stream in one dialect into another, event by event.
 #[pyclass(subclass, module = "ssewire", name = "Translator")]
 pub struct Translator {
-    t: Translation,
+    /// The translation (lent to the source stream's `tap` while it reads).
+    t: Option<Box<Translation>>,
     source: Option<Py<PyAny>>,
-    target: Py<PyAny>,
-    /// Input read before an "auto" source was told, for the source stream.
-    held: Vec<u8>,
+    undecided: Option<Undecided>,
     max_event_size: usize,
     /// An upstream event was over `max_event_size` (dropped; noted once).
     too_large: bool,
 }
 
 impl Translator {
-    /// Feeds the source stream (created once the source dialect is known); an oversized event
-    /// is reported by the translation, so the source's own `EventTooLargeError` is not raised.
-    fn feed_source(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
-        if self.source.is_none() {
-            match self.t.source() {
-                Some(d) => self.source = Some(new_stream(py, d, self.max_event_size)?),
-                None => {
-                    self.held.extend_from_slice(data);
-                    return Ok(());
-                }
-            }
-        }
-        let held = std::mem::take(&mut self.held);
+    fn translation(&mut self) -> PyResult<&mut Translation> {
+        self.t
+            .as_deref_mut()
+            .ok_or_else(|| errors::busy("translator"))
+    }
+
+    /// Runs `f` on the source stream with the translation on its tap.
+    fn with_source<R>(
+        &mut self,
+        py: Python<'_>,
+        f: impl FnOnce(Python<'_>, &mut dyn Source) -> PyResult<R>,
+    ) -> PyResult<Option<R>> {
         let Some(source) = &self.source else {
-            return Ok(());
+            return Ok(None);
         };
-        for chunk in [held.as_slice(), data] {
-            if chunk.is_empty() {
-                continue;
-            }
-            match source.call_method1(py, "consume", (PyBytes::new(py, chunk),)) {
-                Ok(_) => {}
-                Err(e) if e.is_instance_of::<errors::EventTooLargeError>(py) => {}
-                Err(e) => return Err(e),
-            }
+        let source = source.bind(py);
+        let t = &mut self.t;
+        let lend = |s: &mut dyn Source| {
+            s.core().tap = t.take();
+            let result = f(py, s);
+            *t = s.core().tap.take();
+            result.map(Some)
+        };
+        if let Ok(s) = source.cast::<ChatCompletionStream>() {
+            lend(&mut *errors::exclusive(s, "stream")?)
+        } else if let Ok(s) = source.cast::<MessagesStream>() {
+            lend(&mut *errors::exclusive(s, "stream")?)
+        } else if let Ok(s) = source.cast::<ResponsesStream>() {
+            lend(&mut *errors::exclusive(s, "stream")?)
+        } else {
+            Ok(None)
+        }
+    }
+
+    /// Feeds `data` to the source stream (through the tap: the translation reads it).
+    fn run(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        let too_large = self.with_source(py, |py, s| s.run_bytes(py, data, None))?;
+        if too_large.flatten().is_some() {
+            self.too_large = true;
         }
         Ok(())
     }
 
-    fn feed_target(&self, py: Python<'_>, out: &[u8]) -> PyResult<()> {
-        if !out.is_empty() {
-            self.target
-                .call_method1(py, "consume", (PyBytes::new(py, out),))?;
+    /// The source dialect is told: its stream is made and reads what was held.
+    fn decide(&mut self, py: Python<'_>, dialect: Dialect) -> PyResult<()> {
+        self.translation()?.set_source(dialect);
+        self.source = Some(new_stream(py, dialect, self.max_event_size)?);
+        if let Some(undecided) = self.undecided.take() {
+            self.run(py, &undecided.held)?;
         }
         Ok(())
+    }
+
+    /// Holds `data` until the source dialect is told by an event that is one dialect's own.
+    fn sniff(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        let Some(u) = &mut self.undecided else {
+            return Ok(());
+        };
+        u.held.extend_from_slice(data);
+        let mut events = Vec::new();
+        u.sniffer.feed(data, &mut events);
+        let mut told = None;
+        for event in &events {
+            u.events += 1;
+            told = told.or_else(|| sniff(event.event.as_deref(), &event.data));
+        }
+        if told.is_none() && (u.events >= SNIFF_EVENTS || u.held.len() > SNIFF_BYTES) {
+            told = Some(Dialect::Chat);
+        }
+        match told {
+            Some(dialect) => self.decide(py, dialect),
+            None => Ok(()),
+        }
     }
 }
 
@@ -104,26 +159,26 @@ impl Translator {
             name => Some(dialect(name, "source")?),
         };
         Ok(Translator {
-            t: Translation::new(source, target, max_event_size),
+            t: Some(Box::new(Translation::new(source, target))),
             source: source
                 .map(|d| new_stream(py, d, max_event_size))
                 .transpose()?,
-            // The target stream reads only this translation's own output, whose events can be
-            // larger than the upstream's (a Responses `response.completed` holds every item):
-            // it is bounded by the translation, not by `max_event_size`.
-            target: new_stream(py, target, usize::MAX)?,
-            held: Vec::new(),
+            undecided: source.is_none().then(|| Undecided {
+                sniffer: Body::new(max_event_size),
+                held: Vec::new(),
+                events: 0,
+            }),
             max_event_size,
             too_large: false,
         })
     }
 
-    /// The garbage collector's view of the two streams held.
+    /// The garbage collector's view of the source stream held.
     fn __traverse__(&self, visit: pyo3::PyVisit<'_>) -> Result<(), pyo3::PyTraverseError> {
         if let Some(source) = &self.source {
             visit.call(source)?;
         }
-        visit.call(&self.target)
+        Ok(())
     }
 
     /// Upstream bytes (cut anywhere) in; the bytes of the target's complete events out
@@ -136,13 +191,15 @@ impl Translator {
         let mut this = errors::exclusive(slf, "translator")?;
         let input = Input::extract(data)?;
         let bytes = input.as_bytes();
-        let (out, too_large) = this.t.feed(bytes);
-        if too_large.is_some() {
-            this.too_large = true;
+        if this.undecided.is_some() {
+            this.sniff(py, bytes)?;
+        } else {
+            this.run(py, bytes)?;
         }
-        this.feed_source(py, bytes)?;
-        this.feed_target(py, &out)?;
-        Ok(PyBytes::new(py, &out))
+        let t = this.translation()?;
+        let out = PyBytes::new(py, t.output());
+        t.clear();
+        Ok(out)
     }
 
     /// End of the upstream: the bytes still owed. An upstream cut before its terminal marker
@@ -150,22 +207,23 @@ impl Translator {
     fn finish<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
         let py = slf.py();
         let mut this = errors::exclusive(slf, "translator")?;
-        let out = this.t.finish();
-        this.feed_source(py, b"")?;
-        if let Some(source) = &this.source {
-            source.call_method0(py, "finish")?;
+        if this.undecided.is_some() {
+            this.decide(py, Dialect::Chat)?;
         }
-        this.feed_target(py, &out)?;
-        this.target.call_method0(py, "finish")?;
-        Ok(PyBytes::new(py, &out))
+        this.with_source(py, |py, s| s.finish_quiet(py))?;
+        let t = this.translation()?;
+        let out = PyBytes::new(py, t.output());
+        t.clear();
+        Ok(out)
     }
 
     /// The final object in the target dialect: what the client's SDK assembles from the bytes
     /// written so far (the target stream's `result()`; a new dict on each call).
     fn result<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
-        let this = errors::exclusive(slf, "translator")?;
-        this.target.bind(py).call_method0("result")
+        let mut this = errors::exclusive(slf, "translator")?;
+        let out = this.translation()?.result();
+        out_to_py(py, &out)
     }
 
     /// The upstream's dialect stream (`done`, `error`, `errors`, `result()`); `None` while an
@@ -180,24 +238,24 @@ impl Translator {
     /// not told yet.
     #[getter]
     fn source_dialect(slf: &Bound<'_, Self>) -> PyResult<Option<&'static str>> {
-        Ok(errors::shared(slf, "translator")?
-            .t
-            .source()
-            .map(Dialect::name))
+        let mut this = errors::exclusive(slf, "translator")?;
+        Ok(this.translation()?.source().map(Dialect::name))
     }
 
     /// The target dialect's name.
     #[getter]
     fn target_dialect(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
-        Ok(errors::shared(slf, "translator")?.t.target().name())
+        let mut this = errors::exclusive(slf, "translator")?;
+        Ok(this.translation()?.target().name())
     }
 
     /// What the target could not hold and was dropped, once per kind (a new list).
     #[getter]
     fn notes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
-        let this = errors::shared(slf, "translator")?;
-        let mut notes: Vec<String> = this.t.notes().to_vec();
-        if this.too_large {
+        let mut this = errors::exclusive(slf, "translator")?;
+        let too_large = this.too_large;
+        let mut notes: Vec<String> = this.translation()?.notes().to_vec();
+        if too_large {
             notes.push("upstream events larger than max_event_size (dropped)".into());
         }
         PyList::new(slf.py(), notes)

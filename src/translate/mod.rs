@@ -247,6 +247,16 @@ impl Notes {
 pub fn push_str(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);
     out.push('"');
+    // Most fragments need no escape: one branch-free pass (it vectorises) tells, and the
+    // whole fragment is copied at once.
+    let plain = !s.bytes().fold(false, |seen, b| {
+        seen | (b < 0x20) | (b == b'"') | (b == b'\\')
+    });
+    if plain {
+        out.push_str(s);
+        out.push('"');
+        return;
+    }
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
         let escape: Option<&str> = match b {
@@ -261,12 +271,21 @@ pub fn push_str(out: &mut String, s: &str) {
         out.push_str(s.get(start..i).unwrap_or_default());
         match escape {
             Some(e) => out.push_str(e),
-            None => out.push_str(&format!("\\u{b:04x}")),
+            None => {
+                use std::fmt::Write;
+                let _ = write!(out, "\\u{b:04x}");
+            }
         }
         start = i + 1;
     }
     out.push_str(s.get(start..).unwrap_or_default());
     out.push('"');
+}
+
+/// Appends a number (no allocation).
+pub fn push_num(out: &mut String, n: impl std::fmt::Display) {
+    use std::fmt::Write;
+    let _ = write!(out, "{n}");
 }
 
 /// `s` as a JSON string, or `null`.
@@ -284,6 +303,20 @@ pub fn json_string(raw: &str) -> Option<Cow<'_, str>> {
         .map(|s| s.0)
 }
 
+/// One thing read off an upstream stream: a view the source dialect's fold reads (the same
+/// view: a dialect stream taps its own decode, so a translation frames and decodes nothing of
+/// its own), an error the stream reports, the `[DONE]` sentinel, or a frame whose JSON did not
+/// decode.
+#[derive(Debug, Clone, Copy)]
+pub enum Upstream<'a> {
+    Chat(&'a crate::fold::chat::ChunkView<'a>),
+    Messages(&'a crate::fold::messages::EventView<'a>),
+    Responses(&'a crate::fold::responses::EventView<'a>),
+    Error(&'a ErrorInfo<'a>),
+    Done,
+    Malformed,
+}
+
 /// One source reader.
 #[derive(Debug)]
 enum Reader {
@@ -292,23 +325,6 @@ enum Reader {
     Responses(read::ResponsesReader),
 }
 
-/// A whole translation: the upstream body framed and decoded (the dialect streams' own
-/// framing, sniffer and decoders), read into the neutral model and written as the target.
-pub struct Translation {
-    body: crate::dialect::body::Body,
-    reader: Option<Reader>,
-    source: Option<Dialect>,
-    /// With `source: "auto"`, the events read before the dialect was told (at most
-    /// [`SNIFF_EVENTS`]).
-    undecided: Vec<(Option<Vec<u8>>, Vec<u8>)>,
-    writer: Box<dyn write::Writer + Send + Sync>,
-    target: Dialect,
-}
-
-/// With `source: "auto"`, how many events may pass before the source is taken to be chat (the
-/// dialect whose events have no name and no `type`).
-pub const SNIFF_EVENTS: usize = 16;
-
 fn reader_for(source: Dialect) -> Reader {
     match source {
         Dialect::Chat => Reader::Chat(read::ChatReader::default()),
@@ -316,6 +332,20 @@ fn reader_for(source: Dialect) -> Reader {
         Dialect::Responses => Reader::Responses(read::ResponsesReader::default()),
     }
 }
+
+/// A translation: what the upstream stream reads (as [`Upstream`] calls) into the neutral
+/// model, and the target written from it, with the target's own fold (what the client's SDK
+/// assembles from the bytes written) kept as they are written.
+pub struct Translation {
+    reader: Option<Reader>,
+    source: Option<Dialect>,
+    writer: Box<dyn write::Writer + Send + Sync>,
+    target: Dialect,
+}
+
+/// With `source: "auto"`, how many events may pass before the source is taken to be chat (the
+/// dialect whose events have no name and no `type`).
+pub const SNIFF_EVENTS: usize = 16;
 
 /// The dialect whose own event this is (by the dialect decoders' own `belongs` rules: the
 /// event name or the JSON `type` / `object` / `choices`), if any; `[DONE]` is chat's.
@@ -353,16 +383,22 @@ pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
 }
 
 impl Translation {
-    /// A translation from `source` (`None`: told by the first event that is one dialect's own,
-    /// see [`sniff`]) to `target`.
-    pub fn new(source: Option<Dialect>, target: Dialect, max_event_size: usize) -> Self {
+    /// A translation from `source` (`None`: not told yet, see [`Translation::set_source`]) to
+    /// `target`.
+    pub fn new(source: Option<Dialect>, target: Dialect) -> Self {
         Translation {
-            body: crate::dialect::body::Body::new(max_event_size),
             reader: source.map(reader_for),
             source,
-            undecided: Vec::new(),
             writer: write::writer(target),
             target,
+        }
+    }
+
+    /// Tells the source dialect (once; later calls are ignored).
+    pub fn set_source(&mut self, source: Dialect) {
+        if self.source.is_none() {
+            self.source = Some(source);
+            self.reader = Some(reader_for(source));
         }
     }
 
@@ -380,6 +416,87 @@ impl Translation {
         self.writer.notes()
     }
 
+    /// Notes a kind of loss (once).
+    pub fn drop_note(&mut self, what: &str) {
+        self.writer.drop_note(what);
+    }
+
+    /// The bytes of the target's events written since the last [`Translation::clear`].
+    pub fn output(&self) -> &[u8] {
+        self.writer.output()
+    }
+
+    /// Forgets the output (its buffer is kept for the next events).
+    pub fn clear(&mut self) {
+        self.writer.clear();
+    }
+
+    /// The output, taken.
+    pub fn take(&mut self) -> Vec<u8> {
+        let out = self.output().to_vec();
+        self.clear();
+        out
+    }
+
+    /// The final object in the target dialect, folded from the events written so far.
+    pub fn result(&mut self) -> crate::fold::Out {
+        self.writer.result()
+    }
+
+    /// Reads one thing off the upstream stream and writes what the target owes for it.
+    pub fn read(&mut self, up: Upstream<'_>) {
+        let sink = self.writer.as_mut();
+        match (up, self.reader.as_mut()) {
+            (Upstream::Error(info), _) => read::send_error(info, sink),
+            (Upstream::Malformed, _) => {
+                sink.drop_note("upstream frames whose JSON did not decode (skipped)")
+            }
+            (_, None) => {}
+            (Upstream::Done, Some(Reader::Chat(r))) => r.done(sink),
+            (Upstream::Done, Some(_)) => sink.end(),
+            (Upstream::Chat(v), Some(Reader::Chat(r))) => r.view(v, sink),
+            (Upstream::Messages(v), Some(Reader::Messages(r))) => r.view(v, sink),
+            (Upstream::Responses(v), Some(Reader::Responses(r))) => r.view(v, sink),
+            // Another dialect's view cannot come from the source's own stream.
+            (_, Some(_)) => {}
+        }
+    }
+
+    /// The upstream body was not an event stream.
+    pub fn not_event_stream(&mut self) {
+        self.writer.as_mut().error(Failure {
+            message: "the upstream response body is not an event stream",
+            type_: Some("invalid_response"),
+            code: Some("not_event_stream"),
+        });
+    }
+}
+
+/// A whole translation in pure Rust: the upstream body framed and decoded here (the dialect
+/// streams' own framing, sniffer, decoders and views), then read as a [`Translation`]. The
+/// Python `Translator` taps its source stream instead (one pass for both); this driver serves
+/// the Rust tests and the fuzz targets, and reads the same views in the same order.
+pub struct Standalone {
+    body: crate::dialect::body::Body,
+    t: Translation,
+    /// With `source: "auto"`, the events read before the dialect was told (at most
+    /// [`SNIFF_EVENTS`]).
+    undecided: Vec<(Option<Vec<u8>>, Vec<u8>)>,
+}
+
+impl Standalone {
+    pub fn new(source: Option<Dialect>, target: Dialect, max_event_size: usize) -> Self {
+        Standalone {
+            body: crate::dialect::body::Body::new(max_event_size),
+            t: Translation::new(source, target),
+            undecided: Vec::new(),
+        }
+    }
+
+    pub fn translation(&mut self) -> &mut Translation {
+        &mut self.t
+    }
+
     /// Upstream bytes in, the target's complete events out (empty when nothing is owed yet).
     pub fn feed(&mut self, input: &[u8]) -> (Vec<u8>, Option<crate::sse::TooLarge>) {
         let mut events = Vec::new();
@@ -388,9 +505,9 @@ impl Translation {
             self.route(event.event.as_deref(), &event.data);
         }
         if let Some(text) = self.body.take_json() {
-            read::send_error(&ErrorInfo::from_body(&text), self.writer.as_mut());
+            self.t.read(Upstream::Error(&ErrorInfo::from_body(&text)));
         }
-        (self.writer.take(), too_large)
+        (self.t.take(), too_large)
     }
 
     /// End of the upstream: a last event never closed by its blank line is read; nothing is
@@ -400,25 +517,21 @@ impl Translation {
         if let Some(event) = end.last_event {
             self.route(event.event.as_deref(), &event.data);
         }
-        if self.reader.is_none() && !self.undecided.is_empty() {
+        if self.t.source.is_none() && !self.undecided.is_empty() {
             self.decide(Dialect::Chat);
         }
         if let Some(text) = end.json {
-            read::send_error(&ErrorInfo::from_body(&text), self.writer.as_mut());
+            self.t.read(Upstream::Error(&ErrorInfo::from_body(&text)));
         }
         if end.not_sse.is_some() {
-            self.writer.as_mut().error(Failure {
-                message: "the upstream response body is not an event stream",
-                type_: Some("invalid_response"),
-                code: Some("not_event_stream"),
-            });
+            self.t.not_event_stream();
         }
-        self.writer.take()
+        self.t.take()
     }
 
     /// Reads one event, or keeps it until the source dialect is told.
     fn route(&mut self, event: Option<&[u8]>, data: &[u8]) {
-        if self.reader.is_some() {
+        if self.t.source.is_some() {
             self.event(event, data);
             return;
         }
@@ -432,83 +545,86 @@ impl Translation {
     }
 
     fn decide(&mut self, dialect: Dialect) {
-        self.source = Some(dialect);
-        self.reader = Some(reader_for(dialect));
+        self.t.set_source(dialect);
         for (event, data) in std::mem::take(&mut self.undecided) {
             self.event(event.as_deref(), &data);
         }
     }
 
+    /// One event, decoded and read as its dialect stream reads it.
     fn event(&mut self, event: Option<&[u8]>, data: &[u8]) {
+        use crate::dialect::{chat, messages, responses};
         let text = crate::text::fix_lone_surrogates(crate::text::lossy_cow(
             std::borrow::Cow::Borrowed(data),
         ));
         let name = event.unwrap_or(b"message");
-        let sink = self.writer.as_mut();
+        let t = &mut self.t;
         if name == b"error" {
-            read::send_error(&crate::dialect::frame_error(&text).0, sink);
+            t.read(Upstream::Error(&crate::dialect::frame_error(&text).0));
             return;
         }
-        let Some(reader) = self.reader.as_mut() else {
+        let Some(source) = t.source else {
             return;
         };
         let mut malformed = false;
-        let on_done = |reader: &mut Reader, sink: &mut dyn Sink| match reader {
-            Reader::Chat(r) => r.done(sink),
-            _ => sink.end(),
+        let mut doc_of = |t: &mut Translation, doc: Doc<'_, ()>| match doc {
+            Doc::Done => t.read(Upstream::Done),
+            Doc::Malformed(_) if !malformed => {
+                malformed = true;
+                t.read(Upstream::Malformed);
+            }
+            _ => {}
         };
-        match reader {
-            Reader::Chat(_) => {
-                crate::dialect::split_docs(&text, crate::dialect::chat::decode, |doc| match doc {
-                    Doc::Done => on_done(reader, sink),
-                    Doc::Value(_, chunk) => {
-                        if let Reader::Chat(r) = reader {
-                            r.chunk(&chunk, sink);
+        match source {
+            // Chat's stream decodes unnamed events only (a named one is another dialect's).
+            Dialect::Chat if name != b"message" => {}
+            Dialect::Chat => crate::dialect::split_docs(&text, chat::decode, |doc| match doc {
+                Doc::Value(_, chunk) => {
+                    if let Some(error) = chunk.error {
+                        t.read(Upstream::Error(&ErrorInfo::from_error_value(None, error)));
+                        if chunk.choices.is_empty() {
+                            return;
                         }
                     }
-                    Doc::Malformed(_) => malformed = true,
+                    chat::views(&chunk, |v, _| t.read(Upstream::Chat(v)));
+                }
+                Doc::Done => doc_of(t, Doc::Done),
+                Doc::Malformed(m) => doc_of(t, Doc::Malformed(m)),
+            }),
+            Dialect::Messages => {
+                crate::dialect::split_docs(&text, messages::decode, |doc| match doc {
+                    Doc::Value(doc, ev) => {
+                        let kind = ev.kind_of(name);
+                        match ev.read(&kind, doc) {
+                            messages::Read::Skip => {}
+                            messages::Read::Error(info) => t.read(Upstream::Error(&info)),
+                            messages::Read::Fold(v) => t.read(Upstream::Messages(&v)),
+                        }
+                    }
+                    Doc::Done => doc_of(t, Doc::Done),
+                    Doc::Malformed(m) => doc_of(t, Doc::Malformed(m)),
                 })
             }
-            Reader::Messages(_) => {
-                crate::dialect::split_docs(&text, crate::dialect::messages::decode, |doc| match doc
-                {
-                    Doc::Done => on_done(reader, sink),
-                    Doc::Value(doc, ev) if is_error_doc(ev.type_.as_ref()) => {
-                        read::send_error(&ErrorInfo::from_document(doc), sink)
-                    }
-                    Doc::Value(_, ev) => {
-                        if let Reader::Messages(r) = reader {
-                            r.event(&ev, name, sink);
+            Dialect::Responses => {
+                crate::dialect::split_docs(&text, responses::decode, |doc| match doc {
+                    Doc::Value(doc, ev) => {
+                        let kind = ev.kind_of(name);
+                        match ev.read(&kind, doc) {
+                            responses::Read::Error(info) => t.read(Upstream::Error(&info)),
+                            responses::Read::Fold(v, failed) => {
+                                if let Some(info) = failed {
+                                    t.read(Upstream::Error(&info));
+                                }
+                                t.read(Upstream::Responses(&v));
+                            }
                         }
                     }
-                    Doc::Malformed(_) => malformed = true,
+                    Doc::Done => doc_of(t, Doc::Done),
+                    Doc::Malformed(m) => doc_of(t, Doc::Malformed(m)),
                 })
             }
-            Reader::Responses(_) => crate::dialect::split_docs(
-                &text,
-                crate::dialect::responses::decode,
-                |doc| match doc {
-                    Doc::Done => on_done(reader, sink),
-                    Doc::Value(doc, ev) if is_error_doc(ev.type_.as_ref()) => {
-                        read::send_error(&ErrorInfo::from_document(doc), sink)
-                    }
-                    Doc::Value(_, ev) => {
-                        if let Reader::Responses(r) = reader {
-                            r.event(&ev, name, sink);
-                        }
-                    }
-                    Doc::Malformed(_) => malformed = true,
-                },
-            ),
-        }
-        if malformed {
-            sink.drop_note("upstream frames whose JSON did not decode (skipped)");
         }
     }
-}
-
-fn is_error_doc(type_: Option<&crate::dialect::json::Str<'_>>) -> bool {
-    type_.is_some_and(|t| t.as_str() == "error")
 }
 
 #[cfg(test)]

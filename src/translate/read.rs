@@ -9,12 +9,11 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 
-use serde_json::value::RawValue;
-
 use super::{json_string, Failure, Key, Kind, Meta, Sink, Stop, Usage};
-use crate::dialect::json::Str;
-use crate::dialect::{chat, messages, responses, ErrorInfo};
+use crate::dialect::ErrorInfo;
+use crate::fold::chat::{ChunkView, ContentView, ToolView};
 use crate::fold::Json;
+use crate::fold::{messages, responses};
 
 /// The raw JSON of `key` in the object `text`.
 fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
@@ -151,70 +150,70 @@ impl ChatReader {
         }
     }
 
-    /// One chunk.
-    pub fn chunk(&mut self, c: &chat::Chunk<'_>, sink: &mut dyn Sink) {
-        if let Some(error) = c.error.filter(|e| e.get() != "null") {
-            let info = ErrorInfo::from_error_value(None, error);
-            send_error(&info, sink);
-            return;
-        }
+    /// One view of a chunk (one choice, or the chunk-level fields of a chunk without
+    /// choices): the view the chat fold reads.
+    pub fn view(&mut self, v: &ChunkView<'_>, sink: &mut dyn Sink) {
         sink.meta(Meta {
-            id: c.id.as_ref().map(Str::as_str),
-            model: c.model.as_ref().map(Str::as_str),
-            created: c.created,
+            id: v.id,
+            model: v.model,
+            created: v.created,
         });
-        for choice in &c.choices {
-            if choice.index.is_some_and(|i| i != 0) {
-                sink.drop_note("a second chat choice (only choice 0 is translated)");
-                continue;
-            }
-            let d = &choice.delta;
-            for reasoning in [&d.reasoning_content, &d.reasoning].into_iter().flatten() {
-                self.text(CHAT_REASONING, Kind::Reasoning, reasoning.as_str(), sink);
-            }
-            match &d.content {
-                Some(chat::Content::Text(text)) => {
-                    self.text(CHAT_TEXT, Kind::Text, text.as_str(), sink)
-                }
-                Some(chat::Content::Parts(parts)) => self.parts(parts, sink),
-                None => {}
-            }
-            if let Some(refusal) = &d.refusal {
-                self.text(CHAT_REFUSAL, Kind::Refusal, refusal.as_str(), sink);
-            }
-            // Calls in index order: one chunk may carry several calls' fragments in any order.
-            let mut calls: Vec<&chat::ToolCall<'_>> = d.tool_calls.iter().collect();
-            calls.sort_by_key(|c| c.index.unwrap_or(0));
-            for call in calls {
-                let id = call.id.as_ref().map_or("", Str::as_str);
-                let name = call.name.as_ref().map_or("", Str::as_str);
-                let arguments = call.arguments.as_ref().map(Str::as_str);
-                self.tool(call.index.unwrap_or(0), id, name, arguments, sink);
-            }
-            // The legacy `function_call` delta: one call, with no id.
-            if let Some((_, f)) = d
-                .extra
-                .0
-                .iter()
-                .find(|(k, _)| k.as_str() == "function_call")
-            {
-                let name = str_field(f.get(), "name").unwrap_or_default();
-                let arguments = str_field(f.get(), "arguments");
-                self.tool(0, "", &name, arguments.as_deref(), sink);
-            }
-            if let Some(reason) = &choice.finish_reason {
-                sink.stop(Stop::from_chat(reason.as_str()));
-            }
+        match v.index {
+            Some(0) => self.choice(v, sink),
+            Some(_) => sink.drop_note("a second chat choice (only choice 0 is translated)"),
+            None => {}
         }
-        if let Some(usage) = c.usage.and_then(|u| openai_usage(u.get())) {
+        if let Some(usage) = v.usage.and_then(openai_usage) {
             sink.usage(&usage);
         }
     }
 
+    fn choice(&mut self, v: &ChunkView<'_>, sink: &mut dyn Sink) {
+        for reasoning in [v.reasoning_content, v.reasoning].into_iter().flatten() {
+            self.text(CHAT_REASONING, Kind::Reasoning, reasoning, sink);
+        }
+        match v.content {
+            Some(ContentView::Text(text)) => self.text(CHAT_TEXT, Kind::Text, text, sink),
+            Some(ContentView::Parts(parts)) => self.parts(parts, sink),
+            None => {}
+        }
+        if let Some(refusal) = v.refusal {
+            self.text(CHAT_REFUSAL, Kind::Refusal, refusal, sink);
+        }
+        // Calls in index order: one chunk may carry several calls' fragments in any order.
+        if let [call] = v.tool_calls {
+            self.call(call, sink);
+        } else if !v.tool_calls.is_empty() {
+            let mut calls: Vec<&ToolView<'_>> = v.tool_calls.iter().collect();
+            calls.sort_by_key(|c| c.index);
+            for call in calls {
+                self.call(call, sink);
+            }
+        }
+        // The legacy `function_call` delta: one call, with no id.
+        if let Some(f) = v
+            .delta_extra
+            .and_then(|extra| field(extra, "function_call"))
+        {
+            let name = str_field(f, "name").unwrap_or_default();
+            let arguments = str_field(f, "arguments");
+            self.tool(0, "", &name, arguments.as_deref(), sink);
+        }
+        if let Some(reason) = v.finish_reason {
+            sink.stop(Stop::from_chat(reason));
+        }
+    }
+
+    fn call(&mut self, call: &ToolView<'_>, sink: &mut dyn Sink) {
+        let id = call.id.unwrap_or("");
+        let name = call.name.unwrap_or("");
+        self.tool(call.index, id, name, call.arguments, sink);
+    }
+
     /// Mistral's content parts: `text` parts are text, `thinking` parts' inner text is
     /// reasoning.
-    fn parts(&mut self, parts: &RawValue, sink: &mut dyn Sink) {
-        let Some(Json::Array(parts)) = Json::read(parts.get()) else {
+    fn parts(&mut self, parts: &str, sink: &mut dyn Sink) {
+        let Some(Json::Array(parts)) = Json::read(parts) else {
             return;
         };
         for part in parts {
@@ -263,16 +262,14 @@ pub struct MessagesReader {
 }
 
 impl MessagesReader {
-    pub fn event(&mut self, ev: &messages::Event<'_>, frame_event: &[u8], sink: &mut dyn Sink) {
-        let kind = ev
-            .type_
-            .as_ref()
-            .map_or(frame_event, |t| t.as_str().as_bytes());
-        let index = ev.index.unwrap_or(0);
+    /// One event, as the Messages fold reads it (errors come to the translation apart).
+    pub fn view(&mut self, v: &messages::EventView<'_>, sink: &mut dyn Sink) {
+        let kind = v.kind.as_bytes();
+        let index = v.index.unwrap_or(0);
         let key = index as u64;
         match kind {
             b"message_start" => {
-                let Some(message) = ev.message.map(RawValue::get) else {
+                let Some(message) = v.message else {
                     return;
                 };
                 if let Some(usage) = field(message, "usage").and_then(anthropic_usage) {
@@ -287,7 +284,7 @@ impl MessagesReader {
                 });
             }
             b"content_block_start" => {
-                let Some(block) = ev.content_block.map(RawValue::get) else {
+                let Some(block) = v.content_block else {
                     return;
                 };
                 let type_ = str_field(block, "type");
@@ -336,27 +333,25 @@ impl MessagesReader {
                 if self.dropped.contains(&index) {
                     return;
                 }
-                let d = &ev.delta;
-                match d.type_.as_ref().map(Str::as_str) {
+                match v.delta_type {
                     Some("text_delta") => {
-                        if let Some(t) = &d.text {
-                            sink.delta(key, t.as_str());
+                        if let Some(t) = v.text {
+                            sink.delta(key, t);
                         }
                     }
                     Some("thinking_delta") => {
-                        if let Some(t) = &d.thinking {
-                            sink.delta(key, t.as_str());
+                        if let Some(t) = v.thinking {
+                            sink.delta(key, t);
                         }
                     }
                     Some("input_json_delta") => {
-                        if let Some(t) = d.partial_json.as_ref().filter(|t| !t.as_str().is_empty())
-                        {
-                            sink.delta(key, t.as_str());
+                        if let Some(t) = v.partial_json.filter(|t| !t.is_empty()) {
+                            sink.delta(key, t);
                         }
                     }
                     Some("signature_delta") => {
-                        if let Some(s) = &d.signature {
-                            sink.signature(key, s.as_str());
+                        if let Some(s) = v.signature {
+                            sink.signature(key, s);
                         }
                     }
                     Some("citations_delta") => sink.drop_note("citations"),
@@ -365,21 +360,14 @@ impl MessagesReader {
             }
             b"content_block_stop" if !self.dropped.contains(&index) => sink.close(key),
             b"message_delta" => {
-                let d = &ev.delta;
-                if let Some(reason) = &d.stop_reason {
-                    let sequence = d.stop_sequence.as_ref().map(Str::as_str);
-                    sink.stop(Stop::from_messages(reason.as_str(), sequence));
+                if let Some(reason) = v.stop_reason {
+                    sink.stop(Stop::from_messages(reason, v.stop_sequence));
                 }
-                if let Some(usage) = ev.usage.and_then(|u| anthropic_usage(u.get())) {
+                if let Some(usage) = v.usage.and_then(anthropic_usage) {
                     sink.usage(&usage);
                 }
             }
             b"message_stop" => sink.end(),
-            b"error" => {
-                if let Some(error) = ev.error {
-                    send_error(&ErrorInfo::from_error_value(None, error), sink);
-                }
-            }
             _ => {}
         }
     }
@@ -406,16 +394,15 @@ pub struct ResponsesReader {
 }
 
 impl ResponsesReader {
-    pub fn event(&mut self, ev: &responses::Event<'_>, frame_event: &[u8], sink: &mut dyn Sink) {
-        let kind = ev
-            .type_
-            .as_ref()
-            .map_or(frame_event, |t| t.as_str().as_bytes());
-        let oi = ev.output_index.unwrap_or(0);
-        let delta = ev.delta.as_ref().map(Str::as_str);
+    /// One event, as the Responses fold reads it (errors, `response.failed`'s included,
+    /// come to the translation apart).
+    pub fn view(&mut self, v: &responses::EventView<'_>, sink: &mut dyn Sink) {
+        let kind = v.kind.as_bytes();
+        let oi = v.output_index.unwrap_or(0);
+        let delta = v.delta;
         match kind {
             b"response.created" | b"response.in_progress" => {
-                if let Some(r) = ev.response.map(RawValue::get) {
+                if let Some(r) = v.response {
                     let id = str_field(r, "id");
                     let model = str_field(r, "model");
                     sink.meta(Meta {
@@ -426,7 +413,7 @@ impl ResponsesReader {
                 }
             }
             b"response.output_item.added" => {
-                let Some(item) = ev.item.map(RawValue::get) else {
+                let Some(item) = v.item else {
                     return;
                 };
                 match str_field(item, "type").as_deref() {
@@ -451,8 +438,8 @@ impl ResponsesReader {
                 }
             }
             b"response.content_part.added" => {
-                let key = part_key(oi, ev.content_index.unwrap_or(0));
-                let type_ = ev.part.and_then(|p| str_field(p.get(), "type"));
+                let key = part_key(oi, v.content_index.unwrap_or(0));
+                let type_ = v.part.and_then(|p| str_field(p, "type"));
                 match type_.as_deref() {
                     Some("refusal") => sink.open(key, Kind::Refusal),
                     _ => sink.open(key, Kind::Text),
@@ -460,11 +447,11 @@ impl ResponsesReader {
             }
             b"response.output_text.delta" | b"response.refusal.delta" => {
                 if let Some(d) = delta {
-                    sink.delta(part_key(oi, ev.content_index.unwrap_or(0)), d);
+                    sink.delta(part_key(oi, v.content_index.unwrap_or(0)), d);
                 }
             }
             b"response.content_part.done" => {
-                sink.close(part_key(oi, ev.content_index.unwrap_or(0)));
+                sink.close(part_key(oi, v.content_index.unwrap_or(0)));
             }
             b"response.reasoning_summary_text.delta" | b"response.reasoning_text.delta" => {
                 if let Some(d) = delta {
@@ -474,7 +461,7 @@ impl ResponsesReader {
                     sink.delta(item_key(oi), d);
                 }
             }
-            b"response.reasoning_summary_part.added" if ev.summary_index.is_some_and(|i| i > 0) => {
+            b"response.reasoning_summary_part.added" if v.summary_index.is_some_and(|i| i > 0) => {
                 sink.delta(item_key(oi), "\n\n")
             }
             b"response.function_call_arguments.delta" => {
@@ -484,7 +471,7 @@ impl ResponsesReader {
                 }
             }
             b"response.output_item.done" => {
-                let item = ev.item.map(RawValue::get);
+                let item = v.item;
                 let type_ = item.and_then(|i| str_field(i, "type"));
                 match type_.as_deref() {
                     Some("function_call") => {
@@ -507,7 +494,7 @@ impl ResponsesReader {
                 }
             }
             b"response.completed" | b"response.incomplete" => {
-                let r = ev.response.map(RawValue::get);
+                let r = v.response;
                 if let Some(usage) = r.and_then(|r| field(r, "usage")).and_then(openai_usage) {
                     sink.usage(&usage);
                 }
@@ -522,32 +509,6 @@ impl ResponsesReader {
                 };
                 sink.stop(stop);
                 sink.end();
-            }
-            b"response.failed" => {
-                let error = ev
-                    .response
-                    .and_then(responses::response_error)
-                    .filter(|e| e.get() != "null");
-                match error {
-                    Some(e) => send_error(&ErrorInfo::from_error_value(None, e), sink),
-                    None => sink.error(Failure {
-                        message: "the response failed",
-                        type_: None,
-                        code: None,
-                    }),
-                }
-            }
-            b"error" => {
-                let info = match ev.error {
-                    Some(e) => ErrorInfo::from_error_value(None, e),
-                    None => ErrorInfo {
-                        message: Cow::Borrowed("error"),
-                        type_: None,
-                        code: None,
-                        raw: None,
-                    },
-                };
-                send_error(&info, sink);
             }
             _ => {}
         }

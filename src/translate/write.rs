@@ -14,24 +14,133 @@
 
 use std::collections::HashMap;
 
-use super::{push_opt, push_str, Failure, Key, Kind, Meta, Notes, Sink, Stop, Usage};
-use crate::encode::encode_event;
+use super::{push_num, push_opt, push_str, Failure, Key, Kind, Meta, Notes, Sink, Stop, Usage};
+use crate::dialect::{chat, messages, responses};
+use crate::fold::chat::{ChatFold, ChunkView, ContentView, ToolView};
+use crate::fold::messages::{EventView as MessagesView, MessagesFold};
+use crate::fold::responses::{EventView as ResponsesView, ResponsesFold};
+use crate::fold::Out;
 
 /// A target writer: a [`Sink`] whose output is taken after each feed.
 pub trait Writer: Sink {
-    /// The bytes written since the last call.
-    fn take(&mut self) -> Vec<u8>;
+    /// The bytes written since the last [`Writer::clear`].
+    fn output(&self) -> &[u8];
+    fn clear(&mut self);
     fn notes(&self) -> &[String];
     /// Whether the target's terminal marker (or its error form) was written.
     fn ended(&self) -> bool;
+    /// The target's fold of everything written: what its stream's `result()` gives.
+    fn result(&mut self) -> Out;
+}
+
+/// The target dialect's fold, fed with each event as it is written: the same view the
+/// target's stream would decode from the bytes (the common deltas are handed over as views
+/// directly; the rest is decoded back from the JSON just written, as the stream reads it).
+pub trait TargetFold: Default {
+    /// Folds one written event (its `event:` name and its data).
+    fn written(&mut self, event: Option<&str>, json: &str);
+    fn result(&mut self) -> Out;
+}
+
+impl TargetFold for ChatFold {
+    fn written(&mut self, _: Option<&str>, json: &str) {
+        let Ok(chunk) = chat::decode(json) else {
+            return; // `[DONE]`
+        };
+        if chunk.error.is_some() && chunk.choices.is_empty() {
+            return; // an error: reported by the stream, not folded
+        }
+        chat::views(&chunk, |v, _| self.add(v));
+    }
+
+    fn result(&mut self) -> Out {
+        ChatFold::result(self)
+    }
+}
+
+impl TargetFold for MessagesFold {
+    fn written(&mut self, event: Option<&str>, json: &str) {
+        let Ok(ev) = messages::decode(json) else {
+            return;
+        };
+        let kind = ev.kind_of(event.unwrap_or("message").as_bytes());
+        if let messages::Read::Fold(v) = ev.read(&kind, json) {
+            self.add(&v);
+        }
+    }
+
+    fn result(&mut self) -> Out {
+        MessagesFold::result(self)
+    }
+}
+
+impl TargetFold for ResponsesFold {
+    fn written(&mut self, event: Option<&str>, json: &str) {
+        let Ok(ev) = responses::decode(json) else {
+            return;
+        };
+        let kind = ev.kind_of(event.unwrap_or("message").as_bytes());
+        if let responses::Read::Fold(v, _) = ev.read(&kind, json) {
+            self.add(&v);
+        }
+    }
+
+    fn result(&mut self) -> Out {
+        ResponsesFold::result(self)
+    }
+}
+
+/// A writer's output: the bytes owed to the client, and the target's fold of them.
+#[derive(Debug, Default)]
+struct Written<F> {
+    buf: String,
+    fold: F,
+}
+
+impl<F: TargetFold> Written<F> {
+    /// Appends one event whose data is `json` (one line: our JSON has no raw line breaks,
+    /// `push_str` escapes them), and folds it.
+    fn event(&mut self, event: Option<&str>, json: &str) {
+        self.frame(event, json);
+        self.fold.written(event, json);
+    }
+
+    /// Appends one event without folding it (the caller folds its view).
+    fn frame(&mut self, event: Option<&str>, json: &str) {
+        self.open(event);
+        self.buf.push_str(json);
+        self.close();
+    }
+
+    /// Starts an event whose data the caller appends to `buf` (one line), then [`close`]s.
+    fn open(&mut self, event: Option<&str>) {
+        if let Some(event) = event {
+            self.buf.push_str("event: ");
+            self.buf.push_str(event);
+            self.buf.push('\n');
+        }
+        self.buf.push_str("data: ");
+    }
+
+    fn close(&mut self) {
+        self.buf.push_str("\n\n");
+    }
 }
 
 /// The [`Writer`] side of a writer struct with `out`, `notes` and `done` fields.
 macro_rules! writer_impl {
     ($name:ident) => {
         impl Writer for $name {
-            fn take(&mut self) -> Vec<u8> {
-                std::mem::take(&mut self.out)
+            fn output(&self) -> &[u8] {
+                self.out.buf.as_bytes()
+            }
+
+            fn clear(&mut self) {
+                self.out.buf.clear();
+            }
+
+            fn result(&mut self) -> Out {
+                self.out.fold.result()
             }
 
             fn notes(&self) -> &[String] {
@@ -54,14 +163,8 @@ pub fn writer(target: super::Dialect) -> Box<dyn Writer + Send + Sync> {
     }
 }
 
-/// Appends one event whose data is `json` (one line: our JSON has no raw line breaks).
-fn emit(out: &mut Vec<u8>, event: Option<&str>, json: &str) {
-    // Cannot fail: the event names are ours and hold no line break; there is no id.
-    let _ = encode_event(out, json.as_bytes(), event.map(str::as_bytes), None, None);
-}
-
 fn push_u64(out: &mut String, n: u64) {
-    out.push_str(&n.to_string());
+    push_num(out, n);
 }
 
 /// The message identity kept by a writer.
@@ -151,7 +254,7 @@ enum MBlock {
 /// Writes an Anthropic Messages stream.
 #[derive(Debug, Default)]
 pub struct MessagesWriter {
-    out: Vec<u8>,
+    out: Written<MessagesFold>,
     head: Head,
     started: bool,
     blocks: Blocks<MBlock>,
@@ -177,7 +280,7 @@ impl MessagesWriter {
         // figures follow in message_delta, where the SDKs read them.
         self.push_usage(&mut j, 0);
         j.push_str("}}");
-        emit(&mut self.out, Some("message_start"), &j);
+        self.out.event(Some("message_start"), &j);
     }
 
     fn push_usage(&self, j: &mut String, output: u64) {
@@ -201,9 +304,9 @@ impl MessagesWriter {
 
     fn stop_block(&mut self, at: usize) {
         let mut j = String::from(r#"{"type":"content_block_stop","index":"#);
-        j.push_str(&at.to_string());
+        push_num(&mut j, at);
         j.push('}');
-        emit(&mut self.out, Some("content_block_stop"), &j);
+        self.out.event(Some("content_block_stop"), &j);
         self.blocks.mark_closed(at);
     }
 
@@ -212,11 +315,11 @@ impl MessagesWriter {
         self.close_open();
         let at = self.blocks.push(key, block);
         let mut j = String::from(r#"{"type":"content_block_start","index":"#);
-        j.push_str(&at.to_string());
+        push_num(&mut j, at);
         j.push_str(r#","content_block":"#);
         j.push_str(body);
         j.push('}');
-        emit(&mut self.out, Some("content_block_start"), &j);
+        self.out.event(Some("content_block_start"), &j);
         at
     }
 
@@ -225,17 +328,30 @@ impl MessagesWriter {
             self.notes
                 .add("a delta for a block the target had already closed (written under its index)");
         }
-        let mut j = String::with_capacity(text.len() + 96);
-        j.push_str(r#"{"type":"content_block_delta","index":"#);
-        j.push_str(&at.to_string());
-        j.push_str(r#","delta":{"type":"#);
-        push_str(&mut j, kind);
-        j.push(',');
-        push_str(&mut j, field);
-        j.push(':');
-        push_str(&mut j, text);
-        j.push_str("}}");
-        emit(&mut self.out, Some("content_block_delta"), &j);
+        // `kind` and `field` are this writer's own names: nothing to escape.
+        let o = &mut self.out;
+        o.open(Some("content_block_delta"));
+        o.buf.push_str(r#"{"type":"content_block_delta","index":"#);
+        push_num(&mut o.buf, at);
+        o.buf.push_str(r#","delta":{"type":""#);
+        o.buf.push_str(kind);
+        o.buf.push_str(r#"",""#);
+        o.buf.push_str(field);
+        o.buf.push_str(r#"":"#);
+        push_str(&mut o.buf, text);
+        o.buf.push_str("}}");
+        o.close();
+        let is = |f: &str| (field == f).then_some(text);
+        self.out.fold.add(&MessagesView {
+            kind: "content_block_delta",
+            index: Some(at as i64),
+            delta_type: Some(kind),
+            text: is("text"),
+            partial_json: is("partial_json"),
+            thinking: is("thinking"),
+            signature: is("signature"),
+            ..MessagesView::default()
+        });
     }
 }
 
@@ -347,7 +463,7 @@ impl Sink for MessagesWriter {
         j.push_str(r#","message":"#);
         push_str(&mut j, failure.message);
         j.push_str("}}");
-        emit(&mut self.out, Some("error"), &j);
+        self.out.event(Some("error"), &j);
         self.done = true;
     }
 
@@ -369,12 +485,9 @@ impl Sink for MessagesWriter {
         j.push_str(r#"},"usage":"#);
         self.push_usage(&mut j, self.usage.output.unwrap_or(0));
         j.push('}');
-        emit(&mut self.out, Some("message_delta"), &j);
-        emit(
-            &mut self.out,
-            Some("message_stop"),
-            r#"{"type":"message_stop"}"#,
-        );
+        self.out.event(Some("message_delta"), &j);
+        self.out
+            .event(Some("message_stop"), r#"{"type":"message_stop"}"#);
         self.done = true;
     }
 
@@ -396,10 +509,20 @@ enum CBlock {
     Tool(u32),
 }
 
+/// A chunk's opening fields, up to `choices`.
+fn push_head(j: &mut String, head: &Head) {
+    j.push_str(r#"{"id":"#);
+    push_str(j, head.id.as_deref().unwrap_or(""));
+    j.push_str(r#","object":"chat.completion.chunk","created":"#);
+    push_num(j, head.created.unwrap_or(0));
+    j.push_str(r#","model":"#);
+    push_str(j, head.model.as_deref().unwrap_or(""));
+}
+
 /// Writes an OpenAI chat completions stream (`chat.completion.chunk` frames, `[DONE]`).
 #[derive(Debug, Default)]
 pub struct ChatWriter {
-    out: Vec<u8>,
+    out: Written<ChatFold>,
     head: Head,
     started: bool,
     blocks: Blocks<CBlock>,
@@ -414,23 +537,19 @@ impl ChatWriter {
     /// Appends one chunk whose choice 0 has `delta` (the JSON object's inside) and
     /// `finish_reason`.
     fn chunk(&mut self, delta: &str, finish: Option<&str>) {
+        let j = self.chunk_json(delta, finish);
+        self.out.event(None, &j);
+    }
+
+    fn chunk_json(&self, delta: &str, finish: Option<&str>) -> String {
         let mut j = String::with_capacity(delta.len() + 160);
-        self.push_head(&mut j);
+        push_head(&mut j, &self.head);
         j.push_str(r#","choices":[{"index":0,"delta":{"#);
         j.push_str(delta);
         j.push_str(r#"},"logprobs":null,"finish_reason":"#);
         push_opt(&mut j, finish);
         j.push_str("}]}");
-        emit(&mut self.out, None, &j);
-    }
-
-    fn push_head(&self, j: &mut String) {
-        j.push_str(r#"{"id":"#);
-        push_str(j, self.head.id.as_deref().unwrap_or(""));
-        j.push_str(r#","object":"chat.completion.chunk","created":"#);
-        j.push_str(&self.head.created.unwrap_or(0).to_string());
-        j.push_str(r#","model":"#);
-        push_str(j, self.head.model.as_deref().unwrap_or(""));
+        j
     }
 
     fn start(&mut self) {
@@ -456,7 +575,7 @@ impl ChatWriter {
                 let index = self.tools;
                 self.tools += 1;
                 let mut d = String::from(r#""tool_calls":[{"index":"#);
-                d.push_str(&index.to_string());
+                push_num(&mut d, index);
                 d.push_str(r#","id":"#);
                 push_str(&mut d, id);
                 d.push_str(r#","type":"function","function":{"name":"#);
@@ -488,23 +607,54 @@ impl Sink for ChatWriter {
             return;
         }
         let block = self.block(key, Kind::Text);
-        let mut d = String::with_capacity(text.len() + 64);
+        let mut tool = [ToolView::default()];
+        let mut view = ChunkView {
+            index: Some(0),
+            ..ChunkView::default()
+        };
+        let o = &mut self.out;
+        o.open(None);
+        push_head(&mut o.buf, &self.head);
+        o.buf.push_str(r#","choices":[{"index":0,"delta":{"#);
         match block {
-            CBlock::Text => d.push_str(r#""content":"#),
-            CBlock::Reasoning => d.push_str(r#""reasoning_content":"#),
-            CBlock::Refusal => d.push_str(r#""refusal":"#),
+            CBlock::Text => {
+                o.buf.push_str(r#""content":"#);
+                view.content = Some(ContentView::Text(text));
+            }
+            CBlock::Reasoning => {
+                o.buf.push_str(r#""reasoning_content":"#);
+                view.reasoning_content = Some(text);
+            }
+            CBlock::Refusal => {
+                o.buf.push_str(r#""refusal":"#);
+                view.refusal = Some(text);
+            }
             CBlock::Tool(index) => {
-                d.push_str(r#""tool_calls":[{"index":"#);
-                d.push_str(&index.to_string());
-                d.push_str(r#","function":{"arguments":"#);
-                push_str(&mut d, text);
-                d.push_str("}}]");
-                self.chunk(&d, None);
-                return;
+                o.buf.push_str(r#""tool_calls":[{"index":"#);
+                push_num(&mut o.buf, index);
+                o.buf.push_str(r#","function":{"arguments":"#);
+                tool[0] = ToolView {
+                    index: i64::from(index),
+                    arguments: Some(text),
+                    ..ToolView::default()
+                };
+                view.tool_calls = &tool;
             }
         }
-        push_str(&mut d, text);
-        self.chunk(&d, None);
+        push_str(&mut o.buf, text);
+        if let CBlock::Tool(_) = block {
+            o.buf.push_str("}}]");
+        }
+        o.buf
+            .push_str(r#"},"logprobs":null,"finish_reason":null}]}"#);
+        o.close();
+        let head = &self.head;
+        self.out.fold.add(&ChunkView {
+            id: Some(head.id.as_deref().unwrap_or("")),
+            created: Some(head.created.unwrap_or(0)),
+            model: Some(head.model.as_deref().unwrap_or("")),
+            ..view
+        });
     }
 
     fn signature(&mut self, _: Key, _: &str) {
@@ -538,7 +688,7 @@ impl Sink for ChatWriter {
         j.push_str(r#","code":"#);
         push_opt(&mut j, failure.code);
         j.push_str("}}");
-        emit(&mut self.out, None, &j);
+        self.out.event(None, &j);
         self.done = true;
     }
 
@@ -555,7 +705,7 @@ impl Sink for ChatWriter {
         self.chunk("", Some(&reason));
         if let Some(u) = self.usage {
             let mut j = String::with_capacity(320);
-            self.push_head(&mut j);
+            push_head(&mut j, &self.head);
             let (input, output) = (u.total_input(), u.output.unwrap_or(0));
             j.push_str(r#","choices":[],"usage":{"prompt_tokens":"#);
             push_u64(&mut j, input);
@@ -568,13 +718,13 @@ impl Sink for ChatWriter {
             j.push_str(r#"},"completion_tokens_details":{"reasoning_tokens":"#);
             push_u64(&mut j, u.reasoning.unwrap_or(0));
             j.push_str("}}}");
-            emit(&mut self.out, None, &j);
+            self.out.event(None, &j);
             if u.cache_write.is_some_and(|n| n > 0) {
                 self.notes
                     .add("cache_creation_input_tokens (chat usage has no field for them; they are in prompt_tokens)");
             }
         }
-        emit(&mut self.out, None, "[DONE]");
+        self.out.event(None, "[DONE]");
         self.done = true;
     }
 
@@ -612,7 +762,7 @@ struct RItem {
 /// Writes an OpenAI Responses stream (`response.*` events numbered from 0).
 #[derive(Debug, Default)]
 pub struct ResponsesWriter {
-    out: Vec<u8>,
+    out: Written<ResponsesFold>,
     head: Head,
     /// The response id, fixed by the first event (clients check it never changes).
     id: Option<String>,
@@ -628,6 +778,12 @@ pub struct ResponsesWriter {
 impl ResponsesWriter {
     /// Appends one event: `{"type": kind, <fields>, "sequence_number": n}`.
     fn event(&mut self, kind: &str, fields: &str) {
+        let j = self.event_json(kind, fields);
+        self.out.event(Some(kind), &j);
+    }
+
+    /// The JSON of one event (`sequence_number` taken).
+    fn event_json(&mut self, kind: &str, fields: &str) -> String {
         let mut j = String::with_capacity(fields.len() + kind.len() + 48);
         j.push_str(r#"{"type":"#);
         push_str(&mut j, kind);
@@ -639,7 +795,7 @@ impl ResponsesWriter {
         push_u64(&mut j, self.seq);
         j.push('}');
         self.seq += 1;
-        emit(&mut self.out, Some(kind), &j);
+        j
     }
 
     fn response_id(&mut self) -> String {
@@ -658,7 +814,7 @@ impl ResponsesWriter {
         j.push_str(r#""response":{"id":"#);
         push_str(j, &id);
         j.push_str(r#","object":"response","created_at":"#);
-        j.push_str(&self.head.created.unwrap_or(0).to_string());
+        push_num(j, self.head.created.unwrap_or(0));
         j.push_str(r#","status":"#);
         push_str(j, status);
         j.push_str(r#","model":"#);
@@ -722,7 +878,7 @@ impl ResponsesWriter {
 
     fn item_fields(&self, at: usize) -> String {
         let mut j = String::from(r#""output_index":"#);
-        j.push_str(&at.to_string());
+        push_num(&mut j, at);
         if let Some(item) = self.items.get(at) {
             j.push_str(r#","item_id":"#);
             push_str(&mut j, &item.id);
@@ -748,7 +904,7 @@ impl ResponsesWriter {
         };
         let at = self.items.push(key, item);
         let mut j = String::from(r#""output_index":"#);
-        j.push_str(&at.to_string());
+        push_num(&mut j, at);
         j.push_str(r#","item":"#);
         if let Some(item) = self.items.get(at) {
             push_item(&mut j, item, "in_progress");
@@ -947,31 +1103,49 @@ impl Sink for ResponsesWriter {
         };
         item.text.push_str(text);
         let kind = item.kind;
-        let mut j = self.item_fields(at);
-        let event = match kind {
-            RKind::Text => {
-                j.push_str(r#","content_index":0,"delta":"#);
-                push_str(&mut j, text);
-                j.push_str(r#","logprobs":[]"#);
-                "response.output_text.delta"
-            }
-            RKind::Refusal => {
-                j.push_str(r#","content_index":0,"delta":"#);
-                push_str(&mut j, text);
-                "response.refusal.delta"
-            }
-            RKind::Reasoning => {
-                j.push_str(r#","summary_index":0,"delta":"#);
-                push_str(&mut j, text);
-                "response.reasoning_summary_text.delta"
-            }
-            RKind::Tool => {
-                j.push_str(r#","delta":"#);
-                push_str(&mut j, text);
-                "response.function_call_arguments.delta"
-            }
+        let (event, fields) = match kind {
+            RKind::Text => ("response.output_text.delta", r#","content_index":0"#),
+            RKind::Refusal => ("response.refusal.delta", r#","content_index":0"#),
+            RKind::Reasoning => (
+                "response.reasoning_summary_text.delta",
+                r#","summary_index":0"#,
+            ),
+            RKind::Tool => ("response.function_call_arguments.delta", ""),
         };
-        self.event(event, &j);
+        let o = &mut self.out;
+        o.open(Some(event));
+        o.buf.push_str(r#"{"type":""#);
+        o.buf.push_str(event);
+        o.buf.push_str(r#"","output_index":"#);
+        push_num(&mut o.buf, at);
+        o.buf.push_str(r#","item_id":"#);
+        push_str(&mut o.buf, &item.id);
+        o.buf.push_str(fields);
+        o.buf.push_str(r#","delta":"#);
+        push_str(&mut o.buf, text);
+        if kind == RKind::Text {
+            o.buf.push_str(r#","logprobs":[]"#);
+        }
+        o.buf.push_str(r#","sequence_number":"#);
+        push_num(&mut o.buf, self.seq);
+        o.buf.push('}');
+        o.close();
+        self.seq += 1;
+        let (content_index, summary_index) = match kind {
+            RKind::Text | RKind::Refusal => (Some(0), None),
+            RKind::Reasoning => (None, Some(0)),
+            RKind::Tool => (None, None),
+        };
+        let item_id = self.items.get(at).map(|item| item.id.as_str());
+        self.out.fold.add(&ResponsesView {
+            kind: event,
+            output_index: Some(at as i64),
+            content_index,
+            summary_index,
+            item_id,
+            delta: Some(text),
+            ..ResponsesView::default()
+        });
     }
 
     fn signature(&mut self, key: Key, signature: &str) {

@@ -3,7 +3,7 @@
 //! takes without a panic; memory stays bounded (libFuzzer's -malloc_limit_mb); no panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use ssewire::translate::{Dialect, Translation};
+use ssewire::translate::{Dialect, Standalone};
 
 #[path = "common.rs"]
 mod common;
@@ -11,13 +11,13 @@ mod common;
 const DIALECTS: [Dialect; 3] = [Dialect::Chat, Dialect::Messages, Dialect::Responses];
 
 fn run(source: Option<Dialect>, target: Dialect, pieces: &[&[u8]]) -> (Vec<u8>, Vec<String>) {
-    let mut t = Translation::new(source, target, 4096);
+    let mut t = Standalone::new(source, target, 4096);
     let mut out = Vec::new();
     for piece in pieces {
         out.extend(t.feed(piece).0);
     }
     out.extend(t.finish());
-    (out, t.notes().to_vec())
+    (out, t.translation().notes().to_vec())
 }
 
 fuzz_target!(|data: &[u8]| {
