@@ -192,11 +192,10 @@ impl ChunkOwned {
 
     /// This chunk's view with `text` in place of its `hole` field, handed to `f`.
     pub fn view_with(&self, hole: Hole, text: &str, f: impl FnOnce(&ChunkView<'_>)) {
-        let tools: Vec<ToolView<'_>> = self
-            .tools
-            .iter()
-            .enumerate()
-            .map(|(n, (index, [id, type_, name, arguments]))| ToolView {
+        type Owned = (i64, [Option<Box<str>>; 4]);
+        fn call<'s>(n: usize, owned: &'s Owned, hole: Hole, text: &'s str) -> ToolView<'s> {
+            let (index, [id, type_, name, arguments]) = owned;
+            ToolView {
                 index: *index,
                 id: id.as_deref(),
                 type_: type_.as_deref(),
@@ -206,8 +205,24 @@ impl ChunkOwned {
                 } else {
                     arguments.as_deref()
                 },
-            })
-            .collect();
+            }
+        }
+        let tool = |n: usize, owned| call(n, owned, hole, text);
+        // A template frame has at most one call fragment: no vector for it (this runs for
+        // every frame that fits the template).
+        let one: [ToolView<'_>; 1];
+        let many: Vec<ToolView<'_>>;
+        let tools: &[ToolView<'_>] = match self.tools.as_slice() {
+            [] => &[],
+            [only] => {
+                one = [tool(0, only)];
+                &one
+            }
+            all => {
+                many = all.iter().enumerate().map(|(n, t)| tool(n, t)).collect();
+                &many
+            }
+        };
         fn pick<'s>(
             hole: Hole,
             field: Hole,
@@ -234,7 +249,7 @@ impl ChunkOwned {
             refusal: pick(hole, Hole::Refusal, text, &self.refusal),
             reasoning: pick(hole, Hole::Reasoning, text, &self.reasoning),
             reasoning_content: pick(hole, Hole::ReasoningContent, text, &self.reasoning_content),
-            tool_calls: &tools,
+            tool_calls: tools,
             finish_reason: self.finish_reason.as_deref(),
             reasoning_details: self.reasoning_details.as_deref(),
             logprobs: self.logprobs.as_deref(),

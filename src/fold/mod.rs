@@ -170,6 +170,37 @@ impl<T> IntMap<T> {
         self.entries.is_empty()
     }
 
+    pub fn contains(&self, key: i64) -> bool {
+        self.position(key).is_some()
+    }
+
+    /// Sets `key` to `value`, replacing any value it had.
+    pub fn insert(&mut self, key: i64, value: T) {
+        match self.get_mut(key) {
+            Some(slot) => *slot = value,
+            None => {
+                self.get_or_insert_with(key, || value);
+            }
+        }
+    }
+
+    /// Adds `key` (to a map used as a set); whether it was new.
+    pub fn add(&mut self, key: i64) -> bool
+    where
+        T: Default,
+    {
+        if self.contains(key) {
+            return false;
+        }
+        self.get_or_insert_with(key, T::default);
+        true
+    }
+
+    pub fn clear(&mut self) {
+        self.entries.clear();
+        self.index = None;
+    }
+
     /// The entries in key order.
     pub fn sorted(&self) -> Vec<(i64, &T)> {
         let mut all: Vec<(i64, &T)> = self.entries.iter().map(|(k, v)| (*k, v)).collect();

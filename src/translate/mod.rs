@@ -282,10 +282,42 @@ pub fn push_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
-/// Appends a number (no allocation).
-pub fn push_num(out: &mut String, n: impl std::fmt::Display) {
-    use std::fmt::Write;
-    let _ = write!(out, "{n}");
+/// A number the writers print (no allocation, no formatter).
+pub trait Num: Copy {
+    fn digits(self) -> (bool, u64);
+}
+
+macro_rules! num {
+    ($($t:ty),*) => {$(
+        impl Num for $t {
+            #[allow(unused_comparisons, clippy::cast_lossless)]
+            fn digits(self) -> (bool, u64) {
+                (self < 0, (self as i128).unsigned_abs() as u64)
+            }
+        }
+    )*};
+}
+num!(u32, u64, usize, i64);
+
+/// Appends a number.
+pub fn push_num(out: &mut String, n: impl Num) {
+    let (negative, mut n) = n.digits();
+    let mut buf = [0u8; 21];
+    let mut at = buf.len();
+    loop {
+        at -= 1;
+        if let Some(slot) = buf.get_mut(at) {
+            *slot = b'0' + (n % 10) as u8;
+        }
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    if negative {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(buf.get(at..).unwrap_or_default()).unwrap_or_default());
 }
 
 /// `s` as a JSON string, or `null`.
@@ -638,6 +670,35 @@ mod tests {
             push_str(&mut out, s);
             assert_eq!(serde_json::from_str::<String>(&out).unwrap(), s);
         }
+    }
+
+    #[test]
+    fn numbers_print_as_display_does() {
+        for n in [0i64, 7, -7, 10, 1234567890, i64::MIN, i64::MAX] {
+            let mut out = String::new();
+            push_num(&mut out, n);
+            assert_eq!(out, n.to_string());
+        }
+        let mut out = String::new();
+        push_num(&mut out, u64::MAX);
+        push_num(&mut out, 0usize);
+        assert_eq!(out, format!("{}0", u64::MAX));
+    }
+
+    #[test]
+    fn int_map_as_a_set_and_with_replacement() {
+        let mut set = crate::fold::IntMap::<()>::default();
+        assert!(set.add(3) && !set.add(3) && set.contains(3) && !set.contains(4));
+        for k in 0..100 {
+            set.add(k);
+        }
+        assert!(set.contains(99) && !set.add(50));
+        let mut m = crate::fold::IntMap::default();
+        m.insert(1, "a");
+        m.insert(1, "b");
+        assert_eq!(m.get(1), Some(&"b"));
+        m.clear();
+        assert!(m.is_empty() && !m.contains(1));
     }
 
     #[test]

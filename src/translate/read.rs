@@ -7,13 +7,12 @@
 //! `(i << 20) + 1 + c`.
 
 use std::borrow::Cow;
-use std::collections::HashSet;
 
 use super::{json_string, Failure, Key, Kind, Meta, Sink, Stop, Usage};
 use crate::dialect::ErrorInfo;
 use crate::fold::chat::{ChunkView, ContentView, ToolView};
-use crate::fold::Json;
 use crate::fold::{messages, responses};
+use crate::fold::{IntMap, Json};
 
 /// The raw JSON of `key` in the object `text`.
 fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
@@ -111,7 +110,7 @@ pub struct ChatReader {
     /// The tool calls opened, in order; they stay open until `[DONE]` (fragments of parallel
     /// calls may interleave). `opened` answers "seen?" in O(1) for hostile streams of many.
     tools: Vec<i64>,
-    opened: HashSet<i64>,
+    opened: IntMap<()>,
 }
 
 impl ChatReader {
@@ -138,7 +137,7 @@ impl ChatReader {
         sink: &mut dyn Sink,
     ) {
         let key = CHAT_TOOL.wrapping_add(index as u64);
-        if self.opened.insert(index) {
+        if self.opened.add(index) {
             if let Some(open) = self.open.take() {
                 sink.close(open);
             }
@@ -258,7 +257,7 @@ impl ChatReader {
 #[derive(Debug, Default)]
 pub struct MessagesReader {
     /// Blocks whose type the target cannot hold (server tool results...): their deltas go.
-    dropped: HashSet<i64>,
+    dropped: IntMap<()>,
 }
 
 impl MessagesReader {
@@ -302,7 +301,7 @@ impl MessagesReader {
                         }
                     }
                     Some("redacted_thinking") => {
-                        self.dropped.insert(index);
+                        self.dropped.add(index);
                         let data = str_field(block, "data").unwrap_or_default();
                         sink.redacted(key, &data);
                     }
@@ -318,7 +317,7 @@ impl MessagesReader {
                         );
                     }
                     other => {
-                        self.dropped.insert(index);
+                        self.dropped.add(index);
                         let what = match other {
                             Some(t) if t.ends_with("_tool_use") || t.ends_with("_tool_result") => {
                                 "server tool calls and results (run by the upstream; the target has no place for them)"
@@ -330,7 +329,7 @@ impl MessagesReader {
                 }
             }
             b"content_block_delta" => {
-                if self.dropped.contains(&index) {
+                if self.dropped.contains(index) {
                     return;
                 }
                 match v.delta_type {
@@ -358,7 +357,7 @@ impl MessagesReader {
                     _ => sink.drop_note("content deltas of a type the target has no place for"),
                 }
             }
-            b"content_block_stop" if !self.dropped.contains(&index) => sink.close(key),
+            b"content_block_stop" if !self.dropped.contains(index) => sink.close(key),
             b"message_delta" => {
                 if let Some(reason) = v.stop_reason {
                     sink.stop(Stop::from_messages(reason, v.stop_sequence));
@@ -387,10 +386,10 @@ fn part_key(output_index: i64, content_index: i64) -> Key {
 #[derive(Debug, Default)]
 pub struct ResponsesReader {
     /// Function calls whose arguments streamed (the others are written from `.done`).
-    streamed: HashSet<i64>,
+    streamed: IntMap<()>,
     tools: bool,
     /// Reasoning items opened (their summary parts continue one block).
-    reasoning: HashSet<i64>,
+    reasoning: IntMap<()>,
 }
 
 impl ResponsesReader {
@@ -430,7 +429,7 @@ impl ResponsesReader {
                         );
                     }
                     Some("reasoning") => {
-                        self.reasoning.insert(oi);
+                        self.reasoning.add(oi);
                         sink.open(item_key(oi), Kind::Reasoning);
                     }
                     Some("message") => {}
@@ -455,7 +454,7 @@ impl ResponsesReader {
             }
             b"response.reasoning_summary_text.delta" | b"response.reasoning_text.delta" => {
                 if let Some(d) = delta {
-                    if self.reasoning.insert(oi) {
+                    if self.reasoning.add(oi) {
                         sink.open(item_key(oi), Kind::Reasoning);
                     }
                     sink.delta(item_key(oi), d);
@@ -466,7 +465,7 @@ impl ResponsesReader {
             }
             b"response.function_call_arguments.delta" => {
                 if let Some(d) = delta.filter(|d| !d.is_empty()) {
-                    self.streamed.insert(oi);
+                    self.streamed.add(oi);
                     sink.delta(item_key(oi), d);
                 }
             }
@@ -475,7 +474,7 @@ impl ResponsesReader {
                 let type_ = item.and_then(|i| str_field(i, "type"));
                 match type_.as_deref() {
                     Some("function_call") => {
-                        if !self.streamed.contains(&oi) {
+                        if !self.streamed.contains(oi) {
                             if let Some(args) = item.and_then(|i| str_field(i, "arguments")) {
                                 if !args.is_empty() {
                                     sink.delta(item_key(oi), &args);

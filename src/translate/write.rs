@@ -12,14 +12,12 @@
 //! - the closing events (stop reason, usage, terminal marker) go out only at `end()`, the
 //!   upstream's own terminal marker: a cut upstream gets no made-up ending.
 
-use std::collections::HashMap;
-
 use super::{push_num, push_opt, push_str, Failure, Key, Kind, Meta, Notes, Sink, Stop, Usage};
 use crate::dialect::{chat, messages, responses};
 use crate::fold::chat::{ChatFold, ChunkView, ContentView, ToolView};
 use crate::fold::messages::{EventView as MessagesView, MessagesFold};
 use crate::fold::responses::{EventView as ResponsesView, ResponsesFold};
-use crate::fold::Out;
+use crate::fold::{IntMap, Out};
 
 /// A target writer: a [`Sink`] whose output is taken after each feed.
 pub trait Writer: Sink {
@@ -193,7 +191,7 @@ impl Head {
 #[derive(Debug)]
 struct Blocks<T> {
     all: Vec<(Key, T, bool)>,
-    by_key: HashMap<Key, usize>,
+    by_key: IntMap<usize>,
     open: Option<usize>,
 }
 
@@ -201,7 +199,7 @@ impl<T> Default for Blocks<T> {
     fn default() -> Self {
         Blocks {
             all: Vec::new(),
-            by_key: HashMap::new(),
+            by_key: IntMap::default(),
             open: None,
         }
     }
@@ -209,13 +207,13 @@ impl<T> Default for Blocks<T> {
 
 impl<T> Blocks<T> {
     fn find(&self, key: Key) -> Option<usize> {
-        self.by_key.get(&key).copied()
+        self.by_key.get(key as i64).copied()
     }
 
     fn push(&mut self, key: Key, value: T) -> usize {
         let at = self.all.len();
         self.all.push((key, value, true));
-        self.by_key.insert(key, at);
+        self.by_key.insert(key as i64, at);
         self.open = Some(at);
         at
     }
