@@ -37,7 +37,58 @@ pub trait Writer: Sink {
 pub trait TargetFold: Default {
     /// Folds one written event (its `event:` name and its data).
     fn written(&mut self, event: Option<&str>, json: &str);
+    /// Folds a run of deltas written one after another to the same place, as one delta of
+    /// their joined text (the folds append: the same state as folding each).
+    fn delta(&mut self, run: &Run);
     fn result(&mut self) -> Out;
+}
+
+/// Which text a delta appends to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+enum Field {
+    #[default]
+    Text,
+    Reasoning,
+    Refusal,
+    Arguments,
+}
+
+/// Where a delta goes, as written: the event kind (Messages: the delta type), the block or
+/// output index, the field, and what else the target's event names (the Responses item id;
+/// the chat chunk's id, model and created).
+#[derive(Debug, Clone, Copy)]
+struct Place<'a> {
+    kind: &'static str,
+    index: i64,
+    field: Field,
+    id: &'a str,
+    model: &'a str,
+    created: i64,
+}
+
+/// The deltas written since the last fold, to one [`Place`].
+#[derive(Debug, Default)]
+pub struct Run {
+    live: bool,
+    kind: &'static str,
+    index: i64,
+    field: Field,
+    id: String,
+    model: String,
+    created: i64,
+    text: String,
+}
+
+impl Run {
+    fn is_at(&self, p: &Place<'_>) -> bool {
+        self.live
+            && self.kind == p.kind
+            && self.index == p.index
+            && self.field == p.field
+            && self.created == p.created
+            && self.id == p.id
+            && self.model == p.model
+    }
 }
 
 impl TargetFold for ChatFold {
@@ -49,6 +100,29 @@ impl TargetFold for ChatFold {
             return; // an error: reported by the stream, not folded
         }
         chat::views(&chunk, |v, _| self.add(v));
+    }
+
+    fn delta(&mut self, run: &Run) {
+        let text = run.text.as_str();
+        let tool = [ToolView {
+            index: run.index,
+            arguments: Some(text),
+            ..ToolView::default()
+        }];
+        let mut view = ChunkView {
+            id: Some(&run.id),
+            created: Some(run.created),
+            model: Some(&run.model),
+            index: Some(0),
+            ..ChunkView::default()
+        };
+        match run.field {
+            Field::Text => view.content = Some(ContentView::Text(text)),
+            Field::Reasoning => view.reasoning_content = Some(text),
+            Field::Refusal => view.refusal = Some(text),
+            Field::Arguments => view.tool_calls = &tool,
+        }
+        self.add(&view);
     }
 
     fn result(&mut self) -> Out {
@@ -67,6 +141,20 @@ impl TargetFold for MessagesFold {
         }
     }
 
+    fn delta(&mut self, run: &Run) {
+        let text = Some(run.text.as_str());
+        let is = |f: Field| if run.field == f { text } else { None };
+        self.add(&MessagesView {
+            kind: "content_block_delta",
+            index: Some(run.index),
+            delta_type: Some(run.kind),
+            text: is(Field::Text),
+            partial_json: is(Field::Arguments),
+            thinking: is(Field::Reasoning),
+            ..MessagesView::default()
+        });
+    }
+
     fn result(&mut self) -> Out {
         MessagesFold::result(self)
     }
@@ -83,6 +171,23 @@ impl TargetFold for ResponsesFold {
         }
     }
 
+    fn delta(&mut self, run: &Run) {
+        let (content_index, summary_index) = match run.field {
+            Field::Text | Field::Refusal => (Some(0), None),
+            Field::Reasoning => (None, Some(0)),
+            Field::Arguments => (None, None),
+        };
+        self.add(&ResponsesView {
+            kind: run.kind,
+            output_index: Some(run.index),
+            content_index,
+            summary_index,
+            item_id: Some(&run.id),
+            delta: Some(&run.text),
+            ..ResponsesView::default()
+        });
+    }
+
     fn result(&mut self) -> Out {
         ResponsesFold::result(self)
     }
@@ -93,6 +198,9 @@ impl TargetFold for ResponsesFold {
 struct Written<F> {
     buf: String,
     fold: F,
+    /// Deltas written but not folded yet (folded as one when anything else is written, or
+    /// when the result is asked for): a delta costs an append, not a fold step.
+    run: Run,
 }
 
 impl<F: TargetFold> Written<F> {
@@ -100,7 +208,40 @@ impl<F: TargetFold> Written<F> {
     /// `push_str` escapes them), and folds it.
     fn event(&mut self, event: Option<&str>, json: &str) {
         self.frame(event, json);
+        self.fold_run();
         self.fold.written(event, json);
+    }
+
+    /// Notes a delta just written (its text appended at `place`), to fold with its run.
+    fn delta(&mut self, place: Place<'_>, text: &str) {
+        if !self.run.is_at(&place) {
+            self.fold_run();
+            let run = &mut self.run;
+            run.live = true;
+            run.kind = place.kind;
+            run.index = place.index;
+            run.field = place.field;
+            run.created = place.created;
+            run.id.clear();
+            run.id.push_str(place.id);
+            run.model.clear();
+            run.model.push_str(place.model);
+        }
+        self.run.text.push_str(text);
+    }
+
+    /// Folds the pending run of deltas, if any.
+    fn fold_run(&mut self) {
+        if self.run.live {
+            self.fold.delta(&self.run);
+            self.run.live = false;
+            self.run.text.clear();
+        }
+    }
+
+    fn result(&mut self) -> Out {
+        self.fold_run();
+        self.fold.result()
     }
 
     /// Appends one event without folding it (the caller folds its view).
@@ -138,7 +279,7 @@ macro_rules! writer_impl {
             }
 
             fn result(&mut self) -> Out {
-                self.out.fold.result()
+                self.out.result()
             }
 
             fn notes(&self) -> &[String] {
@@ -321,7 +462,7 @@ impl MessagesWriter {
         at
     }
 
-    fn block_delta(&mut self, at: usize, kind: &str, field: &str, text: &str) {
+    fn block_delta(&mut self, at: usize, kind: &'static str, field: &str, text: &str) {
         if !self.blocks.is_open(at) {
             self.notes
                 .add("a delta for a block the target had already closed (written under its index)");
@@ -339,17 +480,32 @@ impl MessagesWriter {
         push_str(&mut o.buf, text);
         o.buf.push_str("}}");
         o.close();
-        let is = |f: &str| (field == f).then_some(text);
-        self.out.fold.add(&MessagesView {
-            kind: "content_block_delta",
-            index: Some(at as i64),
-            delta_type: Some(kind),
-            text: is("text"),
-            partial_json: is("partial_json"),
-            thinking: is("thinking"),
-            signature: is("signature"),
-            ..MessagesView::default()
-        });
+        let field = match field {
+            "text" => Field::Text,
+            "thinking" => Field::Reasoning,
+            "partial_json" => Field::Arguments,
+            _ => {
+                // A signature is set, not appended: folded on its own.
+                self.out.fold_run();
+                self.out.fold.add(&MessagesView {
+                    kind: "content_block_delta",
+                    index: Some(at as i64),
+                    delta_type: Some(kind),
+                    signature: Some(text),
+                    ..MessagesView::default()
+                });
+                return;
+            }
+        };
+        let place = Place {
+            kind,
+            index: at as i64,
+            field,
+            id: "",
+            model: "",
+            created: 0,
+        };
+        self.out.delta(place, text);
     }
 }
 
@@ -605,11 +761,7 @@ impl Sink for ChatWriter {
             return;
         }
         let block = self.block(key, Kind::Text);
-        let mut tool = [ToolView::default()];
-        let mut view = ChunkView {
-            index: Some(0),
-            ..ChunkView::default()
-        };
+        let (mut field, mut index) = (Field::Text, 0);
         let o = &mut self.out;
         o.open(None);
         push_head(&mut o.buf, &self.head);
@@ -617,26 +769,20 @@ impl Sink for ChatWriter {
         match block {
             CBlock::Text => {
                 o.buf.push_str(r#""content":"#);
-                view.content = Some(ContentView::Text(text));
             }
             CBlock::Reasoning => {
                 o.buf.push_str(r#""reasoning_content":"#);
-                view.reasoning_content = Some(text);
+                field = Field::Reasoning;
             }
             CBlock::Refusal => {
                 o.buf.push_str(r#""refusal":"#);
-                view.refusal = Some(text);
+                field = Field::Refusal;
             }
-            CBlock::Tool(index) => {
+            CBlock::Tool(call) => {
                 o.buf.push_str(r#""tool_calls":[{"index":"#);
-                push_num(&mut o.buf, index);
+                push_num(&mut o.buf, call);
                 o.buf.push_str(r#","function":{"arguments":"#);
-                tool[0] = ToolView {
-                    index: i64::from(index),
-                    arguments: Some(text),
-                    ..ToolView::default()
-                };
-                view.tool_calls = &tool;
+                (field, index) = (Field::Arguments, i64::from(call));
             }
         }
         push_str(&mut o.buf, text);
@@ -647,12 +793,15 @@ impl Sink for ChatWriter {
             .push_str(r#"},"logprobs":null,"finish_reason":null}]}"#);
         o.close();
         let head = &self.head;
-        self.out.fold.add(&ChunkView {
-            id: Some(head.id.as_deref().unwrap_or("")),
-            created: Some(head.created.unwrap_or(0)),
-            model: Some(head.model.as_deref().unwrap_or("")),
-            ..view
-        });
+        let place = Place {
+            kind: "",
+            index,
+            field,
+            id: head.id.as_deref().unwrap_or(""),
+            model: head.model.as_deref().unwrap_or(""),
+            created: head.created.unwrap_or(0),
+        };
+        self.out.delta(place, text);
     }
 
     fn signature(&mut self, _: Key, _: &str) {
@@ -1129,21 +1278,22 @@ impl Sink for ResponsesWriter {
         o.buf.push('}');
         o.close();
         self.seq += 1;
-        let (content_index, summary_index) = match kind {
-            RKind::Text | RKind::Refusal => (Some(0), None),
-            RKind::Reasoning => (None, Some(0)),
-            RKind::Tool => (None, None),
+        let field = match kind {
+            RKind::Text => Field::Text,
+            RKind::Refusal => Field::Refusal,
+            RKind::Reasoning => Field::Reasoning,
+            RKind::Tool => Field::Arguments,
         };
-        let item_id = self.items.get(at).map(|item| item.id.as_str());
-        self.out.fold.add(&ResponsesView {
+        let id = self.items.get(at).map_or("", |item| item.id.as_str());
+        let place = Place {
             kind: event,
-            output_index: Some(at as i64),
-            content_index,
-            summary_index,
-            item_id,
-            delta: Some(text),
-            ..ResponsesView::default()
-        });
+            index: at as i64,
+            field,
+            id,
+            model: "",
+            created: 0,
+        };
+        self.out.delta(place, text);
     }
 
     fn signature(&mut self, key: Key, signature: &str) {
