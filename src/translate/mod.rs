@@ -243,37 +243,42 @@ impl Notes {
     }
 }
 
-/// Appends `s` as a JSON string.
+/// Which bytes a JSON string must escape: the control characters, `"` and `\`.
+#[allow(clippy::indexing_slicing)] // evaluated at compile time: a bad index fails the build
+const ESCAPE: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut b = 0;
+    while b < 0x20 {
+        table[b] = true;
+        b += 1;
+    }
+    table[b'"' as usize] = true;
+    table[b'\\' as usize] = true;
+    table
+};
+
+/// Appends `s` as a JSON string (one pass; runs that need no escape are copied whole).
+#[allow(clippy::indexing_slicing)] // a `u8` indexes 256 entries; a nibble indexes 16
 pub fn push_str(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);
     out.push('"');
-    // Most fragments need no escape: one branch-free pass (it vectorises) tells, and the
-    // whole fragment is copied at once.
-    let plain = !s.bytes().fold(false, |seen, b| {
-        seen | (b < 0x20) | (b == b'"') | (b == b'\\')
-    });
-    if plain {
-        out.push_str(s);
-        out.push('"');
-        return;
-    }
     let mut start = 0;
     for (i, b) in s.bytes().enumerate() {
-        let escape: Option<&str> = match b {
-            b'"' => Some("\\\""),
-            b'\\' => Some("\\\\"),
-            b'\n' => Some("\\n"),
-            b'\r' => Some("\\r"),
-            b'\t' => Some("\\t"),
-            0..=0x1f => None,
-            _ => continue,
-        };
+        if !ESCAPE[usize::from(b)] {
+            continue;
+        }
         out.push_str(s.get(start..i).unwrap_or_default());
-        match escape {
-            Some(e) => out.push_str(e),
-            None => {
-                use std::fmt::Write;
-                let _ = write!(out, "\\u{b:04x}");
+        match b {
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            b'\n' => out.push_str("\\n"),
+            b'\r' => out.push_str("\\r"),
+            b'\t' => out.push_str("\\t"),
+            _ => {
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.push_str("\\u00");
+                out.push(char::from(HEX[usize::from(b >> 4)]));
+                out.push(char::from(HEX[usize::from(b & 15)]));
             }
         }
         start = i + 1;

@@ -298,7 +298,13 @@ pub fn writer(target: super::Dialect) -> Box<dyn Writer + Send + Sync> {
     match target {
         super::Dialect::Chat => Box::<ChatWriter>::default(),
         super::Dialect::Messages => Box::<MessagesWriter>::default(),
-        super::Dialect::Responses => Box::<ResponsesWriter>::default(),
+        super::Dialect::Responses => Box::new(ResponsesWriter {
+            out: Written {
+                fold: ResponsesFold::unchecked(),
+                ..Written::default()
+            },
+            ..ResponsesWriter::default()
+        }),
     }
 }
 
@@ -909,6 +915,7 @@ struct RItem {
 /// Writes an OpenAI Responses stream (`response.*` events numbered from 0).
 #[derive(Debug, Default)]
 pub struct ResponsesWriter {
+    /// Its fold does not check the full values against the deltas: both are ours.
     out: Written<ResponsesFold>,
     head: Head,
     /// The response id, fixed by the first event (clients check it never changes).
