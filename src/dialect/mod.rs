@@ -137,6 +137,16 @@ pub fn frame_error(data: &str) -> (ErrorInfo<'_>, bool) {
     (ErrorInfo::from_document(first.unwrap_or(data)), done)
 }
 
+/// An event's kind: its JSON `type`, else the frame's `event:` name; `error` for a document
+/// with a top-level `error` key, whatever else it says (Messages and Responses events).
+pub fn kind_of<'e>(type_: Option<&'e Str<'_>>, error: bool, frame_event: &'e [u8]) -> Cow<'e, str> {
+    match type_ {
+        _ if error => Cow::Borrowed("error"),
+        Some(t) => Cow::Borrowed(t.as_str()),
+        None => String::from_utf8_lossy(frame_event),
+    }
+}
+
 /// An error the server reported, read out of whichever wire form carried it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorInfo<'a> {
@@ -199,6 +209,15 @@ impl<'a> ErrorInfo<'a> {
                 code: None,
                 raw: doc,
             },
+        }
+    }
+
+    /// The error of an error document `doc`: its `error` value when it has one, else the
+    /// document itself.
+    pub fn of_document(doc: &'a str, error: Option<&'a RawValue>) -> Self {
+        match error {
+            Some(e) => ErrorInfo::from_error_value(Some(doc), e),
+            None => ErrorInfo::from_document(doc),
         }
     }
 

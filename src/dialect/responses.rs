@@ -114,21 +114,14 @@ impl<'a> Event<'a> {
     /// The event's kind: its JSON `type`, else the frame's `event:` name; `error` for a
     /// document with a top-level `error` key, whatever else it says.
     pub fn kind_of<'e>(&'e self, frame_event: &'e [u8]) -> Cow<'e, str> {
-        match &self.type_ {
-            _ if self.error.is_some() => Cow::Borrowed("error"),
-            Some(t) => Cow::Borrowed(t.as_str()),
-            None => String::from_utf8_lossy(frame_event),
-        }
+        super::kind_of(self.type_.as_ref(), self.error.is_some(), frame_event)
     }
 
     /// How this document (of text `doc`, kind `kind` from [`Event::kind_of`]) is read.
     pub fn read<'e>(&'e self, kind: &'e str, doc: &'e str) -> Read<'e> {
         let failed = match kind {
             "error" | "response.error" => {
-                return Read::Error(match self.error {
-                    Some(e) => ErrorInfo::from_error_value(Some(doc), e),
-                    None => ErrorInfo::from_document(doc),
-                })
+                return Read::Error(ErrorInfo::of_document(doc, self.error))
             }
             "response.failed" => {
                 let mut info = match self.response.and_then(response_error) {
