@@ -2,23 +2,26 @@
 //! read into one neutral event model, and the target dialect written from that model, event
 //! by event, as the upstream's events arrive.
 //!
-//! - [`read`]: each source dialect's decoded documents (the structs of `crate::dialect`) as
-//!   calls on a [`Sink`]: message metadata, blocks (text, reasoning, refusal, tool call) opened,
-//!   streamed and closed under a key the reader chooses, the stop reason, usage, an error, the
-//!   end of the stream.
+//! - [`read`]: each source dialect's views (the ones its fold reads: `crate::fold`'s
+//!   `ChunkView` / `EventView`, handed over as [`Upstream`] calls) as calls on a [`Sink`]:
+//!   message metadata, blocks (text, reasoning, refusal, tool call) opened, streamed and closed
+//!   under a key the reader chooses, the stop reason, usage, an error, the end of the stream.
 //! - [`write`]: one writer per target dialect, a [`Sink`] that turns those calls into the
-//!   target's SSE events (through `crate::encode`), with the target's lifecycle: its opening
-//!   events before the first content, its blocks or items opened and closed in order, its
-//!   numbering, its closing events only when the upstream ended.
+//!   target's SSE events with the target's lifecycle (its opening events before the first
+//!   content, its blocks or items opened and closed in order, its numbering, its closing
+//!   events only when the upstream ended), and folds them as it writes them (the target's
+//!   result, without reading its own bytes back).
 //!
 //! The lifecycle rules live once per target (in its writer) and the reading rules once per
 //! source (in its reader); no pair has code of its own. What a target cannot hold is dropped and
-//! named in the writer's notes, once per kind.
+//! named in the writer's notes, once per kind. Nothing here frames or decodes: the Python
+//! `Translator` taps its source stream's own decode (one pass for both), and [`Standalone`]
+//! frames and decodes with the same functions for pure-Rust use.
 //!
-//! Carried across feeds: each writer's open blocks and what its closing events need (the text
-//! of the open items for Responses' `.done` events and the final response). Cost: each
-//! upstream fragment is written once (escaped into the target's JSON) and, for a Responses
-//! target, appended once to its item.
+//! Carried across feeds: each writer's open blocks, what its closing events need (the text of
+//! the open items for Responses' `.done` events and the final response), and the target's fold.
+//! Cost: each upstream fragment is written once (escaped into the target's JSON), appended
+//! once to the target fold's pending run and, for a Responses target, once to its item.
 
 use std::borrow::Cow;
 
