@@ -456,11 +456,6 @@ impl Translation {
         self.writer.notes()
     }
 
-    /// Notes a kind of loss (once).
-    pub fn drop_note(&mut self, what: &str) {
-        self.writer.drop_note(what);
-    }
-
     /// The bytes of the target's events written since the last [`Translation::clear`].
     pub fn output(&self) -> &[u8] {
         self.writer.output()

@@ -25,8 +25,6 @@ pub trait Writer: Sink {
     fn output(&self) -> &[u8];
     fn clear(&mut self);
     fn notes(&self) -> &[String];
-    /// Whether the target's terminal marker (or its error form) was written.
-    fn ended(&self) -> bool;
     /// The target's fold of everything written: what its stream's `result()` gives.
     fn result(&mut self) -> Out;
 }
@@ -266,7 +264,7 @@ impl<F: TargetFold> Written<F> {
     }
 }
 
-/// The [`Writer`] side of a writer struct with `out`, `notes` and `done` fields.
+/// The [`Writer`] side of a writer struct with `out` and `notes` fields.
 macro_rules! writer_impl {
     ($name:ident) => {
         impl Writer for $name {
@@ -284,10 +282,6 @@ macro_rules! writer_impl {
 
             fn notes(&self) -> &[String] {
                 self.notes.all()
-            }
-
-            fn ended(&self) -> bool {
-                self.done
             }
         }
     };
