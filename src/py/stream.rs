@@ -755,8 +755,12 @@ pub trait Source {
         bytes: &[u8],
         out: Option<&Bound<'py, PyList>>,
     ) -> PyResult<Option<TooLarge>>;
-    /// `finish()` without building items.
-    fn finish_quiet(&mut self, py: Python<'_>) -> PyResult<()>;
+    /// Ends the input as `finish()` does (items appended to `out` when given).
+    fn finish_into<'py>(
+        &mut self,
+        py: Python<'py>,
+        out: Option<&Bound<'py, PyList>>,
+    ) -> PyResult<()>;
 }
 
 /// Declares a dialect stream class: the struct (a `StreamCore` plus the dialect's per-stream
@@ -782,22 +786,6 @@ macro_rules! dialect_stream {
                 let input = $crate::py::input::Input::extract(data)?;
                 $crate::py::stream::Source::run_bytes(self, py, input.as_bytes(), out)
             }
-
-            fn finish_into<'py>(
-                &mut self,
-                py: Python<'py>,
-                out: Option<&Bound<'py, pyo3::types::PyList>>,
-            ) -> PyResult<()> {
-                let (last, mut cut_off) = self.core.end(py, out)?;
-                if let Some(frame) = last {
-                    cut_off = self
-                        .core
-                        .convert(py, &mut self.strings, &[frame], true, out)?;
-                }
-                self.core
-                    .check_dialect(py, <$strings as $crate::py::stream::Dialect>::NAME)?;
-                self.core.incomplete(py, cut_off, $marker)
-            }
         }
 
         impl $crate::py::stream::Source for $name {
@@ -818,8 +806,20 @@ macro_rules! dialect_stream {
                 Ok(too_large)
             }
 
-            fn finish_quiet(&mut self, py: Python<'_>) -> PyResult<()> {
-                self.finish_into(py, None)
+            fn finish_into<'py>(
+                &mut self,
+                py: Python<'py>,
+                out: Option<&Bound<'py, pyo3::types::PyList>>,
+            ) -> PyResult<()> {
+                let (last, mut cut_off) = self.core.end(py, out)?;
+                if let Some(frame) = last {
+                    cut_off = self
+                        .core
+                        .convert(py, &mut self.strings, &[frame], true, out)?;
+                }
+                self.core
+                    .check_dialect(py, <$strings as $crate::py::stream::Dialect>::NAME)?;
+                self.core.incomplete(py, cut_off, $marker)
             }
         }
 
@@ -876,7 +876,7 @@ macro_rules! dialect_stream {
                 let py = slf.py();
                 let mut this = $crate::py::errors::exclusive(slf, "stream")?;
                 let out = pyo3::types::PyList::empty(py);
-                this.finish_into(py, Some(&out))?;
+                $crate::py::stream::Source::finish_into(&mut *this, py, Some(&out))?;
                 Ok(out)
             }
 

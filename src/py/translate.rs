@@ -210,7 +210,7 @@ impl Translator {
         if this.undecided.is_some() {
             this.decide(py, Dialect::Chat)?;
         }
-        this.with_source(py, |py, s| s.finish_quiet(py))?;
+        this.with_source(py, |py, s| s.finish_into(py, None))?;
         let t = this.translation()?;
         let out = PyBytes::new(py, t.output());
         t.clear();

@@ -205,7 +205,9 @@ impl<F: TargetFold> Written<F> {
     /// Appends one event whose data is `json` (one line: our JSON has no raw line breaks,
     /// `push_str` escapes them), and folds it.
     fn event(&mut self, event: Option<&str>, json: &str) {
-        self.frame(event, json);
+        self.open(event);
+        self.buf.push_str(json);
+        self.close();
         self.fold_run();
         self.fold.written(event, json);
     }
@@ -240,13 +242,6 @@ impl<F: TargetFold> Written<F> {
     fn result(&mut self) -> Out {
         self.fold_run();
         self.fold.result()
-    }
-
-    /// Appends one event without folding it (the caller folds its view).
-    fn frame(&mut self, event: Option<&str>, json: &str) {
-        self.open(event);
-        self.buf.push_str(json);
-        self.close();
     }
 
     /// Starts an event whose data the caller appends to `buf` (one line), then [`close`]s.
