@@ -307,19 +307,40 @@ struct Head {
     id: Option<String>,
     model: Option<String>,
     created: Option<i64>,
+    /// A chat chunk's opening fields as JSON, up to `choices` (see [`push_head`]); empty until
+    /// the first update. Written once per identity, not once per chunk.
+    chunk_prefix: String,
 }
 
 impl Head {
     fn update(&mut self, meta: Meta<'_>) {
-        if self.id.as_deref().is_none_or(str::is_empty) {
+        let mut changed = self.chunk_prefix.is_empty();
+        if self.id.as_deref().is_none_or(str::is_empty) && meta.id.is_some() {
             self.id = meta.id.map(str::to_owned);
+            changed = true;
         }
-        if self.model.as_deref().is_none_or(str::is_empty) {
+        if self.model.as_deref().is_none_or(str::is_empty) && meta.model.is_some() {
             self.model = meta.model.map(str::to_owned);
+            changed = true;
         }
-        if self.created.is_none() {
+        if self.created.is_none() && meta.created.is_some() {
             self.created = meta.created;
+            changed = true;
         }
+        if changed {
+            let mut j = String::new();
+            self.write_chunk_prefix(&mut j);
+            self.chunk_prefix = j;
+        }
+    }
+
+    fn write_chunk_prefix(&self, j: &mut String) {
+        j.push_str(r#"{"id":"#);
+        push_str(j, self.id.as_deref().unwrap_or(""));
+        j.push_str(r#","object":"chat.completion.chunk","created":"#);
+        push_num(j, self.created.unwrap_or(0));
+        j.push_str(r#","model":"#);
+        push_str(j, self.model.as_deref().unwrap_or(""));
     }
 }
 
@@ -660,12 +681,11 @@ enum CBlock {
 
 /// A chunk's opening fields, up to `choices`.
 fn push_head(j: &mut String, head: &Head) {
-    j.push_str(r#"{"id":"#);
-    push_str(j, head.id.as_deref().unwrap_or(""));
-    j.push_str(r#","object":"chat.completion.chunk","created":"#);
-    push_num(j, head.created.unwrap_or(0));
-    j.push_str(r#","model":"#);
-    push_str(j, head.model.as_deref().unwrap_or(""));
+    if head.chunk_prefix.is_empty() {
+        head.write_chunk_prefix(j);
+    } else {
+        j.push_str(&head.chunk_prefix);
+    }
 }
 
 /// Writes an OpenAI chat completions stream (`chat.completion.chunk` frames, `[DONE]`).
