@@ -374,6 +374,13 @@ enum Merged {
     Json(Box<str>),
 }
 
+/// Sets `slot` to `value` unless it already holds it (no allocation for a repeated value).
+fn keep_last(slot: &mut Option<String>, value: &str) {
+    if slot.as_deref() != Some(value) {
+        *slot = Some(value.to_owned());
+    }
+}
+
 impl ChatFold {
     pub fn new() -> Self {
         ChatFold::default()
@@ -382,11 +389,12 @@ impl ChatFold {
     /// Folds one item's worth of data.
     pub fn add(&mut self, v: &ChunkView<'_>) {
         self.add_head(v);
+        // The last value wins; most chunks repeat it, which costs a compare, not an allocation.
         if let Some(s) = v.system_fingerprint {
-            self.system_fingerprint = Some(s.to_owned());
+            keep_last(&mut self.system_fingerprint, s);
         }
         if let Some(s) = v.service_tier {
-            self.service_tier = Some(s.to_owned());
+            keep_last(&mut self.service_tier, s);
         }
         if let Some(usage) = v.usage.filter(|u| !is_null(u)) {
             self.usage = Some(usage.into());

@@ -187,6 +187,8 @@ impl StreamCore {
     ) -> (Vec<Frame<'a>>, Option<TooLarge>) {
         let body = &mut self.body;
         let mut run = move || {
+            // Room for the events a read of this size usually holds (LLM frames are rarely
+            // under 64 bytes), so the list is allocated once rather than grown step by step.
             let mut raw = Vec::new();
             let too_large = body.feed(bytes, &mut raw);
             (raw.into_iter().map(to_frame).collect(), too_large)
