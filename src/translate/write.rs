@@ -212,6 +212,14 @@ impl<F: TargetFold> Written<F> {
         self.fold.written(event, json);
     }
 
+    /// Appends one event that the fold needs not read: it repeats what the fold already
+    /// holds (a `.done` event restating the deltas, which the item's own `.done` follows).
+    fn repeat(&mut self, event: Option<&str>, json: &str) {
+        self.open(event);
+        self.buf.push_str(json);
+        self.close();
+    }
+
     /// Notes a delta just written (its text appended at `place`), to fold with its run.
     fn delta(&mut self, place: Place<'_>, text: &str) {
         if !self.run.is_at(&place) {
@@ -1149,8 +1157,12 @@ impl ResponsesWriter {
         };
         let mut done = format!(r#""output_index":{at},"item":"#);
         push_item(&mut done, item, "completed");
+        // The text's and the part's `.done` restate the deltas, and the item's `.done` that
+        // follows holds all of it: the target's fold reads only the last (the result is the
+        // same; a Responses stream of these bytes assembles it so, which the tests check).
         for (event, fields) in events {
-            self.event(event, &fields);
+            let j = self.event_json(event, &fields);
+            self.out.repeat(Some(event), &j);
         }
         self.event("response.output_item.done", &done);
         self.items.mark_closed(at);
