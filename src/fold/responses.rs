@@ -265,6 +265,13 @@ fn as_map(value: &Out) -> Option<Map> {
 
 /// Notes each difference between an assembled item and the server's full one.
 fn diff_items(where_: &str, assembled: &Out, full: &Out, source: &str, notes: &mut Vec<String>) {
+    // The terminal response repeats each item its `.done` event sent: the same text needs no
+    // walk through its parts.
+    if let (Out::Json(a), Out::Json(b)) = (assembled, full) {
+        if a.trim() == b.trim() {
+            return;
+        }
+    }
     let (Some(a), Some(b)) = (as_map(assembled), as_map(full)) else {
         if !same(Some(assembled), Some(full)) {
             note(
