@@ -218,6 +218,15 @@ impl Framer {
             || matches!(self.bom_matched, Some(n) if n > 0)
     }
 
+    /// Between events, with nothing held: no partial line, no field of an event yet, not
+    /// skipping an oversized event, not waiting for the LF of a CRLF, past the BOM. Bytes
+    /// that start with a whole event can then be read without the framer (see
+    /// `dialect::template::Shape::fill_raw`): the framer would dispatch the same event and be
+    /// back in this state.
+    pub fn idle(&self) -> bool {
+        !self.pending() && !self.skip_lf && self.bom_matched.is_none()
+    }
+
     /// Frames `input`, appending every event it completes to `out`. Returns the first event of
     /// this input that went over the size limit, if any; that event is dropped, and the events
     /// before and after it are still framed.

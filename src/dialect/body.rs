@@ -123,6 +123,11 @@ impl Body {
         self.framer.max_event_size()
     }
 
+    /// An event stream, past its first event, between events (see [`Framer::idle`]).
+    pub fn idle(&self) -> bool {
+        self.dispatched && self.mode == Mode::EventStream && self.framer.idle()
+    }
+
     /// Frames `input`; a JSON body is collected instead.
     pub fn feed<'a>(&mut self, input: &'a [u8], out: &mut Vec<RawEvent<'a>>) -> Option<TooLarge> {
         if self.dispatched || self.is_json() {

@@ -34,6 +34,9 @@ pub struct Shape {
     /// `parts.len() == holes.len() + 1`: part, hole, part, ..., hole, part.
     parts: Vec<Box<[u8]>>,
     holes: Vec<Hole>,
+    /// Neither the event type nor the data has a line break (a frame of one data line: the
+    /// only kind [`Shape::fill_raw`] reads).
+    one_line: bool,
 }
 
 /// Where `inner` (a slice of `data`) lies in it, if it lies between two quotes.
@@ -64,7 +67,9 @@ impl Shape {
             at = *end;
         }
         parts.push(bytes.get(at..)?.into());
+        let breaks = |b: &[u8]| b.contains(&b'\n') || b.contains(&b'\r');
         Some(Shape {
+            one_line: !breaks(bytes) && !event.is_some_and(breaks),
             event: event.map(Box::from),
             parts,
             holes: spans.into_iter().map(|(_, hole)| hole).collect(),
@@ -114,7 +119,44 @@ impl Shape {
         if event != self.event.as_deref() {
             return None;
         }
-        let bytes = data.as_bytes();
+        let (end, text, number) = self.walk(data.as_bytes())?;
+        (end == data.len()).then_some((text, number))
+    }
+
+    /// [`fill`](Self::fill) for a whole frame still in the wire's bytes, read without the
+    /// framer: `bytes` starts with `event: <type>\n` (when the shape has an event type), then
+    /// `data: ` + the data + `\n\n`. Any other spelling (CR line ends, no space after the
+    /// colon, an `id:` line, a comment, the data on two lines) is not recognised and is left
+    /// to the framer, which reads the same frame the same way. Returns the frame's length too.
+    /// The framer must be between events (`Framer::idle`): it would then dispatch exactly this
+    /// frame, with `data` valid UTF-8 (every byte of it is a fixed part taken from decoded
+    /// text or a hole checked here) and no lone surrogate escape (a hole with one does not
+    /// decode here), so nothing the framer and the text repair would do changes it.
+    pub fn fill_raw<'d>(&self, bytes: &'d [u8]) -> Option<(usize, Cow<'d, str>, Option<i64>)> {
+        if !self.one_line {
+            return None;
+        }
+        let mut at = 0;
+        let mut expect = |what: &[u8]| {
+            let ok = bytes.get(at..)?.starts_with(what);
+            at += what.len();
+            ok.then_some(())
+        };
+        if let Some(event) = &self.event {
+            expect(b"event: ")?;
+            expect(event)?;
+            expect(b"\n")?;
+        }
+        expect(b"data: ")?;
+        let start = at;
+        let (end, text, number) = self.walk(bytes.get(start..)?)?;
+        let end = start + end;
+        (bytes.get(end..end + 2)? == b"\n\n").then_some((end + 2, text, number))
+    }
+
+    /// Walks the fixed parts and the holes from the start of `bytes`: where the last part
+    /// ends, the text hole's string and the number hole's value.
+    fn walk<'d>(&self, bytes: &'d [u8]) -> Option<(usize, Cow<'d, str>, Option<i64>)> {
         let mut at = 0;
         let mut text = None;
         let mut number = None;
@@ -132,7 +174,7 @@ impl Shape {
                 Hole::Text | Hole::Padding => {
                     // The part before ends with the opening quote; find the closing one.
                     let len = string_len(bytes.get(at..)?)?;
-                    let value = string_value(data, at, len)?;
+                    let value = string_value(bytes, at, len)?;
                     if *hole == Hole::Text {
                         text = Some(value);
                     }
@@ -140,10 +182,11 @@ impl Shape {
                 }
             }
         }
-        if bytes.get(at..)? != &**self.parts.last()? {
+        let last = self.parts.last()?;
+        if !bytes.get(at..)?.starts_with(last) {
             return None;
         }
-        Some((text?, number))
+        Some((at + last.len(), text?, number))
     }
 }
 
@@ -161,14 +204,15 @@ fn string_len(bytes: &[u8]) -> Option<usize> {
 }
 
 /// The value of the string literal whose contents are `data[at..at + len]`; `None` if it is
-/// not a valid JSON string (a raw control character, a bad escape).
-fn string_value(data: &str, at: usize, len: usize) -> Option<Cow<'_, str>> {
+/// not a valid JSON string (a raw control character, a bad escape, a lone surrogate escape,
+/// bytes that are not UTF-8).
+fn string_value(data: &[u8], at: usize, len: usize) -> Option<Cow<'_, str>> {
     let contents = data.get(at..at + len)?;
-    if !contents.bytes().any(|b| b == b'\\' || b < 0x20) {
-        return Some(Cow::Borrowed(contents));
+    if !contents.iter().any(|&b| b == b'\\' || b < 0x20) {
+        return std::str::from_utf8(contents).ok().map(Cow::Borrowed);
     }
     let literal = data.get(at.checked_sub(1)?..at + len + 1)?;
-    serde_json::from_str::<Str<'_>>(literal).ok().map(|s| s.0)
+    serde_json::from_slice::<Str<'_>>(literal).ok().map(|s| s.0)
 }
 
 /// A JSON non-negative integer token at the start of `bytes`: its value and length.

@@ -13,8 +13,8 @@ use pyo3::types::{PyList, PyString};
 
 use super::json::{lazy, out_to_py};
 use super::stream::{
-    accumulator_class, dialect_stream, emit, Dialect, Frame, Refill, Route, StreamCore, Template,
-    Value,
+    accumulator_class, dialect_stream, emit, Dialect, Hit, Refill, Route, StreamCore, Subject,
+    Template, Value,
 };
 use super::strings::{int_or_none, item_int, item_str, name_or_none, text_or_none, Names};
 use crate::dialect::json::Str;
@@ -284,20 +284,24 @@ impl Dialect for MessagesState {
         &mut self,
         py: Python<'_>,
         core: &mut StreamCore,
-        frame: &Frame<'_>,
+        frame: Subject<'_>,
         out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<bool> {
+    ) -> PyResult<Option<usize>> {
         let Some(t) = &self.template else {
-            return Ok(false);
+            return Ok(None);
         };
-        let Some((text, _)) = t.template.hit(py, frame, out)? else {
-            return Ok(false);
+        let Some(Hit { text, len, .. }) = t.template.hit(py, frame, out)? else {
+            return Ok(None);
         };
         let hole = t.template.hole;
         let view = delta_view(t.index, &t.delta_type, hole, &text);
         self.fold.add(&view);
         core.tap(Upstream::Messages(&view));
-        Ok(true)
+        Ok(Some(len))
+    }
+
+    fn has_template(&self) -> bool {
+        self.template.is_some()
     }
 
     fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {

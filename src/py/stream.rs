@@ -538,16 +538,21 @@ pub trait Dialect: Default {
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()>;
 
-    /// The frame-template fast path (see [`Template`]): when `frame` has the shape of the last
-    /// text frame, handles it without a decode (folds its text and, with `out`, appends its
-    /// item) and returns `true`; else `false`, and the frame is decoded in full.
+    /// The frame-template fast path (see [`Template`]): when the frame (framed, or whole at
+    /// the start of the wire's bytes) has the shape of the last text frame, handles it without
+    /// a decode (folds its text and, with `out`, appends its item) and returns the bytes it
+    /// took (0 for a framed frame); else `None`, and the frame is framed and decoded in full.
     fn shortcut(
         &mut self,
         py: Python<'_>,
         core: &mut StreamCore,
-        frame: &Frame<'_>,
+        frame: Subject<'_>,
         out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<bool>;
+    ) -> PyResult<Option<usize>>;
+
+    /// Whether the dialect has a frame template (whole frames may then be read without the
+    /// framer, [`StreamCore::run`]).
+    fn has_template(&self) -> bool;
 
     /// The arguments of tool call `index` (the dialect's own index; `choice` for chat) read so
     /// far, `None` if there is no such call (`partial_arguments` then raises `KeyError`).
@@ -565,6 +570,55 @@ pub trait Dialect: Default {
 }
 
 impl StreamCore {
+    /// Frames, decodes and folds `bytes` for dialect `D`, appending items to `out` when given.
+    ///
+    /// The common frames take one pass: while the framer is between events, a frame at the
+    /// start of the bytes that has the shape of the dialect's template (the last text frame's)
+    /// is read straight from them, without the framer, the UTF-8 check of its data or a
+    /// decode (see `Shape::fill_raw`: the framer would read it the same way). Anything else
+    /// goes to the framer; with a template it goes one event at a time (up to the next blank
+    /// line), so the fast path can take over again after it.
+    pub fn run<D: Dialect>(
+        &mut self,
+        py: Python<'_>,
+        dialect: &mut D,
+        bytes: &[u8],
+        out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<Option<TooLarge>> {
+        let mut too_large = None;
+        let mut rest = bytes;
+        // A frame longer than the event size limit is left to the framer, which refuses it.
+        let limit = self.body.max_event_size();
+        while !rest.is_empty() {
+            while self.body.idle() && dialect.has_template() {
+                if self.done {
+                    self.check_dialect(py, D::NAME)?;
+                }
+                self.frame_data = None;
+                let window = rest.get(..limit).unwrap_or(rest);
+                match dialect.shortcut(py, self, Subject::Raw(window), out)? {
+                    Some(len) if len > 0 => rest = rest.get(len..).unwrap_or_default(),
+                    _ => break,
+                }
+            }
+            if rest.is_empty() {
+                break;
+            }
+            let cut = if dialect.has_template() {
+                memchr::memmem::find(rest, b"\n\n").map_or(rest.len(), |at| at + 2)
+            } else {
+                rest.len()
+            };
+            let (now, later) = rest.split_at(cut);
+            let (frames, tl) = self.frame(py, now);
+            too_large = too_large.or(tl);
+            self.convert(py, dialect, &frames, false, out)?;
+            rest = later;
+        }
+        self.take_json_body(py, out)?;
+        Ok(too_large)
+    }
+
     /// Turns frames into items appended to `out` (`feed`), or only folds them (`consume`,
     /// `out == None`). Each frame is routed by its event type; the dialect decodes its
     /// documents (pure Rust) and folds each; the cases every dialect shares (`[DONE]`,
@@ -589,7 +643,10 @@ impl StreamCore {
             self.frame_data = None;
             match D::route(frame.event_type()) {
                 Route::Decode => {
-                    if dialect.shortcut(py, self, frame, out)? {
+                    if dialect
+                        .shortcut(py, self, Subject::Frame(frame), out)?
+                        .is_some()
+                    {
                         continue; // same shape as the last text frame: no decode
                     }
                     let mut result = Ok(());
@@ -673,12 +730,6 @@ impl<I> Template<I> {
         let shape = self.shape.with_number(key, value)?;
         Some(Template { shape, ..self })
     }
-
-    /// The hole's string (and the number hole's value), when `frame` is this template with
-    /// other values in the holes.
-    pub fn fill<'d>(&self, frame: &'d Frame<'_>) -> Option<(Cow<'d, str>, Option<i64>)> {
-        self.shape.fill(frame.event.as_deref(), &frame.data)
-    }
 }
 
 /// An item class that a template can copy with new values in its holes.
@@ -696,27 +747,59 @@ pub trait Refill:
     ) -> PyResult<Py<Self>>;
 }
 
+/// What a template is tried on: a framed frame, or the wire's bytes where a frame starts
+/// (the framer between events).
+#[derive(Clone, Copy)]
+pub enum Subject<'d> {
+    Frame(&'d Frame<'d>),
+    Raw(&'d [u8]),
+}
+
+/// A frame that fits a template: the values of its holes, and its length in the wire's bytes
+/// (0 for a framed frame).
+pub struct Hit<'d> {
+    pub text: Cow<'d, str>,
+    pub number: Option<i64>,
+    pub len: usize,
+}
+
 impl<I: Refill> Template<I> {
-    /// When `frame` fits this template: appends its item to `out` (when items are wanted) and
-    /// returns the values of the holes, for the dialect to fold. `None` when it does not fit,
-    /// or when an item is wanted but the template was made by `consume()` (no item to copy):
-    /// the frame is then decoded in full.
+    /// When `subject` fits this template: appends its item to `out` (when items are wanted)
+    /// and returns the values of the holes, for the dialect to fold. `None` when it does not
+    /// fit, or when an item is wanted but the template was made by `consume()` (no item to
+    /// copy): the frame is then framed and decoded in full.
     pub fn hit<'d>(
         &self,
         py: Python<'_>,
-        frame: &'d Frame<'_>,
+        subject: Subject<'d>,
         out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<Option<(Cow<'d, str>, Option<i64>)>> {
+    ) -> PyResult<Option<Hit<'d>>> {
         if out.is_some() && self.item.is_none() {
             return Ok(None);
         }
-        let Some((text, number)) = self.fill(frame) else {
+        let found = match subject {
+            Subject::Frame(frame) => {
+                self.shape
+                    .fill(frame.event.as_deref(), &frame.data)
+                    .map(|(text, number)| Hit {
+                        text,
+                        number,
+                        len: 0,
+                    })
+            }
+            Subject::Raw(bytes) => {
+                self.shape
+                    .fill_raw(bytes)
+                    .map(|(len, text, number)| Hit { text, number, len })
+            }
+        };
+        let Some(hit) = found else {
             return Ok(None);
         };
         if let (Some(out), Some(item)) = (out, &self.item) {
-            out.append(item.get().refill(py, self.hole, &text, number)?)?;
+            out.append(item.get().refill(py, self.hole, &hit.text, hit.number)?)?;
         }
-        Ok(Some((text, number)))
+        Ok(Some(hit))
     }
 }
 
@@ -801,11 +884,7 @@ macro_rules! dialect_stream {
                 bytes: &[u8],
                 out: Option<&Bound<'py, pyo3::types::PyList>>,
             ) -> PyResult<Option<$crate::sse::TooLarge>> {
-                let (frames, too_large) = self.core.frame(py, bytes);
-                self.core
-                    .convert(py, &mut self.strings, &frames, false, out)?;
-                self.core.take_json_body(py, out)?;
-                Ok(too_large)
+                self.core.run(py, &mut self.strings, bytes, out)
             }
 
             fn finish_into<'py>(
