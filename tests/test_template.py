@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -179,3 +180,121 @@ def test_obfuscation_is_not_a_vendor_extra() -> None:
     stream = ssewire.ChatCompletionStream()
     (item,) = stream.feed(body)
     assert item.extra is None and item.has_json is False
+
+
+# -- whole frames read straight from the wire (StreamCore::run + Shape::fill_raw) ---------------
+#
+# While the framer is between events, a frame of the template's shape is read from the bytes
+# without the framer. Every other spelling of the same frame must go to the framer and come out
+# the same: the checks feed each body whole (the fast path takes every frame it can) and one
+# byte at a time (it never sees a whole frame), with items and with consume(), and compare all
+# the stream shows.
+
+RESP_HEAD = (
+    '{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,'
+    '"content_index":0,"delta":"'
+)
+
+_DIALECT_FRAMES = {
+    # dialect: (stream class, event type, data of a frame with hole h and number n)
+    "chat": (ssewire.ChatCompletionStream, None, lambda h, n: f"{CHAT_HEAD}{h}{CHAT_TAIL}"),
+    "messages": (ssewire.MessagesStream, "content_block_delta", lambda h, n: f"{MSG_HEAD}{h}{MSG_TAIL}"),
+    "responses": (
+        ssewire.ResponsesStream,
+        "response.output_text.delta",
+        lambda h, n: f'{RESP_HEAD}{h}","logprobs":[],"sequence_number":{n}}}',
+    ),
+}
+
+#: How one frame is written on the wire: the template's own spelling, and the others the
+#: framer reads as the same (or a slightly different) frame.
+_SPELLINGS = [
+    "plain",
+    "crlf",
+    "cr",
+    "no-space",  # data:{...}
+    "id",  # an id: line before it
+    "comment",  # a heartbeat comment inside the event
+    "retry",
+    "split-data",  # the JSON over two data lines
+    "bad-utf8",  # an invalid byte in the hole
+    "lone-surrogate",  # a lone surrogate escape in the hole
+    "blank-lines",  # extra blank lines after it
+]
+
+
+def _wire(event: str | None, data: str, spelling: str) -> bytes:
+    nl = {"crlf": "\r\n", "cr": "\r"}.get(spelling, "\n")
+    colon = ":" if spelling == "no-space" else ": "
+    lines = []
+    if spelling == "id":
+        lines.append("id: 7")
+    if spelling == "retry":
+        lines.append("retry: 1500")
+    if event:
+        lines.append(f"event{colon}{event}")
+    if spelling == "comment":
+        lines.append(": keep-alive")
+    if spelling == "split-data":
+        cut = len(data) // 2
+        lines += [f"data{colon}{data[:cut]}", f"data{colon}{data[cut:]}"]
+    else:
+        lines.append(f"data{colon}{data}")
+    text = nl.join(lines) + nl + nl + (nl if spelling == "blank-lines" else "")
+    raw = text.encode()
+    if spelling == "bad-utf8":
+        raw = raw.replace(b"\x01HOLE\x01", b"a\xffb")
+    return raw
+
+
+def _seen(cls: Any, reads: list[bytes], consume: bool) -> Any:
+    stream = cls()
+    items: list[Any] = []
+    for r in reads:
+        if consume:
+            stream.consume(r)
+        else:
+            items.extend(_attrs(i) for i in stream.feed(r))
+    items.extend(_attrs(i) for i in stream.finish())
+    error = stream.error and (stream.error.message, stream.error.code)
+    return items, stream.result(), error, list(stream.warnings), stream.done
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.sampled_from(sorted(_DIALECT_FRAMES)),
+    st.lists(st.tuples(_hole, st.sampled_from(_SPELLINGS)), min_size=1, max_size=10),
+)
+def test_frames_read_without_the_framer_match_the_framer(dialect: str, frames: list[tuple[str, str]]) -> None:
+    cls, event, data_of = _DIALECT_FRAMES[dialect]
+    body = b""
+    for n, (hole, spelling) in enumerate(frames):
+        if spelling == "bad-utf8":
+            hole = "\x01HOLE\x01"
+        elif spelling == "lone-surrogate":
+            hole = hole + "\\ud800"
+        body += _wire(event, data_of(hole, n), spelling)
+    whole, one_by_one = [body], [body[i : i + 1] for i in range(len(body))]
+    for consume in (False, True):
+        assert _seen(cls, whole, consume) == _seen(cls, one_by_one, consume)
+
+
+def test_the_fast_path_takes_template_frames_and_leaves_the_rest() -> None:
+    """The spellings above are read the same way; the plain ones really are the fast path's
+    (a frame of the template's shape is taken whole, a CRLF one is framed)."""
+    cls, event, data_of = _DIALECT_FRAMES["messages"]
+    plain = b"".join(_wire(event, data_of(f"t{n}", n), "plain") for n in range(3))
+    crlf = b"".join(_wire(event, data_of(f"t{n}", n), "crlf") for n in range(3))
+    for body in (plain, crlf, plain + crlf + plain):
+        s = cls()
+        items = s.feed(body)
+        assert [i.text for i in items] == ["t0", "t1", "t2"] * (body.count(b"t0"))
+    # An oversized frame of the template's shape is refused as the framer refuses it, and the
+    # frames around it are kept.
+    s = ssewire.MessagesStream(max_event_size=200)
+    big = _wire(event, data_of("x" * 300, 1), "plain")
+    body = _wire(event, data_of("a", 0), "plain") + big + _wire(event, data_of("b", 2), "plain")
+    with pytest.raises(ssewire.EventTooLargeError) as raised:
+        s.feed(body)
+    assert [getattr(i, "text", None) for i in raised.value.events] == ["a", "b"]
+    assert raised.value.limit == 200

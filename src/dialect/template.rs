@@ -371,4 +371,45 @@ mod tests {
         let injected = r#"{"delta":"a","obfuscation":"b","x":"c","sequence_number":5}"#;
         assert_eq!(s.fill(None, injected), None);
     }
+
+    #[test]
+    fn whole_frames_are_read_from_the_wire_in_the_template_spelling_only() {
+        let at = FRAME.find("Hi").unwrap();
+        let shape = Shape::new(Some(b"delta"), FRAME, &FRAME[at..at + 2], &[]).unwrap();
+        let wire = |text: &str| format!("event: delta\ndata: {}\n\n", frame(text)).into_bytes();
+        let next = b"event: delta\ndata: {}\n\n";
+        let mut bytes = wire("Yo");
+        bytes.extend_from_slice(next);
+        let (len, text, number) = shape.fill_raw(&bytes).unwrap();
+        assert_eq!((len, text.as_ref(), number), (wire("Yo").len(), "Yo", None));
+        assert_eq!(shape.fill_raw(&wire("a\\nb")).unwrap().1, "a\nb");
+        // Every other spelling is the framer's to read.
+        let plain = String::from_utf8(wire("Yo")).unwrap();
+        for other in [
+            plain.replace('\n', "\r\n"),
+            plain.replace('\n', "\r"),
+            plain.replace("data: ", "data:"),
+            plain.replace("event: ", "event:"),
+            format!("id: 1\n{plain}"),
+            format!(": ping\n{plain}"),
+            plain.replace("event: delta", "event: other"),
+            plain.replace("data: ", "data: \n"),
+            plain[..plain.len() - 1].to_owned(), // not closed by a blank line yet
+            wire("\\ud800").iter().map(|&b| char::from(b)).collect(), // a lone surrogate
+        ] {
+            assert!(shape.fill_raw(other.as_bytes()).is_none(), "{other:?}");
+        }
+        let mut invalid = wire("a");
+        let a = invalid.iter().rposition(|&b| b == b'a').unwrap();
+        invalid[a] = 0xFF;
+        assert!(shape.fill_raw(&invalid).is_none());
+        // A shape without an event type wants no event line.
+        let unnamed = Shape::new(None, FRAME, &FRAME[at..at + 2], &[]).unwrap();
+        assert!(unnamed.fill_raw(&wire("Yo")).is_none());
+        let data_only = format!("data: {}\n\n", frame("Yo"));
+        assert_eq!(
+            unnamed.fill_raw(data_only.as_bytes()).unwrap().0,
+            data_only.len()
+        );
+    }
 }
