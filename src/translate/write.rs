@@ -927,6 +927,9 @@ struct RItem {
     name: String,
     /// A reasoning item's `encrypted_content` (a Messages signature or redacted data).
     encrypted: Option<String>,
+    /// The wire bytes of this item's delta events up to the delta's text (`event:` line,
+    /// `data: {"type":...,"delta":`): the same for every delta, written once.
+    delta_head: String,
 }
 
 /// Writes an OpenAI Responses stream (`response.*` events numbered from 0).
@@ -1072,6 +1075,7 @@ impl ResponsesWriter {
             call_id: call_id.to_owned(),
             name: name.to_owned(),
             encrypted: None,
+            delta_head: String::new(),
         };
         let at = self.items.push(key, item);
         let mut j = String::from(r#""output_index":"#);
@@ -1278,33 +1282,40 @@ impl Sink for ResponsesWriter {
         };
         item.text.push_str(text);
         let kind = item.kind;
-        let (event, fields) = match kind {
-            RKind::Text => ("response.output_text.delta", r#","content_index":0"#),
-            RKind::Refusal => ("response.refusal.delta", r#","content_index":0"#),
-            RKind::Reasoning => (
-                "response.reasoning_summary_text.delta",
-                r#","summary_index":0"#,
-            ),
-            RKind::Tool => ("response.function_call_arguments.delta", ""),
+        let event = match kind {
+            RKind::Text => "response.output_text.delta",
+            RKind::Refusal => "response.refusal.delta",
+            RKind::Reasoning => "response.reasoning_summary_text.delta",
+            RKind::Tool => "response.function_call_arguments.delta",
         };
-        let o = &mut self.out;
-        o.open(Some(event));
-        o.buf.push_str(r#"{"type":""#);
-        o.buf.push_str(event);
-        o.buf.push_str(r#"","output_index":"#);
-        push_num(&mut o.buf, at);
-        o.buf.push_str(r#","item_id":"#);
-        push_str(&mut o.buf, &item.id);
-        o.buf.push_str(fields);
-        o.buf.push_str(r#","delta":"#);
-        push_str(&mut o.buf, text);
-        if kind == RKind::Text {
-            o.buf.push_str(r#","logprobs":[]"#);
+        if item.delta_head.is_empty() {
+            let fields = match kind {
+                RKind::Text | RKind::Refusal => r#","content_index":0"#,
+                RKind::Reasoning => r#","summary_index":0"#,
+                RKind::Tool => "",
+            };
+            let h = &mut item.delta_head;
+            h.push_str("event: ");
+            h.push_str(event);
+            h.push_str("\ndata: ");
+            h.push_str(r#"{"type":""#);
+            h.push_str(event);
+            h.push_str(r#"","output_index":"#);
+            push_num(h, at);
+            h.push_str(r#","item_id":"#);
+            push_str(h, &item.id);
+            h.push_str(fields);
+            h.push_str(r#","delta":"#);
         }
-        o.buf.push_str(r#","sequence_number":"#);
-        push_num(&mut o.buf, self.seq);
-        o.buf.push('}');
-        o.close();
+        let buf = &mut self.out.buf;
+        buf.push_str(&item.delta_head);
+        push_str(buf, text);
+        if kind == RKind::Text {
+            buf.push_str(r#","logprobs":[]"#);
+        }
+        buf.push_str(r#","sequence_number":"#);
+        push_num(buf, self.seq);
+        buf.push_str("}\n\n");
         self.seq += 1;
         let field = match kind {
             RKind::Text => Field::Text,
