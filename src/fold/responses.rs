@@ -686,9 +686,19 @@ impl ResponsesFold {
     }
 
     fn item_done(&mut self, v: &EventView<'_>) {
-        let Some(text) = v.item.filter(|t| Json::object(t).is_some()) else {
+        // The item is read once: checked to be an object, and its `arguments` taken (the
+        // last of duplicate keys, as a `Map` keeps them).
+        let Some((text, entries)) = v.item.and_then(|t| Some((t, Json::object(t)?))) else {
             return;
         };
+        let arguments = entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "arguments")
+            .and_then(|(_, value)| match Json::read(value.get()) {
+                Some(Json::Str(s)) => Some(s.into_owned()),
+                _ => None,
+            });
         let full = Out::json(text);
         let index = match v.output_index {
             Some(index) if self.items.contains_key(&index) => {
@@ -706,12 +716,15 @@ impl ResponsesFold {
             }
             other => {
                 let index = other.unwrap_or_else(|| self.next_index());
-                self.new_item(index, object_map(text).unwrap_or_default());
+                let item = entries
+                    .into_iter()
+                    .map(|(k, v)| (k.into_owned(), Out::json(v.get())))
+                    .collect();
+                self.new_item(index, item);
                 index
             }
         };
         if let Some(state) = self.items.get_mut(&index) {
-            let arguments = object_map(text).and_then(|item| string_of(item.get("arguments")));
             state.arguments_from(arguments.as_deref());
             // The full item wins from now on: the assembled pieces are not needed again, and
             // dropping them keeps the text in memory once.

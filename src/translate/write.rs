@@ -972,6 +972,31 @@ impl ResponsesWriter {
         j
     }
 
+    /// Writes event `kind` whose `fields` hold one whole object (an item or the response)
+    /// from `object_at` to their end, and folds it from that object's own JSON: the event is
+    /// not decoded back, which for the item's `.done` and the terminal response (the whole
+    /// text again) was the writer's largest cost.
+    fn event_with_object(
+        &mut self,
+        kind: &str,
+        output_index: Option<usize>,
+        fields: &str,
+        object_at: usize,
+    ) {
+        let j = self.event_json(kind, fields);
+        self.out.repeat(Some(kind), &j);
+        self.out.fold_run();
+        let object = fields.get(object_at..);
+        let is_item = output_index.is_some();
+        self.out.fold.add(&ResponsesView {
+            kind,
+            output_index: output_index.map(|at| at as i64),
+            item: object.filter(|_| is_item),
+            response: object.filter(|_| !is_item),
+            ..ResponsesView::default()
+        });
+    }
+
     fn response_id(&mut self) -> String {
         let head = &self.head;
         self.id
@@ -1160,6 +1185,7 @@ impl ResponsesWriter {
             )],
         };
         let mut done = format!(r#""output_index":{at},"item":"#);
+        let item_at = done.len();
         push_item(&mut done, item, "completed");
         // The text's and the part's `.done` restate the deltas, and the item's `.done` that
         // follows holds all of it: the target's fold reads only the last (the result is the
@@ -1168,7 +1194,7 @@ impl ResponsesWriter {
             let j = self.event_json(event, &fields);
             self.out.repeat(Some(event), &j);
         }
-        self.event("response.output_item.done", &done);
+        self.event_with_object("response.output_item.done", Some(at), &done, item_at);
         self.items.mark_closed(at);
     }
 
@@ -1188,7 +1214,7 @@ impl ResponsesWriter {
             push_str(&mut j, f.message);
             j.push_str("}}");
         }
-        self.event(kind, &j);
+        self.event_with_object(kind, None, &j, r#""response":"#.len());
         self.done = true;
     }
 }
