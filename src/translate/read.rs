@@ -22,16 +22,26 @@ fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
         .map(|(_, v)| v.get())
 }
 
+/// The raw JSON of each of `keys` in the object `text` (the first of duplicates, as
+/// [`field`]), read in one pass: an item or a whole response holds the whole text once more.
+fn fields<'a, const N: usize>(text: &'a str, keys: [&str; N]) -> [Option<&'a str>; N] {
+    let mut found = [None; N];
+    for (k, v) in Json::object(text).unwrap_or_default() {
+        if let Some(at) = keys.iter().position(|key| *key == k) {
+            if let Some(slot @ None) = found.get_mut(at) {
+                *slot = Some(v.get());
+            }
+        }
+    }
+    found
+}
+
 fn str_field<'a>(text: &'a str, key: &str) -> Option<Cow<'a, str>> {
     json_string(field(text, key)?)
 }
 
 fn u64_field(text: &str, key: &str) -> Option<u64> {
     field(text, key)?.trim().parse::<u64>().ok()
-}
-
-fn i64_field(text: &str, key: &str) -> Option<i64> {
-    field(text, key)?.trim().parse::<i64>().ok()
 }
 
 /// An error read out of the wire, as a sink takes it.
@@ -402,12 +412,12 @@ impl ResponsesReader {
         match kind {
             b"response.created" | b"response.in_progress" => {
                 if let Some(r) = v.response {
-                    let id = str_field(r, "id");
-                    let model = str_field(r, "model");
+                    let [id, model, created] = fields(r, ["id", "model", "created_at"]);
+                    let (id, model) = (id.and_then(json_string), model.and_then(json_string));
                     sink.meta(Meta {
                         id: id.as_deref(),
                         model: model.as_deref(),
-                        created: i64_field(r, "created_at"),
+                        created: created.and_then(|c| c.trim().parse().ok()),
                     });
                 }
             }
@@ -470,12 +480,13 @@ impl ResponsesReader {
                 }
             }
             b"response.output_item.done" => {
-                let item = v.item;
-                let type_ = item.and_then(|i| str_field(i, "type"));
-                match type_.as_deref() {
+                let [type_, arguments, encrypted] = v.item.map_or([None; 3], |i| {
+                    fields(i, ["type", "arguments", "encrypted_content"])
+                });
+                match type_.and_then(json_string).as_deref() {
                     Some("function_call") => {
                         if !self.streamed.contains(oi) {
-                            if let Some(args) = item.and_then(|i| str_field(i, "arguments")) {
+                            if let Some(args) = arguments.and_then(json_string) {
                                 if !args.is_empty() {
                                     sink.delta(item_key(oi), &args);
                                 }
@@ -484,7 +495,7 @@ impl ResponsesReader {
                         sink.close(item_key(oi));
                     }
                     Some("reasoning") => {
-                        if let Some(enc) = item.and_then(|i| str_field(i, "encrypted_content")) {
+                        if let Some(enc) = encrypted.and_then(json_string) {
                             sink.signature(item_key(oi), &enc);
                         }
                         sink.close(item_key(oi));
@@ -493,13 +504,13 @@ impl ResponsesReader {
                 }
             }
             b"response.completed" | b"response.incomplete" => {
-                let r = v.response;
-                if let Some(usage) = r.and_then(|r| field(r, "usage")).and_then(openai_usage) {
+                let [usage, details] = v
+                    .response
+                    .map_or([None; 2], |r| fields(r, ["usage", "incomplete_details"]));
+                if let Some(usage) = usage.and_then(openai_usage) {
                     sink.usage(&usage);
                 }
-                let reason = r
-                    .and_then(|r| field(r, "incomplete_details"))
-                    .and_then(|d| str_field(d, "reason"));
+                let reason = details.and_then(|d| str_field(d, "reason"));
                 let stop = match (kind, reason.as_deref()) {
                     (b"response.incomplete", Some("content_filter")) => Stop::Filtered,
                     (b"response.incomplete", _) => Stop::MaxTokens,
