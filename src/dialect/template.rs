@@ -223,7 +223,9 @@ fn number_at(bytes: &[u8]) -> Option<(i64, usize)> {
     if len == 0 || len > 18 || (len > 1 && digits.first() == Some(&b'0')) {
         return None;
     }
-    let value = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    let value = digits
+        .iter()
+        .fold(0i64, |n, d| n * 10 + i64::from(d - b'0'));
     Some((value, len))
 }
 

@@ -605,7 +605,11 @@ impl StreamCore {
                 break;
             }
             let cut = if dialect.has_template() {
-                memchr::memmem::find(rest, b"\n\n").map_or(rest.len(), |at| at + 2)
+                // The next blank line (LF LF); a searcher would cost more to build than the
+                // two or three line ends of a frame cost to visit.
+                memchr::memchr_iter(b'\n', rest)
+                    .find(|&at| rest.get(at + 1) == Some(&b'\n'))
+                    .map_or(rest.len(), |at| at + 2)
             } else {
                 rest.len()
             };

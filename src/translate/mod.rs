@@ -354,7 +354,13 @@ pub fn push_num(out: &mut String, n: impl Num) {
     if negative {
         out.push('-');
     }
-    out.push_str(std::str::from_utf8(buf.get(at..).unwrap_or_default()).unwrap_or_default());
+    // ASCII digits: each byte is its own char (no UTF-8 check of a string of them).
+    out.extend(
+        buf.get(at..)
+            .unwrap_or_default()
+            .iter()
+            .map(|&d| char::from(d)),
+    );
 }
 
 /// `s` as a JSON string, or `null`.
