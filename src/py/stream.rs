@@ -576,8 +576,10 @@ impl StreamCore {
     /// start of the bytes that has the shape of the dialect's template (the last text frame's)
     /// is read straight from them, without the framer, the UTF-8 check of its data or a
     /// decode (see `Shape::fill_raw`: the framer would read it the same way). Anything else
-    /// goes to the framer; with a template it goes one event at a time (up to the next blank
-    /// line), so the fast path can take over again after it.
+    /// goes to the framer: one event at a time (up to the next blank line) while there is a
+    /// template, else about [`SLOW_PATH_RUN`] bytes at a time, so the fast path can take over
+    /// as soon as a template is made. An input of [`DETACH_THRESHOLD`] bytes or more is framed
+    /// whole with the GIL released instead, as documented (no fast path then).
     pub fn run<D: Dialect>(
         &mut self,
         py: Python<'_>,
@@ -585,6 +587,12 @@ impl StreamCore {
         bytes: &[u8],
         out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<Option<TooLarge>> {
+        if bytes.len() >= DETACH_THRESHOLD {
+            let (frames, too_large) = self.frame(py, bytes);
+            self.convert(py, dialect, &frames, false, out)?;
+            self.take_json_body(py, out)?;
+            return Ok(too_large);
+        }
         let mut too_large = None;
         let mut rest = bytes;
         // A frame longer than the event size limit is left to the framer, which refuses it.
@@ -604,16 +612,12 @@ impl StreamCore {
             if rest.is_empty() {
                 break;
             }
-            let cut = if dialect.has_template() {
-                // The next blank line (LF LF); a searcher would cost more to build than the
-                // two or three line ends of a frame cost to visit.
-                memchr::memchr_iter(b'\n', rest)
-                    .find(|&at| rest.get(at + 1) == Some(&b'\n'))
-                    .map_or(rest.len(), |at| at + 2)
+            let from = if dialect.has_template() {
+                0
             } else {
-                rest.len()
+                SLOW_PATH_RUN
             };
-            let (now, later) = rest.split_at(cut);
+            let (now, later) = rest.split_at(blank_line_end(rest, from));
             let (frames, tl) = self.frame(py, now);
             too_large = too_large.or(tl);
             self.convert(py, dialect, &frames, false, out)?;
@@ -805,6 +809,20 @@ impl<I: Refill> Template<I> {
         }
         Ok(Some(hit))
     }
+}
+
+/// How many bytes [`StreamCore::run`] hands the framer at once before a template exists.
+const SLOW_PATH_RUN: usize = 4096;
+
+/// Where the first blank line (LF LF) that ends at or after `from` ends in `bytes` (the whole
+/// length when there is none). A searcher would cost more to build than the two or three line
+/// ends of a frame cost to visit.
+fn blank_line_end(bytes: &[u8], from: usize) -> usize {
+    let start = from.saturating_sub(1).min(bytes.len());
+    let tail = bytes.get(start..).unwrap_or_default();
+    memchr::memchr_iter(b'\n', tail)
+        .find(|&at| tail.get(at + 1) == Some(&b'\n'))
+        .map_or(bytes.len(), |at| start + at + 2)
 }
 
 fn to_frame(ev: RawEvent<'_>) -> Frame<'_> {
