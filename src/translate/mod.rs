@@ -339,28 +339,23 @@ num!(u32, u64, usize, i64);
 /// Appends a number.
 pub fn push_num(out: &mut String, n: impl Num) {
     let (negative, mut n) = n.digits();
-    let mut buf = [0u8; 21];
+    if negative {
+        out.push('-');
+    }
+    if n < 10 {
+        out.push(char::from(b'0' + n as u8)); // an index, most often
+        return;
+    }
+    let mut buf = [0u8; 20];
     let mut at = buf.len();
-    loop {
+    while n > 0 {
         at -= 1;
         if let Some(slot) = buf.get_mut(at) {
             *slot = b'0' + (n % 10) as u8;
         }
         n /= 10;
-        if n == 0 {
-            break;
-        }
     }
-    if negative {
-        out.push('-');
-    }
-    // ASCII digits: each byte is its own char (no UTF-8 check of a string of them).
-    out.extend(
-        buf.get(at..)
-            .unwrap_or_default()
-            .iter()
-            .map(|&d| char::from(d)),
-    );
+    out.push_str(std::str::from_utf8(buf.get(at..).unwrap_or_default()).unwrap_or_default());
 }
 
 /// `s` as a JSON string, or `null`.
