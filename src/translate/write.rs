@@ -930,6 +930,8 @@ struct RItem {
     /// The wire bytes of this item's delta events up to the delta's text (`event:` line,
     /// `data: {"type":...,"delta":`): the same for every delta, written once.
     delta_head: String,
+    /// The item as its `response.output_item.done` wrote it, once written.
+    done_json: Option<String>,
 }
 
 /// Writes an OpenAI Responses stream (`response.*` events numbered from 0).
@@ -947,13 +949,30 @@ pub struct ResponsesWriter {
     usage: Option<Usage>,
     done: bool,
     notes: Notes,
+    /// The terminal event's kind and its response object, written but folded only when the
+    /// result is asked for (nothing is written after it; a gateway that never asks pays
+    /// nothing for reading the whole response back).
+    terminal: Option<(String, String)>,
 }
 
 impl ResponsesWriter {
     /// Appends one event: `{"type": kind, <fields>, "sequence_number": n}`.
     fn event(&mut self, kind: &str, fields: &str) {
+        self.settle();
         let j = self.event_json(kind, fields);
         self.out.event(Some(kind), &j);
+    }
+
+    /// Folds the terminal event, if one was written and not folded yet.
+    fn settle(&mut self) {
+        if let Some((kind, response)) = self.terminal.take() {
+            self.out.fold_run();
+            self.out.fold.add(&ResponsesView {
+                kind: &kind,
+                response: Some(&response),
+                ..ResponsesView::default()
+            });
+        }
     }
 
     /// The JSON of one event (`sequence_number` taken).
@@ -983,16 +1002,19 @@ impl ResponsesWriter {
         fields: &str,
         object_at: usize,
     ) {
+        self.settle();
         let j = self.event_json(kind, fields);
         self.out.repeat(Some(kind), &j);
+        let object = fields.get(object_at..).unwrap_or_default();
+        let Some(at) = output_index else {
+            self.terminal = Some((kind.to_owned(), object.to_owned()));
+            return;
+        };
         self.out.fold_run();
-        let object = fields.get(object_at..);
-        let is_item = output_index.is_some();
         self.out.fold.add(&ResponsesView {
             kind,
-            output_index: output_index.map(|at| at as i64),
-            item: object.filter(|_| is_item),
-            response: object.filter(|_| !is_item),
+            output_index: Some(at as i64),
+            item: Some(object),
             ..ResponsesView::default()
         });
     }
@@ -1101,6 +1123,7 @@ impl ResponsesWriter {
             name: name.to_owned(),
             encrypted: None,
             delta_head: String::new(),
+            done_json: None,
         };
         let at = self.items.push(key, item);
         let mut j = String::from(r#""output_index":"#);
@@ -1186,7 +1209,7 @@ impl ResponsesWriter {
         };
         let mut done = format!(r#""output_index":{at},"item":"#);
         let item_at = done.len();
-        push_item(&mut done, item, "completed");
+        push_item_with(&mut done, item, "completed", &text);
         // The text's and the part's `.done` restate the deltas, and the item's `.done` that
         // follows holds all of it: the target's fold reads only the last (the result is the
         // same; a Responses stream of these bytes assembles it so, which the tests check).
@@ -1195,6 +1218,10 @@ impl ResponsesWriter {
             self.out.repeat(Some(event), &j);
         }
         self.event_with_object("response.output_item.done", Some(at), &done, item_at);
+        if let Some(item) = self.items.get_mut(at) {
+            // `response.completed` repeats the item: written once, copied then.
+            item.done_json = done.get(item_at..).map(str::to_owned);
+        }
         self.items.mark_closed(at);
     }
 
@@ -1221,9 +1248,25 @@ impl ResponsesWriter {
 
 /// One output item as the Responses API shows it.
 fn push_item(j: &mut String, item: &RItem, status: &str) {
-    let fin = status == "completed";
+    if let (Some(done), "completed") = (&item.done_json, status) {
+        j.push_str(done); // the item as its `.done` event sent it
+        return;
+    }
     let mut text = String::new();
-    push_str(&mut text, if fin { &item.text } else { "" });
+    push_str(
+        &mut text,
+        if status == "completed" {
+            &item.text
+        } else {
+            ""
+        },
+    );
+    push_item_with(j, item, status, &text);
+}
+
+/// [`push_item`] with the item's text already escaped as a JSON string (`text`).
+fn push_item_with(j: &mut String, item: &RItem, status: &str, text: &str) {
+    let fin = status == "completed";
     match item.kind {
         RKind::Text | RKind::Refusal => {
             j.push_str(r#"{"type":"message","id":"#);
@@ -1436,4 +1479,21 @@ impl Sink for ResponsesWriter {
     }
 }
 
-writer_impl!(ResponsesWriter);
+impl Writer for ResponsesWriter {
+    fn output(&self) -> &[u8] {
+        self.out.buf.as_bytes()
+    }
+
+    fn clear(&mut self) {
+        self.out.buf.clear();
+    }
+
+    fn result(&mut self) -> Out {
+        self.settle();
+        self.out.result()
+    }
+
+    fn notes(&self) -> &[String] {
+        self.notes.all()
+    }
+}
