@@ -1307,7 +1307,7 @@ fn push_item_with(j: &mut String, item: &RItem, status: &str, text: &str) {
             j.push_str(r#","name":"#);
             push_str(j, &item.name);
             j.push_str(r#","arguments":"#);
-            j.push_str(&text);
+            j.push_str(text);
             j.push_str(r#","status":"#);
             push_str(j, status);
             j.push('}');
