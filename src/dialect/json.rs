@@ -62,6 +62,13 @@ pub const MAX_DEPTH: usize = 128;
 /// Whether the JSON value `text` nests arrays and objects at most [`MAX_DEPTH`] levels deep.
 /// One pass; brackets inside strings do not count.
 pub fn depth_ok(text: &str) -> bool {
+    // The depth never exceeds the number of opening brackets (those inside strings counted
+    // too): nearly every value has fewer than the limit, and they are counted at memchr speed
+    // (the byte-by-byte walk below was a third of decoding a 5 KB `response.completed`).
+    let openers = memchr::memchr2_iter(b'[', b'{', text.as_bytes());
+    if openers.take(MAX_DEPTH + 1).count() <= MAX_DEPTH {
+        return true;
+    }
     let mut depth = 0usize;
     let mut in_string = false;
     let mut escaped = false;
@@ -283,5 +290,12 @@ mod tests {
         assert!(depth_ok(&ok));
         let quoted = format!("\"{}\\\"\"", "[".repeat(MAX_DEPTH + 1));
         assert!(depth_ok(&quoted));
+        // More openers than the limit but shallow (the count alone cannot tell): walked.
+        let wide = format!("[{}[]]", "[],{}".repeat(MAX_DEPTH));
+        assert!(depth_ok(&wide));
+        let deep_after_wide = format!("[{}{}]", "[],".repeat(MAX_DEPTH), &deep);
+        assert!(!depth_ok(&deep_after_wide));
+        let deep_in_object = format!("{{\"a\":{}}}", &deep);
+        assert!(!depth_ok(&deep_in_object));
     }
 }
