@@ -198,19 +198,20 @@ impl<'py> Reader<'_, 'py> {
         let start = self.pos + 1;
         let mut end = start;
         let mut escaped = false;
+        // From quote or backslash to the next, at memchr speed (a long text is most of a
+        // result's bytes).
         loop {
-            match bytes.get(end) {
-                None => {
-                    self.pos = end;
-                    return Err(self.error("unterminated string"));
-                }
-                Some(b'"') => break,
-                Some(b'\\') => {
-                    escaped = true;
-                    end += 2;
-                }
-                Some(_) => end += 1,
+            let rest = bytes.get(end..).unwrap_or_default();
+            let Some(at) = memchr::memchr2(b'"', b'\\', rest) else {
+                self.pos = end.max(bytes.len());
+                return Err(self.error("unterminated string"));
+            };
+            end += at;
+            if bytes.get(end) == Some(&b'"') {
+                break;
             }
+            escaped = true;
+            end += 2;
         }
         self.pos = end + 1;
         let raw = self.text.get(start..end).unwrap_or_default();
@@ -224,12 +225,15 @@ impl<'py> Reader<'_, 'py> {
 /// The text of a JSON string with its escapes resolved; a lone surrogate becomes U+FFFD.
 fn unescape(raw: &str) -> String {
     let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
+    let mut rest = raw;
+    loop {
+        // The run up to the next backslash is copied whole.
+        let Some(at) = memchr::memchr(b'\\', rest.as_bytes()) else {
+            out.push_str(rest);
+            return out;
+        };
+        out.push_str(rest.get(..at).unwrap_or_default());
+        let mut chars = rest.get(at + 1..).unwrap_or_default().chars();
         match chars.next() {
             Some('n') => out.push('\n'),
             Some('t') => out.push('\t'),
@@ -239,6 +243,7 @@ fn unescape(raw: &str) -> String {
             Some('u') => {
                 let Some(high) = hex4(&mut chars) else {
                     out.push('\u{fffd}');
+                    rest = chars.as_str();
                     continue;
                 };
                 let code = if (0xD800..0xDC00).contains(&high) {
@@ -258,8 +263,8 @@ fn unescape(raw: &str) -> String {
             Some(other) => out.push(other), // `\"`, `\\`, `\/`
             None => {}
         }
+        rest = chars.as_str();
     }
-    out
 }
 
 fn hex4(chars: &mut std::str::Chars<'_>) -> Option<u32> {
