@@ -1392,12 +1392,11 @@ impl Sink for ResponsesWriter {
             RKind::Reasoning => Field::Reasoning,
             RKind::Tool => Field::Arguments,
         };
-        let id = self.items.get(at).map_or("", |item| item.id.as_str());
         let place = Place {
             kind: event,
             index: at as i64,
             field,
-            id,
+            id: &item.id,
             model: "",
             created: 0,
         };
