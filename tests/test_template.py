@@ -298,3 +298,21 @@ def test_the_fast_path_takes_template_frames_and_leaves_the_rest() -> None:
         s.feed(body)
     assert [getattr(i, "text", None) for i in raised.value.events] == ["a", "b"]
     assert raised.value.limit == 200
+
+
+def test_runs_of_empty_lines_and_comments_between_template_frames() -> None:
+    """Between events the framer gets everything that is not a template frame: a run of empty
+    lines (in one piece), heartbeat comments, an unnamed event; the frames around them are read
+    the same whole and one byte at a time."""
+    cls, event, data_of = _DIALECT_FRAMES["messages"]
+    body = (
+        _wire(event, data_of("a", 0), "plain")
+        + b"\n" * 100_000
+        + b": ping\n\n" * 1000
+        + _wire(event, data_of("b", 1), "plain")
+        + b"\n\n\n"
+        + _wire(event, data_of("c", 2), "plain")
+    )
+    whole = _seen(cls, [body], consume=False)
+    assert [dict(i[1])["text"] for i in whole[0]] == ["a", "b", "c"]
+    assert whole == _seen(cls, [body[i : i + 7] for i in range(0, len(body), 7)], consume=False)

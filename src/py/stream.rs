@@ -187,8 +187,6 @@ impl StreamCore {
     ) -> (Vec<Frame<'a>>, Option<TooLarge>) {
         let body = &mut self.body;
         let mut run = move || {
-            // Room for the events a read of this size usually holds (LLM frames are rarely
-            // under 64 bytes), so the list is allocated once rather than grown step by step.
             let mut raw = Vec::new();
             let too_large = body.feed(bytes, &mut raw);
             (raw.into_iter().map(to_frame).collect(), too_large)
@@ -814,15 +812,22 @@ impl<I: Refill> Template<I> {
 /// How many bytes [`StreamCore::run`] hands the framer at once before a template exists.
 const SLOW_PATH_RUN: usize = 4096;
 
-/// Where the first blank line (LF LF) that ends at or after `from` ends in `bytes` (the whole
-/// length when there is none). A searcher would cost more to build than the two or three line
-/// ends of a frame cost to visit.
+/// Where the first blank line (LF LF) that ends at or after `from` ends in `bytes`, with the
+/// blank lines right after it (the whole length when there is none). A searcher would cost
+/// more to build than the two or three line ends of a frame cost to visit.
 fn blank_line_end(bytes: &[u8], from: usize) -> usize {
     let start = from.saturating_sub(1).min(bytes.len());
     let tail = bytes.get(start..).unwrap_or_default();
-    memchr::memchr_iter(b'\n', tail)
-        .find(|&at| tail.get(at + 1) == Some(&b'\n'))
-        .map_or(bytes.len(), |at| start + at + 2)
+    let Some(at) = memchr::memchr_iter(b'\n', tail).find(|&at| tail.get(at + 1) == Some(&b'\n'))
+    else {
+        return bytes.len();
+    };
+    let mut end = start + at + 2;
+    // A run of empty lines goes to the framer in one piece, not two bytes at a time.
+    while bytes.get(end) == Some(&b'\n') {
+        end += 1;
+    }
+    end
 }
 
 fn to_frame(ev: RawEvent<'_>) -> Frame<'_> {
