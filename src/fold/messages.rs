@@ -32,9 +32,7 @@
 //! fragments (validation is linear, the nesting depth is bounded by serde_json's limit, so no
 //! input recurses without bound); the other JSON is read one level deep and kept as text.
 
-use std::collections::HashMap;
-
-use super::{check_json, list_of, note, object_map, string_of, Json, Map, Out};
+use super::{check_json, list_of, note, object_map, string_of, IntMap, Json, Map, Out};
 use crate::partial::PartialJson;
 
 /// One event of a Messages stream (an item's worth of data). JSON-valued fields hold raw
@@ -60,6 +58,31 @@ pub struct EventView<'a> {
 /// Block types whose `input` streams as `input_json_delta` fragments and is `{}` when none came.
 const TOOL_BLOCKS: [&str; 3] = ["tool_use", "server_tool_use", "mcp_tool_use"];
 
+/// Where each content block is in `blocks`, by its `index` (`None`: events that carry none).
+/// A message has a handful of blocks: no hashing per delta (SipHash was ~9% of translating a
+/// Messages stream).
+#[derive(Debug, Default)]
+struct BlockIndex {
+    indexed: IntMap<usize>,
+    unindexed: Option<usize>,
+}
+
+impl BlockIndex {
+    fn get(&self, index: Option<i64>) -> Option<usize> {
+        match index {
+            Some(i) => self.indexed.get(i).copied(),
+            None => self.unindexed,
+        }
+    }
+
+    fn insert(&mut self, index: Option<i64>, at: usize) {
+        match index {
+            Some(i) => self.indexed.insert(i, at),
+            None => self.unindexed = Some(at),
+        }
+    }
+}
+
 /// The Messages fold: everything accumulated so far.
 #[derive(Debug, Default)]
 pub struct MessagesFold {
@@ -67,7 +90,7 @@ pub struct MessagesFold {
     usage: Option<Map>,
     delta: Map,
     blocks: Vec<(Option<i64>, Block)>,
-    by_index: HashMap<Option<i64>, usize>,
+    by_index: BlockIndex,
     /// The model a `fallback` block says answered (`to.model` of the last one): the message's
     /// `model`, as the non-streaming message is relabelled.
     answered_by: Option<Out>,
@@ -290,7 +313,7 @@ impl MessagesFold {
     }
 
     fn block_at(&mut self, index: Option<i64>) -> Option<usize> {
-        self.by_index.get(&index).copied()
+        self.by_index.get(index)
     }
 
     /// Folds one event.
@@ -466,7 +489,7 @@ impl MessagesFold {
     /// The tool input of content block `index` read so far (`partial_arguments`), `None` if
     /// no `input_json_delta` came for it.
     pub fn arguments(&self, index: i64) -> Option<&PartialJson> {
-        let at = *self.by_index.get(&Some(index))?;
+        let at = self.by_index.get(Some(index))?;
         self.blocks.get(at)?.1.json.as_ref()
     }
 
