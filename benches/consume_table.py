@@ -24,12 +24,8 @@ import bench_chat  # noqa: E402
 import bench_messages  # noqa: E402
 import bench_responses  # noqa: E402
 import ssewire  # noqa: E402
+from bench_translate import STREAMS  # noqa: E402
 
-STREAMS = {
-    "chat": ssewire.ChatCompletionStream,
-    "messages": ssewire.MessagesStream,
-    "responses": ssewire.ResponsesStream,
-}
 #: The msgspec decoders the dialect benchmarks use (Structs mirroring each dialect).
 DECODERS = {
     "chat": bench_chat._DECODE,
@@ -62,19 +58,16 @@ def main() -> None:
         cuts: Dict[str, List[bytes]] = {"whole": [corpus.body], **corpus.reads}
         for name, reads in cuts.items():
 
-            def consume() -> None:
-                s = cls()
-                for r in reads:
-                    s.consume(r)
-                s.finish()
-                s.result()
+            def stream(method: str) -> Callable[[], None]:
+                def run() -> None:
+                    s = cls()
+                    step = getattr(s, method)
+                    for r in reads:
+                        step(r)
+                    s.finish()
+                    s.result()
 
-            def feed() -> None:
-                s = cls()
-                for r in reads:
-                    s.feed(r)
-                s.finish()
-                s.result()
+                return run
 
             def frame() -> None:
                 p = ssewire.SSEParser()
@@ -87,7 +80,7 @@ def main() -> None:
                     decode(p)
 
             t = {k: best(f, args.rounds) for k, f in
-                 [("consume", consume), ("feed", feed), ("frame", frame), ("msgspec", msgspec_decode)]}  # fmt: skip
+                 [("consume", stream("consume")), ("feed", stream("feed")), ("frame", frame), ("msgspec", msgspec_decode)]}  # fmt: skip
 
             def cell(k: str) -> str:
                 return f"{t[k] / n * 1e6:.3f} µs · {size / t[k] / 1e9:.2f} GB/s"

@@ -16,14 +16,12 @@ use crate::fold::{IntMap, Json};
 
 /// The raw JSON of `key` in the object `text`.
 fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
-    Json::object(text)?
-        .into_iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.get())
+    let [value] = fields(text, [key]);
+    value
 }
 
-/// The raw JSON of each of `keys` in the object `text` (the first of duplicates, as
-/// [`field`]), read in one pass: an item or a whole response holds the whole text once more.
+/// The raw JSON of each of `keys` in the object `text` (the first of duplicates), read in one
+/// pass: an item or a whole response holds the whole text once more.
 fn fields<'a, const N: usize>(text: &'a str, keys: [&str; N]) -> [Option<&'a str>; N] {
     let mut found = [None; N];
     for (k, v) in Json::object(text).unwrap_or_default() {

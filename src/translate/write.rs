@@ -205,15 +205,14 @@ impl<F: TargetFold> Written<F> {
     /// Appends one event whose data is `json` (one line: our JSON has no raw line breaks,
     /// `push_str` escapes them), and folds it.
     fn event(&mut self, event: Option<&str>, json: &str) {
-        self.open(event);
-        self.buf.push_str(json);
-        self.close();
+        self.repeat(event, json);
         self.fold_run();
         self.fold.written(event, json);
     }
 
-    /// Appends one event that the fold needs not read: it repeats what the fold already
-    /// holds (a `.done` event restating the deltas, which the item's own `.done` follows).
+    /// Appends one event without decoding it back into the fold: it repeats what the fold
+    /// holds or is about to be given directly (a `.done` event restating the deltas, an
+    /// object the caller folds from its own JSON).
     fn repeat(&mut self, event: Option<&str>, json: &str) {
         self.open(event);
         self.buf.push_str(json);
