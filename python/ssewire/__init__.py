@@ -20,6 +20,7 @@ from ssewire._core import (
     ErrorItem,
     Event,
     EventTooLargeError,
+    GeminiChunk,
     HTTPResponseReader,
     MessageEvent,
     PartialJSON,
@@ -29,7 +30,13 @@ from ssewire._core import (
     __version__,
     encode_event,
 )
-from ssewire._reading import ChatCompletionStream, MessagesStream, ResponsesStream, SSEParser
+from ssewire._reading import (
+    ChatCompletionStream,
+    GeminiStream,
+    MessagesStream,
+    ResponsesStream,
+    SSEParser,
+)
 from ssewire._protocol import StreamProtocol
 from ssewire._translate import Translator, translate
 from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
@@ -48,6 +55,8 @@ __all__ = [
     "HTTPStatusError",
     "Event",
     "EventTooLargeError",
+    "GeminiChunk",
+    "GeminiStream",
     "MessageAccumulator",
     "MessageEvent",
     "MessagesStream",

@@ -47,6 +47,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChatCompletionStream",
+    "GeminiStream",
     "MessagesStream",
     "READ_SIZE",
     "ResponsesStream",
@@ -180,6 +181,11 @@ class ResponsesStream(_Tapping, _core.ResponsesStream):
     __doc__ = _core.ResponsesStream.__doc__
 
 
-for _cls in (SSEParser, ChatCompletionStream, MessagesStream, ResponsesStream):
+class GeminiStream(_Tapping, _core.GeminiStream):
+    __slots__ = ()
+    __doc__ = _core.GeminiStream.__doc__
+
+
+for _cls in (SSEParser, ChatCompletionStream, MessagesStream, ResponsesStream, GeminiStream):
     _cls.__module__ = "ssewire"
 del _cls

@@ -35,6 +35,8 @@ enum Mode {
     JsonComplete,
     /// The document was handed over (or dropped as too large): the rest is ignored.
     JsonTaken,
+    /// A JSON array of documents read element by element (see [`Body::read_json_arrays`]).
+    Array,
 }
 
 /// Where a scan of a JSON document is: bracket depth and string state.
@@ -91,6 +93,14 @@ pub struct Body {
     /// dispatched; then cleared and not kept again.
     head: Vec<u8>,
     dispatched: bool,
+    /// Whether a body that is a JSON array is read element by element.
+    arrays: bool,
+    /// The element of an array body read so far (the part of it before this feed).
+    element: Vec<u8>,
+    /// Whether the scan is inside an element; whether that element is being dropped (too
+    /// large).
+    in_element: bool,
+    dropping: bool,
 }
 
 /// What `finish` found at the end of the body.
@@ -116,7 +126,21 @@ impl Body {
             scan: Scan::default(),
             head: Vec::new(),
             dispatched: false,
+            arrays: false,
+            element: Vec::new(),
+            in_element: false,
+            dropping: false,
         }
+    }
+
+    /// Reads a body that is a JSON array as a stream of documents, one per element, each
+    /// handed over as an unnamed event as soon as it closes (Gemini's `streamGenerateContent`
+    /// without `?alt=sse` streams its chunks so). An element larger than the event size limit
+    /// is dropped (`TooLarge`) and the elements after it are still read; values between
+    /// elements that are not objects or arrays are skipped; what follows the array's closing
+    /// bracket is ignored. An array not closed at the end is cut off.
+    pub fn read_json_arrays(&mut self) {
+        self.arrays = true;
     }
 
     pub fn max_event_size(&self) -> usize {
@@ -153,6 +177,13 @@ impl Body {
                     .iter()
                     .position(|b| !(b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF)));
                 match first.map(|i| (i, input.get(i))) {
+                    Some((i, Some(b'['))) if self.arrays => {
+                        let (lead, rest) = input.split_at(i);
+                        self.framer.feed(lead, out);
+                        self.mode = Mode::Array;
+                        self.scan = Scan::default();
+                        self.array(rest, out)
+                    }
                     Some((i, Some(b'{' | b'['))) => {
                         let (lead, json) = input.split_at(i);
                         self.framer.feed(lead, out);
@@ -167,7 +198,103 @@ impl Body {
                 }
             }
             Mode::Json => self.collect(input),
+            Mode::Array => self.array(input, out),
             Mode::JsonComplete | Mode::JsonTaken => None,
+        }
+    }
+
+    /// Reads `input` of an array body: each element that closes in it is handed over.
+    fn array<'a>(&mut self, input: &'a [u8], out: &mut Vec<RawEvent<'a>>) -> Option<TooLarge> {
+        let mut too_large = None;
+        // Where the current element starts in `input` (0 when it began in an earlier feed).
+        let mut start = 0;
+        let mut i = 0;
+        while let Some(&b) = input.get(i) {
+            let scan = &mut self.scan;
+            if scan.in_string {
+                // Skip to the next quote or backslash at memchr speed.
+                if scan.escaped {
+                    scan.escaped = false;
+                } else if let Some(at) =
+                    memchr::memchr2(b'"', b'\\', input.get(i..).unwrap_or_default())
+                {
+                    i += at;
+                    if input.get(i) == Some(&b'\\') {
+                        scan.escaped = true;
+                    } else {
+                        scan.in_string = false;
+                    }
+                } else {
+                    i = input.len();
+                    continue;
+                }
+                i += 1;
+                continue;
+            }
+            match b {
+                b'"' => scan.in_string = true,
+                b'{' | b'[' => {
+                    scan.depth += 1;
+                    if scan.depth == 2 {
+                        self.in_element = true;
+                        self.dropping = false;
+                        self.element.clear();
+                        start = i;
+                    }
+                }
+                b'}' | b']' => {
+                    scan.depth = scan.depth.saturating_sub(1);
+                    if scan.depth == 0 {
+                        // The array closed: the rest of the body is ignored.
+                        self.mode = Mode::JsonTaken;
+                        self.in_element = false;
+                        return too_large;
+                    }
+                    if scan.depth == 1 && self.in_element {
+                        self.in_element = false;
+                        let part = input.get(start..=i).unwrap_or_default();
+                        if !self.dropping {
+                            self.check_element(part.len(), &mut too_large);
+                        }
+                        if !self.dropping {
+                            let data = if self.element.is_empty() {
+                                Cow::Borrowed(part)
+                            } else {
+                                let mut whole = mem::take(&mut self.element);
+                                whole.extend_from_slice(part);
+                                Cow::Owned(whole)
+                            };
+                            out.push(RawEvent {
+                                event: None,
+                                data,
+                                id: None,
+                                retry: None,
+                            });
+                        }
+                    }
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        if self.in_element && !self.dropping {
+            self.element
+                .extend_from_slice(input.get(start..).unwrap_or_default());
+            self.check_element(0, &mut too_large);
+        }
+        too_large
+    }
+
+    /// Drops the element being read once it (`self.element` and `more` bytes) is larger than
+    /// the event size limit: checked when it closes and at the end of each feed (bytes of the
+    /// current feed are not copied before), so at most the limit plus one feed is held.
+    fn check_element(&mut self, more: usize, too_large: &mut Option<TooLarge>) {
+        let limit = self.framer.max_event_size();
+        let size = self.element.len() + more;
+        if size > limit {
+            too_large.get_or_insert(TooLarge { limit, size });
+            self.dropping = true;
+            self.element = Vec::new();
         }
     }
 
@@ -212,18 +339,24 @@ impl Body {
             Mode::Json | Mode::JsonComplete => Some(json_text(mem::take(&mut self.json))),
             _ => None,
         };
-        let cut_off = self.framer.pending() || self.mode == Mode::Json;
+        let cut_off = self.framer.pending() || matches!(self.mode, Mode::Json | Mode::Array);
         let last_event = self.framer.finish(true);
-        let not_sse = (!self.dispatched && last_event.is_none() && !is_event_stream(&self.head))
-            .then(|| {
-                let text = crate::text::lossy_cow(Cow::Owned(mem::take(&mut self.head)));
-                crate::text::fix_lone_surrogates(text).into_owned()
-            });
+        let array =
+            matches!(self.mode, Mode::Array) || (self.arrays && self.mode == Mode::JsonTaken);
+        let not_sse =
+            (!self.dispatched && !array && last_event.is_none() && !is_event_stream(&self.head))
+                .then(|| {
+                    let text = crate::text::lossy_cow(Cow::Owned(mem::take(&mut self.head)));
+                    crate::text::fix_lone_surrogates(text).into_owned()
+                });
         self.mode = Mode::Sniffing;
         self.json.clear();
         self.scan = Scan::default();
         self.head = Vec::new();
         self.dispatched = false;
+        self.element = Vec::new();
+        self.in_element = false;
+        self.dropping = false;
         End {
             last_event,
             cut_off,
@@ -368,5 +501,58 @@ mod tests {
         let end = b.finish();
         assert_eq!(end.json.as_deref(), Some("{\"error\":"));
         assert!(end.cut_off);
+    }
+
+    fn array_events(body: &[u8], cuts: &[usize], limit: usize) -> (Vec<String>, usize, bool) {
+        let mut b = Body::new(limit);
+        b.read_json_arrays();
+        let mut events = Vec::new();
+        let mut too_large = 0;
+        let mut at = 0;
+        for &cut in cuts.iter().chain([body.len()].iter()) {
+            let mut out = Vec::new();
+            too_large += usize::from(b.feed(&body[at..cut], &mut out).is_some());
+            events.extend(
+                out.iter()
+                    .map(|e| String::from_utf8_lossy(&e.data).into_owned()),
+            );
+            at = cut;
+        }
+        let end = b.finish();
+        assert!(end.json.is_none() && end.not_sse.is_none() && end.last_event.is_none());
+        (events, too_large, end.cut_off)
+    }
+
+    #[test]
+    fn an_array_body_is_read_element_by_element_at_every_split() {
+        let body =
+            b"[{\"a\": \"]}\\\"{\"},\r\n 7, \"x]\", {\"b\": [1, {}]}\r\n] trailing {\"c\":1}";
+        let want = vec![
+            r#"{"a": "]}\"{"}"#.to_string(),
+            r#"{"b": [1, {}]}"#.to_string(),
+        ];
+        for cut in 0..=body.len() {
+            assert_eq!(
+                array_events(body, &[cut], 1024),
+                (want.clone(), 0, false),
+                "cut {cut}"
+            );
+        }
+        let every: Vec<usize> = (1..body.len()).collect();
+        assert_eq!(array_events(body, &every, 1024), (want, 0, false));
+    }
+
+    #[test]
+    fn an_array_body_drops_an_element_too_large_and_reads_on() {
+        let big = format!("[{{\"a\":\"{}\"}}, {{\"b\":1}}", "x".repeat(100));
+        for cut in 0..=big.len() {
+            let (events, too_large, cut_off) = array_events(big.as_bytes(), &[cut], 50);
+            assert_eq!(events, vec![r#"{"b":1}"#.to_string()], "cut {cut}");
+            assert_eq!((too_large, cut_off), (1, true), "cut {cut}");
+        }
+        // Without arrays enabled, an array body is one JSON body, as before.
+        let mut b = Body::new(1024);
+        b.feed(b"[{\"a\":1}]", &mut Vec::new());
+        assert_eq!(b.take_json().as_deref(), Some("[{\"a\":1}]"));
     }
 }

@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 
 pub mod body;
 pub mod chat;
+pub mod gemini;
 pub mod messages;
 pub mod responses;
 pub mod template;
@@ -164,6 +165,9 @@ struct ErrorFields<'a> {
     message: Option<Str<'a>>,
     error: Option<&'a RawValue>,
     type_: Option<&'a RawValue>,
+    /// Google's name for the kind of error (`"RESOURCE_EXHAUSTED"`): the type when there is
+    /// no `type`.
+    status: Option<&'a RawValue>,
     code: Option<&'a RawValue>,
 }
 
@@ -173,6 +177,7 @@ map_struct!(ErrorFields, "an error object", |fields, key, map| {
         "error" => fields.error = Some(raw(&mut map)?),
         "type" => fields.type_ = Some(raw(&mut map)?),
         "code" => fields.code = Some(raw(&mut map)?),
+        "status" => fields.status = Some(raw(&mut map)?),
         _ => {
             map.next_value::<serde::de::IgnoredAny>()?;
         }
@@ -199,7 +204,11 @@ impl<'a> ErrorInfo<'a> {
                     .map(|m| m.0)
                     .or_else(|| f.error.map(|e| Cow::Borrowed(e.get())))
                     .unwrap_or(Cow::Borrowed(text)),
-                type_: f.type_.map(RawValue::get).filter(|t| *t != "null"),
+                type_: f
+                    .type_
+                    .map(RawValue::get)
+                    .filter(|t| *t != "null")
+                    .or_else(|| f.status.map(RawValue::get).filter(|t| *t != "null")),
                 code: f.code.map(RawValue::get).filter(|c| *c != "null"),
                 raw: doc,
             },
@@ -345,6 +354,11 @@ mod tests {
         assert_eq!(e.type_, Some(r#""invalid_response""#));
         let e = ErrorInfo::from_document(r#"{"type":"error","message":"m","code":"c"}"#);
         assert_eq!(e.type_, None);
+        let e = ErrorInfo::from_document(
+            r#"{"error":{"code":503,"message":"busy","status":"UNAVAILABLE"}}"#,
+        );
+        assert_eq!(e.type_, Some(r#""UNAVAILABLE""#));
+        assert_eq!(e.code, Some("503"));
         let e = ErrorInfo::from_document(r#"{"message":"x","code":429}"#);
         assert_eq!((e.message.as_ref(), e.code), ("x", Some("429")));
     }

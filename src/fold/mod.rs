@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 use crate::dialect::json::Str;
 
 pub mod chat;
+pub mod gemini;
 pub mod messages;
 pub mod responses;
 

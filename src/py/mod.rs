@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 
 mod chat;
 mod errors;
+mod gemini;
 mod http;
 mod input;
 mod json;
@@ -56,6 +57,8 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<responses::ResponseEvent>()?;
     m.add_class::<responses::ResponsesStream>()?;
     m.add_class::<responses::ResponseAccumulator>()?;
+    m.add_class::<gemini::GeminiChunk>()?;
+    m.add_class::<gemini::GeminiStream>()?;
     m.add_class::<partial::PartialJSON>()?;
     m.add_class::<translate::Translator>()?;
     m.add_class::<http::HttpResponseReader>()?;

@@ -178,6 +178,11 @@ impl StreamCore {
         self.body.max_event_size()
     }
 
+    /// Reads a JSON-array body element by element (see `Body::read_json_arrays`).
+    pub fn read_json_arrays(&mut self) {
+        self.body.read_json_arrays();
+    }
+
     /// Frames `bytes` into text frames (pure Rust; GIL released for a large input, which is
     /// immutable or our own copy).
     pub fn frame<'a>(
@@ -516,6 +521,10 @@ pub trait Dialect: Default {
 
     /// The dialect's name in messages ("a chat completions stream", ...).
     const NAME: &'static str;
+
+    /// Whether a body that is a JSON array is read element by element, one document each
+    /// (Gemini without `?alt=sse`), rather than as one JSON (error) body.
+    const JSON_ARRAYS: bool = false;
 
     /// Whether a decoded document (of a frame with event type `event`) is the dialect's own.
     fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> Belongs;
@@ -936,8 +945,12 @@ macro_rules! dialect_stream {
             #[new]
             #[pyo3(signature = (*, max_event_size = $crate::sse::DEFAULT_MAX_EVENT_SIZE))]
             fn new(py: Python<'_>, max_event_size: usize) -> Self {
+                let mut core = $crate::py::stream::StreamCore::new(py, max_event_size);
+                if <$strings as $crate::py::stream::Dialect>::JSON_ARRAYS {
+                    core.read_json_arrays();
+                }
                 $name {
-                    core: $crate::py::stream::StreamCore::new(py, max_event_size),
+                    core,
                     strings: <$strings>::default(),
                     partial: Default::default(),
                 }

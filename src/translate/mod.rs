@@ -275,10 +275,16 @@ fn word_needs_escape(word: u64) -> bool {
 
 /// Appends `s` as a JSON string (one pass; runs that need no escape are copied whole, and
 /// are found eight bytes at a time).
-#[allow(clippy::indexing_slicing)] // a `u8` indexes 256 entries; a nibble indexes 16
 pub fn push_str(out: &mut String, s: &str) {
     out.reserve(s.len() + 2);
     out.push('"');
+    push_escaped(out, s);
+    out.push('"');
+}
+
+/// Appends `s` escaped as the inside of a JSON string (no quotes): a string written in pieces.
+#[allow(clippy::indexing_slicing)] // a `u8` indexes 256 entries; a nibble indexes 16
+pub fn push_escaped(out: &mut String, s: &str) {
     let bytes = s.as_bytes();
     let mut start = 0;
     let mut i = 0;
@@ -316,7 +322,6 @@ pub fn push_str(out: &mut String, s: &str) {
         i = end;
     }
     out.push_str(s.get(start..).unwrap_or_default());
-    out.push('"');
 }
 
 /// A number the writers print (no allocation, no formatter).
@@ -382,6 +387,7 @@ pub enum Upstream<'a> {
     Chat(&'a crate::fold::chat::ChunkView<'a>),
     Messages(&'a crate::fold::messages::EventView<'a>),
     Responses(&'a crate::fold::responses::EventView<'a>),
+    Gemini(&'a crate::dialect::gemini::Chunk<'a>),
     Error(&'a ErrorInfo<'a>),
     Done,
     Malformed,

@@ -1,0 +1,307 @@
+//! Google Gemini `generateContent` stream chunks (`:streamGenerateContent`, Gemini API and
+//! Vertex AI), decoded straight into borrowed structs: the chunk, its candidates, their parts.
+//!
+//! A chunk is one `GenerateContentResponse`: `candidates[]` (each with `content.parts[]`, a
+//! `finishReason` and rarely read keys such as `safetyRatings`), `usageMetadata` (cumulative,
+//! repeated on every chunk), `modelVersion`, `responseId`, `promptFeedback`, or an `error`
+//! object. The parts the folds and the translation read are typed (`text`, `thought`,
+//! `thoughtSignature`, `functionCall` with Vertex's streamed `partialArgs`); every other key
+//! of a chunk, a candidate or a part stays raw JSON ([`Extra`]). Nothing is carried across
+//! chunks. Cost: one pass over each chunk's JSON (a `functionCall` is read twice: raw for the
+//! item, typed for the fold).
+
+use serde::de::IgnoredAny;
+use serde_json::value::RawValue;
+
+use super::json::{map_struct, raw, raw_opt, Extra, Int, Str};
+use super::Belongs;
+
+/// One chunk of a Gemini stream.
+#[derive(Debug, Default)]
+pub struct Chunk<'a> {
+    pub candidates: Vec<Candidate<'a>>,
+    /// `usageMetadata`: cumulative, so the last one is the whole answer's.
+    pub usage: Option<&'a RawValue>,
+    pub prompt_feedback: Option<&'a RawValue>,
+    pub model_version: Option<Str<'a>>,
+    pub response_id: Option<Str<'a>>,
+    pub error: Option<&'a RawValue>,
+    /// Whether the chunk has a `candidates` key (of any value).
+    pub has_candidates: bool,
+    /// Other top-level keys (`createTime`, ...).
+    pub extra: Extra<'a>,
+}
+
+/// One candidate of a chunk.
+#[derive(Debug, Default)]
+pub struct Candidate<'a> {
+    pub index: Option<i64>,
+    /// Whether the candidate has a `content` object.
+    pub has_content: bool,
+    pub role: Option<Str<'a>>,
+    pub parts: Vec<Part<'a>>,
+    pub finish_reason: Option<Str<'a>>,
+    /// Other keys (`safetyRatings`, `citationMetadata`, `groundingMetadata`, ...).
+    pub extra: Extra<'a>,
+}
+
+/// One part of a candidate's content.
+#[derive(Debug, Default)]
+pub struct Part<'a> {
+    pub text: Option<Str<'a>>,
+    pub thought: bool,
+    pub thought_signature: Option<Str<'a>>,
+    pub function_call: Option<Call<'a>>,
+    /// Other keys (`executableCode`, `codeExecutionResult`, `inlineData`, ...).
+    pub extra: Extra<'a>,
+}
+
+impl Part<'_> {
+    /// Whether this is a text part (a string `text`, no call).
+    pub fn is_text(&self) -> bool {
+        self.text.is_some() && self.function_call.is_none()
+    }
+}
+
+/// A `functionCall`, whole or (Vertex) one piece of a streamed call.
+#[derive(Debug, Default)]
+pub struct Call<'a> {
+    /// The whole `functionCall` object as sent.
+    pub raw: Option<&'a RawValue>,
+    pub name: Option<Str<'a>>,
+    pub id: Option<Str<'a>>,
+    pub args: Option<&'a RawValue>,
+    pub partial_args: Vec<PartialArg<'a>>,
+    pub will_continue: bool,
+}
+
+impl Call<'_> {
+    /// Whether this piece belongs to a streamed call (Vertex `streamFunctionCallArguments`).
+    pub fn is_streamed(&self) -> bool {
+        self.args.is_none() && (self.will_continue || !self.partial_args.is_empty())
+    }
+}
+
+/// One `partialArgs` entry: a value at a JSON path; a string may come in pieces.
+#[derive(Debug, Default)]
+pub struct PartialArg<'a> {
+    pub json_path: Option<Str<'a>>,
+    pub value: ArgValue<'a>,
+    pub will_continue: bool,
+}
+
+/// The value of a `partialArgs` entry.
+#[derive(Debug, Default)]
+pub enum ArgValue<'a> {
+    /// No value key (a piece that only says the string goes on or ends).
+    #[default]
+    None,
+    Str(Str<'a>),
+    /// A number or a boolean, as raw JSON.
+    Raw(&'a RawValue),
+    /// `nullValue` (protobuf JSON writes it as the enum `NULL_VALUE`).
+    Null,
+}
+
+impl Chunk<'_> {
+    /// A Gemini chunk has candidates, usage, prompt feedback or a model version; an error
+    /// object is every dialect's.
+    pub fn belongs(&self) -> Belongs {
+        if self.has_candidates
+            || self.usage.is_some()
+            || self.prompt_feedback.is_some()
+            || self.model_version.is_some()
+        {
+            Belongs::Own
+        } else if self.error.is_some() {
+            Belongs::Neutral
+        } else {
+            Belongs::Foreign
+        }
+    }
+
+    /// The `blockReason` of a blocked prompt: prompt feedback with a block reason and no
+    /// candidate.
+    pub fn block_reason(&self) -> Option<String> {
+        if !self.candidates.is_empty() {
+            return None;
+        }
+        let feedback = self.prompt_feedback?;
+        #[derive(Default)]
+        struct Feedback<'a> {
+            reason: Option<Str<'a>>,
+        }
+        map_struct!(Feedback, "prompt feedback", |f, key, map| {
+            match key.as_str() {
+                "blockReason" => f.reason = super::json::str_or_skip(&mut map)?,
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        });
+        serde_json::from_str::<Feedback<'_>>(feedback.get())
+            .ok()?
+            .reason
+            .map(|r| r.0.into_owned())
+    }
+}
+
+/// Decodes one chunk.
+pub fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
+    serde_json::from_str(doc)
+}
+
+/// `Option<T>` of a value that may be JSON `null`.
+fn opt<'a, A: serde::de::MapAccess<'a>, T: serde::Deserialize<'a>>(
+    map: &mut A,
+) -> Result<Option<T>, A::Error> {
+    map.next_value::<Option<T>>()
+}
+
+map_struct!(Chunk, "a Gemini stream chunk", |chunk, key, map| {
+    match key.as_str() {
+        "candidates" => {
+            chunk.has_candidates = true;
+            chunk.candidates = opt::<_, Vec<Candidate>>(&mut map)?.unwrap_or_default();
+        }
+        "usageMetadata" => chunk.usage = raw_opt(&mut map)?,
+        "promptFeedback" => chunk.prompt_feedback = raw_opt(&mut map)?,
+        "modelVersion" => chunk.model_version = opt(&mut map)?,
+        "responseId" => chunk.response_id = opt(&mut map)?,
+        "error" => chunk.error = raw_opt(&mut map)?,
+        _ => chunk.extra.keep(key, &mut map)?,
+    }
+});
+
+/// A candidate's `content`: its role and parts.
+#[derive(Default)]
+struct Content<'a> {
+    role: Option<Str<'a>>,
+    parts: Vec<Part<'a>>,
+}
+
+map_struct!(Content, "a content object", |content, key, map| {
+    match key.as_str() {
+        "role" => content.role = opt(&mut map)?,
+        "parts" => content.parts = opt::<_, Vec<Part>>(&mut map)?.unwrap_or_default(),
+        _ => {
+            map.next_value::<IgnoredAny>()?;
+        }
+    }
+});
+
+map_struct!(Candidate, "a candidate object", |c, key, map| {
+    match key.as_str() {
+        "index" => c.index = map.next_value::<Option<Int>>()?.map(|i| i.0),
+        "content" => {
+            if let Some(content) = opt::<_, Content>(&mut map)? {
+                c.has_content = true;
+                c.role = content.role;
+                c.parts = content.parts;
+            }
+        }
+        "finishReason" => c.finish_reason = opt(&mut map)?,
+        _ => c.extra.keep(key, &mut map)?,
+    }
+});
+
+map_struct!(Part, "a content part", |part, key, map| {
+    match key.as_str() {
+        "text" => part.text = super::json::str_or_skip(&mut map)?,
+        "thought" => part.thought = opt::<_, bool>(&mut map)?.unwrap_or(false),
+        "thoughtSignature" => part.thought_signature = opt(&mut map)?,
+        "functionCall" => {
+            let value = raw(&mut map)?;
+            if value.get() != "null" {
+                let mut call: Call<'_> =
+                    serde_json::from_str(value.get()).map_err(serde::de::Error::custom)?;
+                call.raw = Some(value);
+                part.function_call = Some(call);
+            }
+        }
+        _ => part.extra.keep(key, &mut map)?,
+    }
+});
+
+map_struct!(Call, "a functionCall object", |call, key, map| {
+    match key.as_str() {
+        "name" => call.name = opt(&mut map)?,
+        "id" => call.id = opt(&mut map)?,
+        "args" => call.args = raw_opt(&mut map)?,
+        "partialArgs" => {
+            call.partial_args = opt::<_, Vec<PartialArg>>(&mut map)?.unwrap_or_default()
+        }
+        "willContinue" => call.will_continue = opt::<_, bool>(&mut map)?.unwrap_or(false),
+        _ => {
+            map.next_value::<IgnoredAny>()?;
+        }
+    }
+});
+
+map_struct!(PartialArg, "a partialArgs entry", |arg, key, map| {
+    match key.as_str() {
+        "jsonPath" => arg.json_path = opt(&mut map)?,
+        "stringValue" => {
+            if let Some(s) = opt::<_, Str>(&mut map)? {
+                arg.value = ArgValue::Str(s);
+            }
+        }
+        "numberValue" | "boolValue" | "nullValue" => {
+            let value = raw(&mut map)?;
+            arg.value = if key.as_str() == "nullValue" {
+                ArgValue::Null
+            } else {
+                ArgValue::Raw(value)
+            };
+        }
+        "willContinue" => arg.will_continue = opt::<_, bool>(&mut map)?.unwrap_or(false),
+        _ => {
+            map.next_value::<IgnoredAny>()?;
+        }
+    }
+});
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_chunk() {
+        let c = decode(r#"{"candidates": [{"content": {"parts": [{"text": "Hi"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 3},"modelVersion": "gemini-2.5-flash","responseId": "r1"}"#).unwrap();
+        assert_eq!(c.candidates.len(), 1);
+        let cand = &c.candidates[0];
+        assert_eq!(cand.index, Some(0));
+        assert!(cand.has_content && cand.parts[0].is_text());
+        assert_eq!(cand.parts[0].text.as_ref().unwrap().as_str(), "Hi");
+        assert_eq!(
+            c.model_version.as_ref().unwrap().as_str(),
+            "gemini-2.5-flash"
+        );
+        assert_eq!(c.belongs(), Belongs::Own);
+    }
+
+    #[test]
+    fn streamed_call_pieces() {
+        let c = decode(r#"{"candidates":[{"content":{"parts":[{"functionCall":{"partialArgs":[{"jsonPath":"$.a","stringValue":"x","willContinue":true},{"jsonPath":"$.n","numberValue":2},{"jsonPath":"$.z","nullValue":"NULL_VALUE"}],"willContinue":true}}]}}]}"#).unwrap();
+        let call = c.candidates[0].parts[0].function_call.as_ref().unwrap();
+        assert!(call.is_streamed() && call.will_continue);
+        assert_eq!(call.partial_args.len(), 3);
+        assert!(matches!(&call.partial_args[0].value, ArgValue::Str(s) if s.as_str() == "x"));
+        assert!(matches!(call.partial_args[1].value, ArgValue::Raw(r) if r.get() == "2"));
+        assert!(matches!(call.partial_args[2].value, ArgValue::Null));
+    }
+
+    #[test]
+    fn blocked_prompt_and_error() {
+        let c =
+            decode(r#"{"promptFeedback":{"blockReason":"SAFETY"},"modelVersion":"m"}"#).unwrap();
+        assert_eq!(c.block_reason().as_deref(), Some("SAFETY"));
+        let c = decode(r#"{"error":{"code":429,"message":"m","status":"RESOURCE_EXHAUSTED"}}"#)
+            .unwrap();
+        assert_eq!(c.belongs(), Belongs::Neutral);
+        assert_eq!(
+            decode(r#"{"choices":[]}"#).unwrap().belongs(),
+            Belongs::Foreign
+        );
+    }
+}

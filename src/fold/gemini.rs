@@ -1,0 +1,768 @@
+//! The Gemini fold: `generateContent` stream chunks folded into the non-streaming
+//! `GenerateContentResponse` (API.md section 9).
+//!
+//! Rules:
+//! - Candidates are told apart by `index`, else by their position in the chunk's `candidates`
+//!   array, and listed by index. `index` is in the result only if the stream sent it;
+//!   `content` only if some chunk sent it (its `role` the last one sent, `parts` merged).
+//! - Parts merge as the non-streaming response holds them. A text part joins the previous
+//!   part when that is a text part of the same kind (`thought` or not) and not both carry a
+//!   `thoughtSignature` (the signature stays with the text it signs: a last
+//!   `{"text": "", "thoughtSignature": ...}` lands on the text before it). A whole
+//!   `functionCall` part is kept as sent. Vertex's streamed calls (`willContinue`,
+//!   `partialArgs`) are assembled into one part `{"functionCall": {"name", "args"}}` by
+//!   [`ArgsText`]; a call whose closing piece never came is closed by the next part that does
+//!   not continue it, by the candidate's `finishReason`, or when the result is built. Any
+//!   other part is kept as sent.
+//! - Every other key of a candidate (`finishReason`, `safetyRatings`, ...) and of the chunk
+//!   (`usageMetadata`, which is cumulative, `promptFeedback`, `modelVersion`, `responseId`,
+//!   ...): the last non-null value sent wins.
+//!
+//! Carried across chunks: per candidate its merged parts (owned text), its keys, its open
+//! streamed call; the chunk's last top-level values. Cost: each text fragment is appended once,
+//! each argument piece is written once as JSON text and read once by the call's
+//! [`PartialJson`]; memory is linear in what was sent.
+
+use crate::dialect::gemini::{ArgValue, Call, Candidate, Chunk, Part};
+use crate::dialect::json::Extra;
+use crate::partial::PartialJson;
+use crate::translate::{push_escaped, push_str};
+
+use super::{note, IntMap, Map, Out};
+
+/// One step of a `jsonPath`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Seg {
+    Key(String),
+    Index(u64),
+}
+
+/// Reads a `jsonPath` (RFC 9535, the subset the streamed arguments use): `$` followed by
+/// `.name`, `['name']` / `["name"]` or `[N]` steps. `None` for anything else (wildcards,
+/// filters, a path that is not one).
+pub fn parse_path(path: &str) -> Option<Vec<Seg>> {
+    let mut rest = path.strip_prefix('$')?;
+    let mut segs = Vec::new();
+    while let Some(c) = rest.chars().next() {
+        if c == '.' {
+            let name_end = rest[1..].find(['.', '[']).map_or(rest.len(), |i| i + 1);
+            let name = rest.get(1..name_end)?;
+            if name.is_empty() || name == "*" {
+                return None;
+            }
+            segs.push(Seg::Key(name.to_owned()));
+            rest = rest.get(name_end..)?;
+        } else if c == '[' {
+            let inner = rest.get(1..)?;
+            let quote = inner.chars().next()?;
+            if quote == '\'' || quote == '"' {
+                let mut name = String::new();
+                let mut chars = inner.char_indices().skip(1);
+                let mut end = None;
+                while let Some((i, ch)) = chars.next() {
+                    match ch {
+                        '\\' => name.push(chars.next()?.1),
+                        ch if ch == quote => {
+                            end = Some(i);
+                            break;
+                        }
+                        ch => name.push(ch),
+                    }
+                }
+                let end = end?;
+                rest = inner.get(end + 1..)?.strip_prefix(']')?;
+                segs.push(Seg::Key(name));
+            } else {
+                let close = inner.find(']')?;
+                let index = inner.get(..close)?.trim().parse::<u64>().ok()?;
+                segs.push(Seg::Index(index));
+                rest = inner.get(close + 1..)?;
+            }
+        } else {
+            return None;
+        }
+    }
+    Some(segs)
+}
+
+/// How deep a path may go: the arguments it builds must stay within the crate's nesting limit.
+const MAX_PATH: usize = crate::dialect::json::MAX_DEPTH - 1;
+
+/// One open container of the arguments being written.
+#[derive(Debug)]
+struct Level {
+    /// The step that entered it (`None` for the root object).
+    seg: Option<Seg>,
+    array: bool,
+    /// Members written so far.
+    count: usize,
+}
+
+/// The JSON text of a streamed call's arguments, written as its `partialArgs` arrive: each
+/// piece's path is opened from the containers already open (closing those it leaves), its
+/// value written, a string left open while the piece says it continues. Paths arrive in
+/// document order (the model writes the arguments front to back), so the text is written
+/// once, front to back: what each piece adds is a fragment of the arguments' JSON, as a chat
+/// or Messages stream would send it. A path that comes back to a container already closed
+/// writes that key again (the last value wins when the text is read, as in any JSON reader).
+/// Cost: O(the piece and its path) per piece.
+#[derive(Debug, Default)]
+pub struct ArgsText {
+    stack: Vec<Level>,
+    /// The path of the string value left open, if any.
+    open_string: Option<Vec<Seg>>,
+    closed: bool,
+}
+
+impl ArgsText {
+    /// Writes the piece `value` at `path` (continued when `more`) to `out`; an error (and
+    /// nothing written) for a path that is not one or does not fit what was written.
+    pub fn add(
+        &mut self,
+        path: &str,
+        value: &ArgValue<'_>,
+        more: bool,
+        out: &mut String,
+    ) -> Result<(), String> {
+        if self.closed {
+            return Err("an argument piece after the call was closed".into());
+        }
+        let segs = parse_path(path)
+            .filter(|s| s.len() <= MAX_PATH)
+            .ok_or_else(|| format!("a jsonPath this reader does not follow: {path:?}"))?;
+        if let Some(open) = &self.open_string {
+            if *open == segs && matches!(value, ArgValue::Str(_) | ArgValue::None) {
+                if let ArgValue::Str(s) = value {
+                    push_escaped(out, s.as_str());
+                }
+                if !more {
+                    out.push('"');
+                    self.open_string = None;
+                }
+                return Ok(());
+            }
+        }
+        if matches!(value, ArgValue::None) {
+            return Err(format!("an argument piece without a value at {path:?}"));
+        }
+        let Some((leaf, containers)) = segs.split_last() else {
+            return Err("an argument piece for the whole arguments ($)".into());
+        };
+        // The containers already open that the path goes through.
+        let mut common = 0;
+        while let (Some(seg), Some(level)) = (containers.get(common), self.stack.get(common + 1)) {
+            if level.seg.as_ref() != Some(seg) {
+                break;
+            }
+            common += 1;
+        }
+        // The container the first new step goes into must be of its kind.
+        let first_new = containers.get(common).unwrap_or(leaf);
+        let into_array = match self.stack.get(common) {
+            Some(level) => level.array,
+            None => false, // the root, not opened yet: an object
+        };
+        if into_array != matches!(first_new, Seg::Index(_)) {
+            return Err(format!(
+                "a jsonPath that does not fit the arguments written before it: {path:?}"
+            ));
+        }
+        if self.open_string.take().is_some() {
+            out.push('"');
+        }
+        if self.stack.is_empty() {
+            out.push('{');
+            self.stack.push(Level {
+                seg: None,
+                array: false,
+                count: 0,
+            });
+        }
+        while self.stack.len() > common + 1 {
+            self.pop(out);
+        }
+        for (k, seg) in containers.iter().enumerate().skip(common) {
+            self.member(seg, out);
+            let next = containers.get(k + 1).unwrap_or(leaf);
+            let array = matches!(next, Seg::Index(_));
+            out.push(if array { '[' } else { '{' });
+            self.stack.push(Level {
+                seg: Some(seg.clone()),
+                array,
+                count: 0,
+            });
+        }
+        self.member(leaf, out);
+        match value {
+            ArgValue::Str(s) => {
+                out.push('"');
+                push_escaped(out, s.as_str());
+                if more {
+                    self.open_string = Some(segs);
+                } else {
+                    out.push('"');
+                }
+            }
+            ArgValue::Raw(raw) => out.push_str(raw.get().trim()),
+            ArgValue::Null | ArgValue::None => out.push_str("null"),
+        }
+        Ok(())
+    }
+
+    /// Starts a member of the innermost container (its key, in an object).
+    fn member(&mut self, seg: &Seg, out: &mut String) {
+        if let Some(level) = self.stack.last_mut() {
+            if level.count > 0 {
+                out.push(',');
+            }
+            level.count += 1;
+        }
+        if let Seg::Key(key) = seg {
+            push_str(out, key);
+            out.push(':');
+        }
+    }
+
+    fn pop(&mut self, out: &mut String) {
+        if let Some(level) = self.stack.pop() {
+            out.push(if level.array { ']' } else { '}' });
+        }
+    }
+
+    /// What ends the arguments: closes the open string and containers (`{}` when no piece
+    /// came). Nothing is written after.
+    pub fn close(&mut self, out: &mut String) {
+        if self.closed {
+            return;
+        }
+        out.push_str(&self.closing());
+        self.stack.clear();
+        self.open_string = None;
+        self.closed = true;
+    }
+
+    /// The text that would close the arguments now, without closing them.
+    pub fn closing(&self) -> String {
+        if self.closed {
+            return String::new();
+        }
+        if self.stack.is_empty() {
+            return "{}".into();
+        }
+        let mut out = String::new();
+        if self.open_string.is_some() {
+            out.push('"');
+        }
+        for level in self.stack.iter().rev() {
+            out.push(if level.array { ']' } else { '}' });
+        }
+        out
+    }
+}
+
+/// One part of a candidate's merged content.
+#[derive(Debug)]
+enum PartOut {
+    Text {
+        text: String,
+        thought: bool,
+        signature: Option<String>,
+        extra: Map,
+    },
+    Call {
+        /// The `functionCall` as sent (a whole call).
+        whole: Option<Box<str>>,
+        name: Option<String>,
+        id: Option<String>,
+        /// The arguments' JSON text, readable while it streams.
+        args: PartialJson,
+        /// A streamed call's writer (Vertex `partialArgs`).
+        streamed: Option<ArgsText>,
+        signature: Option<String>,
+        extra: Map,
+    },
+    Other(Map),
+}
+
+fn extra_map(extra: &Extra<'_>, into: &mut Map) {
+    for (key, value) in &extra.0 {
+        if !into.contains_key(key.as_str()) {
+            into.set(key.as_str(), Out::json(value.get()));
+        }
+    }
+}
+
+/// One candidate, folded.
+#[derive(Debug, Default)]
+struct Cand {
+    index_sent: bool,
+    content: bool,
+    role: Option<String>,
+    parts: Vec<PartOut>,
+    keys: Map,
+    /// The part of the streamed call still open, if any.
+    streaming: Option<usize>,
+    /// The parts that are function calls, in order (`partial_arguments(index)`).
+    calls: Vec<usize>,
+}
+
+impl Cand {
+    fn add(&mut self, c: &Candidate<'_>, warnings: &mut Vec<String>) {
+        self.index_sent |= c.index.is_some();
+        if c.has_content {
+            self.content = true;
+            if let Some(role) = &c.role {
+                if self.role.as_deref() != Some(role.as_str()) {
+                    self.role = Some(role.as_str().to_owned());
+                }
+            }
+        }
+        for part in &c.parts {
+            self.part(part, warnings);
+        }
+        if let Some(reason) = &c.finish_reason {
+            self.end_call(warnings);
+            self.keys
+                .set("finishReason", Out::Str(reason.as_str().to_owned()));
+        }
+        for (key, value) in &c.extra.0 {
+            if value.get() != "null" {
+                self.keys.set(key.as_str(), Out::json(value.get()));
+            }
+        }
+    }
+
+    fn part(&mut self, p: &Part<'_>, warnings: &mut Vec<String>) {
+        if let Some(call) = &p.function_call {
+            return self.call(p, call, warnings);
+        }
+        self.end_call(warnings);
+        let Some(text) = p.text.as_ref().filter(|_| p.is_text()) else {
+            let mut map = Map::new();
+            if let Some(sig) = &p.thought_signature {
+                map.set("thoughtSignature", Out::Str(sig.as_str().to_owned()));
+            }
+            extra_map(&p.extra, &mut map);
+            self.parts.push(PartOut::Other(map));
+            return;
+        };
+        let sig = p.thought_signature.as_ref().map(|s| s.as_str());
+        if let Some(PartOut::Text {
+            text: joined,
+            thought,
+            signature,
+            extra,
+        }) = self.parts.last_mut()
+        {
+            if *thought == p.thought && !(signature.is_some() && sig.is_some()) {
+                joined.push_str(text.as_str());
+                if let Some(sig) = sig {
+                    *signature = Some(sig.to_owned());
+                }
+                extra_map(&p.extra, extra);
+                return;
+            }
+        }
+        let mut extra = Map::new();
+        extra_map(&p.extra, &mut extra);
+        self.parts.push(PartOut::Text {
+            text: text.as_str().to_owned(),
+            thought: p.thought,
+            signature: sig.map(str::to_owned),
+            extra,
+        });
+    }
+
+    fn call(&mut self, p: &Part<'_>, call: &Call<'_>, warnings: &mut Vec<String>) {
+        let continues = self.streaming.is_some() && call.name.is_none();
+        if !continues {
+            self.end_call(warnings);
+        }
+        if !call.is_streamed() && !continues {
+            // A whole call.
+            let mut args = PartialJson::new();
+            if let Some(a) = call.args {
+                // Valid JSON within the depth limit (the decoder checked it).
+                let _ = args.feed_str(a.get());
+            }
+            let mut extra = Map::new();
+            extra_map(&p.extra, &mut extra);
+            self.calls.push(self.parts.len());
+            self.parts.push(PartOut::Call {
+                whole: call.raw.map(|r| r.get().into()),
+                name: None,
+                id: None,
+                args,
+                streamed: None,
+                signature: p.thought_signature.as_ref().map(|s| s.as_str().to_owned()),
+                extra,
+            });
+            return;
+        }
+        if !continues {
+            self.streaming = Some(self.parts.len());
+            self.calls.push(self.parts.len());
+            self.parts.push(PartOut::Call {
+                whole: None,
+                name: call.name.as_ref().map(|n| n.as_str().to_owned()),
+                id: call.id.as_ref().map(|n| n.as_str().to_owned()),
+                args: PartialJson::new(),
+                streamed: Some(ArgsText::default()),
+                signature: None,
+                extra: Map::new(),
+            });
+        }
+        let Some(PartOut::Call {
+            args,
+            streamed: Some(writer),
+            signature,
+            extra,
+            id,
+            ..
+        }) = self.streaming.and_then(|at| self.parts.get_mut(at))
+        else {
+            return;
+        };
+        if let Some(sig) = &p.thought_signature {
+            signature.get_or_insert_with(|| sig.as_str().to_owned());
+        }
+        if id.is_none() {
+            *id = call.id.as_ref().map(|n| n.as_str().to_owned());
+        }
+        extra_map(&p.extra, extra);
+        let mut text = String::new();
+        for piece in &call.partial_args {
+            let path = piece.json_path.as_ref().map_or("", |p| p.as_str());
+            if let Err(e) = writer.add(path, &piece.value, piece.will_continue, &mut text) {
+                note(
+                    warnings,
+                    format!("streamed function call arguments: {e} (skipped)"),
+                );
+            }
+        }
+        if !call.will_continue {
+            writer.close(&mut text);
+            self.streaming = None;
+        }
+        // Text the writer made is valid JSON so far.
+        let _ = args.feed_str(&text);
+    }
+
+    /// Closes the open streamed call, if any (its closing piece never came).
+    fn end_call(&mut self, _warnings: &mut [String]) {
+        let Some(at) = self.streaming.take() else {
+            return;
+        };
+        if let Some(PartOut::Call {
+            args,
+            streamed: Some(writer),
+            ..
+        }) = self.parts.get_mut(at)
+        {
+            let mut text = String::new();
+            writer.close(&mut text);
+            let _ = args.feed_str(&text);
+        }
+    }
+
+    fn result(&self, index: i64) -> Out {
+        let mut m = Map::new();
+        if self.content {
+            let mut content = Map::new();
+            content.set(
+                "role",
+                Out::Str(self.role.clone().unwrap_or("model".into())),
+            );
+            content.set(
+                "parts",
+                Out::List(self.parts.iter().map(PartOut::result).collect()),
+            );
+            m.set("content", Out::Map(content));
+        }
+        for (key, value) in self.keys.iter() {
+            m.set(key, value.clone());
+        }
+        if self.index_sent {
+            m.set("index", Out::Int(index));
+        }
+        Out::Map(m)
+    }
+}
+
+impl PartOut {
+    fn result(&self) -> Out {
+        match self {
+            PartOut::Text {
+                text,
+                thought,
+                signature,
+                extra,
+            } => {
+                let mut m = Map::new();
+                m.set("text", Out::Str(text.clone()));
+                if *thought {
+                    m.set("thought", Out::Bool(true));
+                }
+                if let Some(sig) = signature {
+                    m.set("thoughtSignature", Out::Str(sig.clone()));
+                }
+                for (k, v) in extra.iter() {
+                    m.set(k, v.clone());
+                }
+                Out::Map(m)
+            }
+            PartOut::Call {
+                whole,
+                name,
+                id,
+                args,
+                streamed,
+                signature,
+                extra,
+            } => {
+                let mut m = Map::new();
+                let call = match whole {
+                    Some(raw) => Out::json(raw),
+                    None => {
+                        let mut c = Map::new();
+                        if let Some(name) = name {
+                            c.set("name", Out::Str(name.clone()));
+                        }
+                        let mut text = args.text().to_owned();
+                        if let Some(w) = streamed {
+                            text.push_str(&w.closing());
+                        }
+                        c.set("args", Out::json(&text));
+                        if let Some(id) = id {
+                            c.set("id", Out::Str(id.clone()));
+                        }
+                        Out::Map(c)
+                    }
+                };
+                m.set("functionCall", call);
+                if let Some(sig) = signature {
+                    m.set("thoughtSignature", Out::Str(sig.clone()));
+                }
+                for (k, v) in extra.iter() {
+                    m.set(k, v.clone());
+                }
+                Out::Map(m)
+            }
+            PartOut::Other(map) => Out::Map(map.clone()),
+        }
+    }
+}
+
+/// The fold of one Gemini stream.
+#[derive(Debug, Default)]
+pub struct GeminiFold {
+    candidates: IntMap<Cand>,
+    top: Map,
+    warnings: Vec<String>,
+}
+
+impl GeminiFold {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    pub fn warnings(&self) -> &[String] {
+        &self.warnings
+    }
+
+    /// Folds one chunk.
+    pub fn add(&mut self, chunk: &Chunk<'_>) {
+        for (pos, c) in chunk.candidates.iter().enumerate() {
+            let index = c.index.unwrap_or(pos as i64);
+            self.candidates
+                .get_or_insert_with(index, Cand::default)
+                .add(c, &mut self.warnings);
+        }
+        let top = &mut self.top;
+        let mut set_raw = |key: &str, value: Option<&serde_json::value::RawValue>| {
+            if let Some(v) = value {
+                top.set(key, Out::json(v.get()));
+            }
+        };
+        set_raw("promptFeedback", chunk.prompt_feedback);
+        set_raw("usageMetadata", chunk.usage);
+        for (key, value) in [
+            ("modelVersion", &chunk.model_version),
+            ("responseId", &chunk.response_id),
+        ] {
+            if let Some(v) = value {
+                if !matches!(self.top.get(key), Some(Out::Str(s)) if s == v.as_str()) {
+                    self.top.set(key, Out::Str(v.as_str().to_owned()));
+                }
+            }
+        }
+        for (key, value) in &chunk.extra.0 {
+            if value.get() != "null" {
+                self.top.set(key.as_str(), Out::json(value.get()));
+            }
+        }
+    }
+
+    /// Whether candidate 0 has a finish reason (the stream is done).
+    pub fn finished(&self) -> bool {
+        self.candidates
+            .get(0)
+            .is_some_and(|c| c.keys.contains_key("finishReason"))
+    }
+
+    /// The arguments of function call `index` of candidate `candidate`.
+    pub fn arguments(&self, candidate: i64, index: i64) -> Option<&PartialJson> {
+        let c = self.candidates.get(candidate)?;
+        let at = *c.calls.get(usize::try_from(index).ok()?)?;
+        match c.parts.get(at)? {
+            PartOut::Call { args, .. } => Some(args),
+            _ => None,
+        }
+    }
+
+    /// The `GenerateContentResponse` folded so far.
+    pub fn result(&self) -> Out {
+        let mut m = Map::new();
+        m.set(
+            "candidates",
+            Out::List(
+                self.candidates
+                    .sorted()
+                    .into_iter()
+                    .map(|(index, c)| c.result(index))
+                    .collect(),
+            ),
+        );
+        for (key, value) in self.top.iter() {
+            m.set(key, value.clone());
+        }
+        Out::Map(m)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::gemini::decode;
+
+    fn fold(chunks: &[&str]) -> GeminiFold {
+        let mut f = GeminiFold::new();
+        for c in chunks {
+            f.add(&decode(c).unwrap());
+        }
+        f
+    }
+
+    fn value(f: &GeminiFold) -> serde_json::Value {
+        serde_json::from_str(&f.result().to_json()).unwrap()
+    }
+
+    #[test]
+    fn paths() {
+        use Seg::*;
+        assert_eq!(
+            parse_path("$.a.b[0]['c d'][\"e\"]"),
+            Some(vec![
+                Key("a".into()),
+                Key("b".into()),
+                Index(0),
+                Key("c d".into()),
+                Key("e".into())
+            ])
+        );
+        assert_eq!(parse_path("$"), Some(vec![]));
+        for bad in ["a", "$.", "$[", "$[x]", "$.*", "$..a", "$['a"] {
+            assert_eq!(parse_path(bad), None, "{bad}");
+        }
+    }
+
+    fn write(pieces: &[(&str, &str, bool)]) -> String {
+        let mut w = ArgsText::default();
+        let mut out = String::new();
+        for (path, value, more) in pieces {
+            let raw: Box<serde_json::value::RawValue> = serde_json::from_str(value).unwrap();
+            let v = match serde_json::from_str::<crate::dialect::json::Str>(value) {
+                Ok(s) => ArgValue::Str(s),
+                Err(_) => ArgValue::Raw(&raw),
+            };
+            w.add(path, &v, *more, &mut out).unwrap();
+        }
+        w.close(&mut out);
+        out
+    }
+
+    #[test]
+    fn streamed_arguments_are_written_front_to_back() {
+        let out = write(&[
+            ("$.location", "\"Bos\"", true),
+            ("$.location", "\"ton \\\"MA\\\"\"", false),
+            ("$.days", "3", false),
+            ("$.options.metric", "true", false),
+            ("$.cities[0]", "\"a\"", true),
+            ("$.cities[0]", "\"b\"", false),
+            ("$.cities[1]", "\"c\"", false),
+            ("$.filters[0].name", "\"n\"", false),
+            ("$.filters[0].v", "null", false),
+            ("$.last", "\"open\"", true),
+        ]);
+        let v: serde_json::Value = serde_json::from_str(&out).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"location": "Boston \"MA\"", "days": 3,
+                "options": {"metric": true}, "cities": ["ab", "c"],
+                "filters": [{"name": "n", "v": null}], "last": "open"})
+        );
+        assert_eq!(write(&[]), "{}");
+    }
+
+    #[test]
+    fn pieces_that_do_not_fit_are_refused_without_writing() {
+        let mut w = ArgsText::default();
+        let mut out = String::new();
+        let s = ArgValue::Raw(serde_json::from_str("1").unwrap());
+        w.add("$.a[0]", &s, false, &mut out).unwrap();
+        let before = out.clone();
+        assert!(w.add("$.a.b", &s, false, &mut out).is_err());
+        assert!(w.add("$[0]", &s, false, &mut out).is_err());
+        assert!(w.add("$", &s, false, &mut out).is_err());
+        assert!(w.add("$.*", &s, false, &mut out).is_err());
+        let deep = format!("${}", ".a".repeat(200));
+        assert!(w.add(&deep, &s, false, &mut out).is_err());
+        assert_eq!(out, before);
+        w.close(&mut out);
+        assert_eq!(out, r#"{"a":[1]}"#);
+    }
+
+    #[test]
+    fn parts_merge_as_the_response_holds_them() {
+        let f = fold(&[
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"Let me ","thought":true}]},"index":0}]}"#,
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"think.","thought":true}]},"index":0}]}"#,
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"text":"Hello"}]},"index":0}],"usageMetadata":{"promptTokenCount":1}}"#,
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"text":" world"},{"text":"","thoughtSignature":"sig"}]},"finishReason":"STOP","index":0}],"usageMetadata":{"promptTokenCount":2},"modelVersion":"g"}"#,
+        ]);
+        assert!(f.finished());
+        assert_eq!(
+            value(&f),
+            serde_json::json!({"candidates": [{"content": {"role": "model", "parts": [
+                {"text": "Let me think.", "thought": true},
+                {"text": "Hello world", "thoughtSignature": "sig"}]},
+                "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 2}, "modelVersion": "g"})
+        );
+    }
+
+    #[test]
+    fn streamed_call_without_its_closing_piece() {
+        let f = fold(&[
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f","willContinue":true}}]}}]}"#,
+            r#"{"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"partialArgs":[{"jsonPath":"$.q","stringValue":"a","willContinue":true}],"willContinue":true}}]}}]}"#,
+        ]);
+        assert_eq!(f.arguments(0, 0).unwrap().text(), r#"{"q":"a"#);
+        assert_eq!(
+            value(&f)["candidates"][0]["content"]["parts"][0],
+            serde_json::json!({"functionCall": {"name": "f", "args": {"q": "a"}}})
+        );
+        assert!(!f.finished());
+    }
+}

@@ -1,0 +1,334 @@
+//! `ssewire.GeminiStream` and its item `GeminiChunk` (Google `streamGenerateContent`, Gemini
+//! API and Vertex AI; API.md section 9).
+//!
+//! Per feed: frame (or, for a JSON-array body, cut out each element), decode each chunk into a
+//! borrowed `gemini::Chunk` (pure Rust), fold it (`crate::fold::gemini`), and build one flat
+//! `GeminiChunk` per candidate (per run of text of one kind, when a candidate mixes thought and
+//! answer text in one chunk). Model version, response id and finish reasons are built once per
+//! stream; the rarely read parts (usage, the function call, the parts, the whole chunk) stay
+//! JSON text, decoded when read. Carried across feeds: the stream core, the fold, the names.
+
+use pyo3::prelude::*;
+use pyo3::types::PyList;
+
+use super::json::{lazy, out_to_py};
+use super::stream::{dialect_stream, emit, Dialect, Route, StreamCore, Subject, Value};
+use super::strings::{flag, int_or_none, name_or_none, Names};
+use crate::dialect::gemini::{self, Chunk};
+use crate::dialect::json::Str;
+use crate::dialect::{Belongs, ErrorInfo};
+use crate::fold::gemini::GeminiFold;
+use crate::translate::Upstream;
+
+/// One candidate of one chunk of a Gemini stream, flattened.
+#[pyclass(frozen, module = "ssewire", name = "GeminiChunk")]
+pub struct GeminiChunk {
+    /// The candidate's index (its position in the chunk when it has none); `None` for a chunk
+    /// without candidates (usage or prompt feedback only).
+    #[pyo3(get)]
+    index: Py<PyAny>,
+    /// The text of the candidate's text parts in this chunk, joined; `None` if it has none.
+    #[pyo3(get)]
+    text: Py<PyAny>,
+    /// Whether that text is the model's thinking (`thought: true` parts).
+    #[pyo3(get)]
+    thought: Py<PyAny>,
+    #[pyo3(get)]
+    thought_signature: Py<PyAny>,
+    #[pyo3(get)]
+    finish_reason: Py<PyAny>,
+    #[pyo3(get)]
+    model_version: Py<PyAny>,
+    #[pyo3(get)]
+    response_id: Py<PyAny>,
+    function_call_json: Option<Box<str>>,
+    usage_json: Option<Box<str>>,
+    raw_json: Option<std::sync::Arc<str>>,
+    /// The candidate's position in the chunk's `candidates` (for `parts`).
+    position: Option<usize>,
+}
+
+#[pymethods]
+impl GeminiChunk {
+    /// The candidate's first `functionCall` in this chunk, as sent (a whole call's `name` and
+    /// `args`, or one piece of a Vertex streamed call: `partialArgs`, `willContinue`).
+    #[getter]
+    fn function_call<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.function_call_json.as_deref())
+    }
+
+    /// The chunk's `usageMetadata` (cumulative: the last one counts the whole answer).
+    #[getter]
+    fn usage<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.usage_json.as_deref())
+    }
+
+    /// The whole chunk as a dict, decoded on each access.
+    #[getter]
+    fn raw<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        lazy(py, self.raw_json.as_deref())
+    }
+
+    /// The candidate's `content.parts` in this chunk, as sent (a list of dicts), decoded on
+    /// each access; `None` for a chunk without candidates.
+    #[getter]
+    fn parts<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let (Some(raw), Some(at)) = (self.raw(py)?, self.position) else {
+            return Ok(None);
+        };
+        let part_list = raw
+            .get_item("candidates")
+            .and_then(|c| c.get_item(at))
+            .and_then(|c| c.get_item("content"))
+            .and_then(|c| c.get_item("parts"));
+        Ok(Some(match part_list {
+            Ok(parts) if !parts.is_none() => parts,
+            _ => PyList::empty(py).into_any(),
+        }))
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let mut parts = Vec::new();
+        for (name, value) in [
+            ("index", &self.index),
+            ("text", &self.text),
+            ("thought_signature", &self.thought_signature),
+            ("finish_reason", &self.finish_reason),
+        ] {
+            if !value.is_none(py) {
+                parts.push(format!("{name}={}", value.bind(py).repr()?));
+            }
+        }
+        if self.thought.bind(py).is_truthy()? {
+            parts.push("thought=True".into());
+        }
+        if let Some(call) = self.function_call(py)? {
+            parts.push(format!("function_call={}", call.repr()?));
+        }
+        Ok(format!("GeminiChunk({})", parts.join(", ")))
+    }
+}
+
+/// The per-stream state of the Gemini dialect: the fold and the names.
+#[derive(Default)]
+pub struct GeminiState {
+    fold: GeminiFold,
+    names: Names,
+}
+
+/// The text runs of a candidate's parts in one chunk: (thought, text, first signature).
+fn text_runs<'a>(c: &'a gemini::Candidate<'a>) -> Vec<(bool, String, Option<&'a Str<'a>>)> {
+    let mut runs: Vec<(bool, String, Option<&Str<'_>>)> = Vec::new();
+    for p in &c.parts {
+        let Some(text) = p.text.as_ref().filter(|_| p.is_text()) else {
+            continue;
+        };
+        match runs.last_mut() {
+            Some((thought, joined, sig)) if *thought == p.thought => {
+                joined.push_str(text.as_str());
+                if sig.is_none() {
+                    *sig = p.thought_signature.as_ref();
+                }
+            }
+            _ => runs.push((
+                p.thought,
+                text.as_str().to_owned(),
+                p.thought_signature.as_ref(),
+            )),
+        }
+    }
+    runs
+}
+
+impl GeminiState {
+    /// The items of one chunk, appended to `out`.
+    fn items(
+        &mut self,
+        py: Python<'_>,
+        chunk: &Chunk<'_>,
+        doc: &str,
+        out: &Bound<'_, PyList>,
+    ) -> PyResult<()> {
+        let names = &mut self.names;
+        let raw: std::sync::Arc<str> = doc.into();
+        let model_version = name_or_none(py, names, chunk.model_version.as_ref());
+        let response_id = name_or_none(py, names, chunk.response_id.as_ref());
+        let usage: Option<Box<str>> = chunk.usage.map(|u| u.get().into());
+        let item = |index: Option<i64>,
+                    position: Option<usize>,
+                    text: Option<&str>,
+                    thought: bool,
+                    sig: Option<&Str<'_>>,
+                    call: Option<&str>,
+                    finish: Option<&Str<'_>>,
+                    names: &mut Names|
+         -> PyResult<()> {
+            let item = GeminiChunk {
+                index: int_or_none(py, index),
+                text: text.map_or_else(
+                    || py.None(),
+                    |t| pyo3::types::PyString::new(py, t).into_any().unbind(),
+                ),
+                thought: flag(py, thought),
+                thought_signature: sig.map_or_else(
+                    || py.None(),
+                    |s| {
+                        pyo3::types::PyString::new(py, s.as_str())
+                            .into_any()
+                            .unbind()
+                    },
+                ),
+                finish_reason: name_or_none(py, names, finish),
+                model_version: model_version.clone_ref(py),
+                response_id: response_id.clone_ref(py),
+                function_call_json: call.map(Box::from),
+                usage_json: usage.clone(),
+                raw_json: Some(raw.clone()),
+                position,
+            };
+            out.append(Py::new(py, item)?)
+        };
+        if chunk.candidates.is_empty() {
+            return item(None, None, None, false, None, None, None, names);
+        }
+        for (pos, c) in chunk.candidates.iter().enumerate() {
+            let index = Some(c.index.unwrap_or(pos as i64));
+            let call = c
+                .parts
+                .iter()
+                .find_map(|p| p.function_call.as_ref()?.raw.map(|r| r.get()));
+            let runs = text_runs(c);
+            let sig_elsewhere = || {
+                c.parts
+                    .iter()
+                    .find_map(|p| p.thought_signature.as_ref().filter(|_| !p.is_text()))
+            };
+            let last = runs.len().saturating_sub(1);
+            if runs.is_empty() {
+                item(
+                    index,
+                    Some(pos),
+                    None,
+                    false,
+                    sig_elsewhere(),
+                    call,
+                    c.finish_reason.as_ref(),
+                    names,
+                )?;
+            }
+            for (i, (thought, text, sig)) in runs.iter().enumerate() {
+                let is_last = i == last;
+                item(
+                    index,
+                    Some(pos),
+                    Some(text),
+                    *thought,
+                    sig.or_else(|| if is_last { sig_elsewhere() } else { None }),
+                    if is_last { call } else { None },
+                    if is_last {
+                        c.finish_reason.as_ref()
+                    } else {
+                        None
+                    },
+                    names,
+                )?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Dialect for GeminiState {
+    type Doc<'f> = Chunk<'f>;
+
+    const NAME: &'static str = "a Gemini";
+    const JSON_ARRAYS: bool = true;
+
+    fn belongs(doc: &Self::Doc<'_>, _event: &[u8]) -> Belongs {
+        doc.belongs()
+    }
+
+    fn route(event: &[u8]) -> Route {
+        match event {
+            b"error" => Route::Error,
+            _ => Route::Decode,
+        }
+    }
+
+    fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
+        gemini::decode(doc)
+    }
+
+    fn value<'f>(
+        &mut self,
+        core: &mut StreamCore,
+        py: Python<'_>,
+        v: Value<'f, '_, Chunk<'f>>,
+        out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<()> {
+        let chunk = &v.value;
+        if let Some(error) = chunk.error {
+            let info = ErrorInfo::of_document(v.doc, Some(error));
+            let name = core.event_name(py, v.frame);
+            emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
+            if chunk.belongs() != Belongs::Own {
+                return Ok(());
+            }
+        }
+        self.fold.add(chunk);
+        core.tap(Upstream::Gemini(chunk));
+        if !core.done && self.fold.finished() {
+            core.done = true;
+        }
+        if let Some(out) = out {
+            self.items(py, chunk, v.doc, out)?;
+        }
+        if let Some(reason) = chunk.block_reason() {
+            let message = format!("the prompt was blocked ({reason}): no candidate was generated");
+            let type_ = serde_json::to_string(&reason).unwrap_or_default();
+            let info = ErrorInfo {
+                message: message.into(),
+                type_: Some(&type_),
+                code: Some("\"prompt_blocked\""),
+                raw: Some(v.doc),
+            };
+            let name = core.event_name(py, v.frame);
+            emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
+        }
+        Ok(())
+    }
+
+    fn shortcut(
+        &mut self,
+        _py: Python<'_>,
+        _core: &mut StreamCore,
+        _frame: Subject<'_>,
+        _out: Option<&Bound<'_, PyList>>,
+    ) -> PyResult<Option<usize>> {
+        Ok(None)
+    }
+
+    fn has_template(&self) -> bool {
+        false
+    }
+
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+        self.fold.arguments(choice, index)
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        self.fold.warnings().to_vec()
+    }
+
+    fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        out_to_py(py, &self.fold.result())
+    }
+}
+
+dialect_stream!(
+    GeminiStream,
+    "GeminiStream",
+    GeminiState,
+    "a finishReason",
+    "Google Gemini `streamGenerateContent` stream (Gemini API and Vertex AI, `?alt=sse` or a JSON array): framing and chunk decoding."
+);
