@@ -26,17 +26,19 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use ssewire::dialect::body::Body;
-use ssewire::dialect::{chat, messages, responses, split_docs, Doc};
+use ssewire::dialect::{chat, gemini, messages, responses, split_docs, Doc};
 use ssewire::fold::chat::ChatFold;
+use ssewire::fold::gemini::GeminiFold;
 use ssewire::fold::messages::MessagesFold;
 use ssewire::fold::responses::ResponsesFold;
 use ssewire::sse::{RawEvent, DEFAULT_MAX_EVENT_SIZE};
-use ssewire::translate::{Dialect, Standalone};
+use ssewire::translate::{Dialect, Standalone, Target};
 
-const DIALECTS: [(&str, Dialect); 3] = [
+const DIALECTS: [(&str, Dialect); 4] = [
     ("chat", Dialect::Chat),
     ("messages", Dialect::Messages),
     ("responses", Dialect::Responses),
+    ("gemini", Dialect::Gemini),
 ];
 
 /// Runs `f` until `budget` is spent (at least 5 rounds); the fastest round.
@@ -99,6 +101,7 @@ struct Folds {
     chat: ChatFold,
     messages: MessagesFold,
     responses: ResponsesFold,
+    gemini: GeminiFold,
 }
 
 impl Folds {
@@ -107,6 +110,7 @@ impl Folds {
             chat: ChatFold::default(),
             messages: MessagesFold::default(),
             responses: ResponsesFold::new(),
+            gemini: GeminiFold::new(),
         }
     }
 
@@ -137,6 +141,12 @@ impl Folds {
                 }
                 black_box(doc);
             }),
+            Dialect::Gemini => split_docs(data, gemini::decode, |doc| {
+                if let (Doc::Value(_, chunk), true) = (&doc, fold) {
+                    self.gemini.add(chunk);
+                }
+                black_box(doc);
+            }),
         }
     }
 
@@ -145,6 +155,7 @@ impl Folds {
             Dialect::Chat => black_box(self.chat.result()),
             Dialect::Messages => black_box(self.messages.result()),
             Dialect::Responses => black_box(self.responses.result()),
+            Dialect::Gemini => black_box(self.gemini.result()),
         };
     }
 }
@@ -218,9 +229,9 @@ fn main() {
             folds.result(dialect);
         });
         for (target_name, target) in DIALECTS {
-            if target == dialect {
+            let Some(target) = Target::parse(target_name).filter(|_| target != dialect) else {
                 continue;
-            }
+            };
             row(&format!("translate ->{target_name}"), &|reads| {
                 let mut t = Standalone::new(Some(dialect), target, DEFAULT_MAX_EVENT_SIZE);
                 for read in reads {

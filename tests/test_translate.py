@@ -29,10 +29,13 @@ from test_sdks import MESSAGES, TIMEOUT, sdk_messages
 
 DATA = Path(__file__).resolve().parent / "data"
 DIALECTS = ("chat", "messages", "responses")
+# Gemini is a source only (issue 17): there is no Gemini writer.
+SOURCES = DIALECTS + ("gemini",)
 STREAMS = {
     "chat": ssewire.ChatCompletionStream,
     "messages": ssewire.MessagesStream,
     "responses": ssewire.ResponsesStream,
+    "gemini": ssewire.GeminiStream,
 }
 
 
@@ -72,7 +75,7 @@ SDKS = {"chat": sdk_chat, "messages": sdk_messages, "responses": sdk_responses}
 
 
 def captures() -> list[tuple[str, str]]:
-    return [(d, p.stem) for d in DIALECTS for p in sorted((DATA / d).glob("*.sse"))]
+    return [(d, p.stem) for d in SOURCES for p in sorted((DATA / d).glob("*.sse"))]
 
 
 CAPTURES = captures()
@@ -151,6 +154,26 @@ def neutral(dialect: str, r: dict) -> dict:
             cached = u.get("cache_read_input_tokens") or 0
             usage = {"input": (u.get("input_tokens") or 0) + cached + (u.get("cache_creation_input_tokens") or 0),
                      "output": u.get("output_tokens"), "cached": cached}  # fmt: skip
+    elif dialect == "gemini":
+        candidates = r.get("candidates") or []
+        first = next((c for i, c in enumerate(candidates) if c.get("index", i) == 0), {})
+        for part in (first.get("content") or {}).get("parts") or []:
+            if "functionCall" in part:
+                f = part["functionCall"]
+                # Gemini calls have no id: a translation makes one up (compared apart).
+                calls.append((f.get("id"), f.get("name"), _args(f.get("args"))))
+            elif part.get("thought"):
+                reasoning += part.get("text") or ""
+            else:
+                text += part.get("text") or ""
+        reason = first.get("finishReason")
+        stop = None if reason is None else {"STOP": "tool" if calls else "end", "MAX_TOKENS": "max"}.get(
+            reason, "filter" if reason in GEMINI_FILTERED else reason)  # fmt: skip
+        u = r.get("usageMetadata") or {}
+        if u:
+            usage = {"input": (u.get("promptTokenCount") or 0) + (u.get("toolUsePromptTokenCount") or 0),
+                     "output": (u.get("candidatesTokenCount") or 0) + (u.get("thoughtsTokenCount") or 0),
+                     "cached": u.get("cachedContentTokenCount") or 0}  # fmt: skip
     else:
         for item in r.get("output") or []:
             if item.get("type") == "message":
@@ -172,6 +195,10 @@ def neutral(dialect: str, r: dict) -> dict:
     return {"text": text, "reasoning": reasoning, "calls": calls, "stop": stop, "usage": usage}
 
 
+GEMINI_FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
+                   "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"}  # fmt: skip
+
+
 def comparable(source: dict, target: dict, lossy: tuple[bool, bool] = (False, False)) -> tuple[dict, dict]:
     """What must cross: everything but what a dialect cannot say (a stop reason the source
     never gave; usage the source never sent). ``lossy``: (the source stream has warnings: tool
@@ -183,6 +210,11 @@ def comparable(source: dict, target: dict, lossy: tuple[bool, bool] = (False, Fa
         target["usage"] = {}
     if source["stop"] is None:  # the source never said; the target must say something
         target["stop"] = None
+    if any(c[0] is None for c in source["calls"]):  # made-up ids (Gemini): present and unique
+        ids = [c[0] for c in target["calls"]]
+        assert all(ids) and len(set(ids)) == len(ids), ids
+        source["calls"] = [(None, *c[1:]) for c in source["calls"]]
+        target["calls"] = [(None, *c[1:]) for c in target["calls"]]
     warned, mismatched = lossy
     if warned:
         source["calls"] = [c[:2] for c in source["calls"]]
@@ -268,6 +300,73 @@ def test_live_one_event_per_read() -> None:
                         assert json.dumps(text)[1:-1].encode() in out
     assert b"message_stop" in out  # [DONE] closed it, before finish()
     assert t.finish() == b""
+
+
+def test_live_gemini_one_chunk_per_read() -> None:
+    """Gemini has no terminal marker: candidate 0's finishReason closes the target, before
+    finish(), and each chunk's text is out with the feed that carried it."""
+    body = body_of("gemini", "text_basic")
+    for target in DIALECTS:
+        t = ssewire.Translator("gemini", target)
+        out = b""
+        for frame in body.split(b"\r\n\r\n"):
+            if not frame.strip():
+                continue
+            out = t.feed(frame + b"\r\n\r\n")
+            chunk = json.loads(frame.decode()[6:])
+            for part in chunk["candidates"][0]["content"]["parts"]:
+                if part.get("text"):
+                    assert json.dumps(part["text"], ensure_ascii=False)[1:-1].encode() in out
+        assert {"chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed"}[target] in out
+        assert t.finish() == b""
+
+
+def test_gemini_usage_and_made_up_ids() -> None:
+    """Output tokens are candidates + thoughts tokens, reasoning tokens the thoughts, cached
+    tokens cachedContentTokenCount (inside the prompt count, as OpenAI counts them); calls get
+    ids that are unique within the message and the same however the reads were cut."""
+    body = body_of("gemini", "parallel_calls")
+    usage = read("gemini", body).result()["usageMetadata"]
+    chat = read("chat", ssewire.translate(body, "gemini", "chat")).result()
+    assert chat["usage"]["completion_tokens"] == usage["candidatesTokenCount"] + usage.get("thoughtsTokenCount", 0)
+    assert chat["usage"]["prompt_tokens"] == usage["promptTokenCount"]
+    ids = [c["id"] for c in chat["choices"][0]["message"]["tool_calls"]]
+    assert len(ids) == 3 and len(set(ids)) == 3
+    assert chat["choices"][0]["finish_reason"] == "tool_calls"
+    body = body_of("gemini", "thinking_signature")
+    usage = read("gemini", body).result()["usageMetadata"]
+    msg = read("messages", ssewire.translate(body, "gemini", "messages")).result()
+    assert msg["usage"]["output_tokens"] == usage["candidatesTokenCount"] + usage["thoughtsTokenCount"]
+    assert [b["type"] for b in msg["content"]] == ["thinking", "text"]
+    # The signature of a thought part crosses to the thinking block; one on answer text has
+    # no place in the target and is named in the notes.
+    assert "thought signatures on answer text" in ssewire.Translator("gemini", "messages").notes + \
+        _notes_of(body, "messages")
+    signed = _gemini_chunk({"text": "hmm", "thought": True, "thoughtSignature": "c2ln"}) + \
+        _gemini_chunk({"text": "Hi"}, finish="STOP")
+    msg = read("messages", ssewire.translate(signed, "gemini", "messages")).result()
+    assert msg["content"][0] == {"type": "thinking", "thinking": "hmm", "signature": "c2ln"}
+    resp = read("responses", ssewire.translate(body, "gemini", "responses")).result()
+    assert resp["usage"]["output_tokens_details"]["reasoning_tokens"] == usage["thoughtsTokenCount"]
+
+
+def _notes_of(body: bytes, target: str) -> list[str]:
+    t = ssewire.Translator("gemini", target)
+    t.feed(body)
+    t.finish()
+    return t.notes
+
+
+def _gemini_chunk(part: dict, finish: Optional[str] = None) -> bytes:
+    candidate: dict = {"content": {"role": "model", "parts": [part]}, "index": 0}
+    if finish:
+        candidate["finishReason"] = finish
+    return ("data: " + json.dumps({"candidates": [candidate], "modelVersion": "g"}) + "\r\n\r\n").encode()
+
+
+def test_gemini_is_a_source_only() -> None:
+    with pytest.raises(ValueError, match="source only"):
+        ssewire.Translator("chat", "gemini")
 
 
 def test_cut_upstream_gets_no_made_up_ending() -> None:
@@ -373,7 +472,7 @@ def test_many_tool_calls_translate_in_linear_time(target: str) -> None:
 def test_garbage_never_raises() -> None:
     for body in [b"\xff\xfe\x00garbage", b"data: {\n\n", b"event: error\ndata: \n\n", b"{\"error\": 1}",
                  b"data: [DONE]\n\n" * 3, b"<html>502</html>"]:  # fmt: skip
-        for source in ("auto", "chat", "messages", "responses"):
+        for source in ("auto",) + SOURCES:
             for target in DIALECTS:
                 t = ssewire.Translator(source, target)
                 t.feed(body)

@@ -76,6 +76,15 @@ pub struct Call<'a> {
 }
 
 impl Call<'_> {
+    /// Whether this is an empty `functionCall` (`{}`: no name, arguments or pieces): Vertex's
+    /// closing piece of a streamed call, never a call of its own.
+    pub fn is_empty(&self) -> bool {
+        self.name.is_none()
+            && self.args.is_none()
+            && self.partial_args.is_empty()
+            && !self.will_continue
+    }
+
     /// Whether this piece belongs to a streamed call (Vertex `streamFunctionCallArguments`).
     pub fn is_streamed(&self) -> bool {
         self.args.is_none() && (self.will_continue || !self.partial_args.is_empty())
@@ -143,6 +152,33 @@ impl Chunk<'_> {
             .ok()?
             .reason
             .map(|r| r.0.into_owned())
+    }
+}
+
+/// The error of a blocked prompt (`promptFeedback.blockReason` and no candidate).
+pub struct Blocked<'a> {
+    message: String,
+    type_: String,
+    doc: &'a str,
+}
+
+/// The error a blocked prompt is reported as: code `prompt_blocked`, type the block reason.
+pub fn blocked<'a>(reason: &str, doc: &'a str) -> Blocked<'a> {
+    Blocked {
+        message: format!("the prompt was blocked ({reason}): no candidate was generated"),
+        type_: serde_json::to_string(reason).unwrap_or_default(),
+        doc,
+    }
+}
+
+impl Blocked<'_> {
+    pub fn info(&self) -> super::ErrorInfo<'_> {
+        super::ErrorInfo {
+            message: std::borrow::Cow::Borrowed(&self.message),
+            type_: Some(&self.type_),
+            code: Some("\"prompt_blocked\""),
+            raw: Some(self.doc),
+        }
     }
 }
 

@@ -12,8 +12,9 @@
 //!   `functionCall` part is kept as sent. Vertex's streamed calls (`willContinue`,
 //!   `partialArgs`) are assembled into one part `{"functionCall": {"name", "args"}}` by
 //!   [`ArgsText`]; a call whose closing piece never came is closed by the next part that does
-//!   not continue it, by the candidate's `finishReason`, or when the result is built. Any
-//!   other part is kept as sent.
+//!   not continue it, by the candidate's `finishReason`, or when the result is built. An empty
+//!   `functionCall` (`{}`) only closes the open streamed call: it is never a call of its own.
+//!   Any other part is kept as sent.
 //! - Every other key of a candidate (`finishReason`, `safetyRatings`, ...) and of the chunk
 //!   (`usageMetadata`, which is cumulative, `promptFeedback`, `modelVersion`, `responseId`,
 //!   ...): the last non-null value sent wins.
@@ -377,6 +378,9 @@ impl Cand {
         let continues = self.streaming.is_some() && call.name.is_none();
         if !continues {
             self.end_call(warnings);
+        }
+        if call.is_empty() && !continues {
+            return; // a closing piece with no call open: nothing to add
         }
         if !call.is_streamed() && !continues {
             // A whole call.

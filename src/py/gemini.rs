@@ -284,14 +284,8 @@ impl Dialect for GeminiState {
             self.items(py, chunk, v.doc, out)?;
         }
         if let Some(reason) = chunk.block_reason() {
-            let message = format!("the prompt was blocked ({reason}): no candidate was generated");
-            let type_ = serde_json::to_string(&reason).unwrap_or_default();
-            let info = ErrorInfo {
-                message: message.into(),
-                type_: Some(&type_),
-                code: Some("\"prompt_blocked\""),
-                raw: Some(v.doc),
-            };
+            let blocked = gemini::blocked(&reason, v.doc);
+            let info = blocked.info();
             let name = core.event_name(py, v.frame);
             emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
         }

@@ -15,13 +15,14 @@ use pyo3::types::{PyBytes, PyList};
 
 use super::chat::ChatCompletionStream;
 use super::errors;
+use super::gemini::GeminiStream;
 use super::input::Input;
 use super::json::out_to_py;
 use super::messages::MessagesStream;
 use super::responses::ResponsesStream;
 use super::stream::Source;
 use crate::dialect::body::Body;
-use crate::translate::{sniff, Dialect, Translation, SNIFF_EVENTS};
+use crate::translate::{sniff, Dialect, Target, Translation, SNIFF_EVENTS};
 
 /// With `source="auto"`, how much input may be held before the source is taken to be chat
 /// (every dialect's own first event comes long before).
@@ -33,6 +34,7 @@ fn stream_class<'py>(py: Python<'py>, dialect: Dialect) -> PyResult<Bound<'py, P
         Dialect::Chat => "ChatCompletionStream",
         Dialect::Messages => "MessagesStream",
         Dialect::Responses => "ResponsesStream",
+        Dialect::Gemini => "GeminiStream",
     };
     py.import("ssewire._reading")?.getattr(name)
 }
@@ -43,10 +45,24 @@ fn new_stream(py: Python<'_>, dialect: Dialect, max_event_size: usize) -> PyResu
     Ok(stream_class(py, dialect)?.call((), Some(&kwargs))?.unbind())
 }
 
-fn dialect(name: &str, what: &str) -> PyResult<Dialect> {
+fn source_dialect(name: &str) -> PyResult<Dialect> {
     Dialect::parse(name).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "unknown {what} dialect {:?}: expected \"chat\", \"messages\" or \"responses\"",
+            "unknown source dialect {:?}: expected \"chat\", \"messages\", \"responses\", \"gemini\" or \"auto\"",
+            name.chars().take(40).collect::<String>()
+        ))
+    })
+}
+
+fn target_dialect(name: &str) -> PyResult<Target> {
+    Target::parse(name).ok_or_else(|| {
+        let gemini = if name == "gemini" {
+            " (Gemini is a source only: there is no Gemini writer)"
+        } else {
+            ""
+        };
+        PyValueError::new_err(format!(
+            "unknown target dialect {:?}: expected \"chat\", \"messages\" or \"responses\"{gemini}",
             name.chars().take(40).collect::<String>()
         ))
     })
@@ -101,6 +117,8 @@ impl Translator {
             lend(&mut *errors::exclusive(s, "stream")?)
         } else if let Ok(s) = source.cast::<ResponsesStream>() {
             lend(&mut *errors::exclusive(s, "stream")?)
+        } else if let Ok(s) = source.cast::<GeminiStream>() {
+            lend(&mut *errors::exclusive(s, "stream")?)
         } else {
             Ok(None)
         }
@@ -153,10 +171,10 @@ impl Translator {
     #[new]
     #[pyo3(signature = (source, target, *, max_event_size = crate::sse::DEFAULT_MAX_EVENT_SIZE))]
     fn new(py: Python<'_>, source: &str, target: &str, max_event_size: usize) -> PyResult<Self> {
-        let target = dialect(target, "target")?;
+        let target = target_dialect(target)?;
         let source = match source {
             "auto" => None,
-            name => Some(dialect(name, "source")?),
+            name => Some(source_dialect(name)?),
         };
         Ok(Translator {
             t: Some(Box::new(Translation::new(source, target))),
@@ -164,7 +182,12 @@ impl Translator {
                 .map(|d| new_stream(py, d, max_event_size))
                 .transpose()?,
             undecided: source.is_none().then(|| Undecided {
-                sniffer: Body::new(max_event_size),
+                sniffer: {
+                    // A Gemini body may be a JSON array: its elements are sniffed too.
+                    let mut body = Body::new(max_event_size);
+                    body.read_json_arrays();
+                    body
+                },
                 held: Vec::new(),
                 events: 0,
             }),

@@ -36,6 +36,8 @@ pub enum Dialect {
     Chat,
     Messages,
     Responses,
+    /// A source only (there is no Gemini writer).
+    Gemini,
 }
 
 impl Dialect {
@@ -44,6 +46,7 @@ impl Dialect {
             "chat" => Some(Dialect::Chat),
             "messages" => Some(Dialect::Messages),
             "responses" => Some(Dialect::Responses),
+            "gemini" => Some(Dialect::Gemini),
             _ => None,
         }
     }
@@ -53,6 +56,40 @@ impl Dialect {
             Dialect::Chat => "chat",
             Dialect::Messages => "messages",
             Dialect::Responses => "responses",
+            Dialect::Gemini => "gemini",
+        }
+    }
+}
+
+/// A target dialect: one a writer serves (every source but Gemini, which has no writer).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    Chat,
+    Messages,
+    Responses,
+}
+
+impl Target {
+    pub fn parse(name: &str) -> Option<Target> {
+        match Dialect::parse(name)? {
+            Dialect::Chat => Some(Target::Chat),
+            Dialect::Messages => Some(Target::Messages),
+            Dialect::Responses => Some(Target::Responses),
+            Dialect::Gemini => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        Dialect::from(self).name()
+    }
+}
+
+impl From<Target> for Dialect {
+    fn from(t: Target) -> Dialect {
+        match t {
+            Target::Chat => Dialect::Chat,
+            Target::Messages => Dialect::Messages,
+            Target::Responses => Dialect::Responses,
         }
     }
 }
@@ -116,6 +153,25 @@ impl<'a> Stop<'a> {
             "max_tokens" | "model_context_window_exceeded" => Stop::MaxTokens,
             "tool_use" => Stop::ToolUse,
             "refusal" => Stop::Filtered,
+            other => Stop::Other(other),
+        }
+    }
+
+    /// Gemini's `finishReason` (`STOP` also ends a turn that called tools: Gemini has no
+    /// reason of its own for it).
+    pub fn from_gemini(reason: &'a str, called_tools: bool) -> Stop<'a> {
+        match reason {
+            "STOP" if called_tools => Stop::ToolUse,
+            "STOP" => Stop::EndTurn,
+            "MAX_TOKENS" => Stop::MaxTokens,
+            "SAFETY"
+            | "RECITATION"
+            | "BLOCKLIST"
+            | "PROHIBITED_CONTENT"
+            | "SPII"
+            | "IMAGE_SAFETY"
+            | "IMAGE_PROHIBITED_CONTENT"
+            | "IMAGE_RECITATION" => Stop::Filtered,
             other => Stop::Other(other),
         }
     }
@@ -399,6 +455,7 @@ enum Reader {
     Chat(read::ChatReader),
     Messages(read::MessagesReader),
     Responses(read::ResponsesReader),
+    Gemini(read::GeminiReader),
 }
 
 fn reader_for(source: Dialect) -> Reader {
@@ -406,6 +463,7 @@ fn reader_for(source: Dialect) -> Reader {
         Dialect::Chat => Reader::Chat(read::ChatReader::default()),
         Dialect::Messages => Reader::Messages(read::MessagesReader::default()),
         Dialect::Responses => Reader::Responses(read::ResponsesReader::default()),
+        Dialect::Gemini => Reader::Gemini(read::GeminiReader::default()),
     }
 }
 
@@ -416,7 +474,7 @@ pub struct Translation {
     reader: Option<Reader>,
     source: Option<Dialect>,
     writer: Box<dyn write::Writer + Send + Sync>,
-    target: Dialect,
+    target: Target,
 }
 
 /// With `source: "auto"`, how many events may pass before the source is taken to be chat (the
@@ -426,7 +484,7 @@ pub const SNIFF_EVENTS: usize = 16;
 /// The dialect whose own event this is (by the dialect decoders' own `belongs` rules: the
 /// event name or the JSON `type` / `object` / `choices`), if any; `[DONE]` is chat's.
 pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
-    use crate::dialect::{chat, messages, responses, Belongs};
+    use crate::dialect::{chat, gemini, messages, responses, Belongs};
     let name = event.unwrap_or(b"message");
     let text = crate::text::lossy_cow(std::borrow::Cow::Borrowed(data));
     let mut found = None;
@@ -445,6 +503,8 @@ pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
                     } else if responses::decode(doc).is_ok_and(|e| e.belongs(name) == Belongs::Own)
                     {
                         Some(Dialect::Responses)
+                    } else if gemini::decode(doc).is_ok_and(|c| c.belongs() == Belongs::Own) {
+                        Some(Dialect::Gemini)
                     } else if chat::decode(doc).is_ok_and(|c| c.belongs() == Belongs::Own) {
                         Some(Dialect::Chat)
                     } else {
@@ -461,7 +521,7 @@ pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
 impl Translation {
     /// A translation from `source` (`None`: not told yet, see [`Translation::set_source`]) to
     /// `target`.
-    pub fn new(source: Option<Dialect>, target: Dialect) -> Self {
+    pub fn new(source: Option<Dialect>, target: Target) -> Self {
         Translation {
             reader: source.map(reader_for),
             source,
@@ -483,7 +543,7 @@ impl Translation {
         self.source
     }
 
-    pub fn target(&self) -> Dialect {
+    pub fn target(&self) -> Target {
         self.target
     }
 
@@ -528,6 +588,7 @@ impl Translation {
             (Upstream::Chat(v), Some(Reader::Chat(r))) => r.view(v, sink),
             (Upstream::Messages(v), Some(Reader::Messages(r))) => r.view(v, sink),
             (Upstream::Responses(v), Some(Reader::Responses(r))) => r.view(v, sink),
+            (Upstream::Gemini(c), Some(Reader::Gemini(r))) => r.view(c, sink),
             // Another dialect's view cannot come from the source's own stream.
             (_, Some(_)) => {}
         }
@@ -556,9 +617,13 @@ pub struct Standalone {
 }
 
 impl Standalone {
-    pub fn new(source: Option<Dialect>, target: Dialect, max_event_size: usize) -> Self {
+    pub fn new(source: Option<Dialect>, target: Target, max_event_size: usize) -> Self {
+        let mut body = crate::dialect::body::Body::new(max_event_size);
+        if matches!(source, None | Some(Dialect::Gemini)) {
+            body.read_json_arrays();
+        }
         Standalone {
-            body: crate::dialect::body::Body::new(max_event_size),
+            body,
             t: Translation::new(source, target),
             undecided: Vec::new(),
         }
@@ -624,7 +689,7 @@ impl Standalone {
 
     /// One event, decoded and read as its dialect stream reads it.
     fn event(&mut self, event: Option<&[u8]>, data: &[u8]) {
-        use crate::dialect::{chat, messages, responses};
+        use crate::dialect::{chat, gemini, messages, responses};
         let text = crate::text::fix_lone_surrogates(crate::text::lossy_cow(
             std::borrow::Cow::Borrowed(data),
         ));
@@ -676,6 +741,24 @@ impl Standalone {
                     Doc::Malformed(m) => doc_of(t, Doc::Malformed(m)),
                 })
             }
+            Dialect::Gemini => crate::dialect::split_docs(&text, gemini::decode, |doc| match doc {
+                Doc::Value(doc, chunk) => {
+                    // As `GeminiStream` reads a chunk: its error, then its content, then a
+                    // blocked prompt.
+                    if let Some(error) = chunk.error {
+                        t.read(Upstream::Error(&ErrorInfo::of_document(doc, Some(error))));
+                        if chunk.belongs() != crate::dialect::Belongs::Own {
+                            return;
+                        }
+                    }
+                    t.read(Upstream::Gemini(&chunk));
+                    if let Some(reason) = chunk.block_reason() {
+                        t.read(Upstream::Error(&gemini::blocked(&reason, doc).info()));
+                    }
+                }
+                Doc::Done => doc_of(t, Doc::Done),
+                Doc::Malformed(m) => doc_of(t, Doc::Malformed(m)),
+            }),
             Dialect::Responses => {
                 crate::dialect::split_docs(&text, responses::decode, |doc| match doc {
                     Doc::Value(doc, ev) => {

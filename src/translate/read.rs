@@ -522,3 +522,234 @@ impl ResponsesReader {
         }
     }
 }
+
+// --- Gemini -----------------------------------------------------------------------------------
+
+/// Gemini usage in neutral terms: its prompt count includes cached tokens (as OpenAI's does),
+/// and its answer is counted in two figures, `candidatesTokenCount` and `thoughtsTokenCount`,
+/// both output. Tokens of tool-use prompts are prompt tokens too.
+fn gemini_usage(text: &str) -> Option<Usage> {
+    let [prompt, tool_prompt, candidates, thoughts, cached] = fields(
+        text,
+        [
+            "promptTokenCount",
+            "toolUsePromptTokenCount",
+            "candidatesTokenCount",
+            "thoughtsTokenCount",
+            "cachedContentTokenCount",
+        ],
+    );
+    let n = |v: Option<&str>| v.and_then(|v| v.trim().parse::<u64>().ok());
+    let (candidates, thoughts) = (n(candidates), n(thoughts));
+    Some(Usage {
+        input: n(prompt).map(|p| p.saturating_add(n(tool_prompt).unwrap_or(0))),
+        uncached: None,
+        cache_read: n(cached),
+        cache_write: None,
+        output: (candidates.is_some() || thoughts.is_some()).then(|| {
+            candidates
+                .unwrap_or(0)
+                .saturating_add(thoughts.unwrap_or(0))
+        }),
+        reasoning: thoughts,
+    })
+}
+
+/// What the Gemini reader has open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum GeminiOpen {
+    Text,
+    Reasoning,
+    /// A Vertex streamed call.
+    Call,
+}
+
+/// Reads a Gemini stream (candidate 0; other candidates are noted and dropped). Each run of
+/// parts of one kind is a block; calls carry no id, so each gets one made up from the
+/// response id (or, without one, from a per-stream salt) and its number. The stream has no
+/// terminal marker: candidate 0's `finishReason` ends the target.
+#[derive(Debug)]
+pub struct GeminiReader {
+    open: Option<(Key, GeminiOpen)>,
+    /// The open streamed call's arguments writer.
+    streamed: Option<crate::fold::gemini::ArgsText>,
+    next: Key,
+    calls: u64,
+    meta: bool,
+    ended: bool,
+    salt: u64,
+}
+
+impl Default for GeminiReader {
+    fn default() -> Self {
+        use std::hash::{BuildHasher, Hasher};
+        GeminiReader {
+            open: None,
+            streamed: None,
+            next: 0,
+            calls: 0,
+            meta: false,
+            ended: false,
+            salt: std::collections::hash_map::RandomState::new()
+                .build_hasher()
+                .finish(),
+        }
+    }
+}
+
+impl GeminiReader {
+    fn close_open(&mut self, sink: &mut dyn Sink) {
+        if let Some((key, kind)) = self.open.take() {
+            if kind == GeminiOpen::Call {
+                if let Some(mut w) = self.streamed.take() {
+                    let mut text = String::new();
+                    w.close(&mut text);
+                    sink.delta(key, &text);
+                }
+            }
+            sink.close(key);
+        }
+    }
+
+    fn new_key(&mut self) -> Key {
+        self.next += 1;
+        self.next
+    }
+
+    fn call_id(&mut self, sent: Option<&str>, response_id: Option<&str>) -> String {
+        self.calls += 1;
+        match (sent, response_id) {
+            (Some(id), _) if !id.is_empty() => id.to_owned(),
+            (_, Some(r)) => format!("call_{r}_{}", self.calls),
+            _ => format!("call_{:016x}_{}", self.salt, self.calls),
+        }
+    }
+
+    /// One chunk, as the Gemini fold reads it (errors come to the translation apart).
+    pub fn view(&mut self, chunk: &crate::dialect::gemini::Chunk<'_>, sink: &mut dyn Sink) {
+        if self.ended {
+            return;
+        }
+        let response_id = chunk.response_id.as_ref().map(|s| s.as_str());
+        if !self.meta && (response_id.is_some() || chunk.model_version.is_some()) {
+            self.meta = true;
+            sink.meta(Meta {
+                id: response_id,
+                model: chunk.model_version.as_ref().map(|s| s.as_str()),
+                created: None,
+            });
+        }
+        let mut first = None;
+        for (pos, c) in chunk.candidates.iter().enumerate() {
+            if c.index.unwrap_or(pos as i64) == 0 && first.is_none() {
+                first = Some(c);
+            } else {
+                sink.drop_note("candidates other than the first (candidateCount above 1)");
+            }
+        }
+        let usage = chunk.usage.and_then(|u| gemini_usage(u.get()));
+        let Some(c) = first else {
+            if let Some(u) = &usage {
+                sink.usage(u);
+            }
+            return;
+        };
+        for part in &c.parts {
+            if let Some(call) = &part.function_call {
+                if part.thought_signature.is_some() {
+                    sink.drop_note("thought signatures of function calls");
+                }
+                let continues = self.streamed.is_some() && call.name.is_none();
+                if !continues {
+                    self.close_open(sink);
+                }
+                if call.is_empty() && !continues {
+                    continue;
+                }
+                let name = call.name.as_ref().map_or("", |n| n.as_str());
+                if !call.is_streamed() && !continues {
+                    let key = self.new_key();
+                    let id = self.call_id(call.id.as_ref().map(|s| s.as_str()), response_id);
+                    sink.open(key, Kind::Tool { id: &id, name });
+                    sink.delta(key, call.args.map_or("{}", |a| a.get()));
+                    sink.close(key);
+                    continue;
+                }
+                if !continues {
+                    let key = self.new_key();
+                    let id = self.call_id(call.id.as_ref().map(|s| s.as_str()), response_id);
+                    sink.open(key, Kind::Tool { id: &id, name });
+                    self.open = Some((key, GeminiOpen::Call));
+                    self.streamed = Some(crate::fold::gemini::ArgsText::default());
+                }
+                let (Some((key, _)), Some(writer)) = (self.open, self.streamed.as_mut()) else {
+                    continue;
+                };
+                let mut text = String::new();
+                for piece in &call.partial_args {
+                    let path = piece.json_path.as_ref().map_or("", |p| p.as_str());
+                    // A piece that does not fit is skipped (the fold notes it).
+                    let _ = writer.add(path, &piece.value, piece.will_continue, &mut text);
+                }
+                if !call.will_continue {
+                    writer.close(&mut text);
+                }
+                if !text.is_empty() {
+                    sink.delta(key, &text);
+                }
+                if !call.will_continue {
+                    self.streamed = None;
+                    self.open = None;
+                    sink.close(key);
+                }
+            } else if let Some(text) = part.text.as_ref().filter(|_| part.is_text()) {
+                let want = if part.thought {
+                    GeminiOpen::Reasoning
+                } else {
+                    GeminiOpen::Text
+                };
+                let key = match self.open {
+                    Some((key, kind)) if kind == want => key,
+                    _ => {
+                        self.close_open(sink);
+                        let key = self.new_key();
+                        sink.open(
+                            key,
+                            if part.thought {
+                                Kind::Reasoning
+                            } else {
+                                Kind::Text
+                            },
+                        );
+                        self.open = Some((key, want));
+                        key
+                    }
+                };
+                if !text.as_str().is_empty() {
+                    sink.delta(key, text.as_str());
+                }
+                if let Some(sig) = &part.thought_signature {
+                    if part.thought {
+                        sink.signature(key, sig.as_str());
+                    } else {
+                        sink.drop_note("thought signatures on answer text");
+                    }
+                }
+            } else {
+                self.close_open(sink);
+                sink.drop_note(
+                    "parts other than text, thoughts and function calls (code execution, inline data, ...)",
+                );
+            }
+        }
+        if let Some(u) = &usage {
+            sink.usage(u);
+        }
+        if let Some(reason) = &c.finish_reason {
+            self.close_open(sink);
+            sink.stop(Stop::from_gemini(reason.as_str(), self.calls > 0));
+            self.ended = true;
+            sink.end();
+        }
+    }
+}

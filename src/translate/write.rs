@@ -290,11 +290,11 @@ macro_rules! writer_impl {
 }
 
 /// A new writer for `target`.
-pub fn writer(target: super::Dialect) -> Box<dyn Writer + Send + Sync> {
+pub fn writer(target: super::Target) -> Box<dyn Writer + Send + Sync> {
     match target {
-        super::Dialect::Chat => Box::<ChatWriter>::default(),
-        super::Dialect::Messages => Box::<MessagesWriter>::default(),
-        super::Dialect::Responses => Box::new(ResponsesWriter {
+        super::Target::Chat => Box::<ChatWriter>::default(),
+        super::Target::Messages => Box::<MessagesWriter>::default(),
+        super::Target::Responses => Box::new(ResponsesWriter {
             out: Written {
                 fold: ResponsesFold::unchecked(),
                 ..Written::default()

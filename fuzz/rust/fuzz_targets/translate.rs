@@ -3,14 +3,15 @@
 //! takes without a panic; memory stays bounded (libFuzzer's -malloc_limit_mb); no panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use ssewire::translate::{Dialect, Standalone};
+use ssewire::translate::{Dialect, Standalone, Target};
 
 #[path = "common.rs"]
 mod common;
 
-const DIALECTS: [Dialect; 3] = [Dialect::Chat, Dialect::Messages, Dialect::Responses];
+const SOURCES: [Dialect; 4] = [Dialect::Chat, Dialect::Messages, Dialect::Responses, Dialect::Gemini];
+const TARGETS: [Target; 3] = [Target::Chat, Target::Messages, Target::Responses];
 
-fn run(source: Option<Dialect>, target: Dialect, pieces: &[&[u8]]) -> (Vec<u8>, Vec<String>) {
+fn run(source: Option<Dialect>, target: Target, pieces: &[&[u8]]) -> (Vec<u8>, Vec<String>) {
     let mut t = Standalone::new(source, target, 4096);
     let mut out = Vec::new();
     for piece in pieces {
@@ -23,15 +24,15 @@ fn run(source: Option<Dialect>, target: Dialect, pieces: &[&[u8]]) -> (Vec<u8>, 
 fuzz_target!(|data: &[u8]| {
     let Some((body, cut)) = common::split(data) else { return };
     let pick = data[0] as usize;
-    let source = match pick % 4 {
-        3 => None,
-        n => Some(DIALECTS[n]),
+    let source = match pick % 5 {
+        4 => None,
+        n => Some(SOURCES[n]),
     };
-    let target = DIALECTS[(pick / 4) % 3];
+    let target = TARGETS[(pick / 5) % 3];
     let whole = run(source, target, &[body]);
     let (a, b) = body.split_at(cut);
     assert_eq!(run(source, target, &[a, b]), whole, "the output depends on the cut");
     // The output reads back as the target (a translation of itself): no panic.
-    let again = run(Some(target), target, &[&whole.0]);
+    let again = run(Some(target.into()), target, &[&whole.0]);
     assert!(again.0.len() <= 4 * whole.0.len() + 4096);
 });
