@@ -52,6 +52,7 @@ DIALECTS: Dict[str, Callable[[int], bytes]] = {
     "chat": lambda n: _streams.chat_stream(n, seed=1, tool_calls=True),
     "messages": lambda n: _streams.messages_stream(n, seed=2, tool_use=True, thinking=True),
     "responses": lambda n: _streams.responses_stream(n, seed=3, tool_calls=True, event_lines=True),
+    "gemini": lambda n: _streams.gemini_stream(n, seed=4, thinking=True, function_call=True),
 }
 
 #: chunking -> how a body is cut into reads (the same cuts as ``conftest.CHUNKINGS``).
@@ -599,3 +600,64 @@ def bench_accumulate(
     assert summarize(run(arg)) == reference(corpora.quick), f"{peer} disagrees with ssewire"
     benchmark.extra_info.update(corpus_.info(chunking))
     benchmark(run, arg)
+
+
+# -- dict accumulators: Gemini -------------------------------------------------------------
+
+
+class GeminiDictAccumulator:
+    """Gemini ``GenerateContentResponse`` chunk dicts -> the non-streaming response dict, by
+    the rules of API.md section 9 that a straightforward reader applies: consecutive text parts
+    of one kind join (a signature stays with its text), other parts are kept as sent, the other
+    keys of a candidate and of the chunk take the last value (``usageMetadata`` is cumulative).
+    Vertex's streamed call arguments are not assembled (the corpus has none)."""
+
+    __slots__ = ("_candidates", "_top", "done", "error")
+
+    def __init__(self) -> None:
+        self._candidates: Dict[int, Dict[str, Any]] = {}
+        self._top: Dict[str, Any] = {}
+        self.done = False
+        self.error: Optional[Dict[str, Any]] = None
+
+    def add(self, chunk: Dict[str, Any]) -> None:
+        if "error" in chunk:
+            if self.error is None:
+                self.error = chunk["error"]
+            return
+        for position, cand in enumerate(chunk.get("candidates") or ()):
+            index = cand.get("index", position)
+            folded = self._candidates.get(index)
+            if folded is None:
+                folded = self._candidates[index] = {}
+            for key, value in cand.items():
+                if key == "content":
+                    content = folded.setdefault("content", {"role": "model", "parts": []})
+                    if value.get("role"):
+                        content["role"] = value["role"]
+                    parts = content["parts"]
+                    for part in value.get("parts") or ():
+                        last = parts[-1] if parts else None
+                        if (
+                            "text" in part and "functionCall" not in part and last is not None
+                            and "text" in last and "functionCall" not in last
+                            and bool(last.get("thought")) == bool(part.get("thought"))
+                            and not ("thoughtSignature" in last and "thoughtSignature" in part)
+                        ):
+                            last["text"] += part["text"]
+                            if "thoughtSignature" in part:
+                                last["thoughtSignature"] = part["thoughtSignature"]
+                        else:
+                            parts.append(dict(part))
+                elif value is not None:
+                    folded[key] = value
+            if index == 0 and "finishReason" in cand:
+                self.done = True
+        for key, value in chunk.items():
+            if key != "candidates" and value is not None:
+                self._top[key] = value
+
+    def result(self) -> Dict[str, Any]:
+        out: Dict[str, Any] = {"candidates": [self._candidates[i] for i in sorted(self._candidates)]}
+        out.update(self._top)
+        return out

@@ -34,6 +34,7 @@ __all__ = [
     "chat_stream",
     "messages_stream",
     "responses_stream",
+    "gemini_stream",
     "large_event_stream",
     "chunked",
     "event_reads",
@@ -64,6 +65,8 @@ _CUM = list(accumulate(w for _, w in _VOCAB))
 
 # json.dumps(obj, separators=(",", ":"), ensure_ascii=False), with the encoder made once.
 _DUMPS = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False).encode
+# Google's JSON spelling: a space after each colon, none after commas.
+_GOOGLE_DUMPS = json.JSONEncoder(separators=(",", ": "), ensure_ascii=False).encode
 _ALNUM = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
 _HEX = "0123456789abcdef"
 
@@ -425,6 +428,68 @@ def responses_stream(
     return "".join(out).encode("utf-8")
 
 
+def gemini_stream(
+    n_chunks: int = 200,
+    seed: int = 0,
+    thinking: bool = False,
+    function_call: bool = False,
+    model: str = "gemini-2.5-flash",
+) -> bytes:
+    """A Gemini ``POST .../models/M:streamGenerateContent?alt=sse`` stream body.
+
+    ``data: {json}\\r\\n\\r\\n`` frames (the Gemini API's CRLF separators, and its JSON spelling:
+    ``": "`` after keys, ``","`` alone between members) of
+    ``GenerateContentResponse`` chunks: ``candidates[{content: {parts, role: "model"}, index:
+    0}]``, a cumulative ``usageMetadata`` on every chunk (prompt, candidates, total and, with
+    thinking, thoughts token counts), ``modelVersion`` and ``responseId``. ``n_chunks`` text
+    chunks of one token each; ``thinking=True`` sends about a third of them first as thought
+    parts (``"thought": true``). ``function_call=True`` ends with a chunk holding a whole
+    ``functionCall`` part with a ``thoughtSignature``. The last chunk has ``finishReason:
+    "STOP"``. No ``[DONE]``: the body just ends.
+    """
+    rng = random.Random(seed)
+    response_id = _rand_id(rng, 23)
+    prompt = 20 + int(rng.random() * 2000)
+    texts = tokens(n_chunks, seed)
+    n_thought = n_chunks // 3 if thinking else 0
+    out = []
+    thoughts = candidates = 0
+
+    def usage() -> Dict[str, Any]:
+        u: Dict[str, Any] = {"promptTokenCount": prompt}
+        if candidates:
+            u["candidatesTokenCount"] = candidates
+        u["totalTokenCount"] = prompt + candidates + thoughts
+        u["promptTokensDetails"] = [{"modality": "TEXT", "tokenCount": prompt}]
+        if thoughts:
+            u["thoughtsTokenCount"] = thoughts
+        return u
+
+    def chunk(parts: List[Dict[str, Any]], finish: Optional[str] = None) -> str:
+        candidate: Dict[str, Any] = {"content": {"parts": parts, "role": "model"}}
+        if finish:
+            candidate["finishReason"] = finish
+        candidate["index"] = 0
+        obj = {"candidates": [candidate], "usageMetadata": usage(), "modelVersion": model,
+               "responseId": response_id}  # fmt: skip
+        return "data: " + _GOOGLE_DUMPS(obj) + "\r\n\r\n"
+
+    for i, text in enumerate(texts):
+        last = i == len(texts) - 1 and not function_call
+        if i < n_thought:
+            thoughts += 1
+            out.append(chunk([{"text": text, "thought": True}]))
+        else:
+            candidates += 1
+            out.append(chunk([{"text": text}], "STOP" if last else None))
+    if function_call:
+        name, args = _TOOLS[0]
+        candidates += 12
+        signature = base64.b64encode(bytes(int(rng.random() * 256) for _ in range(48))).decode()
+        out.append(chunk([{"functionCall": {"name": name, "args": args}, "thoughtSignature": signature}], "STOP"))
+    return "".join(out).encode("utf-8")
+
+
 def large_event_stream(size: int = 4 << 20, seed: int = 0) -> bytes:
     """One event whose single ``data:`` line is about ``size`` bytes: a JSON object carrying
     a base64 image, like an image-generation result (``partial_image_b64``) sent in one
@@ -465,19 +530,21 @@ def chunked(body: bytes, size: int = 4096, *, seed: Optional[int] = None) -> Lis
 
 
 def event_reads(body: bytes, per_read: int = 1) -> List[bytes]:
-    """Cuts ``body`` after every ``per_read``-th blank line (``\\n\\n``): one read per event,
-    as a live stream delivers them while the model produces tokens one by one."""
+    """Cuts ``body`` after every ``per_read``-th blank line (``\\n\\n``, or ``\\r\\n\\r\\n`` in a
+    CRLF body such as Gemini's): one read per event, as a live stream delivers them while the
+    model produces tokens one by one."""
+    sep = b"\r\n\r\n" if b"\n\n" not in body and b"\r\n\r\n" in body else b"\n\n"
     reads = []
     start = 0
     count = 0
-    i = body.find(b"\n\n")
+    i = body.find(sep)
     while i >= 0:
         count += 1
         if count == per_read:
-            reads.append(body[start : i + 2])
-            start = i + 2
+            reads.append(body[start : i + len(sep)])
+            start = i + len(sep)
             count = 0
-        i = body.find(b"\n\n", i + 2)
+        i = body.find(sep, i + len(sep))
     if start < len(body):
         reads.append(body[start:])
     return reads
