@@ -131,6 +131,31 @@ def test_responses_text_and_sequence_number_holes(holes: list[tuple[str, str]], 
     _same_as_fresh(ssewire.ResponsesStream, frames)
 
 
+def _gemini(text: str, candidates: str, total: str, thought: bool = False) -> str:
+    """A Gemini text chunk in Google's spelling, with its cumulative usage counts."""
+    flag = ',"thought": true' if thought else ""
+    return (
+        '{"candidates": [{"content": {"parts": [{"text": "' + text + '"' + flag + '}],"role": "model"},'
+        '"index": 0}],"usageMetadata": {"promptTokenCount": 9,"candidatesTokenCount": ' + candidates
+        + ',"totalTokenCount": ' + total + ',"promptTokensDetails": [{"modality": "TEXT","tokenCount": 9}]},'
+        '"modelVersion": "gemini-2.5-flash","responseId": "r1"}'
+    )
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.tuples(_hole, _number, _number, st.booleans()), min_size=1, max_size=8))
+def test_gemini_text_and_usage_holes(holes: list[tuple[str, str, str, bool]]) -> None:
+    """Gemini repeats a cumulative usage object on every chunk: its counts are number holes and
+    the object a span; anything else in them (not a count, another key) is decoded in full."""
+    frames = [_gemini("first", "1", "10")] + [_gemini(h, a, b, t) for h, a, b, t in holes]
+    _same_as_fresh(ssewire.GeminiStream, frames)
+    body = "".join(f"data: {f}\r\n\r\n" for f in frames).encode()
+    for consume in (False, True):
+        assert _seen(ssewire.GeminiStream, [body], consume) == _seen(
+            ssewire.GeminiStream, [body[i : i + 1] for i in range(len(body))], consume
+        )
+
+
 def test_a_template_made_from_an_empty_string_keeps_its_place() -> None:
     """The first frame's text is empty and sits beside another empty string: the hole must be
     the content's own place, or the copies would put the new text in the wrong field."""
@@ -204,6 +229,7 @@ _DIALECT_FRAMES = {
         "response.output_text.delta",
         lambda h, n: f'{RESP_HEAD}{h}","logprobs":[],"sequence_number":{n}}}',
     ),
+    "gemini": (ssewire.GeminiStream, None, lambda h, n: _gemini(h, str(n + 1), str(n + 10))),
 }
 
 #: How one frame is written on the wire: the template's own spelling, and the others the

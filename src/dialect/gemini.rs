@@ -20,8 +20,8 @@ use super::Belongs;
 #[derive(Debug, Default)]
 pub struct Chunk<'a> {
     pub candidates: Vec<Candidate<'a>>,
-    /// `usageMetadata`: cumulative, so the last one is the whole answer's.
-    pub usage: Option<&'a RawValue>,
+    /// `usageMetadata` (raw JSON): cumulative, so the last one is the whole answer's.
+    pub usage: Option<&'a str>,
     pub prompt_feedback: Option<&'a RawValue>,
     pub model_version: Option<Str<'a>>,
     pub response_id: Option<Str<'a>>,
@@ -200,7 +200,7 @@ map_struct!(Chunk, "a Gemini stream chunk", |chunk, key, map| {
             chunk.has_candidates = true;
             chunk.candidates = opt::<_, Vec<Candidate>>(&mut map)?.unwrap_or_default();
         }
-        "usageMetadata" => chunk.usage = raw_opt(&mut map)?,
+        "usageMetadata" => chunk.usage = raw_opt(&mut map)?.map(RawValue::get),
         "promptFeedback" => chunk.prompt_feedback = raw_opt(&mut map)?,
         "modelVersion" => chunk.model_version = opt(&mut map)?,
         "responseId" => chunk.response_id = opt(&mut map)?,

@@ -37,6 +37,18 @@ pub struct Shape {
     /// Neither the event type nor the data has a line break (a frame of one data line: the
     /// only kind [`Shape::fill_raw`] reads).
     one_line: bool,
+    /// A raw value of the frame that spans holes (Gemini's `usageMetadata`, whose counts are
+    /// number holes): where it starts and ends, each as (part, offset in the part).
+    span: Option<((usize, usize), (usize, usize))>,
+}
+
+/// A frame that has a shape: the text hole's string, the first number hole's value, and the
+/// span's text (see [`Shape::with_span`]).
+#[derive(Debug, PartialEq, Eq)]
+pub struct Filled<'d> {
+    pub text: Cow<'d, str>,
+    pub number: Option<i64>,
+    pub span: Option<&'d str>,
 }
 
 /// Where `inner` (a slice of `data`) lies in it, if it lies between two quotes.
@@ -73,7 +85,41 @@ impl Shape {
             event: event.map(Box::from),
             parts,
             holes: spans.into_iter().map(|(_, hole)| hole).collect(),
+            span: None,
         })
+    }
+
+    /// Records `inner`, a raw value of the frame `data` this shape was made from (a slice of
+    /// it), as the span a fill returns: on a later frame, the same value with other numbers in
+    /// its number holes. It must start and end in fixed parts (an object or array value does:
+    /// its brackets are fixed). `None` otherwise.
+    pub fn with_span(mut self, data: &str, inner: &str) -> Option<Self> {
+        let start = (inner.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
+        let end = start.checked_add(inner.len())?;
+        if end > data.len() || inner.is_empty() {
+            return None;
+        }
+        let mut part_starts = Vec::with_capacity(self.parts.len());
+        let (total, _, _) = self.walk(data.as_bytes(), |_, at| part_starts.push(at))?;
+        if total != data.len() {
+            return None;
+        }
+        let locate = |pos: usize, closing: bool| {
+            self.parts
+                .iter()
+                .zip(&part_starts)
+                .enumerate()
+                .find_map(|(k, (part, &at))| {
+                    let inside = if closing {
+                        pos > at && pos <= at + part.len()
+                    } else {
+                        pos >= at && pos < at + part.len()
+                    };
+                    inside.then(|| (k, pos - at))
+                })
+        };
+        self.span = Some((locate(start, false)?, locate(end, true)?));
+        Some(self)
     }
 
     /// Adds a number hole: the value `value` of the key `key`. Only for a JSON object whose
@@ -84,7 +130,8 @@ impl Shape {
         if value < 0 {
             return None;
         }
-        let pattern = format!("\"{key}\":{value}");
+        let pattern = format!("\"{key}\":");
+        let digits = value.to_string();
         let finder = memchr::memmem::Finder::new(pattern.as_bytes());
         let mut found = None;
         for (i, part) in self.parts.iter().enumerate() {
@@ -97,15 +144,24 @@ impl Shape {
         }
         let (i, at) = found?;
         let part = self.parts.get(i)?;
-        let digits_end = at + pattern.len();
-        if part.get(digits_end).is_some_and(u8::is_ascii_digit) {
-            return None; // the digits are not the whole token
+        // The value after the colon and any spaces (Google's JSON puts one there).
+        let spaces = part
+            .get(at + pattern.len()..)?
+            .iter()
+            .take_while(|&&b| b == b' ')
+            .count();
+        let digits_start = at + pattern.len() + spaces;
+        let digits_end = digits_start + digits.len();
+        if part.get(digits_start..digits_end)? != digits.as_bytes()
+            || part.get(digits_end).is_some_and(u8::is_ascii_digit)
+        {
+            return None; // another value, or the digits are not the whole token
         }
-        let digits_start = digits_end - value.to_string().len();
         let before: Box<[u8]> = part.get(..digits_start)?.into();
         let after: Box<[u8]> = part.get(digits_end..)?.into();
         self.parts.splice(i..=i, [before, after]);
         self.holes.insert(i, Hole::Number);
+        self.span = None; // made again by the caller after its holes (`with_span`)
         Some(self)
     }
 
@@ -116,11 +172,39 @@ impl Shape {
         event: Option<&[u8]>,
         data: &'d str,
     ) -> Option<(Cow<'d, str>, Option<i64>)> {
+        self.fill_all(event, data).map(|f| (f.text, f.number))
+    }
+
+    /// [`fill`](Self::fill), with the span.
+    pub fn fill_all<'d>(&self, event: Option<&[u8]>, data: &'d str) -> Option<Filled<'d>> {
         if event != self.event.as_deref() {
             return None;
         }
-        let (end, text, number) = self.walk(data.as_bytes())?;
-        (end == data.len()).then_some((text, number))
+        self.filled(data.as_bytes(), data.len())
+    }
+
+    /// Walks `data` (the whole of it when `len` is its length) and reads the span.
+    fn filled<'d>(&self, data: &'d [u8], len: usize) -> Option<Filled<'d>> {
+        let mut bounds = (None, None);
+        let ((from_part, from), (to_part, to)) = self.span.unwrap_or_default();
+        let (end, text, number) = self.walk(data, |k, at| {
+            if k == from_part {
+                bounds.0 = Some(at + from);
+            }
+            if k == to_part {
+                bounds.1 = Some(at + to);
+            }
+        })?;
+        if end != len {
+            return None;
+        }
+        let span = match (self.span, bounds) {
+            (None, _) => None,
+            // Fixed parts (decoded text) and checked holes only: valid UTF-8; checked anyway.
+            (Some(_), (Some(a), Some(b))) => Some(std::str::from_utf8(data.get(a..b)?).ok()?),
+            _ => return None,
+        };
+        Some(Filled { text, number, span })
     }
 
     /// [`fill`](Self::fill) for a whole frame still in the wire's bytes, read without the
@@ -133,6 +217,13 @@ impl Shape {
     /// text or a hole checked here) and no lone surrogate escape (a hole with one does not
     /// decode here), so nothing the framer and the text repair would do changes it.
     pub fn fill_raw<'d>(&self, bytes: &'d [u8]) -> Option<(usize, Cow<'d, str>, Option<i64>)> {
+        self.fill_raw_all(bytes)
+            .map(|(len, f)| (len, f.text, f.number))
+    }
+
+    /// [`fill_raw`](Self::fill_raw), with the span. The data line and the blank line after it
+    /// may end in LF or in CRLF (Gemini's), both the same way.
+    pub fn fill_raw_all<'d>(&self, bytes: &'d [u8]) -> Option<(usize, Filled<'d>)> {
         if !self.one_line {
             return None;
         }
@@ -149,26 +240,43 @@ impl Shape {
         }
         expect(b"data: ")?;
         let start = at;
-        let (end, text, number) = self.walk(bytes.get(start..)?)?;
-        let end = start + end;
-        (bytes.get(end..end + 2)? == b"\n\n").then_some((end + 2, text, number))
+        let rest = bytes.get(start..)?;
+        // The data line ends at the first line break (the shape has none inside).
+        let line = memchr::memchr2(b'\n', b'\r', rest)?;
+        let filled = self.filled(rest, line)?;
+        let after = rest.get(line..)?;
+        let ending = if after.starts_with(b"\n\n") {
+            2
+        } else if after.starts_with(b"\r\n\r\n") {
+            4
+        } else {
+            return None;
+        };
+        Some((start + line + ending, filled))
     }
 
     /// Walks the fixed parts and the holes from the start of `bytes`: where the last part
     /// ends, the text hole's string and the number hole's value.
-    fn walk<'d>(&self, bytes: &'d [u8]) -> Option<(usize, Cow<'d, str>, Option<i64>)> {
+    /// `part_at(k, at)` is told where each part `k` starts.
+    #[inline]
+    fn walk<'d>(
+        &self,
+        bytes: &'d [u8],
+        mut part_at: impl FnMut(usize, usize),
+    ) -> Option<(usize, Cow<'d, str>, Option<i64>)> {
         let mut at = 0;
         let mut text = None;
         let mut number = None;
-        for (part, hole) in self.parts.iter().zip(&self.holes) {
+        for (k, (part, hole)) in self.parts.iter().zip(&self.holes).enumerate() {
             if !bytes.get(at..)?.starts_with(part) {
                 return None;
             }
+            part_at(k, at);
             at += part.len();
             match hole {
                 Hole::Number => {
                     let (value, len) = number_at(bytes.get(at..)?)?;
-                    number = Some(value);
+                    number.get_or_insert(value);
                     at += len;
                 }
                 Hole::Text | Hole::Padding => {
@@ -186,6 +294,7 @@ impl Shape {
         if !bytes.get(at..)?.starts_with(last) {
             return None;
         }
+        part_at(self.parts.len() - 1, at);
         Some((at + last.len(), text?, number))
     }
 }
@@ -413,5 +522,61 @@ mod tests {
             unnamed.fill_raw(data_only.as_bytes()).unwrap().0,
             data_only.len()
         );
+    }
+
+    #[test]
+    fn number_holes_after_spaces_and_a_span_across_them() {
+        let frame = r#"{"candidates": [{"content": {"parts": [{"text": "Hi"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"candidatesTokenCount": 1,"totalTokenCount": 10},"modelVersion": "g"}"#;
+        let at = frame.find("Hi").unwrap();
+        let usage_at = frame.find("{\"promptTokenCount").unwrap();
+        let usage_end = frame.find(",\"modelVersion").unwrap();
+        let shape = Shape::new(None, frame, &frame[at..at + 2], &[])
+            .unwrap()
+            .with_number("candidatesTokenCount", 1)
+            .unwrap()
+            .with_number("totalTokenCount", 10)
+            .unwrap()
+            .with_span(frame, &frame[usage_at..usage_end])
+            .unwrap();
+        let next = frame
+            .replace("\"Hi\"", "\"there\"")
+            .replace(
+                "\"candidatesTokenCount\": 1",
+                "\"candidatesTokenCount\": 123",
+            )
+            .replace("\"totalTokenCount\": 10", "\"totalTokenCount\": 132");
+        let f = shape.fill_all(None, &next).unwrap();
+        assert_eq!(f.text, "there");
+        assert_eq!(f.number, Some(123));
+        assert_eq!(
+            f.span,
+            Some(r#"{"promptTokenCount": 9,"candidatesTokenCount": 123,"totalTokenCount": 132}"#)
+        );
+        // Without the space, or another constant, it is not this shape.
+        assert!(shape
+            .fill_all(None, &next.replace(": 123", ":123"))
+            .is_none());
+        assert!(shape
+            .fill_all(
+                None,
+                &next.replace("\"promptTokenCount\": 9", "\"promptTokenCount\": 8")
+            )
+            .is_none());
+        // CRLF frames are read from the wire too, the same as LF ones.
+        for end in ["\r\n\r\n", "\n\n"] {
+            let wire = format!("data: {next}{end}data: x");
+            let (len, f) = shape.fill_raw_all(wire.as_bytes()).unwrap();
+            assert_eq!(len, wire.len() - "data: x".len());
+            assert_eq!(f.text, "there");
+        }
+        for end in ["\r\n\n", "\r\r", "\r\n\r", "\n"] {
+            let wire = format!("data: {next}{end}");
+            assert!(shape.fill_raw_all(wire.as_bytes()).is_none(), "{end:?}");
+        }
+        // A span must be a slice of the frame, within fixed parts.
+        let plain = Shape::new(None, frame, &frame[at..at + 2], &[]).unwrap();
+        assert!(plain.clone().with_span(frame, "x").is_none());
+        assert!(plain.clone().with_span(frame, &frame[at..at + 3]).is_none()); // starts in a hole
+        assert!(plain.with_span(frame, &frame[at - 1..at + 3]).is_some()); // holds one: fine
     }
 }

@@ -28,6 +28,7 @@ use crate::dialect::gemini::{ArgValue, Call, Candidate, Chunk, Part};
 use crate::dialect::json::Extra;
 use crate::partial::PartialJson;
 use crate::translate::{push_escaped, push_str};
+use serde_json::value::RawValue;
 
 use super::{note, IntMap, Map, Out};
 
@@ -275,8 +276,8 @@ enum PartOut {
         whole: Option<Box<str>>,
         name: Option<String>,
         id: Option<String>,
-        /// The arguments' JSON text, readable while it streams.
-        args: PartialJson,
+        /// The arguments' JSON text, readable while it streams (boxed: the parser is large).
+        args: Box<PartialJson>,
         /// A streamed call's writer (Vertex `partialArgs`).
         streamed: Option<ArgsText>,
         signature: Option<String>,
@@ -384,7 +385,7 @@ impl Cand {
         }
         if !call.is_streamed() && !continues {
             // A whole call.
-            let mut args = PartialJson::new();
+            let mut args = Box::new(PartialJson::new());
             if let Some(a) = call.args {
                 // Valid JSON within the depth limit (the decoder checked it).
                 let _ = args.feed_str(a.get());
@@ -410,7 +411,7 @@ impl Cand {
                 whole: None,
                 name: call.name.as_ref().map(|n| n.as_str().to_owned()),
                 id: call.id.as_ref().map(|n| n.as_str().to_owned()),
-                args: PartialJson::new(),
+                args: Box::new(PartialJson::new()),
                 streamed: Some(ArgsText::default()),
                 signature: None,
                 extra: Map::new(),
@@ -583,12 +584,20 @@ impl GeminiFold {
                 .add(c, &mut self.warnings);
         }
         let top = &mut self.top;
-        let mut set_raw = |key: &str, value: Option<&serde_json::value::RawValue>| {
+        let mut set_raw = |key: &str, value: Option<&str>| {
             if let Some(v) = value {
-                top.set(key, Out::json(v.get()));
+                match top.get_mut(key) {
+                    // The same key again (usage comes with every chunk): replaced in place.
+                    Some(Out::Json(old)) => {
+                        if **old != *v {
+                            *old = v.into();
+                        }
+                    }
+                    _ => top.set(key, Out::json(v)),
+                }
             }
         };
-        set_raw("promptFeedback", chunk.prompt_feedback);
+        set_raw("promptFeedback", chunk.prompt_feedback.map(RawValue::get));
         set_raw("usageMetadata", chunk.usage);
         for (key, value) in [
             ("modelVersion", &chunk.model_version),

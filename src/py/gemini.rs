@@ -12,12 +12,16 @@ use pyo3::prelude::*;
 use pyo3::types::PyList;
 
 use super::json::{lazy, out_to_py};
-use super::stream::{dialect_stream, emit, Dialect, Route, StreamCore, Subject, Value};
+use std::borrow::Cow;
+
+use super::stream::{dialect_stream, emit, Dialect, Frame, Route, StreamCore, Subject, Value};
 use super::strings::{flag, int_or_none, name_or_none, Names};
 use crate::dialect::gemini::{self, Chunk};
 use crate::dialect::json::Str;
+use crate::dialect::template::{Filled, Shape};
 use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::gemini::GeminiFold;
+use crate::fold::Json;
 use crate::translate::Upstream;
 
 /// One candidate of one chunk of a Gemini stream, flattened.
@@ -109,11 +113,96 @@ impl GeminiChunk {
     }
 }
 
-/// The per-stream state of the Gemini dialect: the fold and the names.
+/// The per-stream state of the Gemini dialect: the fold, the names, and the template of the
+/// last plain text chunk.
 #[derive(Default)]
 pub struct GeminiState {
     fold: GeminiFold,
     names: Names,
+    template: Option<GeminiTemplate>,
+}
+
+/// The shape of the last plain text chunk (one candidate, one text part, nothing else but
+/// usage, model version and response id), with the usage counts as number holes and the
+/// usage object as the span: a chunk that fits folds as that chunk with new text and usage.
+struct GeminiTemplate {
+    shape: Shape,
+    index: Option<i64>,
+    thought: bool,
+    role: Option<Box<str>>,
+    model_version: Option<Box<str>>,
+    response_id: Option<Box<str>>,
+    /// What its items share (the index, the model version, the response id).
+    item: Option<(Py<PyAny>, Py<PyAny>, Py<PyAny>)>,
+}
+
+impl GeminiTemplate {
+    /// The template of `chunk` (the whole data of `frame`), when it is a plain text chunk
+    /// whose text was borrowed from the frame.
+    fn of(frame: &Frame<'_>, chunk: &Chunk<'_>) -> Option<Self> {
+        let [c] = chunk.candidates.as_slice() else {
+            return None;
+        };
+        let [part] = c.parts.as_slice() else {
+            return None;
+        };
+        let plain = c.index.unwrap_or(0) == 0
+            && c.has_content
+            && c.finish_reason.is_none()
+            && c.extra.is_empty()
+            && part.is_text()
+            && part.thought_signature.is_none()
+            && part.extra.is_empty()
+            && chunk.error.is_none()
+            && chunk.prompt_feedback.is_none()
+            && chunk.extra.is_empty();
+        if !plain {
+            return None;
+        }
+        let text = Str::borrowed(&part.text)?;
+        let mut shape = Shape::new(frame.event.as_deref(), &frame.data, text, &[])?;
+        if let Some(usage) = chunk.usage {
+            for (key, value) in Json::object(usage)? {
+                if let Ok(n) = value.get().parse::<i64>() {
+                    shape = shape.with_number(&key, n)?;
+                }
+            }
+            shape = shape.with_span(&frame.data, usage)?;
+        }
+        let owned = |s: &Option<Str<'_>>| s.as_ref().map(|s| Box::from(s.as_str()));
+        Some(GeminiTemplate {
+            shape,
+            index: c.index,
+            thought: part.thought,
+            role: owned(&c.role),
+            model_version: owned(&chunk.model_version),
+            response_id: owned(&chunk.response_id),
+            item: None,
+        })
+    }
+
+    /// The chunk a frame that fits holds: `text` and `usage` in this template's chunk.
+    fn chunk<'t>(&'t self, text: Cow<'t, str>, usage: Option<&'t str>) -> Chunk<'t> {
+        let borrowed = |s: &'t Option<Box<str>>| s.as_deref().map(|s| Str(Cow::Borrowed(s)));
+        Chunk {
+            candidates: vec![gemini::Candidate {
+                index: self.index,
+                has_content: true,
+                role: borrowed(&self.role),
+                parts: vec![gemini::Part {
+                    text: Some(Str(text)),
+                    thought: self.thought,
+                    ..gemini::Part::default()
+                }],
+                ..gemini::Candidate::default()
+            }],
+            usage,
+            model_version: borrowed(&self.model_version),
+            response_id: borrowed(&self.response_id),
+            has_candidates: true,
+            ..Chunk::default()
+        }
+    }
 }
 
 /// The text runs of a candidate's parts in one chunk: (thought, text, first signature).
@@ -153,7 +242,7 @@ impl GeminiState {
         let raw: std::sync::Arc<str> = doc.into();
         let model_version = name_or_none(py, names, chunk.model_version.as_ref());
         let response_id = name_or_none(py, names, chunk.response_id.as_ref());
-        let usage: Option<Box<str>> = chunk.usage.map(|u| u.get().into());
+        let usage: Option<Box<str>> = chunk.usage.map(Box::from);
         let item = |index: Option<i64>,
                     position: Option<usize>,
                     text: Option<&str>,
@@ -283,6 +372,19 @@ impl Dialect for GeminiState {
         if let Some(out) = out {
             self.items(py, chunk, v.doc, out)?;
         }
+        if v.doc.len() == v.frame.data.len() {
+            if let Some(mut t) = GeminiTemplate::of(v.frame, chunk) {
+                if out.is_some() {
+                    let names = &mut self.names;
+                    t.item = Some((
+                        int_or_none(py, Some(t.index.unwrap_or(0))),
+                        name_or_none(py, names, chunk.model_version.as_ref()),
+                        name_or_none(py, names, chunk.response_id.as_ref()),
+                    ));
+                }
+                self.template = Some(t);
+            }
+        }
         if let Some(reason) = chunk.block_reason() {
             let blocked = gemini::blocked(&reason, v.doc);
             let info = blocked.info();
@@ -294,16 +396,61 @@ impl Dialect for GeminiState {
 
     fn shortcut(
         &mut self,
-        _py: Python<'_>,
-        _core: &mut StreamCore,
-        _frame: Subject<'_>,
-        _out: Option<&Bound<'_, PyList>>,
+        py: Python<'_>,
+        core: &mut StreamCore,
+        subject: Subject<'_>,
+        out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<Option<usize>> {
-        Ok(None)
+        let Some(t) = &self.template else {
+            return Ok(None);
+        };
+        if out.is_some() && t.item.is_none() {
+            return Ok(None); // made by consume(): no item parts kept
+        }
+        let (len, filled, data) = match subject {
+            Subject::Frame(frame) => match t.shape.fill_all(frame.event.as_deref(), &frame.data) {
+                Some(f) => (0, f, Some(&*frame.data)),
+                None => return Ok(None),
+            },
+            Subject::Raw(bytes) => match t.shape.fill_raw_all(bytes) {
+                Some((len, f)) => (len, f, None),
+                None => return Ok(None),
+            },
+        };
+        let Filled { text, span, .. } = filled;
+        if let (Some(out), Some((index, model_version, response_id))) = (out, &t.item) {
+            // The chunk's text, for `raw`: the data line (`data: ` and the line end cut off).
+            let data = match (data, subject) {
+                (Some(d), _) => Some(d),
+                (None, Subject::Raw(bytes)) => bytes
+                    .get(6..)
+                    .and_then(|rest| rest.get(..memchr::memchr2(b'\r', b'\n', rest)?))
+                    .and_then(|d| std::str::from_utf8(d).ok()),
+                (None, Subject::Frame(_)) => None,
+            };
+            let item = GeminiChunk {
+                index: index.clone_ref(py),
+                text: pyo3::types::PyString::new(py, &text).into_any().unbind(),
+                thought: flag(py, t.thought),
+                thought_signature: py.None(),
+                finish_reason: py.None(),
+                model_version: model_version.clone_ref(py),
+                response_id: response_id.clone_ref(py),
+                function_call_json: None,
+                usage_json: span.map(Box::from),
+                raw_json: data.map(std::sync::Arc::from),
+                position: Some(0),
+            };
+            out.append(Py::new(py, item)?)?;
+        }
+        let chunk = t.chunk(text, span);
+        self.fold.add(&chunk);
+        core.tap(Upstream::Gemini(&chunk));
+        Ok(Some(len))
     }
 
     fn has_template(&self) -> bool {
-        false
+        self.template.is_some()
     }
 
     fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {

@@ -821,20 +821,27 @@ impl<I: Refill> Template<I> {
 /// How many bytes [`StreamCore::run`] hands the framer at once before a template exists.
 const SLOW_PATH_RUN: usize = 4096;
 
-/// Where the first blank line (LF LF) that ends at or after `from` ends in `bytes`, with the
+/// Where the first blank line (LF LF, or LF CR LF) that ends at or after `from` ends in `bytes`, with the
 /// blank lines right after it (the whole length when there is none). A searcher would cost
 /// more to build than the two or three line ends of a frame cost to visit.
 fn blank_line_end(bytes: &[u8], from: usize) -> usize {
     let start = from.saturating_sub(1).min(bytes.len());
     let tail = bytes.get(start..).unwrap_or_default();
-    let Some(at) = memchr::memchr_iter(b'\n', tail).find(|&at| tail.get(at + 1) == Some(&b'\n'))
+    // An empty line after a line end: LF, or CRLF (Gemini's frames end so).
+    let empty = |at: usize| match bytes.get(at..) {
+        Some([b'\n', ..]) => Some(1),
+        Some([b'\r', b'\n', ..]) => Some(2),
+        _ => None,
+    };
+    let Some((at, len)) = memchr::memchr_iter(b'\n', tail)
+        .find_map(|at| empty(start + at + 1).map(|len| (start + at, len)))
     else {
         return bytes.len();
     };
-    let mut end = start + at + 2;
-    // A run of empty lines goes to the framer in one piece, not two bytes at a time.
-    while bytes.get(end) == Some(&b'\n') {
-        end += 1;
+    let mut end = at + 1 + len;
+    // A run of empty lines goes to the framer in one piece, not a line at a time.
+    while let Some(len) = empty(end) {
+        end += len;
     }
     end
 }

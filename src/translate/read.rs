@@ -647,7 +647,7 @@ impl GeminiReader {
                 sink.drop_note("candidates other than the first (candidateCount above 1)");
             }
         }
-        let usage = chunk.usage.and_then(|u| gemini_usage(u.get()));
+        let usage = chunk.usage.and_then(gemini_usage);
         let Some(c) = first else {
             if let Some(u) = &usage {
                 sink.usage(u);
