@@ -24,7 +24,8 @@ import pytest
 import ssewire
 from ssewire import _bench, _cli
 
-SAMPLES = {"chat": "chat.sse", "messages": "messages.sse", "responses": "responses.sse", "sse": "events.sse"}
+SAMPLES = {"chat": "chat.sse", "messages": "messages.sse", "responses": "responses.sse", "gemini": "gemini.sse",
+           "sse": "events.sse"}  # fmt: skip
 
 CHAT_TEXT = (
     "Server-Sent Events (SSE) let a server push updates over one long-lived HTTP response: each "
@@ -86,13 +87,16 @@ def test_no_file_runs_on_every_sample(capsys: pytest.CaptureFixture[str]) -> Non
     code, out, err = run(capsys)
     assert code == 0
     parts = split_samples(out)
-    assert [h.split()[2] for h, _ in parts] == ["chat.sse", "messages.sse", "responses.sse", "events.sse"]
-    assert [h.split(", ")[1].split(")")[0] for h, _ in parts] == ["chat", "messages", "responses", "sse"]
+    assert [h.split()[2] for h, _ in parts] == ["chat.sse", "messages.sse", "responses.sse", "gemini.sse",
+                                               "events.sse"]  # fmt: skip
+    assert [h.split(", ")[1].split(")")[0] for h, _ in parts] == ["chat", "messages", "responses", "gemini", "sse"]
     results = [json.loads(body) for _, body in parts]
     assert results[0]["choices"][0]["message"]["content"] == CHAT_TEXT
     assert results[1]["content"][1]["input"] == {"location": "São Paulo, Brazil", "unit": "celsius"}
     assert results[2]["status"] == "completed"
-    assert len(results[3]["events"]) == 5
+    parts_3 = results[3]["candidates"][0]["content"]["parts"]
+    assert [p.get("thought", False) for p in parts_3] == [True, False] and "thoughtSignature" in parts_3[1]
+    assert len(results[4]["events"]) == 5
     # Pretty by default: indented by two.
     assert '\n  "id": "chatcmpl-' in parts[0][1]
     assert "sample captures" in err
@@ -104,11 +108,11 @@ def test_no_file_json_is_one_line_per_sample(capsys: pytest.CaptureFixture[str])
     lines = out.splitlines()
     headers = [l for l in lines if l.startswith("== sample ")]
     bodies = [l for l in lines if l.startswith("{")]
-    assert len(headers) == len(bodies) == 4
+    assert len(headers) == len(bodies) == 5
     assert json.loads(bodies[0]) == ssewire.accumulate(sample("chat.sse"))
 
 
-@pytest.mark.parametrize("dialect", ["chat", "messages", "responses", "sse"])
+@pytest.mark.parametrize("dialect", ["chat", "messages", "responses", "gemini", "sse"])
 def test_no_file_with_dialect_runs_that_sample(capsys: pytest.CaptureFixture[str], dialect: str) -> None:
     code, out, _ = run(capsys, "--dialect", dialect, "--json")
     assert code == 0
@@ -129,7 +133,7 @@ def test_no_file_events(capsys: pytest.CaptureFixture[str]) -> None:
 # --- FILE and stdin --------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dialect", ["chat", "messages", "responses", "sse"])
+@pytest.mark.parametrize("dialect", ["chat", "messages", "responses", "gemini", "sse"])
 def test_file_prints_the_assembled_object(
     capsys: pytest.CaptureFixture[str], files: Path, dialect: str
 ) -> None:
@@ -176,7 +180,7 @@ def test_stdin_text_mode_replacement(capsys: pytest.CaptureFixture[str], monkeyp
 # --- --events ----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("dialect", ["chat", "messages", "responses", "sse"])
+@pytest.mark.parametrize("dialect", ["chat", "messages", "responses", "gemini", "sse"])
 def test_events_one_json_line_per_item(capsys: pytest.CaptureFixture[str], files: Path, dialect: str) -> None:
     code, out, err = run(capsys, "--events", str(files / SAMPLES[dialect]))
     assert (code, err) == (0, "")
@@ -188,7 +192,7 @@ def test_events_one_json_line_per_item(capsys: pytest.CaptureFixture[str], files
         assert lines == [{"event": e.event, "data": e.data, "id": e.id, "retry": e.retry} for e in want]
         return
     classes: Any = {"chat": ssewire.ChatCompletionStream, "messages": ssewire.MessagesStream,
-                    "responses": ssewire.ResponsesStream}  # fmt: skip
+                    "responses": ssewire.ResponsesStream, "gemini": ssewire.GeminiStream}  # fmt: skip
     stream = classes[dialect]()
     items = stream.feed(body) + stream.finish()
     assert len(lines) == len(items)
@@ -203,6 +207,13 @@ def test_events_one_json_line_per_item(capsys: pytest.CaptureFixture[str], files
         delta = next(l for l in lines if l["type"] == "message_delta")
         assert delta["stop_reason"] == "tool_use" and delta["usage"]["output_tokens"] == 89
         assert all("other" not in l for l in lines)  # the typed fields show everything here
+    elif dialect == "gemini":
+        thought = "".join(l.get("text", "") for l in lines if l.get("thought"))
+        answer = "".join(l.get("text", "") for l in lines if not l.get("thought"))
+        result = stream.result()["candidates"][0]["content"]["parts"]
+        assert [thought, answer] == [p["text"] for p in result]
+        assert lines[-1]["finish_reason"] == "STOP" and lines[-1]["thought_signature"]
+        assert all(l["model_version"] == "gemini-2.5-pro" and "usage" in l for l in lines)
     else:
         assert lines[-1]["type"] == "response.completed"
         assert lines[-1]["response"]["status"] == "completed"

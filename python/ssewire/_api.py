@@ -35,7 +35,7 @@ __all__ = [
 ]
 
 #: The dialect names ``accumulate()`` and the command line take (``"auto"`` besides).
-DIALECTS = ("chat", "messages", "responses", "sse")
+DIALECTS = ("chat", "messages", "responses", "gemini", "sse")
 
 #: ``dialect="auto"`` decides within this many bytes of input; a head that has shown no
 #: decisive line by then falls back as ``detect_dialect`` describes.
@@ -57,6 +57,7 @@ _DECISIVE = re.compile(
     rb"|^event: ?(?P<r_event>response\.)"
     rb'|^data:[^\n]*?"type"\s*:\s*"(?:(?P<m_type>(?:' + _MESSAGES_TYPES + rb'))"|(?P<r_type>response\.))'
     rb'|^data:[^\n]*?"(?P<c_key>object"\s*:\s*"chat\.completion\.chunk"|choices"\s*:)'
+    rb'|^data:[^\n]*?"(?P<g_key>candidates|usageMetadata|promptFeedback)"\s*:'
     rb"|^data: ?(?P<c_done>\[DONE\])\n",
     re.M,
 )
@@ -67,6 +68,7 @@ _GROUP_DIALECT = {
     "r_type": "responses",
     "c_key": "chat",
     "c_done": "chat",
+    "g_key": "gemini",
 }
 
 # Fallbacks when nothing decided: an error alone (a stream that failed before its first
@@ -94,6 +96,10 @@ def _first_significant(head: bytes) -> bytes:
 
 def _decide(head: bytes, final: bool) -> Optional[str]:
     """The dialect the head shows, or ``None`` while it may still show one."""
+    if _first_significant(head) == b"[":
+        # A JSON array: Gemini's streamGenerateContent without ?alt=sse (no other API
+        # streams one).
+        return "gemini"
     text = _normalize(head[3:] if head.startswith(_BOM) else head)
     if final:
         text += b"\n"  # the last line is complete now
@@ -121,7 +127,9 @@ def detect_dialect(first_bytes: Union[_BytesLike, str]) -> str:
     ``content_block_*``), ``"responses"`` (OpenAI Responses: an ``event: response.*`` line
     or a ``"type":"response.*"`` in a ``data:`` line), ``"chat"`` (Chat Completions: a
     ``data:`` line with ``"object":"chat.completion.chunk"`` or a ``"choices"`` key, or
-    ``data: [DONE]``) or ``"sse"`` (anything else: a generic event stream). The earliest
+    ``data: [DONE]``), ``"gemini"`` (Google Gemini: a ``data:`` line with a
+    ``"candidates"``, ``"usageMetadata"`` or ``"promptFeedback"`` key, or a body that is a JSON
+    array) or ``"sse"`` (anything else: a generic event stream). The earliest
     decisive line wins. When no line decides, an error alone still points to its API:
     ``{"type":"error"...}`` is Anthropic's form (``"responses"`` if it also has a
     ``sequence_number``), and an ``"error"`` key or any other JSON body gives ``"chat"``, so
@@ -274,6 +282,7 @@ _STREAM_CLASSES = {
     "chat": "ChatCompletionStream",
     "messages": "MessagesStream",
     "responses": "ResponsesStream",
+    "gemini": "GeminiStream",
 }
 def _new_stream(dialect: str, max_event_size: Optional[int]) -> Any:
     kwargs = {} if max_event_size is None else {"max_event_size": max_event_size}

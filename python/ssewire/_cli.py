@@ -2,7 +2,7 @@
 
 ::
 
-    ssewire [FILE|-] [--dialect auto|chat|messages|responses|sse] [--events] [--json]
+    ssewire [FILE|-] [--dialect auto|chat|messages|responses|gemini|sse] [--events] [--json]
     ssewire bench [--quick] [--json FILE] [--dialect ...] [--chunks N] [--read-size BYTES]
 
 Strategy: the input is read in 64 KiB reads (from a pipe, as soon as they arrive) and pushed
@@ -43,6 +43,7 @@ SAMPLES = (
     ("chat.sse", "chat"),
     ("messages.sse", "messages"),
     ("responses.sse", "responses"),
+    ("gemini.sse", "gemini"),
     ("events.sse", "sse"),
 )
 
@@ -68,6 +69,12 @@ _MESSAGE_TYPED_DELTAS = frozenset(
     ("text_delta", "input_json_delta", "thinking_delta", "signature_delta", "citations_delta")
 )
 _RESPONSE_SHOWN = frozenset(_RESPONSE_FIELDS)
+_GEMINI_FIELDS = (
+    "index", "text", "thought", "thought_signature", "function_call", "finish_reason", "usage",
+    "model_version", "response_id",
+)
+# Keys of a chunk's candidate that the typed fields above already show.
+_GEMINI_SHOWN = frozenset(("content", "finishReason", "index"))
 
 
 def _fields(item: Any, names: Sequence[str]) -> Dict[str, Any]:
@@ -93,9 +100,10 @@ def _error_json(err: Any) -> Dict[str, Any]:
 def item_to_json(item: Any) -> Dict[str, Any]:
     """The JSON form of one decoded item, as ``ssewire --events`` prints it.
 
-    ``ChatChunk``, ``MessageEvent``, ``ResponseEvent``: their fields that are not ``None``
-    (tool call fragments as dicts); for the last two, keys of the event's JSON that no typed
-    field shows are kept under ``"other"``. ``ErrorItem``: ``{"kind", "error": {"message",
+    ``ChatChunk``, ``MessageEvent``, ``ResponseEvent``, ``GeminiChunk``: their fields that are
+    not ``None`` (tool call fragments as dicts); for the last three, keys of the event's JSON
+    that no typed field shows are kept under ``"other"`` (a Gemini chunk's parts other than
+    text under ``"parts"``). ``ErrorItem``: ``{"kind", "error": {"message",
     "type", "code", "raw"}}`` plus the frame's ``event`` / ``data`` when not empty. ``Event``:
     ``{"event", "data", "id", "retry"}``.
     """
@@ -124,6 +132,25 @@ def item_to_json(item: Any) -> Dict[str, Any]:
         other = _other(item.raw, _RESPONSE_SHOWN)
         if other:
             out["other"] = other
+        return out
+    if isinstance(item, _core.GeminiChunk):
+        out = _fields(item, _GEMINI_FIELDS)
+        if not item.thought:
+            out.pop("thought", None)
+        raw = item.raw
+        candidates = raw.get("candidates") if isinstance(raw, dict) else None
+        parts = item.parts or []
+        if any(not (set(p) <= {"text", "thought", "thoughtSignature"}) for p in parts if isinstance(p, dict)):
+            out["parts"] = parts
+        if isinstance(candidates, list) and item.index is not None:
+            for c in candidates:
+                if isinstance(c, dict) and c.get("index", 0) == item.index:
+                    other = _other(c, _GEMINI_SHOWN)
+                    if other:
+                        out["other"] = other
+                    break
+        if isinstance(raw, dict) and "promptFeedback" in raw:
+            out["prompt_feedback"] = raw["promptFeedback"]
         return out
     if isinstance(item, _core.ErrorItem):
         out = {"kind": item.kind, "error": _error_json(item.error)}
@@ -353,12 +380,13 @@ def _run_samples(args: argparse.Namespace, out: _Out) -> int:
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ssewire",
-        usage="%(prog)s [FILE|-] [--dialect auto|chat|messages|responses|sse] [--events] [--json]\n"
+        usage="%(prog)s [FILE|-] [--dialect auto|chat|messages|responses|gemini|sse] [--events] [--json]\n"
         "       %(prog)s bench [--quick] [--json FILE] [--dialect ...] [--chunks N] [--read-size BYTES]",
         description=(
             "Read a captured raw LLM streaming response body (text/event-stream) and print the "
             "final object it assembles, as JSON: a chat.completion (OpenAI Chat Completions), a "
-            "message (Anthropic Messages), a response (OpenAI Responses), or the list of events "
+            "message (Anthropic Messages), a response (OpenAI Responses), a GenerateContentResponse "
+            "(Google Gemini), or the list of events "
             "of any other event stream. With no FILE, runs on the sample captures shipped "
             "with ssewire."
         ),
@@ -395,14 +423,14 @@ def _translate_main(argv: Sequence[str]) -> int:
     main job: 3 when the upstream carried an error or ended before its terminal marker."""
     parser = argparse.ArgumentParser(
         prog="ssewire translate",
-        description="Translate a captured LLM stream into another dialect (chat, messages, "
-        "responses), event by event, to stdout.",
+        description="Translate a captured LLM stream (chat, messages, responses or gemini) into "
+        "another dialect (chat, messages, responses), event by event, to stdout.",
     )
     parser.add_argument("file", metavar="FILE", help="a captured response body, or - for stdin")
     parser.add_argument("--to", required=True, choices=("chat", "messages", "responses"),
                         help="the target dialect")  # fmt: skip
     parser.add_argument("--from", dest="source", default="auto",
-                        choices=("auto", "chat", "messages", "responses"),
+                        choices=("auto", "chat", "messages", "responses", "gemini"),
                         help="the source dialect (default: told by its first events)")  # fmt: skip
     try:
         args = parser.parse_args(list(argv))
@@ -450,7 +478,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args_list and args_list[0] == "accumulate" and not os.path.exists("accumulate"):
         _err(
             "there is no 'accumulate' subcommand: the main job assembles the final object; run "
-            "'ssewire FILE' (add --dialect chat|messages|responses to name the dialect), or "
+            "'ssewire FILE' (add --dialect chat|messages|responses|gemini to name the dialect), or "
             "'ssewire translate FILE --to DIALECT' to translate a stream"
         )
         return EXIT_USAGE
