@@ -26,7 +26,7 @@ def survivors(make: Callable[[], None], kind: type) -> int:
     return sum(1 for o in gc.get_objects() if type(o) is kind) - before
 
 
-@pytest.mark.parametrize("cls", [ssewire.ChatCompletionStream, ssewire.MessagesStream, ssewire.ResponsesStream])
+@pytest.mark.parametrize("cls", [ssewire.ChatCompletionStream, ssewire.MessagesStream, ssewire.ResponsesStream, ssewire.GeminiStream])
 def test_raising_a_streams_error_does_not_leak_the_stream(cls: Any) -> None:
     def once() -> None:
         s = cls()

@@ -22,7 +22,7 @@ from splitting import check_all_ways
 from ssewire import ConcurrentUseError, ErrorItem
 
 ROOT = Path(__file__).resolve().parent.parent
-STREAMS = [ssewire.ChatCompletionStream, ssewire.MessagesStream, ssewire.ResponsesStream]
+STREAMS = [ssewire.ChatCompletionStream, ssewire.MessagesStream, ssewire.ResponsesStream, ssewire.GeminiStream]
 ALL_TYPES = [t for t in vars(ssewire).values() if isinstance(t, type)]
 
 
@@ -462,6 +462,7 @@ FLAT = {
     "ChatCompletionStream": '[b"data: {\\"id\\":\\"c\\",\\"choices\\":[{\\"index\\":0,\\"delta\\":{\\"content\\":\\"t%d\\"}}],\\"usage\\":{\\"n\\":%d}}\\n\\n" % (i, i) for i in range(50)]',
     "MessagesStream": '[b"event: content_block_delta\\ndata: {\\"type\\":\\"content_block_delta\\",\\"index\\":0,\\"delta\\":{\\"type\\":\\"text_delta\\",\\"text\\":\\"t%d\\"}}\\n\\n" % i for i in range(50)]',
     "ResponsesStream": '[b"event: response.output_text.delta\\ndata: {\\"type\\":\\"response.output_text.delta\\",\\"delta\\":\\"t%d\\",\\"sequence_number\\":%d}\\n\\n" % (i, i) for i in range(50)]',
+    "GeminiStream": '[b"data: {\\"candidates\\": [{\\"content\\": {\\"parts\\": [{\\"text\\": \\"t%d\\"}],\\"role\\": \\"model\\"},\\"index\\": 0}],\\"usageMetadata\\": {\\"promptTokenCount\\": 9,\\"candidatesTokenCount\\": %d,\\"totalTokenCount\\": %d},\\"modelVersion\\": \\"g\\",\\"responseId\\": \\"r%d\\"}\\r\\n\\r\\n" % (i, i, i + 9, i) for i in range(50)]',
 }
 
 

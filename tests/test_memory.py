@@ -31,6 +31,7 @@ def _run_all(rounds: int, bodies: dict[str, bytes]) -> None:
                 "chat": ssewire.ChatCompletionStream,
                 "messages": ssewire.MessagesStream,
                 "responses": ssewire.ResponsesStream,
+                "gemini": ssewire.GeminiStream,
             }[name]()
             items = []
             for piece in _streams.chunked(body, 4096):
@@ -53,6 +54,7 @@ def test_repeated_parsing_does_not_grow_memory() -> None:
         "chat": _streams.chat_stream(n_chunks=300, seed=3, tool_calls=True),
         "messages": _streams.messages_stream(n_chunks=300, seed=3),
         "responses": _streams.responses_stream(n_chunks=300, seed=3),
+        "gemini": _streams.gemini_stream(n_chunks=300, seed=3, thinking=True, function_call=True),
     }
     _run_all(20, bodies)  # warm up: allocator pools, interned names, lazy type objects
     gc.collect()
@@ -76,7 +78,7 @@ def rss():
 
 dialect = sys.argv[1]
 make = {"chat": ssewire.ChatCompletionStream, "messages": ssewire.MessagesStream,
-        "responses": ssewire.ResponsesStream}[dialect]
+        "responses": ssewire.ResponsesStream, "gemini": ssewire.GeminiStream}[dialect]
 body = getattr(_streams, dialect + "_stream")(n_chunks=1000, seed=5)
 gc.collect()
 before = rss()
@@ -97,7 +99,7 @@ print(json.dumps([per_idle, per_folded, text, len(body)]))
 
 
 @pytest.mark.skipif(sys.implementation.name != "cpython", reason="CPython memory model")
-@pytest.mark.parametrize("dialect", ["chat", "messages", "responses"])
+@pytest.mark.parametrize("dialect", ["chat", "messages", "responses", "gemini"])
 def test_memory_per_stream_is_the_folded_text_once(dialect: str) -> None:
     """Issue 8: a gateway holds thousands of streams. An idle stream costs under a kilobyte or
     so; one that has folded a 1,000-token reply holds that reply about once (the fold keeps the
