@@ -343,7 +343,54 @@ def read_responses(obj: Dict[str, Any], w: Any, state: Dict[str, Any]) -> None:
         w.end()
 
 
-READERS = {"chat": read_chat, "messages": read_messages, "responses": read_responses}
+GEMINI_STOP = {"STOP": "end", "MAX_TOKENS": "max", "SAFETY": "filter"}
+
+
+def read_gemini(obj: Dict[str, Any], w: Any, state: Dict[str, Any]) -> None:
+    if not w.meta:
+        w.meta = {"id": obj.get("responseId"), "model": obj.get("modelVersion")}
+        w.start()
+    for cand in obj.get("candidates") or ():
+        if cand.get("index", 0) != 0:
+            continue
+        for part in (cand.get("content") or {}).get("parts") or ():
+            call = part.get("functionCall")
+            if call is not None:
+                if state.get("open"):
+                    w.close(state["open"])
+                    state["open"] = None
+                state["calls"] = n = state.get("calls", 0) + 1
+                key = ("tool", n)
+                w.open_block(key, "tool", f"call_{obj.get('responseId')}_{n}", call.get("name", ""))
+                w.delta(key, dumps(call.get("args") or {}).decode())
+                w.close(key)
+                continue
+            text = part.get("text")
+            if text is None:
+                continue
+            kind = "reasoning" if part.get("thought") else "text"
+            if state.get("open") != kind:
+                if state.get("open"):
+                    w.close(state["open"])
+                w.open_block(kind, kind)
+                state["open"] = kind
+            if text:
+                w.delta(kind, text)
+        reason = cand.get("finishReason")
+        if reason:
+            if state.get("open"):
+                w.close(state["open"])
+                state["open"] = None
+            stop = GEMINI_STOP.get(reason, reason)
+            w.stop_reason = "tool" if stop == "end" and state.get("calls") else stop
+            u = obj.get("usageMetadata") or {}
+            w.usage = {"input": u.get("promptTokenCount", 0),
+                       "output": u.get("candidatesTokenCount", 0) + u.get("thoughtsTokenCount", 0),
+                       "cached": u.get("cachedContentTokenCount", 0)}  # fmt: skip
+            w.end()
+
+
+READERS = {"chat": read_chat, "messages": read_messages, "responses": read_responses, "gemini": read_gemini}
 
 
 def translate(source: str, target: str, reads: List[bytes]) -> List[bytes]:
