@@ -5,7 +5,7 @@ Corpus (``_peers.DIALECTS["gemini"]``, deterministic): ``data:`` frames separate
 lines, as the Gemini API sends them; one candidate; ~330 thought chunks, then ~670 text
 chunks of one token each, then a whole ``functionCall`` with a ``thoughtSignature``; a
 cumulative ``usageMetadata``, ``modelVersion`` and ``responseId`` on every chunk; no
-``[DONE]``. Cut into 4 KiB reads and one read per event.
+``[DONE]``. Cut into 4 KiB reads and one read per event; ``feed+accumulate`` also whole.
 
 Tasks and peers, all in the same run on the same reads:
 
@@ -152,3 +152,15 @@ def test_gemini_feed(benchmark: Any, corpora: Any, chunking: str, peer: str) -> 
 def test_gemini_accumulate(benchmark: Any, corpora: Any, chunking: str, peer: str) -> None:
     """Framing + decoding + accumulation of one stream into the final response."""
     _peers.bench_accumulate(benchmark, corpora, DIALECT, ACCUMULATE, reference, chunking, peer)
+
+
+@pytest.mark.parametrize("peer", list(ACCUMULATE))
+@pytest.mark.benchmark(group=f"{DIALECT} {_peers.ACCUMULATE} / whole body")
+def test_gemini_accumulate_whole_body(benchmark: Any, corpora: Any, peer: str) -> None:
+    """The same on the whole body in one read (a response read at once, a replayed capture)."""
+    corpus = _peers.corpus(DIALECT, corpora.quick)
+    run, summarize = ACCUMULATE[peer]
+    reads = [corpus.body]
+    assert summarize(run(reads)) == reference(corpora.quick), f"{peer} disagrees with ssewire"
+    benchmark.extra_info.update({"events": corpus.events, "bytes": len(corpus.body), "reads": 1})
+    benchmark(run, reads)

@@ -335,8 +335,12 @@ def test_gemini_usage_and_made_up_ids() -> None:
     assert chat["choices"][0]["finish_reason"] == "tool_calls"
     body = body_of("gemini", "thinking_signature")
     usage = read("gemini", body).result()["usageMetadata"]
-    msg = read("messages", ssewire.translate(body, "gemini", "messages")).result()
+    out = ssewire.translate(body, "gemini", "messages")
+    msg = read("messages", out).result()
     assert msg["usage"]["output_tokens"] == usage["candidatesTokenCount"] + usage["thoughtsTokenCount"]
+    # message_start already has the prompt's figures (Gemini sends them with the first chunk).
+    start = json.loads(out.split(b"\n\n")[0].split(b"data: ")[1])
+    assert start["message"]["usage"]["input_tokens"] == usage["promptTokenCount"]
     assert [b["type"] for b in msg["content"]] == ["thinking", "text"]
     # The signature of a thought part crosses to the thinking block; one on answer text has
     # no place in the target and is named in the notes.

@@ -578,6 +578,10 @@ pub struct GeminiReader {
     meta: bool,
     ended: bool,
     salt: u64,
+    /// The last `usageMetadata` not yet handed on (its text: it is cumulative and comes with
+    /// every chunk, and the targets write usage only when they open and when they end, so it
+    /// is read only then).
+    usage: String,
 }
 
 impl Default for GeminiReader {
@@ -593,6 +597,7 @@ impl Default for GeminiReader {
             salt: std::collections::hash_map::RandomState::new()
                 .build_hasher()
                 .finish(),
+            usage: String::new(),
         }
     }
 }
@@ -609,6 +614,14 @@ impl GeminiReader {
             }
             sink.close(key);
         }
+    }
+
+    /// Hands on the last usage not handed on yet.
+    fn send_usage(&mut self, sink: &mut dyn Sink) {
+        if let Some(u) = gemini_usage(&self.usage) {
+            sink.usage(&u);
+        }
+        self.usage.clear();
     }
 
     fn new_key(&mut self) -> Key {
@@ -631,8 +644,14 @@ impl GeminiReader {
             return;
         }
         let response_id = chunk.response_id.as_ref().map(|s| s.as_str());
+        if let Some(u) = chunk.usage {
+            self.usage.clear();
+            self.usage.push_str(u);
+        }
         if !self.meta && (response_id.is_some() || chunk.model_version.is_some()) {
             self.meta = true;
+            // The prompt's figures as the target opens (a Messages `message_start`).
+            self.send_usage(sink);
             sink.meta(Meta {
                 id: response_id,
                 model: chunk.model_version.as_ref().map(|s| s.as_str()),
@@ -647,11 +666,7 @@ impl GeminiReader {
                 sink.drop_note("candidates other than the first (candidateCount above 1)");
             }
         }
-        let usage = chunk.usage.and_then(gemini_usage);
         let Some(c) = first else {
-            if let Some(u) = &usage {
-                sink.usage(u);
-            }
             return;
         };
         for part in &c.parts {
@@ -742,11 +757,9 @@ impl GeminiReader {
                 );
             }
         }
-        if let Some(u) = &usage {
-            sink.usage(u);
-        }
         if let Some(reason) = &c.finish_reason {
             self.close_open(sink);
+            self.send_usage(sink);
             sink.stop(Stop::from_gemini(reason.as_str(), self.calls > 0));
             self.ended = true;
             sink.end();
