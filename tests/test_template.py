@@ -156,6 +156,34 @@ def test_gemini_text_and_usage_holes(holes: list[tuple[str, str, str, bool]]) ->
         )
 
 
+def test_gemini_template_keeps_the_other_keys_of_its_chunk() -> None:
+    """Vertex chunks carry a `createTime` and no index; some models send `safetyRatings` with
+    every chunk. A template hit folds them again: a chunk of another shape in between that
+    sent another value must not win over the later hits (the last value sent wins)."""
+    def vertex(text: str, rating: str, extra_part: str = "") -> str:
+        return (
+            '{"candidates": [{"content": {"role": "model","parts": [{"text": "' + text + '"}' + extra_part
+            + ']},"safetyRatings": [{"category": "HARM_CATEGORY_HATE_SPEECH","probability": "' + rating
+            + '"}]}],"usageMetadata": {"trafficType": "ON_DEMAND"},"modelVersion": "gemini-2.5-pro",'
+            '"createTime": "2025-11-20T10:00:00.000000Z","responseId": "v1"}'
+        )
+
+    frames = [vertex("a", "NEGLIGIBLE"), vertex("b", "NEGLIGIBLE"),
+              vertex("c", "LOW", ',{"executableCode": {"code": "1"}}'),  # another shape
+              vertex("d", "NEGLIGIBLE")]  # fmt: skip
+    _same_as_fresh(ssewire.GeminiStream, frames)
+    body = "".join(f"data: {f}\r\n\r\n" for f in frames).encode()
+    for reads in ([body], [body[i : i + 1] for i in range(len(body))]):
+        s = ssewire.GeminiStream()
+        for r in reads:
+            s.consume(r)
+        result = s.result()
+        cand = result["candidates"][0]
+        assert cand["safetyRatings"][0]["probability"] == "NEGLIGIBLE"
+        assert "index" not in cand and result["createTime"].startswith("2025")
+        assert [p.get("text") for p in cand["content"]["parts"]] == ["abc", None, "d"]
+
+
 def test_a_template_made_from_an_empty_string_keeps_its_place() -> None:
     """The first frame's text is empty and sits beside another empty string: the hole must be
     the content's own place, or the copies would put the new text in the wrong field."""

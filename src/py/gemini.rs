@@ -17,12 +17,13 @@ use std::borrow::Cow;
 use super::stream::{dialect_stream, emit, Dialect, Frame, Route, StreamCore, Subject, Value};
 use super::strings::{flag, int_or_none, name_or_none, Names};
 use crate::dialect::gemini::{self, Chunk};
-use crate::dialect::json::Str;
+use crate::dialect::json::{Extra, Str};
 use crate::dialect::template::{Filled, Shape};
 use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::gemini::GeminiFold;
 use crate::fold::Json;
 use crate::translate::Upstream;
+use serde_json::value::RawValue;
 
 /// One candidate of one chunk of a Gemini stream, flattened.
 #[pyclass(frozen, module = "ssewire", name = "GeminiChunk")]
@@ -132,6 +133,12 @@ struct GeminiTemplate {
     role: Option<Box<str>>,
     model_version: Option<Box<str>>,
     response_id: Option<Box<str>>,
+    /// The other keys of the candidate and of the chunk (Vertex's `createTime`, a
+    /// `safetyRatings` sent with every chunk): the same in every chunk that fits, and folded
+    /// again with each (the last value sent wins, and a chunk of another shape may have sent
+    /// another value in between).
+    candidate_extra: Vec<(Box<str>, Box<RawValue>)>,
+    chunk_extra: Vec<(Box<str>, Box<RawValue>)>,
     /// What its items share (the index, the model version, the response id).
     item: Option<(Py<PyAny>, Py<PyAny>, Py<PyAny>)>,
 }
@@ -149,13 +156,11 @@ impl GeminiTemplate {
         let plain = c.index.unwrap_or(0) == 0
             && c.has_content
             && c.finish_reason.is_none()
-            && c.extra.is_empty()
             && part.is_text()
             && part.thought_signature.is_none()
             && part.extra.is_empty()
             && chunk.error.is_none()
-            && chunk.prompt_feedback.is_none()
-            && chunk.extra.is_empty();
+            && chunk.prompt_feedback.is_none();
         if !plain {
             return None;
         }
@@ -170,6 +175,16 @@ impl GeminiTemplate {
             shape = shape.with_span(&frame.data, usage)?;
         }
         let owned = |s: &Option<Str<'_>>| s.as_ref().map(|s| Box::from(s.as_str()));
+        let extra = |e: &Extra<'_>| -> Option<Vec<(Box<str>, Box<RawValue>)>> {
+            e.0.iter()
+                .map(|(k, v)| {
+                    Some((
+                        Box::from(k.as_str()),
+                        RawValue::from_string(v.get().into()).ok()?,
+                    ))
+                })
+                .collect()
+        };
         Some(GeminiTemplate {
             shape,
             index: c.index,
@@ -177,6 +192,8 @@ impl GeminiTemplate {
             role: owned(&c.role),
             model_version: owned(&chunk.model_version),
             response_id: owned(&chunk.response_id),
+            candidate_extra: extra(&c.extra)?,
+            chunk_extra: extra(&chunk.extra)?,
             item: None,
         })
     }
@@ -184,6 +201,13 @@ impl GeminiTemplate {
     /// The chunk a frame that fits holds: `text` and `usage` in this template's chunk.
     fn chunk<'t>(&'t self, text: Cow<'t, str>, usage: Option<&'t str>) -> Chunk<'t> {
         let borrowed = |s: &'t Option<Box<str>>| s.as_deref().map(|s| Str(Cow::Borrowed(s)));
+        let extra = |e: &'t [(Box<str>, Box<RawValue>)]| {
+            Extra(
+                e.iter()
+                    .map(|(k, v)| (Str(Cow::Borrowed(&**k)), &**v))
+                    .collect(),
+            )
+        };
         Chunk {
             candidates: vec![gemini::Candidate {
                 index: self.index,
@@ -194,12 +218,14 @@ impl GeminiTemplate {
                     thought: self.thought,
                     ..gemini::Part::default()
                 }],
+                extra: extra(&self.candidate_extra),
                 ..gemini::Candidate::default()
             }],
             usage,
             model_version: borrowed(&self.model_version),
             response_id: borrowed(&self.response_id),
             has_candidates: true,
+            extra: extra(&self.chunk_extra),
             ..Chunk::default()
         }
     }
