@@ -49,14 +49,26 @@ DIALECT = "gemini"
 # -- the SDK path --------------------------------------------------------------------------
 
 
+def _sdk() -> Any:
+    """The google-genai parts the peer drives (private, so checked), or None when the SDK is
+    not installed (it needs CPython 3.11 or later) or has changed."""
+    try:
+        from google.genai import _api_client, types
+        from google.genai.models import _GenerateContentResponse_from_mldev
+    except ImportError:
+        return None
+    if not hasattr(_api_client.HttpResponse, "_iter_response_stream"):
+        return None
+    return _api_client, types, _GenerateContentResponse_from_mldev
+
+
 def sdk_feed(reads: List[bytes]) -> List[Any]:
     """google-genai: its streamed-response reader and chunk models, without a network."""
     import json
 
     import httpx
-    from google.genai import _api_client, types
-    from google.genai.models import _GenerateContentResponse_from_mldev
 
+    _api_client, types, _GenerateContentResponse_from_mldev = _sdk()
     response = httpx.Response(200, headers={"content-type": "text/event-stream"}, content=iter(reads))
     stream = _api_client.HttpResponse(response.headers, response_stream=response)
     out = []
@@ -124,10 +136,11 @@ Runner = Callable[[Any], Any]
 
 FEED: Dict[str, Tuple[Runner, Callable[[Any], Dict[str, Any]]]] = {
     "ssewire": (partial(_peers.ssewire_feed, ssewire.GeminiStream), _from_items),
-    "google-genai": (sdk_feed, _from_models),
     "httpx-sse": (_peers.httpx_sse_feed, _from_dicts),
     "pure-python": (_peers.pure_feed, _from_dicts),
 }
+if _sdk() is not None:
+    FEED["google-genai"] = (sdk_feed, _from_models)
 
 ACCUMULATE: Dict[str, Tuple[Runner, Callable[[Any], Dict[str, Any]]]] = {
     "ssewire": (partial(_peers.ssewire_result, ssewire.GeminiStream), summary),
