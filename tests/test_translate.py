@@ -368,6 +368,31 @@ def _gemini_chunk(part: dict, finish: Optional[str] = None) -> bytes:
     return ("data: " + json.dumps({"candidates": [candidate], "modelVersion": "g"}) + "\r\n\r\n").encode()
 
 
+def test_gemini_ids_without_a_response_id_are_the_same_every_time() -> None:
+    """Found by fuzzing: without a responseId the made-up call ids came from a random salt, so
+    two translators of the same stream wrote different bytes. They now come from what the
+    stream said before the call: the same stream gives the same ids, two calls different ones."""
+    def no_id(c: dict) -> dict:
+        c = dict(c)
+        c.pop("responseId", None)
+        return c
+
+    call = {"functionCall": {"name": "f", "args": {"x": 1}}}
+    body = b"".join(
+        _gemini_chunk(p, finish=f)
+        for p, f in [({"text": "Let me check."}, None), (call, None), (call, "STOP")]
+    )
+    body = b"".join(
+        ("data: " + json.dumps(no_id(json.loads(line[6:]))) + "\r\n\r\n").encode()
+        for line in body.decode().split("\r\n\r\n") if line
+    )
+    outs = {ssewire.translate(body, "gemini", "chat") for _ in range(3)}
+    outs.add(b"".join(ssewire.Translator("gemini", "chat").iter([body[i : i + 5] for i in range(0, len(body), 5)])))
+    assert len(outs) == 1
+    calls = read("chat", outs.pop()).result()["choices"][0]["message"]["tool_calls"]
+    assert len({c["id"] for c in calls}) == 2
+
+
 def test_gemini_is_a_source_only() -> None:
     with pytest.raises(ValueError, match="source only"):
         ssewire.Translator("chat", "gemini")

@@ -566,7 +566,8 @@ enum GeminiOpen {
 
 /// Reads a Gemini stream (candidate 0; other candidates are noted and dropped). Each run of
 /// parts of one kind is a block; calls carry no id, so each gets one made up from the
-/// response id (or, without one, from a per-stream salt) and its number. The stream has no
+/// response id (or, without one, from a hash of what the stream said before and of the call
+/// itself: the same stream gives the same ids, however it is cut) and its number. The stream has no
 /// terminal marker: candidate 0's `finishReason` ends the target.
 #[derive(Debug)]
 pub struct GeminiReader {
@@ -577,16 +578,25 @@ pub struct GeminiReader {
     calls: u64,
     meta: bool,
     ended: bool,
-    salt: u64,
+    /// FNV-1a over the text and calls seen so far (ids for a stream without a response id).
+    seen: u64,
     /// The last `usageMetadata` not yet handed on (its text: it is cumulative and comes with
     /// every chunk, and the targets write usage only when they open and when they end, so it
     /// is read only then).
     usage: String,
 }
 
+const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a: `hash` with `bytes` added.
+fn fnv1a(hash: u64, bytes: &[u8]) -> u64 {
+    bytes.iter().fold(hash, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
 impl Default for GeminiReader {
     fn default() -> Self {
-        use std::hash::{BuildHasher, Hasher};
         GeminiReader {
             open: None,
             streamed: None,
@@ -594,9 +604,7 @@ impl Default for GeminiReader {
             calls: 0,
             meta: false,
             ended: false,
-            salt: std::collections::hash_map::RandomState::new()
-                .build_hasher()
-                .finish(),
+            seen: FNV_OFFSET,
             usage: String::new(),
         }
     }
@@ -629,12 +637,15 @@ impl GeminiReader {
         self.next
     }
 
-    fn call_id(&mut self, sent: Option<&str>, response_id: Option<&str>) -> String {
+    fn call_id(&mut self, sent: Option<&str>, response_id: Option<&str>, name: &str) -> String {
         self.calls += 1;
+        if response_id.is_none() {
+            self.seen = fnv1a(self.seen, name.as_bytes());
+        }
         match (sent, response_id) {
             (Some(id), _) if !id.is_empty() => id.to_owned(),
             (_, Some(r)) => format!("call_{r}_{}", self.calls),
-            _ => format!("call_{:016x}_{}", self.salt, self.calls),
+            _ => format!("call_{:016x}_{}", self.seen, self.calls),
         }
     }
 
@@ -684,7 +695,7 @@ impl GeminiReader {
                 let name = call.name.as_ref().map_or("", |n| n.as_str());
                 if !call.is_streamed() && !continues {
                     let key = self.new_key();
-                    let id = self.call_id(call.id.as_ref().map(|s| s.as_str()), response_id);
+                    let id = self.call_id(call.id.as_ref().map(|s| s.as_str()), response_id, name);
                     sink.open(key, Kind::Tool { id: &id, name });
                     sink.delta(key, call.args.map_or("{}", |a| a.get()));
                     sink.close(key);
@@ -692,7 +703,7 @@ impl GeminiReader {
                 }
                 if !continues {
                     let key = self.new_key();
-                    let id = self.call_id(call.id.as_ref().map(|s| s.as_str()), response_id);
+                    let id = self.call_id(call.id.as_ref().map(|s| s.as_str()), response_id, name);
                     sink.open(key, Kind::Tool { id: &id, name });
                     self.open = Some((key, GeminiOpen::Call));
                     self.streamed = Some(crate::fold::gemini::ArgsText::default());
@@ -741,6 +752,9 @@ impl GeminiReader {
                     }
                 };
                 if !text.as_str().is_empty() {
+                    if response_id.is_none() {
+                        self.seen = fnv1a(self.seen, text.as_str().as_bytes());
+                    }
                     sink.delta(key, text.as_str());
                 }
                 if let Some(sig) = &part.thought_signature {
