@@ -102,7 +102,7 @@ class Corpus:
         return {
             "events": self.events,
             "bytes": len(self.body),
-            "reads": len(self.reads[chunking]),
+            "reads": len(self.reads[chunking]) if chunking in self.reads else 1,  # "whole"
             "chunks": self.n_chunks,
         }
 

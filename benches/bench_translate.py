@@ -2,7 +2,7 @@
 pure-Python translator (``_translate_peer.py``: ``PureSSEParser`` + ``orjson`` in, dict state,
 ``orjson`` out), and against ``consume()`` of the same upstream (the cost of only reading it),
 for every ordered pair of chat, Messages and Responses and from Gemini to each, on the bench corpora
-(``_peers.DIALECTS``), in 4 KiB reads and one read per event.
+(``_peers.DIALECTS``): the whole body in one read, 4 KiB reads and one read per event.
 
 Correctness before timing: the pure-Python peer's output, read back by ssewire's target
 stream, assembles the same final text as ssewire's translation.
@@ -60,12 +60,15 @@ def text_of(target: str, outs: List[bytes]) -> str:
     return _final_text(target, s.result())
 
 
+CHUNKINGS = ["whole"] + list(_peers.CHUNKINGS)
+
+
 @pytest.mark.parametrize("peer", list(RUNNERS))
-@pytest.mark.parametrize("chunking", list(_peers.CHUNKINGS))
+@pytest.mark.parametrize("chunking", CHUNKINGS)
 @pytest.mark.parametrize(("source", "target"), PAIRS, ids=[f"{s}-{t}" for s, t in PAIRS])
 def test_translate(benchmark: Any, corpora: Any, source: str, target: str, chunking: str, peer: str) -> None:
     corpus = _peers.corpus(source, corpora.quick)
-    reads = corpus.reads[chunking]
+    reads = [corpus.body] if chunking == "whole" else corpus.reads[chunking]
     run = RUNNERS[peer]
     if peer == "pure-python":
         want = text_of(target, ssewire_translate(source, target, reads))

@@ -275,6 +275,24 @@ def test_translation_carries_the_content(source: str, name: str, target: str) ->
     assert tgt == src
 
 
+@pytest.mark.parametrize(("source", "name", "target"), PAIRS, ids=[f"{s}/{n}->{t}" for s, n, t in PAIRS])
+def test_result_while_streaming_is_what_the_bytes_so_far_assemble(source: str, name: str, target: str) -> None:
+    """``t.result()`` asked after every read (one upstream byte at a time past the first
+    event, then a read per frame) is what the target's stream assembles from the bytes
+    written so far: the writers fold runs of deltas lazily, and asking must fold them."""
+    body = body_of(source, name)
+    t = ssewire.Translator(source, target)
+    back = STREAMS[target]()
+    frames = [f + b"\n\n" for f in body.split(b"\n\n") if f.strip()]
+    for i, frame in enumerate(frames[:60]):
+        pieces = [frame] if i % 3 else [frame[j : j + 7] for j in range(0, len(frame), 7)]
+        for piece in pieces:
+            back.consume(t.feed(piece))
+            assert t.result() == back.result()
+    back.consume(t.feed(b"".join(frames[60:])) + t.finish())
+    assert t.result() == back.result()
+
+
 def test_auto_source_and_translate() -> None:
     for source, name in CAPTURES[::7]:
         body = body_of(source, name)

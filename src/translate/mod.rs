@@ -397,9 +397,11 @@ macro_rules! num {
 }
 num!(u32, u64, usize, i64);
 
-/// Appends a number.
+/// Appends a number. Printed by `itoa` (already in the tree through serde_json): the
+/// digit loop this replaced ended in a UTF-8 check of its own digits, which with the copy
+/// was ~2% of translating Messages to Responses (the `sequence_number` of every event).
 pub fn push_num(out: &mut String, n: impl Num) {
-    let (negative, mut n) = n.digits();
+    let (negative, n) = n.digits();
     if negative {
         out.push('-');
     }
@@ -407,16 +409,7 @@ pub fn push_num(out: &mut String, n: impl Num) {
         out.push(char::from(b'0' + n as u8)); // an index, most often
         return;
     }
-    let mut buf = [0u8; 20];
-    let mut at = buf.len();
-    while n > 0 {
-        at -= 1;
-        if let Some(slot) = buf.get_mut(at) {
-            *slot = b'0' + (n % 10) as u8;
-        }
-        n /= 10;
-    }
-    out.push_str(std::str::from_utf8(buf.get(at..).unwrap_or_default()).unwrap_or_default());
+    out.push_str(itoa::Buffer::new().format(n));
 }
 
 /// `s` as a JSON string, or `null`.
