@@ -126,6 +126,7 @@ impl Translator {
 
     /// Feeds `data` to the source stream (through the tap: the translation reads it).
     fn run(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
+        self.translation()?.reserve_for(data.len());
         let too_large = self.with_source(py, |py, s| s.run_bytes(py, data, None))?;
         if too_large.flatten().is_some() {
             self.too_large = true;

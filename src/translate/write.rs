@@ -24,6 +24,9 @@ pub trait Writer: Sink {
     /// The bytes written since the last [`Writer::clear`].
     fn output(&self) -> &[u8];
     fn clear(&mut self);
+    /// Makes room for `additional` more bytes of output (one allocation instead of a run of
+    /// doublings, each a copy, when a large read is translated at once).
+    fn reserve(&mut self, additional: usize);
     fn notes(&self) -> &[String];
     /// The target's fold of everything written: what its stream's `result()` gives.
     fn result(&mut self) -> Out;
@@ -276,6 +279,10 @@ macro_rules! writer_impl {
 
             fn clear(&mut self) {
                 self.out.buf.clear();
+            }
+
+            fn reserve(&mut self, additional: usize) {
+                self.out.buf.reserve(additional);
             }
 
             fn result(&mut self) -> Out {
@@ -1516,6 +1523,10 @@ impl Writer for ResponsesWriter {
 
     fn clear(&mut self) {
         self.out.buf.clear();
+    }
+
+    fn reserve(&mut self, additional: usize) {
+        self.out.buf.reserve(additional);
     }
 
     fn result(&mut self) -> Out {
