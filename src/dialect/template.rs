@@ -37,6 +37,10 @@ pub struct Shape {
     /// Neither the event type nor the data has a line break (a frame of one data line: the
     /// only kind [`Shape::fill_raw`] reads).
     one_line: bool,
+    /// The wire bytes before the data of a frame of this shape, as [`Shape::fill_raw`] reads
+    /// them: `event: <type>\n` (when the shape has a type) and `data: `. One comparison
+    /// instead of four.
+    head: Box<[u8]>,
     /// A raw value of the frame that spans holes (Gemini's `usageMetadata`, whose counts are
     /// number holes): where it starts and ends, each as (part, offset in the part).
     span: Option<((usize, usize), (usize, usize))>,
@@ -80,8 +84,16 @@ impl Shape {
         }
         parts.push(bytes.get(at..)?.into());
         let breaks = |b: &[u8]| b.contains(&b'\n') || b.contains(&b'\r');
+        let mut head = Vec::new();
+        if let Some(event) = event {
+            head.extend_from_slice(b"event: ");
+            head.extend_from_slice(event);
+            head.push(b'\n');
+        }
+        head.extend_from_slice(b"data: ");
         Some(Shape {
             one_line: !breaks(bytes) && !event.is_some_and(breaks),
+            head: head.into(),
             event: event.map(Box::from),
             parts,
             holes: spans.into_iter().map(|(_, hole)| hole).collect(),
@@ -180,11 +192,14 @@ impl Shape {
         if event != self.event.as_deref() {
             return None;
         }
-        self.filled(data.as_bytes(), data.len())
+        match self.filled(data.as_bytes())? {
+            (end, filled) if end == data.len() => Some(filled),
+            _ => None,
+        }
     }
 
-    /// Walks `data` (the whole of it when `len` is its length) and reads the span.
-    fn filled<'d>(&self, data: &'d [u8], len: usize) -> Option<Filled<'d>> {
+    /// Walks the start of `data` and reads the span: where the shape ends, and what filled it.
+    fn filled<'d>(&self, data: &'d [u8]) -> Option<(usize, Filled<'d>)> {
         let mut bounds = (None, None);
         let ((from_part, from), (to_part, to)) = self.span.unwrap_or_default();
         let (end, text, number) = self.walk(data, |k, at| {
@@ -195,16 +210,13 @@ impl Shape {
                 bounds.1 = Some(at + to);
             }
         })?;
-        if end != len {
-            return None;
-        }
         let span = match (self.span, bounds) {
             (None, _) => None,
             // Fixed parts (decoded text) and checked holes only: valid UTF-8; checked anyway.
             (Some(_), (Some(a), Some(b))) => Some(std::str::from_utf8(data.get(a..b)?).ok()?),
             _ => return None,
         };
-        Some(Filled { text, number, span })
+        Some((end, Filled { text, number, span }))
     }
 
     /// [`fill`](Self::fill) for a whole frame still in the wire's bytes, read without the
@@ -224,26 +236,16 @@ impl Shape {
     /// [`fill_raw`](Self::fill_raw), with the span. The data line and the blank line after it
     /// may end in LF or in CRLF (Gemini's), both the same way.
     pub fn fill_raw_all<'d>(&self, bytes: &'d [u8]) -> Option<(usize, Filled<'d>)> {
-        if !self.one_line {
+        if !self.one_line || !bytes.starts_with(&self.head) {
             return None;
         }
-        let mut at = 0;
-        let mut expect = |what: &[u8]| {
-            let ok = bytes.get(at..)?.starts_with(what);
-            at += what.len();
-            ok.then_some(())
-        };
-        if let Some(event) = &self.event {
-            expect(b"event: ")?;
-            expect(event)?;
-            expect(b"\n")?;
-        }
-        expect(b"data: ")?;
-        let start = at;
+        let start = self.head.len();
         let rest = bytes.get(start..)?;
-        // The data line ends at the first line break (the shape has none inside).
-        let line = memchr::memchr2(b'\n', b'\r', rest)?;
-        let filled = self.filled(rest, line)?;
+        // The walk stops at the first line break: the fixed parts have none, a number hole is
+        // digits, and a string hole ends where its line does (a raw line break is not valid
+        // JSON inside a string). So where the shape ends, the data line must end too; that
+        // costs no scan of the line for its end (~4% of consuming a Responses body).
+        let (line, filled) = self.filled(rest)?;
         let after = rest.get(line..)?;
         let ending = if after.starts_with(b"\n\n") {
             2
@@ -281,8 +283,8 @@ impl Shape {
                 }
                 Hole::Text | Hole::Padding => {
                     // The part before ends with the opening quote; find the closing one.
-                    let len = string_len(bytes.get(at..)?)?;
-                    let value = string_value(bytes, at, len)?;
+                    let (len, plain) = string_len(bytes.get(at..)?)?;
+                    let value = string_value(bytes, at, len, plain)?;
                     if *hole == Hole::Text {
                         text = Some(value);
                     }
@@ -300,24 +302,37 @@ impl Shape {
 }
 
 /// The length of the contents of a JSON string whose opening quote is just before `bytes`: up
-/// to the first quote that no backslash escapes.
-fn string_len(bytes: &[u8]) -> Option<usize> {
+/// to the first quote that no backslash escapes; and whether they are plain (no backslash, no
+/// control character). `None` at a line break first (CR or LF: a string cannot hold one raw,
+/// and [`Shape::fill_raw`] relies on the walk stopping at the end of the line).
+fn string_len(bytes: &[u8]) -> Option<(usize, bool)> {
     let mut i = 0;
+    let mut plain = true;
     loop {
-        match bytes.get(i)? {
-            b'"' => return Some(i),
-            b'\\' => i += 2,
-            _ => i += 1,
+        match *bytes.get(i)? {
+            b'"' => return Some((i, plain)),
+            b'\n' | b'\r' => return None,
+            b'\\' => {
+                if matches!(bytes.get(i + 1), Some(b'\n' | b'\r')) {
+                    return None; // not an escape: the walk never steps over a line break
+                }
+                plain = false;
+                i += 2;
+            }
+            b => {
+                plain &= b >= 0x20;
+                i += 1;
+            }
         }
     }
 }
 
-/// The value of the string literal whose contents are `data[at..at + len]`; `None` if it is
-/// not a valid JSON string (a raw control character, a bad escape, a lone surrogate escape,
-/// bytes that are not UTF-8).
-fn string_value(data: &[u8], at: usize, len: usize) -> Option<Cow<'_, str>> {
+/// The value of the string literal whose contents are `data[at..at + len]` (`plain`: they
+/// hold no backslash and no control character); `None` if it is not a valid JSON string (a
+/// raw control character, a bad escape, a lone surrogate escape, bytes that are not UTF-8).
+fn string_value(data: &[u8], at: usize, len: usize, plain: bool) -> Option<Cow<'_, str>> {
     let contents = data.get(at..at + len)?;
-    if !contents.iter().any(|&b| b == b'\\' || b < 0x20) {
+    if plain {
         return std::str::from_utf8(contents).ok().map(Cow::Borrowed);
     }
     let literal = data.get(at.checked_sub(1)?..at + len + 1)?;
@@ -507,6 +522,12 @@ mod tests {
             plain.replace("data: ", "data: \n"),
             plain[..plain.len() - 1].to_owned(), // not closed by a blank line yet
             wire("\\ud800").iter().map(|&b| char::from(b)).collect(), // a lone surrogate
+            // The text hole's string does not end on its line: the walk stops at the line
+            // break, whatever follows (the framer reads two lines there).
+            plain.replacen("\"Yo\"", "\"Y\no\"", 1),
+            plain.replacen("\"Yo\"", "\"Y\\\no\"", 1),
+            plain.replacen("\"Yo\"", "\"Y\r\"", 1),
+            format!("{}\n\n{}", plain.replacen("\"Yo\"", "\"Yo", 1), plain),
         ] {
             assert!(shape.fill_raw(other.as_bytes()).is_none(), "{other:?}");
         }
