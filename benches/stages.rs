@@ -11,11 +11,17 @@
 //! - `+fold`: the views read and folded (`fold::*`), then `result()` once;
 //! - `translate ->X`: the whole translation to dialect X (`translate::Standalone`).
 //!
-//! The difference between two rows is the cost of the stage added. Not measured here: the
-//! Python side (the call, the buffer protocol, item objects), and the frame templates, which
-//! live with the Python streams; `python benches/stages.py` reports those. Timings are the
-//! minimum over rounds of one pass over the corpus, with `std::time::Instant`: read them as
-//! ratios within one run (the machine is shared).
+//! The difference between two rows is the cost of the stage added. With `--features python`
+//! (`cargo bench --features python --bench stages`) three rows more time the Python side
+//! through the module's own classes in an interpreter this binary embeds:
+//!
+//! - `py consume`: `stream.consume(read)` per read, then `finish()`: the whole stream as a
+//!   Python caller runs it (the call, the buffer protocol, the frame templates, the fold);
+//! - `py feed (+items)`: `feed` instead: the difference is building the item objects;
+//! - `py +result()`: and `result()` once: the difference is the final object's dict.
+//!
+//! Timings are the minimum over rounds of one pass over the corpus, with `std::time::Instant`:
+//! read them as ratios within one run (the machine is shared).
 
 // Benchmark code over our own corpora: a slice index past the end is a bug to see at once.
 #![allow(clippy::indexing_slicing)]
@@ -228,6 +234,8 @@ fn main() {
             frames(reads, |e, d| folds.event(dialect, e, &text(d), true));
             folds.result(dialect);
         });
+        #[cfg(feature = "python")]
+        python::rows(name, &body, events, budget, &chunkings);
         for (target_name, target) in DIALECTS {
             let Some(target) = Target::parse(target_name).filter(|_| target != dialect) else {
                 continue;
@@ -239,6 +247,79 @@ fn main() {
                 }
                 black_box(t.finish());
             });
+        }
+    }
+}
+
+/// The Python side, timed from Rust: the stream classes of `ssewire._core` (made in this
+/// process by `ssewire::py::bench_module`), called as Python code calls them.
+#[cfg(feature = "python")]
+mod python {
+    use super::{best, cut};
+    use pyo3::prelude::*;
+    use pyo3::types::PyBytes;
+    use std::time::Duration;
+
+    fn class(name: &str) -> &'static str {
+        match name {
+            "chat" => "ChatCompletionStream",
+            "messages" => "MessagesStream",
+            "responses" => "ResponsesStream",
+            _ => "GeminiStream",
+        }
+    }
+
+    /// One pass: a new stream, `method` on every read, `finish()`, and `result()` if asked.
+    fn run(
+        cls: &Bound<'_, PyAny>,
+        reads: &[Bound<'_, PyBytes>],
+        method: &str,
+        result: bool,
+    ) -> PyResult<()> {
+        let s = cls.call0()?;
+        let step = s.getattr(method)?;
+        for read in reads {
+            std::hint::black_box(step.call1((read,))?);
+        }
+        s.call_method0("finish")?;
+        if result {
+            std::hint::black_box(s.call_method0("result")?);
+        }
+        Ok(())
+    }
+
+    pub fn rows(name: &str, body: &[u8], events: usize, budget: Duration, chunkings: &[&str]) {
+        Python::initialize();
+        let done = Python::attach(|py| -> PyResult<()> {
+            let module = ssewire::py::bench_module(py)?;
+            let cls = module.getattr(class(name))?;
+            for (label, method, result) in [
+                ("py consume", "consume", false),
+                ("py feed (+items)", "feed", false),
+                ("py +result()", "feed", true),
+            ] {
+                let mut cells = Vec::new();
+                for how in chunkings {
+                    let reads: Vec<Bound<'_, PyBytes>> = cut(body, how)
+                        .into_iter()
+                        .map(|r| PyBytes::new(py, r))
+                        .collect();
+                    run(&cls, &reads, method, result)?; // fails here, not inside the timing
+                    let t = best(budget, || {
+                        let _ = run(&cls, &reads, method, result);
+                    });
+                    cells.push(format!("{:.1}", t.as_nanos() as f64 / events as f64));
+                }
+                println!(
+                    "{label:<22}{:>10}{:>10}{:>11}",
+                    cells[0], cells[1], cells[2]
+                );
+            }
+            Ok(())
+        });
+        if let Err(e) = done {
+            eprintln!("the Python rows failed: {e}");
+            std::process::exit(2);
         }
     }
 }

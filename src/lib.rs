@@ -35,5 +35,8 @@ pub mod sse;
 pub mod text;
 pub mod translate;
 
+/// The Python module (`ssewire._core`). Public only for `benches/stages.rs`, which embeds an
+/// interpreter to time the Python side (`py::bench_module`); nothing else in it is public.
 #[cfg(feature = "python")]
-mod py;
+#[doc(hidden)]
+pub mod py;

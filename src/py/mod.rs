@@ -36,6 +36,16 @@ fn is_event_stream(head: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(crate::dialect::body::is_event_stream(input.as_bytes()))
 }
 
+/// `ssewire._core` made in this process without importing the package: for
+/// `benches/stages.rs`, which links the crate into a binary that embeds an interpreter and
+/// times the Python side (item objects, `result()`'s dict) beside the pure-Rust stages.
+#[doc(hidden)]
+pub fn bench_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
+    let m = PyModule::new(py, "_core")?;
+    core_module(&m)?;
+    Ok(m)
+}
+
 #[pymodule(gil_used = false)]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
