@@ -36,6 +36,7 @@
 //! (O(total input)); server objects are read one JSON level deep and kept as raw text; a note
 //! compares values once per `.done` event.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
 use super::{list_of, note, object_map, string_of, Json, Map, Out};
@@ -229,19 +230,22 @@ fn show(value: Option<&Out>) -> String {
 }
 
 /// The streamed strings of an output item, by path (what a mismatch note compares).
-fn streamed_texts(item: &Out) -> Vec<(String, Out)> {
-    let Some(map) = as_map(item) else {
-        return vec![("item".into(), item.clone())];
-    };
+fn streamed_texts(map: &Map) -> Vec<(String, Out)> {
     let mut out = Vec::new();
     for key in ["content", "summary"] {
-        if let Some(parts) = list_of(map.get(key)) {
-            for (i, part) in parts.iter().enumerate() {
-                if let Some(part) = as_map(part) {
-                    for field in ["text", "refusal"] {
-                        if let Some(v) = part.get(field) {
-                            out.push((format!("{key}[{i}].{field}"), v.clone()));
-                        }
+        let parsed;
+        let parts: &[Out] = match map.get(key) {
+            Some(Out::List(items)) => items,
+            other => {
+                parsed = list_of(other).unwrap_or_default();
+                &parsed
+            }
+        };
+        for (i, part) in parts.iter().enumerate() {
+            if let Some(part) = map_of(part) {
+                for field in ["text", "refusal"] {
+                    if let Some(v) = part.get(field) {
+                        out.push((format!("{key}[{i}].{field}"), v.clone()));
                     }
                 }
             }
@@ -255,10 +259,11 @@ fn streamed_texts(item: &Out) -> Vec<(String, Out)> {
     out
 }
 
-fn as_map(value: &Out) -> Option<Map> {
+/// A value as a map: borrowed when it is one, read one level deep when it is JSON text.
+fn map_of(value: &Out) -> Option<Cow<'_, Map>> {
     match value {
-        Out::Map(m) => Some(m.clone()),
-        Out::Json(t) => object_map(t),
+        Out::Map(m) => Some(Cow::Borrowed(m)),
+        Out::Json(t) => object_map(t).map(Cow::Owned),
         _ => None,
     }
 }
@@ -272,7 +277,7 @@ fn diff_items(where_: &str, assembled: &Out, full: &Out, source: &str, notes: &m
             return;
         }
     }
-    let (Some(a), Some(b)) = (as_map(assembled), as_map(full)) else {
+    let (Some(a), Some(b)) = (map_of(assembled), map_of(full)) else {
         if !same(Some(assembled), Some(full)) {
             note(
                 notes,
@@ -285,6 +290,13 @@ fn diff_items(where_: &str, assembled: &Out, full: &Out, source: &str, notes: &m
         }
         return;
     };
+    diff_maps(where_, &a, &b, source, notes);
+}
+
+/// [`diff_items`] of two items that are maps. Each is read once: the full item's text was
+/// parsed five times here (as a map twice, its content list, each part, the text literal),
+/// ~7% of consuming a Responses body whose `.done` events repeat a few KB of text.
+fn diff_maps(where_: &str, a: &Map, b: &Map, source: &str, notes: &mut Vec<String>) {
     for key in ["type", "id"] {
         if !same(a.get(key), b.get(key)) {
             note(
@@ -299,8 +311,8 @@ fn diff_items(where_: &str, assembled: &Out, full: &Out, source: &str, notes: &m
         }
     }
     // Only what was assembled is compared: a part the stream never carried is not a mismatch.
-    let theirs = streamed_texts(full);
-    for (path, mine) in streamed_texts(assembled) {
+    let theirs = streamed_texts(b);
+    for (path, mine) in streamed_texts(a) {
         let other = theirs.iter().find(|(p, _)| *p == path).map(|(_, v)| v);
         if !same(Some(&mine), other) {
             note(
@@ -703,14 +715,19 @@ impl ResponsesFold {
         let index = match v.output_index {
             Some(index) if self.items.contains_key(&index) => {
                 if let Some(state) = self.items.get(&index).filter(|_| !self.unchecked) {
-                    let assembled = state.assembled();
-                    diff_items(
-                        &format!("output[{index}]"),
-                        &assembled,
-                        &full,
-                        "response.output_item.done",
-                        &mut self.mismatches,
-                    );
+                    // The full item as a map from the entries just read (not read again).
+                    let full_map: Map = entries
+                        .iter()
+                        .map(|(k, v)| (k.to_string(), Out::json(v.get())))
+                        .collect();
+                    let where_ = format!("output[{index}]");
+                    let source = "response.output_item.done";
+                    match state.assembled() {
+                        Out::Map(a) => {
+                            diff_maps(&where_, &a, &full_map, source, &mut self.mismatches)
+                        }
+                        other => diff_items(&where_, &other, &full, source, &mut self.mismatches),
+                    }
                 }
                 index
             }
