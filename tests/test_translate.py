@@ -195,7 +195,7 @@ def neutral(dialect: str, r: dict) -> dict:
     return {"text": text, "reasoning": reasoning, "calls": calls, "stop": stop, "usage": usage}
 
 
-GEMINI_FILTERED = {"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
+GEMINI_FILTERED = {"SAFETY", "MODEL_ARMOR", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
                    "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"}  # fmt: skip
 
 
@@ -384,6 +384,86 @@ def _gemini_chunk(part: dict, finish: Optional[str] = None) -> bytes:
     if finish:
         candidate["finishReason"] = finish
     return ("data: " + json.dumps({"candidates": [candidate], "modelVersion": "g"}) + "\r\n\r\n").encode()
+
+
+def _frames(body: bytes) -> list[bytes]:
+    return [f + b"\r\n\r\n" for f in body.split(b"\r\n\r\n") if f.strip()]
+
+
+def test_gemini_usage_after_the_finish_reason_crosses() -> None:
+    """Vertex counts the answer only in a usage-only chunk after the finish reason: the
+    closing events wait for it (they go out with the feed that carried it), so the target
+    bills what Gemini counted, and nothing of it is lost."""
+    body = body_of("gemini", "vertex_call_id_usage_after_finish")
+    closing = {"chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed"}
+    for target in DIALECTS:
+        t = ssewire.Translator("gemini", target)
+        outs = [t.feed(f) for f in _frames(body)]
+        assert closing[target] not in b"".join(outs[:-1]) and closing[target] in outs[-1]
+        assert t.finish() == b""
+        got = neutral(target, t.result())
+        assert got["usage"] == {"input": 58, "output": 21 + 84, "cached": 0}, target
+        assert got["calls"] == [("call-7f3a", "get_weather", {"city": "Paris", "unit": "celsius"})]
+        assert got["stop"] == "tool"
+    # Without the usage chunk, the end of the upstream writes the closing events.
+    t = ssewire.Translator("gemini", "messages")
+    out = b"".join(t.feed(f) for f in _frames(body)[:-1])
+    assert b"message_stop" not in out and b"message_stop" in t.finish()
+    # Usage after the closing events cannot be written: it is named.
+    late = body + b'data: {"usageMetadata": {"promptTokenCount": 58, "candidatesTokenCount": 30}}\r\n\r\n'
+    assert "usage sent after the target's closing events (not written)" in _notes_of(late, "chat")
+
+
+def test_gemini_signatures_stay_with_their_thought_runs() -> None:
+    """Gemini signs the first part of a thought run: the run is one thinking block whose
+    signature follows its text (as Anthropic sends it), a second signed run is a block of its
+    own (a part that is only a signature too), and an empty text part opens no block."""
+    body = body_of("gemini", "vertex_call_id_usage_after_finish")
+    msg = read("messages", ssewire.translate(body, "gemini", "messages")).result()
+    thinking = "**Planning** I need the weather in Paris.**Calling** get_weather with the city."
+    assert msg["content"][:2] == [
+        {"type": "thinking", "thinking": thinking, "signature": "CsYBAY89a1/Zq1"},
+        {"type": "thinking", "thinking": "", "signature": "CsYBAY89a2/Zq2"},
+    ]
+    assert [b["type"] for b in msg["content"]] == ["thinking", "thinking", "tool_use"]
+    out = ssewire.translate(body, "gemini", "messages").decode()
+    first = out.index('"content_block_start","index":0')
+    assert out.index('"thinking_delta"', first) < out.index('"signature_delta"', first)
+    resp = read("responses", ssewire.translate(body, "gemini", "responses")).result()
+    assert [(i["type"], i.get("encrypted_content")) for i in resp["output"]] == [
+        ("reasoning", "CsYBAY89a1/Zq1"), ("reasoning", "CsYBAY89a2/Zq2"), ("function_call", None)]  # fmt: skip
+
+
+def test_gemini_cached_tokens_citations_and_max_tokens() -> None:
+    body = body_of("gemini", "citations_max_tokens_cached")
+    chat = read("chat", ssewire.translate(body, "gemini", "chat")).result()
+    assert chat["usage"]["prompt_tokens"] == 1040
+    assert chat["usage"]["prompt_tokens_details"]["cached_tokens"] == 1024
+    assert chat["choices"][0]["finish_reason"] == "length"
+    msg = read("messages", ssewire.translate(body, "gemini", "messages")).result()
+    assert (msg["usage"]["input_tokens"], msg["usage"]["cache_read_input_tokens"]) == (16, 1024)
+    assert msg["stop_reason"] == "max_tokens"
+    assert "citations and grounding metadata (citationMetadata, groundingMetadata)" in _notes_of(body, "chat")
+
+
+def test_gemini_candidate_without_index_is_candidate_zero() -> None:
+    """Vertex's proto3 JSON leaves `index: 0` out: beside a candidate with `index: 1`, the one
+    without an index is candidate 0 (not the second by its place)."""
+    chunk = {"candidates": [{"content": {"role": "model", "parts": [{"text": "B"}]}, "index": 1},
+                            {"content": {"role": "model", "parts": [{"text": "A"}]}, "finishReason": "STOP"}],
+             "modelVersion": "g"}  # fmt: skip
+    body = ("data: " + json.dumps(chunk) + "\r\n\r\n").encode()
+    s = read("gemini", body)
+    assert s.done and s.error is None
+    assert [c["content"]["parts"][0]["text"] for c in s.result()["candidates"]] == ["A", "B"]
+    chat = read("chat", ssewire.translate(body, "gemini", "chat"))
+    assert chat.done and chat.result()["choices"][0]["message"]["content"] == "A"
+
+
+def test_gemini_model_armor_is_a_filter() -> None:
+    body = _gemini_chunk({"text": "x"}) + _gemini_chunk({"text": ""}, finish="MODEL_ARMOR")
+    assert read("chat", ssewire.translate(body, "gemini", "chat")).result()["choices"][0]["finish_reason"] == "content_filter"
+    assert read("messages", ssewire.translate(body, "gemini", "messages")).result()["stop_reason"] == "refusal"
 
 
 def test_gemini_ids_without_a_response_id_are_the_same_every_time() -> None:

@@ -61,6 +61,20 @@ impl Part<'_> {
     pub fn is_text(&self) -> bool {
         self.text.is_some() && self.function_call.is_none()
     }
+
+    /// The text of a text part; `""` for a part that holds only a `thoughtSignature` (and
+    /// `thought`): a translation reads it as a thought with no text (its signature goes to a
+    /// reasoning block), where the fold keeps it as sent.
+    pub fn text_or_signature(&self) -> Option<&str> {
+        if self.is_text() {
+            return self.text.as_ref().map(|t| t.as_str());
+        }
+        let signature_only = self.text.is_none()
+            && self.function_call.is_none()
+            && self.extra.0.is_empty()
+            && self.thought_signature.is_some();
+        signature_only.then_some("")
+    }
 }
 
 /// A `functionCall`, whole or (Vertex) one piece of a streamed call.
@@ -112,7 +126,24 @@ pub enum ArgValue<'a> {
     Null,
 }
 
-impl Chunk<'_> {
+impl<'a> Chunk<'a> {
+    /// The candidates with their indexes. A candidate without `index` is candidate 0 — the
+    /// proto3 JSON of Vertex AI leaves a zero out, so `{"index":1,...},{...}` is candidates 1
+    /// and 0 — unless every candidate of the chunk lacks one and there are several (no server
+    /// sends that; read as their places in the chunk, they stay apart).
+    pub fn indexed(&self) -> impl Iterator<Item = (i64, &Candidate<'a>)> {
+        let by_place =
+            self.candidates.len() > 1 && self.candidates.iter().all(|c| c.index.is_none());
+        self.candidates.iter().enumerate().map(move |(pos, c)| {
+            let index = match c.index {
+                Some(index) => index,
+                None if by_place => i64::try_from(pos).unwrap_or(i64::MAX),
+                None => 0,
+            };
+            (index, c)
+        })
+    }
+
     /// A Gemini chunk has candidates, usage, prompt feedback or a model version; an error
     /// object is every dialect's.
     pub fn belongs(&self) -> Belongs {

@@ -30,7 +30,7 @@ use crate::partial::PartialJson;
 use crate::translate::{push_escaped, push_str};
 use serde_json::value::RawValue;
 
-use super::{note, IntMap, Map, Out};
+use super::{note, IntMap, Json, Map, Out};
 
 /// One step of a `jsonPath`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -294,6 +294,27 @@ fn extra_map(extra: &Extra<'_>, into: &mut Map) {
     }
 }
 
+/// Two `citationMetadata` objects of one candidate as one: their `citations` lists joined.
+/// `None` (the later one wins) unless both are objects whose only key is a `citations` list.
+fn merge_citations(old: &str, new: &str) -> Option<String> {
+    let list = |text: &str| -> Option<Vec<String>> {
+        let entries = Json::object(text)?;
+        let [(key, value)] = entries.as_slice() else {
+            return None;
+        };
+        if key != "citations" {
+            return None;
+        }
+        match Json::read(value.get())? {
+            Json::Array(items) => Some(items.iter().map(|i| i.get().to_owned()).collect()),
+            _ => None,
+        }
+    };
+    let (mut all, more) = (list(old)?, list(new)?);
+    all.extend(more);
+    Some(format!(r#"{{"citations":[{}]}}"#, all.join(",")))
+}
+
 /// One candidate, folded.
 #[derive(Debug, Default)]
 struct Cand {
@@ -328,9 +349,20 @@ impl Cand {
                 .set("finishReason", Out::Str(reason.as_str().to_owned()));
         }
         for (key, value) in &c.extra.0 {
-            if value.get() != "null" {
-                self.keys.set(key.as_str(), Out::json(value.get()));
+            if value.get() == "null" {
+                continue;
             }
+            // Citations come with the chunk whose text they cite: the response's are all of
+            // them, in order (every other key is the last one sent).
+            if key.as_str() == "citationMetadata" {
+                if let Some(Out::Json(old)) = self.keys.get_mut("citationMetadata") {
+                    if let Some(merged) = merge_citations(old, value.get()) {
+                        *old = merged.into();
+                        continue;
+                    }
+                }
+            }
+            self.keys.set(key.as_str(), Out::json(value.get()));
         }
     }
 
@@ -339,8 +371,12 @@ impl Cand {
             return self.call(p, call, warnings);
         }
         self.end_call(warnings);
-        let Some(text) = p.text.as_ref().filter(|_| p.is_text()) else {
+        let Some(text) = p.text.as_ref().filter(|_| p.is_text()).map(|t| t.as_str()) else {
+            // Kept as sent (`{"thought": true, "thoughtSignature": ...}` alone too).
             let mut map = Map::new();
+            if p.thought {
+                map.set("thought", Out::Bool(true));
+            }
             if let Some(sig) = &p.thought_signature {
                 map.set("thoughtSignature", Out::Str(sig.as_str().to_owned()));
             }
@@ -357,7 +393,7 @@ impl Cand {
         }) = self.parts.last_mut()
         {
             if *thought == p.thought && !(signature.is_some() && sig.is_some()) {
-                joined.push_str(text.as_str());
+                joined.push_str(text);
                 if let Some(sig) = sig {
                     *signature = Some(sig.to_owned());
                 }
@@ -368,7 +404,7 @@ impl Cand {
         let mut extra = Map::new();
         extra_map(&p.extra, &mut extra);
         self.parts.push(PartOut::Text {
-            text: text.as_str().to_owned(),
+            text: text.to_owned(),
             thought: p.thought,
             signature: sig.map(str::to_owned),
             extra,
@@ -577,8 +613,7 @@ impl GeminiFold {
 
     /// Folds one chunk.
     pub fn add(&mut self, chunk: &Chunk<'_>) {
-        for (pos, c) in chunk.candidates.iter().enumerate() {
-            let index = c.index.unwrap_or(pos as i64);
+        for (index, c) in chunk.indexed() {
             self.candidates
                 .get_or_insert_with(index, Cand::default)
                 .add(c, &mut self.warnings);

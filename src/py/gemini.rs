@@ -306,8 +306,8 @@ impl GeminiState {
         if chunk.candidates.is_empty() {
             return item(None, None, None, false, None, None, None, names);
         }
-        for (pos, c) in chunk.candidates.iter().enumerate() {
-            let index = Some(c.index.unwrap_or(pos as i64));
+        for (pos, (index, c)) in chunk.indexed().enumerate() {
+            let index = Some(index);
             let call = c
                 .parts
                 .iter()

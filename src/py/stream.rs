@@ -941,6 +941,7 @@ macro_rules! dialect_stream {
                         .core
                         .convert(py, &mut self.strings, &[frame], true, out)?;
                 }
+                self.core.tap($crate::translate::Upstream::End);
                 self.core
                     .check_dialect(py, <$strings as $crate::py::stream::Dialect>::NAME)?;
                 self.core.incomplete(py, cut_off, $marker)

@@ -165,6 +165,7 @@ impl<'a> Stop<'a> {
             "STOP" => Stop::EndTurn,
             "MAX_TOKENS" => Stop::MaxTokens,
             "SAFETY"
+            | "MODEL_ARMOR"
             | "RECITATION"
             | "BLOCKLIST"
             | "PROHIBITED_CONTENT"
@@ -440,6 +441,9 @@ pub enum Upstream<'a> {
     Error(&'a ErrorInfo<'a>),
     Done,
     Malformed,
+    /// The end of the upstream body (every source sees it; only Gemini, which has no terminal
+    /// marker, may still owe closing events then).
+    End,
 }
 
 /// One source reader.
@@ -586,6 +590,8 @@ impl Translation {
             (_, None) => {}
             (Upstream::Done, Some(Reader::Chat(r))) => r.done(sink),
             (Upstream::Done, Some(_)) => sink.end(),
+            (Upstream::End, Some(Reader::Gemini(r))) => r.end_of_input(sink),
+            (Upstream::End, _) => {}
             (Upstream::Chat(v), Some(Reader::Chat(r))) => r.view(v, sink),
             (Upstream::Messages(v), Some(Reader::Messages(r))) => r.view(v, sink),
             (Upstream::Responses(v), Some(Reader::Responses(r))) => r.view(v, sink),
@@ -657,6 +663,7 @@ impl Standalone {
         if self.t.source.is_none() && !self.undecided.is_empty() {
             self.decide(Dialect::Chat);
         }
+        self.t.read(Upstream::End);
         if let Some(text) = end.json {
             self.t.read(Upstream::Error(&ErrorInfo::from_body(&text)));
         }

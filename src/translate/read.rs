@@ -574,16 +574,25 @@ pub struct GeminiReader {
     open: Option<(Key, GeminiOpen)>,
     /// The open streamed call's arguments writer.
     streamed: Option<crate::fold::gemini::ArgsText>,
+    /// The open reasoning block's signature, written when the block closes (where Messages
+    /// has it: after the thinking). Gemini signs the first part of a run.
+    signature: Option<String>,
     next: Key,
     calls: u64,
     meta: bool,
+    /// Candidate 0 has its `finishReason`: its blocks are closed and its stop reason given.
+    finished: bool,
+    /// The target's closing events are written. When the finish reason came without the
+    /// answer's usage (`candidatesTokenCount`), they wait for the next chunk that has usage (a
+    /// trailing usage-only chunk), or the end of the upstream.
     ended: bool,
     /// FNV-1a over the text and calls seen so far (ids for a stream without a response id).
     seen: u64,
-    /// The last `usageMetadata` not yet handed on (its text: it is cumulative and comes with
-    /// every chunk, and the targets write usage only when they open and when they end, so it
-    /// is read only then).
+    /// The last `usageMetadata` (its text: it is cumulative and comes with every chunk, and
+    /// the targets write usage only when they open and when they end, so it is read only then).
     usage: String,
+    /// `usage` was handed on.
+    usage_sent: bool,
 }
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
@@ -600,12 +609,15 @@ impl Default for GeminiReader {
         GeminiReader {
             open: None,
             streamed: None,
+            signature: None,
             next: 0,
             calls: 0,
             meta: false,
+            finished: false,
             ended: false,
             seen: FNV_OFFSET,
             usage: String::new(),
+            usage_sent: false,
         }
     }
 }
@@ -620,16 +632,22 @@ impl GeminiReader {
                     sink.delta(key, &text);
                 }
             }
+            if let Some(sig) = self.signature.take() {
+                sink.signature(key, &sig);
+            }
             sink.close(key);
         }
     }
 
-    /// Hands on the last usage not handed on yet.
+    /// Hands on the last usage, unless it was.
     fn send_usage(&mut self, sink: &mut dyn Sink) {
+        if self.usage_sent {
+            return;
+        }
+        self.usage_sent = true;
         if let Some(u) = gemini_usage(&self.usage) {
             sink.usage(&u);
         }
-        self.usage.clear();
     }
 
     fn new_key(&mut self) -> Key {
@@ -649,15 +667,41 @@ impl GeminiReader {
         }
     }
 
+    /// Writes the target's closing events (candidate 0 has finished).
+    fn end(&mut self, sink: &mut dyn Sink) {
+        self.send_usage(sink);
+        self.ended = true;
+        sink.end();
+    }
+
+    /// The end of the upstream: closing events still owed are written (the finish reason came,
+    /// and no usage after it). A stream cut before candidate 0 finished gets none.
+    pub fn end_of_input(&mut self, sink: &mut dyn Sink) {
+        if self.finished && !self.ended {
+            self.end(sink);
+        }
+    }
+
     /// One chunk, as the Gemini fold reads it (errors come to the translation apart).
     pub fn view(&mut self, chunk: &crate::dialect::gemini::Chunk<'_>, sink: &mut dyn Sink) {
         if self.ended {
+            if chunk.usage.is_some_and(|u| u != self.usage) {
+                sink.drop_note("usage sent after the target's closing events (not written)");
+            }
             return;
         }
         let response_id = chunk.response_id.as_ref().map(|s| s.as_str());
-        if let Some(u) = chunk.usage {
+        if let Some(u) = chunk.usage.filter(|u| *u != self.usage) {
             self.usage.clear();
             self.usage.push_str(u);
+            self.usage_sent = false;
+        }
+        if self.finished {
+            // Candidate 0 is over: what follows is other candidates and the usage.
+            if chunk.usage.is_some() {
+                self.end(sink);
+            }
+            return;
         }
         if !self.meta && (response_id.is_some() || chunk.model_version.is_some()) {
             self.meta = true;
@@ -670,8 +714,8 @@ impl GeminiReader {
             });
         }
         let mut first = None;
-        for (pos, c) in chunk.candidates.iter().enumerate() {
-            if c.index.unwrap_or(pos as i64) == 0 && first.is_none() {
+        for (index, c) in chunk.indexed() {
+            if index == 0 && first.is_none() {
                 first = Some(c);
             } else {
                 sink.drop_note("candidates other than the first (candidateCount above 1)");
@@ -680,6 +724,18 @@ impl GeminiReader {
         let Some(c) = first else {
             return;
         };
+        for (key, value) in &c.extra.0 {
+            let dropped = match key.as_str() {
+                "citationMetadata" | "groundingMetadata" => {
+                    "citations and grounding metadata (citationMetadata, groundingMetadata)"
+                }
+                "finishMessage" => "the finish message (finishMessage)",
+                _ => continue,
+            };
+            if value.get() != "null" {
+                sink.drop_note(dropped);
+            }
+        }
         for part in &c.parts {
             if let Some(call) = &part.function_call {
                 if part.thought_signature.is_some() {
@@ -728,41 +784,30 @@ impl GeminiReader {
                     self.open = None;
                     sink.close(key);
                 }
-            } else if let Some(text) = part.text.as_ref().filter(|_| part.is_text()) {
-                let want = if part.thought {
-                    GeminiOpen::Reasoning
-                } else {
-                    GeminiOpen::Text
-                };
-                let key = match self.open {
-                    Some((key, kind)) if kind == want => key,
-                    _ => {
-                        self.close_open(sink);
-                        let key = self.new_key();
-                        sink.open(
-                            key,
-                            if part.thought {
-                                Kind::Reasoning
-                            } else {
-                                Kind::Text
-                            },
-                        );
-                        self.open = Some((key, want));
-                        key
+            } else if let Some(text) = part.text_or_signature() {
+                let signature = part.thought_signature.as_ref().map(|s| s.as_str());
+                if !part.thought {
+                    if !text.is_empty() {
+                        let key = self.block(GeminiOpen::Text, sink);
+                        self.text(key, text, response_id, sink);
                     }
-                };
-                if !text.as_str().is_empty() {
-                    if response_id.is_none() {
-                        self.seen = fnv1a(self.seen, text.as_str().as_bytes());
-                    }
-                    sink.delta(key, text.as_str());
-                }
-                if let Some(sig) = &part.thought_signature {
-                    if part.thought {
-                        sink.signature(key, sig.as_str());
-                    } else {
+                    if signature.is_some() {
                         sink.drop_note("thought signatures on answer text");
                     }
+                    continue;
+                }
+                if text.is_empty() && signature.is_none() {
+                    continue; // says nothing (and opens no block)
+                }
+                if signature.is_some() && self.signature.is_some() {
+                    // A second signed run: a block of its own (as the fold keeps two signed
+                    // parts apart), so no signature is lost.
+                    self.close_open(sink);
+                }
+                let key = self.block(GeminiOpen::Reasoning, sink);
+                self.text(key, text, response_id, sink);
+                if let Some(sig) = signature {
+                    self.signature = Some(sig.to_owned());
                 }
             } else {
                 self.close_open(sink);
@@ -773,10 +818,45 @@ impl GeminiReader {
         }
         if let Some(reason) = &c.finish_reason {
             self.close_open(sink);
-            self.send_usage(sink);
             sink.stop(Stop::from_gemini(reason.as_str(), self.calls > 0));
-            self.ended = true;
-            sink.end();
+            self.finished = true;
+            // Google's last chunk counts the answer with the finish reason; a usage without
+            // that count is not the last one yet.
+            if self.usage.contains("\"candidatesTokenCount\"") {
+                self.end(sink);
+            }
         }
+    }
+
+    /// The open block when it is of kind `want`, else a new one (the open one closed).
+    fn block(&mut self, want: GeminiOpen, sink: &mut dyn Sink) -> Key {
+        match self.open {
+            Some((key, kind)) if kind == want => key,
+            _ => {
+                self.close_open(sink);
+                let key = self.new_key();
+                sink.open(
+                    key,
+                    if want == GeminiOpen::Reasoning {
+                        Kind::Reasoning
+                    } else {
+                        Kind::Text
+                    },
+                );
+                self.open = Some((key, want));
+                key
+            }
+        }
+    }
+
+    /// A text delta of block `key` (nothing for an empty one).
+    fn text(&mut self, key: Key, text: &str, response_id: Option<&str>, sink: &mut dyn Sink) {
+        if text.is_empty() {
+            return;
+        }
+        if response_id.is_none() {
+            self.seen = fnv1a(self.seen, text.as_bytes());
+        }
+        sink.delta(key, text);
     }
 }
