@@ -546,6 +546,17 @@ mod tests {
     }
 
     #[test]
+    fn a_string_hole_ends_at_its_line() {
+        assert_eq!(string_len(b"ab\" rest"), Some((2, true)));
+        assert_eq!(string_len(b"a\\\"b\""), Some((4, false)));
+        assert_eq!(string_len(b"a\x01\""), Some((2, false)));
+        // A quote further on does not count past a line break, escaped or not.
+        for s in [&b"a\nb\""[..], b"a\rb\"", b"a\\\nb\"", b"a\\\r\""] {
+            assert_eq!(string_len(s), None, "{s:?}");
+        }
+    }
+
+    #[test]
     fn number_holes_after_spaces_and_a_span_across_them() {
         let frame = r#"{"candidates": [{"content": {"parts": [{"text": "Hi"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 9,"candidatesTokenCount": 1,"totalTokenCount": 10},"modelVersion": "g"}"#;
         let at = frame.find("Hi").unwrap();

@@ -294,25 +294,20 @@ fn extra_map(extra: &Extra<'_>, into: &mut Map) {
     }
 }
 
-/// Two `citationMetadata` objects of one candidate as one: their `citations` lists joined.
-/// `None` (the later one wins) unless both are objects whose only key is a `citations` list.
-fn merge_citations(old: &str, new: &str) -> Option<String> {
-    let list = |text: &str| -> Option<Vec<String>> {
-        let entries = Json::object(text)?;
-        let [(key, value)] = entries.as_slice() else {
-            return None;
-        };
-        if key != "citations" {
-            return None;
-        }
-        match Json::read(value.get())? {
-            Json::Array(items) => Some(items.iter().map(|i| i.get().to_owned()).collect()),
-            _ => None,
-        }
+/// The items of a `citationMetadata` object whose only key is a `citations` list (Gemini's
+/// shape), as raw JSON values; `None` for any other shape.
+fn citations_of(text: &str) -> Option<Vec<Out>> {
+    let entries = Json::object(text)?;
+    let [(key, value)] = entries.as_slice() else {
+        return None;
     };
-    let (mut all, more) = (list(old)?, list(new)?);
-    all.extend(more);
-    Some(format!(r#"{{"citations":[{}]}}"#, all.join(",")))
+    if key != "citations" {
+        return None;
+    }
+    match Json::read(value.get())? {
+        Json::Array(items) => Some(items.iter().map(|i| Out::json(i.get())).collect()),
+        _ => None,
+    }
 }
 
 /// One candidate, folded.
@@ -353,12 +348,23 @@ impl Cand {
                 continue;
             }
             // Citations come with the chunk whose text they cite: the response's are all of
-            // them, in order (every other key is the last one sent).
+            // them, in order (every other key is the last one sent). Each chunk's list is read
+            // once and appended: the joined list is never read again.
             if key.as_str() == "citationMetadata" {
-                if let Some(Out::Json(old)) = self.keys.get_mut("citationMetadata") {
-                    if let Some(merged) = merge_citations(old, value.get()) {
-                        *old = merged.into();
-                        continue;
+                if let Some(items) = citations_of(value.get()) {
+                    match self.keys.get_mut("citationMetadata") {
+                        Some(Out::Map(old)) => {
+                            if let Some(Out::List(all)) = old.get_mut("citations") {
+                                all.extend(items);
+                                continue;
+                            }
+                        }
+                        _ => {
+                            let mut m = Map::new();
+                            m.set("citations", Out::List(items));
+                            self.keys.set("citationMetadata", Out::Map(m));
+                            continue;
+                        }
                     }
                 }
             }

@@ -715,16 +715,17 @@ impl ResponsesFold {
         let index = match v.output_index {
             Some(index) if self.items.contains_key(&index) => {
                 if let Some(state) = self.items.get(&index).filter(|_| !self.unchecked) {
-                    // The full item as a map from the entries just read (not read again).
-                    let full_map: Map = entries
-                        .iter()
-                        .map(|(k, v)| (k.to_string(), Out::json(v.get())))
-                        .collect();
                     let where_ = format!("output[{index}]");
                     let source = "response.output_item.done";
                     match state.assembled() {
                         Out::Map(a) => {
-                            diff_maps(&where_, &a, &full_map, source, &mut self.mismatches)
+                            // The full item as a map from the entries just read (not read
+                            // again).
+                            let b: Map = entries
+                                .iter()
+                                .map(|(k, v)| (k.to_string(), Out::json(v.get())))
+                                .collect();
+                            diff_maps(&where_, &a, &b, source, &mut self.mismatches)
                         }
                         other => diff_items(&where_, &other, &full, source, &mut self.mismatches),
                     }

@@ -474,6 +474,9 @@ pub struct Translation {
     target: Target,
 }
 
+/// The most output room [`Translation::reserve_for`] makes ahead of one read.
+const RESERVE_MAX: usize = 4 << 20;
+
 /// With `source: "auto"`, how many events may pass before the source is taken to be chat (the
 /// dialect whose events have no name and no `type`).
 pub const SNIFF_EVENTS: usize = 16;
@@ -561,10 +564,12 @@ impl Translation {
 
     /// Makes room for the output of `input` more upstream bytes: twice as many (a target's
     /// stream is 0.35-1.8x as long as the source's on the bench corpora, Messages to chat the
-    /// longest). Growing by doubling instead cost ~4% of translating a whole Messages body to
-    /// Responses (a copy at each step); memory stays linear in the input.
+    /// longest), at most [`RESERVE_MAX`] (the buffer keeps its capacity between feeds: a huge
+    /// read of events the target drops must not leave a huge buffer). Growing by doubling
+    /// instead cost ~4% of translating a whole Messages body to Responses (a copy a step).
     pub fn reserve_for(&mut self, input: usize) {
-        self.writer.reserve(input.saturating_mul(2));
+        self.writer
+            .reserve(input.saturating_mul(2).min(RESERVE_MAX));
     }
 
     /// The output, taken.

@@ -697,8 +697,13 @@ impl GeminiReader {
             self.usage_sent = false;
         }
         if self.finished {
-            // Candidate 0 is over: what follows is other candidates and the usage.
-            if chunk.usage.is_some() {
+            // Candidate 0 is over: what follows is other candidates and the usage. A chunk of
+            // usage alone, or one that counts the answer, is the last usage; another
+            // candidate's chunk (Vertex: `{"trafficType": ...}` until the end) is not.
+            let last = chunk.usage.is_some_and(|u| {
+                chunk.candidates.is_empty() || u.contains("\"candidatesTokenCount\"")
+            });
+            if last {
                 self.end(sink);
             }
             return;

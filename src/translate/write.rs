@@ -173,24 +173,37 @@ impl TargetFold for ResponsesFold {
     }
 
     fn delta(&mut self, run: &Run) {
-        let (content_index, summary_index) = match run.field {
-            Field::Text | Field::Refusal => (Some(0), None),
-            Field::Reasoning => (None, Some(0)),
-            Field::Arguments => (None, None),
-        };
-        self.add(&ResponsesView {
-            kind: run.kind,
-            output_index: Some(run.index),
-            content_index,
-            summary_index,
-            item_id: Some(&run.id),
-            delta: Some(&run.text),
-            ..ResponsesView::default()
-        });
+        self.add(&responses_delta(
+            run.kind, run.index, run.field, &run.id, &run.text,
+        ));
     }
 
     fn result(&mut self) -> Out {
         ResponsesFold::result(self)
+    }
+}
+
+/// The Responses view of deltas to one place (as the target's stream reads them).
+fn responses_delta<'a>(
+    kind: &'a str,
+    index: i64,
+    field: Field,
+    item_id: &'a str,
+    text: &'a str,
+) -> ResponsesView<'a> {
+    let (content_index, summary_index) = match field {
+        Field::Text | Field::Refusal => (Some(0), None),
+        Field::Reasoning => (None, Some(0)),
+        Field::Arguments => (None, None),
+    };
+    ResponsesView {
+        kind,
+        output_index: Some(index),
+        content_index,
+        summary_index,
+        item_id: Some(item_id),
+        delta: Some(text),
+        ..ResponsesView::default()
     }
 }
 
@@ -922,6 +935,16 @@ enum RKind {
 }
 
 impl RKind {
+    /// The text this kind of item streams.
+    fn field(self) -> Field {
+        match self {
+            RKind::Text => Field::Text,
+            RKind::Refusal => Field::Refusal,
+            RKind::Reasoning => Field::Reasoning,
+            RKind::Tool => Field::Arguments,
+        }
+    }
+
     /// The event that streams this kind of item's text.
     fn delta_event(self) -> &'static str {
         match self {
@@ -1009,20 +1032,11 @@ impl ResponsesWriter {
         let Some(item) = self.items.get(at) else {
             return;
         };
-        let (content_index, summary_index) = match item.kind {
-            RKind::Text | RKind::Refusal => (Some(0), None),
-            RKind::Reasoning => (None, Some(0)),
-            RKind::Tool => (None, None),
-        };
-        self.out.fold.add(&ResponsesView {
-            kind: item.kind.delta_event(),
-            output_index: Some(at as i64),
-            content_index,
-            summary_index,
-            item_id: Some(&item.id),
-            delta: item.text.get(start..),
-            ..ResponsesView::default()
-        });
+        let text = item.text.get(start..).unwrap_or_default();
+        let (kind, field) = (item.kind.delta_event(), item.kind.field());
+        self.out
+            .fold
+            .add(&responses_delta(kind, at as i64, field, &item.id, text));
     }
 
     /// The JSON of one event (`sequence_number` taken).
