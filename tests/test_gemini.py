@@ -237,6 +237,23 @@ def test_streamed_pieces_that_do_not_fit_are_noted_not_raised() -> None:
     assert len(s.warnings) == 2 and all("skipped" in w for w in s.warnings)
 
 
+def test_a_streamed_call_may_open_with_empty_args() -> None:
+    """proto3 JSON writes an empty `Struct` that is set: a Vertex opener can carry `"args": {}`
+    beside `willContinue`. That is a streamed call with no argument yet, not a whole call (it
+    was read as one, and the pieces after it as a second call without a name)."""
+    body = sse(chunk({"functionCall": {"name": "f", "args": {}, "willContinue": True}}, index=None),
+               chunk({"functionCall": {"partialArgs": [{"jsonPath": "$.x", "numberValue": 1}],
+                                       "willContinue": True}}, index=None),
+               chunk({"functionCall": {}}, index=None, finish="STOP"))  # fmt: skip
+    _, s = read(body)
+    assert s.result()["candidates"][0]["content"]["parts"] == [{"functionCall": {"name": "f", "args": {"x": 1}}}]
+    assert s.warnings == []
+    chat = ssewire.ChatCompletionStream()
+    chat.feed(ssewire.translate(body, "gemini", "chat"))
+    calls = chat.result()["choices"][0]["message"]["tool_calls"]
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == [("f", {"x": 1})]
+
+
 def test_an_empty_call_alone_is_not_a_call() -> None:
     _, s = read(sse(chunk({"functionCall": {}}), chunk({"text": "x"}, finish="STOP")))
     assert s.result()["candidates"][0]["content"]["parts"] == [{"text": "x"}]

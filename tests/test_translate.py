@@ -408,6 +408,10 @@ def test_gemini_usage_after_the_finish_reason_crosses() -> None:
         assert got["usage"] == {"input": 58, "output": 21 + 84, "cached": 0}, target
         assert got["calls"] == [("call-7f3a", "get_weather", {"city": "Paris", "unit": "celsius"})]
         assert got["stop"] == "tool"
+        # Vertex's createTime (2026-11-20T10:00:00.123456Z) is the target's creation time.
+        created = {"chat": "created", "responses": "created_at"}.get(target)
+        if created:
+            assert t.result()[created] == 1_795_168_800
     # Without the usage chunk, the end of the upstream writes the closing events.
     t = ssewire.Translator("gemini", "messages")
     out = b"".join(t.feed(f) for f in _frames(body)[:-1])

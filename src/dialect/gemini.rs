@@ -100,8 +100,19 @@ impl Call<'_> {
     }
 
     /// Whether this piece belongs to a streamed call (Vertex `streamFunctionCallArguments`).
+    /// An opener may carry `"args": {}` (proto3 JSON writes an empty `Struct` that is set):
+    /// that is no argument yet, not a whole call.
     pub fn is_streamed(&self) -> bool {
-        self.args.is_none() && (self.will_continue || !self.partial_args.is_empty())
+        let no_args = self.args.is_none_or(|a| {
+            let a = a.get().as_bytes();
+            a.first() == Some(&b'{')
+                && a.last() == Some(&b'}')
+                && a.iter()
+                    .skip(1)
+                    .take(a.len().saturating_sub(2))
+                    .all(u8::is_ascii_whitespace)
+        });
+        no_args && (self.will_continue || !self.partial_args.is_empty())
     }
 }
 

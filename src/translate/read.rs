@@ -555,6 +555,65 @@ fn gemini_usage(text: &str) -> Option<Usage> {
     })
 }
 
+/// The Unix time of an RFC 3339 timestamp (Vertex's `createTime`,
+/// `2026-11-20T10:00:00.123456Z`; fractions dropped, an offset applied); `None` otherwise.
+fn unix_seconds(t: &str) -> Option<i64> {
+    let b = t.as_bytes();
+    let num = |from: usize, len: usize| -> Option<i64> {
+        let digits = b.get(from..from + len)?;
+        digits.iter().try_fold(0i64, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + i64::from(d - b'0'))
+        })
+    };
+    let sep = |at: usize, c: u8| (b.get(at) == Some(&c)).then_some(());
+    let (year, month, day) = (num(0, 4)?, num(5, 2)?, num(8, 2)?);
+    sep(4, b'-')?;
+    sep(7, b'-')?;
+    if !matches!(b.get(10), Some(b'T' | b't' | b' ')) {
+        return None;
+    }
+    let (hour, minute, second) = (num(11, 2)?, num(14, 2)?, num(17, 2)?);
+    sep(13, b':')?;
+    sep(16, b':')?;
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut at = 19;
+    if b.get(at) == Some(&b'.') {
+        at += 1;
+        while b.get(at).is_some_and(u8::is_ascii_digit) {
+            at += 1;
+        }
+    }
+    let offset = match b.get(at)? {
+        b'Z' | b'z' if at + 1 == b.len() => 0,
+        &sign @ (b'+' | b'-') if at + 6 == b.len() => {
+            sep(at + 3, b':')?;
+            let minutes = num(at + 1, 2)? * 60 + num(at + 4, 2)?;
+            if sign == b'+' {
+                minutes * 60
+            } else {
+                -minutes * 60
+            }
+        }
+        _ => return None,
+    };
+    // Days from 1970-01-01 of a proleptic Gregorian date (March-based years).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    Some(days * 86_400 + hour * 3_600 + minute * 60 + second - offset)
+}
+
 /// What the Gemini reader has open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum GeminiOpen {
@@ -712,10 +771,17 @@ impl GeminiReader {
             self.meta = true;
             // The prompt's figures as the target opens (a Messages `message_start`).
             self.send_usage(sink);
+            let created = chunk
+                .extra
+                .0
+                .iter()
+                .find(|(k, _)| k.as_str() == "createTime")
+                .and_then(|(_, v)| json_string(v.get()))
+                .and_then(|t| unix_seconds(&t));
             sink.meta(Meta {
                 id: response_id,
                 model: chunk.model_version.as_ref().map(|s| s.as_str()),
-                created: None,
+                created,
             });
         }
         let mut first = None;
@@ -863,5 +929,33 @@ impl GeminiReader {
             self.seen = fnv1a(self.seen, text.as_bytes());
         }
         sink.delta(key, text);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unix_seconds;
+
+    #[test]
+    fn create_times_read_as_unix_seconds() {
+        assert_eq!(unix_seconds("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            unix_seconds("2026-11-20T10:00:00.123456Z"),
+            Some(1_795_168_800)
+        );
+        assert_eq!(unix_seconds("2000-02-29T12:00:00+02:00"), Some(951_818_400));
+        assert_eq!(unix_seconds("1969-12-31T23:59:59-05:30"), Some(19_799));
+        for bad in [
+            "",
+            "2026-11-20",
+            "2026-13-20T10:00:00Z",
+            "2026-11-20T10:00:00",
+            "2026-11-20T10:00:00Zx",
+            "2026-11-20T10:00:00+0200",
+            "２026-11-20T10:00:00Z",
+            "2026-11-20T25:00:00Z",
+        ] {
+            assert_eq!(unix_seconds(bad), None, "{bad}");
+        }
     }
 }
