@@ -614,6 +614,11 @@ fn unix_seconds(t: &str) -> Option<i64> {
     Some(days * 86_400 + hour * 3_600 + minute * 60 + second - offset)
 }
 
+/// Whether a `usageMetadata` counts the answer (Google's last usage of a stream does).
+fn counts_answer(usage: &str) -> bool {
+    usage.contains("\"candidatesTokenCount\"")
+}
+
 /// What the Gemini reader has open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum GeminiOpen {
@@ -759,9 +764,9 @@ impl GeminiReader {
             // Candidate 0 is over: what follows is other candidates and the usage. A chunk of
             // usage alone, or one that counts the answer, is the last usage; another
             // candidate's chunk (Vertex: `{"trafficType": ...}` until the end) is not.
-            let last = chunk.usage.is_some_and(|u| {
-                chunk.candidates.is_empty() || u.contains("\"candidatesTokenCount\"")
-            });
+            let last = chunk
+                .usage
+                .is_some_and(|u| chunk.candidates.is_empty() || counts_answer(u));
             if last {
                 self.end(sink);
             }
@@ -893,7 +898,7 @@ impl GeminiReader {
             self.finished = true;
             // Google's last chunk counts the answer with the finish reason; a usage without
             // that count is not the last one yet.
-            if self.usage.contains("\"candidatesTokenCount\"") {
+            if counts_answer(&self.usage) {
                 self.end(sink);
             }
         }
