@@ -501,7 +501,7 @@ impl StreamCore {
 /// (`consume`).
 pub fn emit<T>(out: Option<&Bound<'_, PyList>>, item: Py<T>) -> PyResult<()> {
     match out {
-        Some(out) => out.append(item),
+        Some(out) => out.append(item.into_any()),
         None => Ok(()),
     }
 }
