@@ -14,6 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ssewire
+from splitting import split_ways
 
 CHAT_HEAD = (
     '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m",'
@@ -370,3 +371,67 @@ def test_runs_of_empty_lines_and_comments_between_template_frames() -> None:
     whole = _seen(cls, [body], consume=False)
     assert [dict(i[1])["text"] for i in whole[0]] == ["a", "b", "c"]
     assert whole == _seen(cls, [body[i : i + 7] for i in range(0, len(body), 7)], consume=False)
+
+
+# -- templates made from escaped text (issue 25) ------------------------------------------------
+#
+# Real model output has a newline, a quote or a non-ASCII character (escaped as \uXXXX by most
+# encoders) in most deltas. A template is made from such a frame too: the escaped literal is
+# found in the frame (src/dialect/json.rs, locate_escaped) and left open, and later frames'
+# escapes are decoded in the pass that finds the string's end (scan_string).
+
+_escaped_text = st.text(
+    alphabet=st.sampled_from(list('ab \n\t"\\/`é€😀\u2028\x01')), min_size=1, max_size=10
+).map(lambda t: json.dumps(t)[1:-1] if "\\" in json.dumps(t) else json.dumps(t + "\n")[1:-1])
+_some_escaped_text = st.one_of(_escaped_text, _json_text)
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.sampled_from(sorted(_DIALECT_FRAMES)),
+    _escaped_text,
+    st.lists(st.one_of(_some_escaped_text, _raw), min_size=1, max_size=8),
+)
+def test_a_template_made_from_escaped_text_is_invisible(dialect: str, first: str, rest: list[str]) -> None:
+    """The first frame's text holds an escape (so the template is made from an escaped literal);
+    the frames after it decode as fresh streams decode them, fed whole, one byte at a time and
+    at random cuts, with items and with consume()."""
+    cls, event, data_of = _DIALECT_FRAMES[dialect]
+    frames = [data_of(first, 0)] + [data_of(h, n + 1) for n, h in enumerate(rest)]
+    _same_as_fresh(cls, frames, event)
+    body = b"".join(_wire(event, f, "plain") for f in frames)
+    for consume in (False, True):
+        whole = _seen(cls, [body], consume)
+        for way in split_ways(body, random_splits=2):
+            assert _seen(cls, way.pieces, consume) == whole, way.name
+
+
+def test_escaped_text_is_decoded_on_the_fast_path_as_in_full() -> None:
+    """Escapes of every kind in template frames (after an escaped first frame): newlines,
+    quotes, backslashes, \\u escapes of the BMP and surrogate pairs, in both hex cases."""
+    texts = ["a\\nb", 'say \\"hi\\"', "c:\\\\dir", "caf\\u00e9", "\\ud83d\\ude00!", "\\uD83D\\uDE00", "tab\\tend"]
+    expected = [json.loads(f'"{t}"') for t in texts]
+    for dialect, attr in [("chat", "content"), ("messages", "text"), ("responses", "delta"), ("gemini", "text")]:
+        cls, event, data_of = _DIALECT_FRAMES[dialect]
+        body = b"".join(_wire(event, data_of(t, n), "plain") for n, t in enumerate(texts))
+        for way in split_ways(body, random_splits=2):
+            s = cls()
+            items = [i for chunk in way.pieces for i in s.feed(chunk)]
+            assert [getattr(i, attr) for i in items] == expected, (dialect, way.name)
+            c = cls()
+            for chunk in way.pieces:
+                c.consume(chunk)
+            assert c.result() == s.result(), (dialect, way.name)
+
+
+def test_an_escaped_text_that_stands_twice_in_its_frame_is_not_a_template() -> None:
+    """The same escaped string as two values of one frame (a chat content and a vendor key):
+    its place cannot be told, so no template is made from that frame, and every frame is
+    still decoded as in full."""
+    frames = [
+        CHAT_HEAD + "x\\ny" + CHAT_TAIL.replace('"logprobs":null', '"logprobs":null,"text":"x\\ny"'),
+        CHAT_HEAD + "x\\nz" + CHAT_TAIL.replace('"logprobs":null', '"logprobs":null,"text":"x\\ny"'),
+    ]
+    _same_as_fresh(ssewire.ChatCompletionStream, frames)
+    items = ssewire.ChatCompletionStream().feed(_body(frames, None))
+    assert [i.content for i in items] == ["x\ny", "x\nz"]

@@ -82,10 +82,11 @@ pub enum Content<'a> {
 }
 
 impl<'a> Content<'a> {
-    /// The text when it is a text fragment borrowed from the frame (for the frame template).
-    pub fn borrowed(value: &Option<Content<'a>>) -> Option<&'a str> {
+    /// Where the text lies in `data`, the frame it was decoded from, when it is a text
+    /// fragment (for the frame template; see [`Str::in_frame`]).
+    pub fn in_frame(value: &Option<Content<'a>>, data: &'a str) -> Option<&'a str> {
         match value {
-            Some(Content::Text(Str(std::borrow::Cow::Borrowed(text)))) => Some(*text),
+            Some(Content::Text(text)) => Str::in_frame(&Some(text.clone()), data),
             _ => None,
         }
     }

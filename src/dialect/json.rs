@@ -31,6 +31,142 @@ impl<'a> Str<'a> {
             _ => None,
         }
     }
+
+    /// Where the string lies in `data`, the JSON text it was decoded from: the contents of its
+    /// literal, between the quotes. A borrowed string is its own place; one that held escapes
+    /// is found by [`locate_escaped`]. `None` when that place cannot be told.
+    pub fn in_frame(value: &Option<Str<'a>>, data: &'a str) -> Option<&'a str> {
+        match value {
+            Some(Str(Cow::Borrowed(text))) => Some(*text),
+            Some(Str(Cow::Owned(text))) => locate_escaped(data, text),
+            None => None,
+        }
+    }
+}
+
+/// Reads a JSON string literal whose opening quote is just before `bytes`, decoding its escapes
+/// in the same pass that finds its closing quote: the length of its contents (up to, not
+/// including, the closing quote) and its value, borrowed when it holds no escape.
+///
+/// `None` when it is not a valid JSON string: a raw control character (a raw CR or LF among
+/// them, so a scan never runs past the end of a line), a bad escape, a lone surrogate escape
+/// (serde_json refuses those too), bytes that are not UTF-8, or no closing quote.
+pub fn scan_string(bytes: &[u8]) -> Option<(usize, Cow<'_, str>)> {
+    let mut i = 0;
+    loop {
+        match *bytes.get(i)? {
+            b'"' => {
+                let text = std::str::from_utf8(bytes.get(..i)?).ok()?;
+                return Some((i, Cow::Borrowed(text)));
+            }
+            b'\\' => break,
+            0..=0x1f => return None,
+            _ => i += 1,
+        }
+    }
+    // An escape: the contents so far are copied once, and the rest decoded into the copy.
+    let mut out: Vec<u8> = Vec::with_capacity(bytes.len().min(i + 64));
+    out.extend_from_slice(bytes.get(..i)?);
+    loop {
+        match *bytes.get(i)? {
+            b'"' => return Some((i, Cow::Owned(String::from_utf8(out).ok()?))),
+            b'\\' => {
+                let escape = *bytes.get(i + 1)?;
+                i += 2;
+                let byte = match escape {
+                    b'"' => b'"',
+                    b'\\' => b'\\',
+                    b'/' => b'/',
+                    b'b' => 0x08,
+                    b'f' => 0x0c,
+                    b'n' => b'\n',
+                    b'r' => b'\r',
+                    b't' => b'\t',
+                    b'u' => {
+                        let (c, len) = unicode_escape(bytes.get(i..)?)?;
+                        i += len;
+                        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                        continue;
+                    }
+                    _ => return None,
+                };
+                out.push(byte);
+            }
+            0..=0x1f => return None,
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// The character of a `\uXXXX` escape whose `XXXX` starts `bytes` (a high surrogate must be
+/// followed by `\u` and a low one), and how many bytes it took after the `\u`.
+fn unicode_escape(bytes: &[u8]) -> Option<(char, usize)> {
+    let hex4 = |b: &[u8]| -> Option<u32> {
+        let mut value = 0u32;
+        for &d in b.get(..4)? {
+            let nibble = match d {
+                b'0'..=b'9' => d - b'0',
+                b'a'..=b'f' => d - b'a' + 10,
+                b'A'..=b'F' => d - b'A' + 10,
+                _ => return None,
+            };
+            value = value << 4 | u32::from(nibble);
+        }
+        Some(value)
+    };
+    let high = hex4(bytes)?;
+    match high {
+        0xD800..=0xDBFF => {
+            if bytes.get(4..6)? != b"\\u" {
+                return None;
+            }
+            let low = hex4(bytes.get(6..)?)?;
+            if !(0xDC00..=0xDFFF).contains(&low) {
+                return None;
+            }
+            let c = char::from_u32(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))?;
+            Some((c, 10))
+        }
+        0xDC00..=0xDFFF => None,
+        _ => Some((char::from_u32(high)?, 4)),
+    }
+}
+
+/// Where the value string literal of the JSON text `data` whose escapes decode to `value` lies
+/// (the contents between its quotes): for a string that a decode had to copy, so that a frame
+/// template can still leave it open. Only literals holding an escape are candidates (one
+/// without would have been borrowed), keys are not; `None` unless exactly one matches, so the
+/// place is never a guess. One pass over `data`, decoding only the literals that hold escapes;
+/// run when a template is made, not per hit.
+pub fn locate_escaped<'a>(data: &'a str, value: &str) -> Option<&'a str> {
+    let bytes = data.as_bytes();
+    let mut at = 0;
+    let mut found = None;
+    // Outside strings valid JSON holds no quote: each quote after a literal opens the next.
+    while let Some(quote) = memchr::memchr(b'"', bytes.get(at..)?) {
+        let start = at + quote + 1;
+        let (len, decoded) = scan_string(bytes.get(start..)?)?;
+        let end = start + len;
+        at = end + 1;
+        let Cow::Owned(decoded) = decoded else {
+            continue;
+        };
+        let is_key = bytes
+            .get(at..)
+            .and_then(|rest| rest.iter().find(|b| !b.is_ascii_whitespace()))
+            == Some(&b':');
+        if !is_key && decoded == value {
+            if found.is_some() {
+                return None; // two places: neither is known to be the one
+            }
+            found = Some((start, end));
+        }
+    }
+    let (start, end) = found?;
+    data.get(start..end)
 }
 
 impl<'de> Deserialize<'de> for Str<'de> {
@@ -297,5 +433,68 @@ mod tests {
         assert!(!depth_ok(&deep_after_wide));
         let deep_in_object = format!("{{\"a\":{}}}", &deep);
         assert!(!depth_ok(&deep_in_object));
+    }
+
+    /// `scan_string` decodes what serde_json decodes, and refuses what it refuses.
+    #[test]
+    fn scan_string_is_serde_json_in_one_pass() {
+        let cases = [
+            r#"plain""#,
+            r#"""#,
+            r#"a\"b\\c\/d""#,
+            r#"\b\f\n\r\t""#,
+            r#"caf\u00e9 \u00E9""#,
+            r#"\ud83d\ude00 and \uD83D\uDE00""#,
+            r#"\u0000\u001f""#,
+            "h\u{e9}\u{1F600} raw\"",
+            r#"\ud800""#,
+            r#"\ud800\u0041""#,
+            r#"\udc00""#,
+            r#"\ud83d\ude0""#,
+            r#"\x""#,
+            r#"\u12g4""#,
+            "a\u{1}\"",
+            r#"no closing quote"#,
+            r#"ends in a backslash\"#,
+        ];
+        for contents in cases {
+            let literal = format!("\"{contents}");
+            let expected = serde_json::from_str::<String>(&literal).ok();
+            let got = scan_string(contents.as_bytes()).map(|(len, value)| {
+                assert_eq!(contents.as_bytes().get(len), Some(&b'"'), "{contents:?}");
+                value.into_owned()
+            });
+            assert_eq!(got, expected, "{contents:?}");
+        }
+        // Borrowed exactly when there is no escape.
+        assert!(matches!(
+            scan_string(b"abc\""),
+            Some((3, Cow::Borrowed("abc")))
+        ));
+        assert!(matches!(scan_string(b"a\\nc\""), Some((4, Cow::Owned(_)))));
+        // Bytes that are not UTF-8, before or after an escape.
+        assert_eq!(scan_string(b"a\xffb\""), None);
+        assert_eq!(scan_string(b"\\na\xffb\""), None);
+    }
+
+    #[test]
+    fn locate_escaped_finds_the_one_value_literal() {
+        let data = r#"{"a":"x\ny","b\n":"z","c":["q\"",1]}"#;
+        let found = locate_escaped(data, "x\ny").unwrap();
+        assert_eq!(found, r"x\ny");
+        let at = found.as_ptr() as usize - data.as_ptr() as usize;
+        assert_eq!(&data[at - 1..at], "\"");
+        assert_eq!(locate_escaped(data, "q\""), Some(r#"q\""#));
+        // A key is not a value; a plain literal would have been borrowed.
+        assert_eq!(locate_escaped(data, "b\n"), None);
+        assert_eq!(locate_escaped(data, "z"), None);
+        // Two places: none.
+        assert_eq!(locate_escaped(r#"{"a":"\n","b":"\n"}"#, "\n"), None);
+        // Two spellings of one string are two places too.
+        assert_eq!(locate_escaped(r#"{"a":"\u00e9\n","b":"é\n"}"#, "é\n"), None);
+        assert_eq!(
+            locate_escaped(r#"{"a":"\u00e9\n","b":"é"}"#, "é\n"),
+            Some(r"\u00e9\n")
+        );
     }
 }

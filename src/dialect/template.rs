@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::json::Str;
+use super::json::scan_string;
 
 /// What fills one hole of a shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -282,9 +282,9 @@ impl Shape {
                     at += len;
                 }
                 Hole::Text | Hole::Padding => {
-                    // The part before ends with the opening quote; find the closing one.
-                    let (len, plain) = string_len(bytes.get(at..)?)?;
-                    let value = string_value(bytes, at, len, plain)?;
+                    // The part before ends with the opening quote: the closing one is found
+                    // and the escapes decoded in one pass.
+                    let (len, value) = scan_string(bytes.get(at..)?)?;
                     if *hole == Hole::Text {
                         text = Some(value);
                     }
@@ -299,44 +299,6 @@ impl Shape {
         part_at(self.parts.len() - 1, at);
         Some((at + last.len(), text?, number))
     }
-}
-
-/// The length of the contents of a JSON string whose opening quote is just before `bytes`: up
-/// to the first quote that no backslash escapes; and whether they are plain (no backslash, no
-/// control character). `None` at a line break first (CR or LF: a string cannot hold one raw,
-/// and [`Shape::fill_raw`] relies on the walk stopping at the end of the line).
-fn string_len(bytes: &[u8]) -> Option<(usize, bool)> {
-    let mut i = 0;
-    let mut plain = true;
-    loop {
-        match *bytes.get(i)? {
-            b'"' => return Some((i, plain)),
-            b'\n' | b'\r' => return None,
-            b'\\' => {
-                if matches!(bytes.get(i + 1), Some(b'\n' | b'\r')) {
-                    return None; // not an escape: the walk never steps over a line break
-                }
-                plain = false;
-                i += 2;
-            }
-            b => {
-                plain &= b >= 0x20;
-                i += 1;
-            }
-        }
-    }
-}
-
-/// The value of the string literal whose contents are `data[at..at + len]` (`plain`: they
-/// hold no backslash and no control character); `None` if it is not a valid JSON string (a
-/// raw control character, a bad escape, a lone surrogate escape, bytes that are not UTF-8).
-fn string_value(data: &[u8], at: usize, len: usize, plain: bool) -> Option<Cow<'_, str>> {
-    let contents = data.get(at..at + len)?;
-    if plain {
-        return std::str::from_utf8(contents).ok().map(Cow::Borrowed);
-    }
-    let literal = data.get(at.checked_sub(1)?..at + len + 1)?;
-    serde_json::from_slice::<Str<'_>>(literal).ok().map(|s| s.0)
 }
 
 /// A JSON non-negative integer token at the start of `bytes`: its value and length.
@@ -546,13 +508,37 @@ mod tests {
     }
 
     #[test]
+    fn a_template_is_made_from_an_escaped_frame() {
+        // The frame's text held escapes, so its decode copied it; its place is found again.
+        let first = frame(r#"line\none \"q\" caf\u00e9"#);
+        let text =
+            crate::dialect::json::locate_escaped(&first, "line\none \"q\" caf\u{e9}").unwrap();
+        let s = Shape::new(None, &first, text, &[]).unwrap();
+        assert_eq!(s, shape());
+        assert_eq!(
+            s.fill(None, &frame(r#"\ud83d\ude00\n"#))
+                .map(|f| f.0)
+                .as_deref(),
+            Some("\u{1F600}\n")
+        );
+        assert_eq!(
+            s.fill(None, &frame("plain")).map(|f| f.0).as_deref(),
+            Some("plain")
+        );
+    }
+
+    #[test]
     fn a_string_hole_ends_at_its_line() {
-        assert_eq!(string_len(b"ab\" rest"), Some((2, true)));
-        assert_eq!(string_len(b"a\\\"b\""), Some((4, false)));
-        assert_eq!(string_len(b"a\x01\""), Some((2, false)));
+        assert_eq!(scan_string(b"ab\" rest"), Some((2, Cow::Borrowed("ab"))));
+        assert_eq!(
+            scan_string(b"a\\\"b\""),
+            Some((4, Cow::Owned("a\"b".to_owned())))
+        );
+        // A raw control character is not a JSON string.
+        assert_eq!(scan_string(b"a\x01\""), None);
         // A quote further on does not count past a line break, escaped or not.
         for s in [&b"a\nb\""[..], b"a\rb\"", b"a\\\nb\"", b"a\\\r\""] {
-            assert_eq!(string_len(s), None, "{s:?}");
+            assert_eq!(scan_string(s), None, "{s:?}");
         }
     }
 

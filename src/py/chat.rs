@@ -240,29 +240,34 @@ fn hole_number(hole: Hole) -> u8 {
     }
 }
 
-/// The one text of a one-choice chunk that a template can leave open: a string borrowed from
-/// the frame (so its place in the frame is known).
-fn hole<'f>(chunk: &Chunk<'f>) -> Option<(Hole, &'f str)> {
+/// The one text of a one-choice chunk that a template can leave open, as its place in `data`,
+/// the frame's JSON (escaped or not).
+fn hole<'f>(chunk: &Chunk<'f>, data: &'f str) -> Option<(Hole, &'f str)> {
     let [choice] = chunk.choices.as_slice() else {
         return None;
     };
     let d = &choice.delta;
-    let borrowed = Str::borrowed;
-    let args = match d.tool_calls.as_slice() {
-        [call] => borrowed(&call.arguments),
-        _ => None,
-    };
-    let texts = [
-        Content::borrowed(&d.content),
-        borrowed(&d.reasoning),
-        borrowed(&d.reasoning_content),
-        borrowed(&d.refusal),
-        args,
+    let at = |text: &Option<Str<'f>>| Str::in_frame(text, data);
+    // The first text present is the hole (a chunk seldom has two); HOLES's order.
+    let present = [
+        d.content.is_some(),
+        d.reasoning.is_some(),
+        d.reasoning_content.is_some(),
+        d.refusal.is_some(),
+        matches!(d.tool_calls.as_slice(), [call] if call.arguments.is_some()),
     ];
-    HOLES
-        .into_iter()
-        .zip(texts)
-        .find_map(|(kind, text)| text.map(|t| (kind, t)))
+    let i = present.iter().position(|p| *p)?;
+    let text = match i {
+        0 => Content::in_frame(&d.content, data),
+        1 => at(&d.reasoning),
+        2 => at(&d.reasoning_content),
+        3 => at(&d.refusal),
+        _ => match d.tool_calls.as_slice() {
+            [call] => at(&call.arguments),
+            _ => None,
+        },
+    }?;
+    Some((*HOLES.get(i)?, text))
 }
 
 impl Refill for ChatChunk {
@@ -349,8 +354,14 @@ impl Dialect for ChunkStrings {
             return self.chunk(py, core, &v.value, out, false).map(|_| ());
         }
         let whole_frame = v.doc.len() == v.frame.data.len();
-        let hole = if whole_frame { hole(&v.value) } else { None };
-        let padding: Vec<&str> = Str::borrowed(&v.value.obfuscation).into_iter().collect();
+        let hole = if whole_frame {
+            hole(&v.value, v.doc)
+        } else {
+            None
+        };
+        let padding: Vec<&str> = Str::in_frame(&v.value.obfuscation, v.doc)
+            .into_iter()
+            .collect();
         let (item, snapshot) = self.chunk(py, core, &v.value, out, hole.is_some())?;
         if let (Some((kind, text)), Some(snapshot)) = (hole, snapshot) {
             let new =

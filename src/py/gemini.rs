@@ -164,7 +164,7 @@ impl GeminiTemplate {
         if !plain {
             return None;
         }
-        let text = Str::borrowed(&part.text)?;
+        let text = Str::in_frame(&part.text, &frame.data)?;
         let mut shape = Shape::new(frame.event.as_deref(), &frame.data, text, &[])?;
         if let Some(usage) = chunk.usage {
             for (key, value) in Json::object(usage)? {

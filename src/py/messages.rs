@@ -156,20 +156,21 @@ struct MessagesTemplate {
     delta_type: Box<str>,
 }
 
-/// The one text of a common delta that a template can leave open (borrowed from the frame).
-fn hole<'f>(ev: &Event<'f>) -> Option<(u8, &'f str)> {
+/// The one text of a common delta that a template can leave open, as its place in `data`, the
+/// frame's JSON (escaped or not).
+fn hole<'f>(ev: &Event<'f>, data: &'f str) -> Option<(u8, &'f str)> {
     if !ev.is_common_delta() {
         return None;
     }
     let d = &ev.delta;
-    let borrowed = Str::borrowed;
-    [
-        (HOLE_TEXT, borrowed(&d.text)),
-        (HOLE_PARTIAL_JSON, borrowed(&d.partial_json)),
-        (HOLE_THINKING, borrowed(&d.thinking)),
+    let (kind, text) = [
+        (HOLE_TEXT, &d.text),
+        (HOLE_PARTIAL_JSON, &d.partial_json),
+        (HOLE_THINKING, &d.thinking),
     ]
     .into_iter()
-    .find_map(|(kind, text)| text.map(|t| (kind, t)))
+    .find(|(_, text)| text.is_some())?;
+    Some((kind, Str::in_frame(text, data)?))
 }
 
 /// A common delta's view with `text` in hole `hole`.
@@ -236,7 +237,7 @@ impl Dialect for MessagesState {
         self.fold.add(&view);
         core.tap(Upstream::Messages(&view));
         let hole = if v.doc.len() == v.frame.data.len() {
-            hole(&ev)
+            hole(&ev, v.doc)
         } else {
             None
         };

@@ -227,9 +227,16 @@ impl Dialect for ResponseStrings {
         strings.fold.add(&view);
         core.tap(Upstream::Responses(&view));
         let whole_frame = v.doc.len() == v.frame.data.len();
-        let hole = Str::borrowed(&ev.delta).filter(|_| whole_frame && ev.is_common_delta());
+        let hole = if whole_frame && ev.is_common_delta() {
+            Str::in_frame(&ev.delta, v.doc)
+        } else {
+            None
+        };
         let sequence_number = ev.sequence_number;
-        let padding: Vec<&str> = Str::borrowed(&ev.obfuscation).into_iter().collect();
+        let padding: Vec<&str> = match hole {
+            Some(_) => Str::in_frame(&ev.obfuscation, v.doc).into_iter().collect(),
+            None => Vec::new(),
+        };
         let obj = match out {
             Some(out) => {
                 let item = ResponseEvent {
