@@ -435,3 +435,102 @@ def test_an_escaped_text_that_stands_twice_in_its_frame_is_not_a_template() -> N
     _same_as_fresh(ssewire.ChatCompletionStream, frames)
     items = ssewire.ChatCompletionStream().feed(_body(frames, None))
     assert [i.content for i in items] == ["x\ny", "x\nz"]
+
+
+# -- vendor keys on the fast path (issue 25) ------------------------------------------------------
+#
+# Keys the decoder does not know, at the chunk's, the choice's and the delta's level, of every
+# JSON type. Their string and integer values are holes of the template (so a stream whose vendor
+# values change on every chunk, such as Together's `text` and `token_id`, stays on it), the rest
+# fixed parts; either way every frame must decode as a fresh stream decodes it.
+
+_vendor_value = st.one_of(
+    _json_text.map(lambda t: f'"{t}"'),
+    _escaped_text.map(lambda t: f'"{t}"'),
+    st.integers(min_value=-(10**20), max_value=10**20).map(str),
+    st.sampled_from(["null", "true", "false", "1.5", "-0.0", "1e3", "[]", "[1,\"a\"]", "{}", '{"k":"v"}', '""']),
+)
+_level = st.sampled_from(["chunk", "choice", "delta"])
+
+
+def _chat_with_vendor(text: str, vendor: list[tuple[str, str, str]]) -> str:
+    def keys(level: str) -> str:
+        return "".join(f',"{k}":{v}' for lv, k, v in vendor if lv == level)
+
+    return (
+        '{"id":"c1","object":"chat.completion.chunk","created":1,"model":"m"' + keys("chunk") + ","
+        '"choices":[{"index":0' + keys("choice") + ',"delta":{"content":"' + text + '"' + keys("delta") + "},"
+        '"logprobs":null,"finish_reason":null}]}'
+    )
+
+
+_vendor_keys = st.lists(
+    st.tuples(_level, st.sampled_from(["text", "token_id", "seed", "x_meta", "provider"]), _vendor_value),
+    max_size=4,
+    unique_by=lambda t: (t[0], t[1]),
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    _vendor_keys,
+    st.lists(st.tuples(_some_escaped_text, st.lists(_vendor_value, min_size=4, max_size=4)), min_size=1, max_size=8),
+    st.booleans(),
+)
+def test_vendor_keys_of_every_type_at_every_level(
+    keys: list[tuple[str, str, str]], frames: list[tuple[str, list[str]]], reshape: bool
+) -> None:
+    """The first frame sets which vendor keys the chunks carry; later frames carry the same
+    keys with other values (or, with `reshape`, every other frame drops the last key: the
+    shape changes mid-stream). Fed whole, one byte at a time and at random cuts, with items
+    and with consume(), everything equals fresh decodes."""
+    bodies = [_chat_with_vendor("first", keys)]
+    for n, (text, values) in enumerate(frames):
+        vendor = [(lv, k, values[i]) for i, (lv, k, _) in enumerate(keys)]
+        if reshape and n % 2 and vendor:
+            vendor = vendor[:-1]
+        bodies.append(_chat_with_vendor(text, vendor))
+    cls = ssewire.ChatCompletionStream
+    _same_as_fresh(cls, bodies)
+    body = _body(bodies, None)
+    # The fold of the fast path equals the fold of items decoded in full (one fresh stream a
+    # frame: no template), when the stream is one (a malformed frame is an error item).
+    fresh = ssewire.ChatCompletionAccumulator()
+    for f in bodies:
+        fresh.add_all(cls().feed(_body([f], None)))
+    templated = cls()
+    templated.consume(body)
+    assert templated.result() == fresh.result()
+    for consume in (False, True):
+        whole = _seen(cls, [body], consume)
+        for way in split_ways(body, random_splits=2):
+            assert _seen(cls, way.pieces, consume) == whole, way.name
+
+
+def test_a_together_stream_keeps_its_changing_vendor_values() -> None:
+    """Together / Hugging Face chunks repeat the text under the choice's `text` and number each
+    token under the delta's `token_id`: the items and the result carry each chunk's own values
+    (the result keeps the last, as the fold always has)."""
+    texts = ["Hel", "lo \\n", 'a \\"q\\"', "caf\\u00e9"]
+    frames = [
+        '{"id":"","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+        f'"text":"{t}","logprobs":null,"finish_reason":null,"seed":null,"delta":{{"token_id":{100 + n},'
+        f'"role":"assistant","content":"{t}","tool_calls":null}}}}],"usage":null}}'
+        for n, t in enumerate(texts)
+    ]
+    body = _body(frames, None)
+    decoded = [json.loads(f'"{t}"') for t in texts]
+    for way in split_ways(body, random_splits=2):
+        s = ssewire.ChatCompletionStream()
+        items = [i for piece in way.pieces for i in s.feed(piece)]
+        assert [i.content for i in items] == decoded
+        assert [i.choice_extra for i in items] == [{"text": t, "seed": None} for t in decoded]
+        assert [i.delta_extra for i in items] == [{"token_id": 100 + n} for n in range(len(texts))]
+        result = s.result()
+        assert result["choices"][0]["message"]["content"] == "".join(decoded)
+        assert result["choices"][0]["text"] == decoded[-1]
+        assert result["choices"][0]["message"]["token_id"] == 100 + len(texts) - 1
+        c = ssewire.ChatCompletionStream()
+        for piece in way.pieces:
+            c.consume(piece)
+        assert c.result() == result

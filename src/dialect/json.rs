@@ -36,9 +36,19 @@ impl<'a> Str<'a> {
     /// literal, between the quotes. A borrowed string is its own place; one that held escapes
     /// is found by [`locate_escaped`]. `None` when that place cannot be told.
     pub fn in_frame(value: &Option<Str<'a>>, data: &'a str) -> Option<&'a str> {
+        Self::in_frame_except(value, data, &[])
+    }
+
+    /// [`in_frame`](Self::in_frame), not counting the literals `except` (see
+    /// [`locate_escaped_except`]).
+    pub fn in_frame_except(
+        value: &Option<Str<'a>>,
+        data: &'a str,
+        except: &[&str],
+    ) -> Option<&'a str> {
         match value {
             Some(Str(Cow::Borrowed(text))) => Some(*text),
-            Some(Str(Cow::Owned(text))) => locate_escaped(data, text),
+            Some(Str(Cow::Owned(text))) => locate_escaped_except(data, text, except),
             None => None,
         }
     }
@@ -142,6 +152,12 @@ fn unicode_escape(bytes: &[u8]) -> Option<(char, usize)> {
 /// place is never a guess. One pass over `data`, decoding only the literals that hold escapes;
 /// run when a template is made, not per hit.
 pub fn locate_escaped<'a>(data: &'a str, value: &str) -> Option<&'a str> {
+    locate_escaped_except(data, value, &[])
+}
+
+/// [`locate_escaped`], not counting the literals whose contents are `except` (slices of
+/// `data` that are holes of their own).
+pub fn locate_escaped_except<'a>(data: &'a str, value: &str, except: &[&str]) -> Option<&'a str> {
     let bytes = data.as_bytes();
     let mut at = 0;
     let mut found = None;
@@ -158,7 +174,12 @@ pub fn locate_escaped<'a>(data: &'a str, value: &str) -> Option<&'a str> {
             .get(at..)
             .and_then(|rest| rest.iter().find(|b| !b.is_ascii_whitespace()))
             == Some(&b':');
-        if !is_key && decoded == value {
+        let excepted = || {
+            except
+                .iter()
+                .any(|e| e.as_ptr() == bytes.as_ptr().wrapping_add(start) && e.len() == len)
+        };
+        if !is_key && decoded == value && !excepted() {
             if found.is_some() {
                 return None; // two places: neither is known to be the one
             }

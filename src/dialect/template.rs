@@ -25,6 +25,22 @@ enum Hole {
     Padding,
     /// A non-negative integer (a sequence number).
     Number,
+    /// A string of a key the decoder does not know (a vendor extra), returned as its raw
+    /// contents (escapes kept) in slot `n` of [`Filled::raws`].
+    RawStr(u8),
+    /// An integer of a key the decoder does not know, returned as its token in slot `n`.
+    RawInt(u8),
+}
+
+/// How many raw holes a shape may have; a frame's further vendor values stay fixed parts.
+pub const MAX_RAW: usize = 8;
+
+/// A vendor value of a frame a shape leaves open: a slice of the frame's data (a string's
+/// contents between its quotes, or an integer token).
+#[derive(Debug, Clone, Copy)]
+pub enum RawHole<'a> {
+    Str(&'a str),
+    Int(&'a str),
 }
 
 /// A frame's shape: its event type, and its bytes cut into fixed parts around the holes.
@@ -53,6 +69,15 @@ pub struct Filled<'d> {
     pub text: Cow<'d, str>,
     pub number: Option<i64>,
     pub span: Option<&'d str>,
+    /// The raw holes' values, by slot (see [`Hole::RawStr`]).
+    pub raws: [&'d str; MAX_RAW],
+}
+
+/// Where `inner` (a slice of `data`) lies in it.
+fn span_of(data: &str, inner: &str) -> Option<(usize, usize)> {
+    let start = (inner.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
+    let end = start.checked_add(inner.len())?;
+    (end <= data.len()).then_some((start, end))
 }
 
 /// Where `inner` (a slice of `data`) lies in it, if it lies between two quotes.
@@ -70,11 +95,46 @@ impl Shape {
     /// decode of `data` borrowed from it. `None` if one does not lie inside `data` between
     /// quotes, or two overlap.
     pub fn new(event: Option<&[u8]>, data: &str, text: &str, padding: &[&str]) -> Option<Self> {
+        Self::with_raws(event, data, text, padding, &[])
+    }
+
+    /// [`new`](Self::new), with raw holes too: `raws[n]` is slot `n` of a fill's
+    /// [`Filled::raws`] (at most [`MAX_RAW`]). A string must lie between quotes; an integer
+    /// must be a whole JSON integer token.
+    pub fn with_raws(
+        event: Option<&[u8]>,
+        data: &str,
+        text: &str,
+        padding: &[&str],
+        raws: &[RawHole<'_>],
+    ) -> Option<Self> {
+        if raws.len() > MAX_RAW {
+            return None;
+        }
         let mut spans = vec![(quoted_span(data, text)?, Hole::Text)];
         for pad in padding {
             spans.push((quoted_span(data, pad)?, Hole::Padding));
         }
+        for (n, raw) in raws.iter().enumerate() {
+            let slot = u8::try_from(n).ok()?;
+            spans.push(match raw {
+                RawHole::Str(inner) => (quoted_span(data, inner)?, Hole::RawStr(slot)),
+                RawHole::Int(token) => {
+                    let span = span_of(data, token)?;
+                    if int_len(token.as_bytes()) != Some(token.len()) {
+                        return None;
+                    }
+                    (span, Hole::RawInt(slot))
+                }
+            });
+        }
         spans.sort_unstable_by_key(|((start, _), _)| *start);
+        if spans
+            .windows(2)
+            .any(|w| matches!(w, [((_, end), _), ((start, _), _)] if start < end))
+        {
+            return None; // overlapping holes
+        }
         let bytes = data.as_bytes();
         let mut parts = Vec::with_capacity(spans.len() + 1);
         let mut at = 0;
@@ -112,7 +172,7 @@ impl Shape {
             return None;
         }
         let mut part_starts = Vec::with_capacity(self.parts.len());
-        let (total, _, _) = self.walk(data.as_bytes(), |_, at| part_starts.push(at))?;
+        let (total, ..) = self.walk(data.as_bytes(), |_, at| part_starts.push(at))?;
         if total != data.len() {
             return None;
         }
@@ -202,7 +262,7 @@ impl Shape {
     fn filled<'d>(&self, data: &'d [u8]) -> Option<(usize, Filled<'d>)> {
         let mut bounds = (None, None);
         let ((from_part, from), (to_part, to)) = self.span.unwrap_or_default();
-        let (end, text, number) = self.walk(data, |k, at| {
+        let (end, mut filled) = self.walk(data, |k, at| {
             if k == from_part {
                 bounds.0 = Some(at + from);
             }
@@ -216,7 +276,8 @@ impl Shape {
             (Some(_), (Some(a), Some(b))) => Some(std::str::from_utf8(data.get(a..b)?).ok()?),
             _ => return None,
         };
-        Some((end, Filled { text, number, span }))
+        filled.span = span;
+        Some((end, filled))
     }
 
     /// [`fill`](Self::fill) for a whole frame still in the wire's bytes, read without the
@@ -258,17 +319,18 @@ impl Shape {
     }
 
     /// Walks the fixed parts and the holes from the start of `bytes`: where the last part
-    /// ends, the text hole's string and the number hole's value.
+    /// ends, and what filled the holes (the span is left to the caller).
     /// `part_at(k, at)` is told where each part `k` starts.
     #[inline]
     fn walk<'d>(
         &self,
         bytes: &'d [u8],
         mut part_at: impl FnMut(usize, usize),
-    ) -> Option<(usize, Cow<'d, str>, Option<i64>)> {
+    ) -> Option<(usize, Filled<'d>)> {
         let mut at = 0;
         let mut text = None;
         let mut number = None;
+        let mut raws = [""; MAX_RAW];
         for (k, (part, hole)) in self.parts.iter().zip(&self.holes).enumerate() {
             if !bytes.get(at..)?.starts_with(part) {
                 return None;
@@ -279,6 +341,19 @@ impl Shape {
                 Hole::Number => {
                     let (value, len) = number_at(bytes.get(at..)?)?;
                     number.get_or_insert(value);
+                    at += len;
+                }
+                Hole::RawInt(slot) => {
+                    let len = int_len(bytes.get(at..)?)?;
+                    let token = std::str::from_utf8(bytes.get(at..at + len)?).ok()?;
+                    *raws.get_mut(usize::from(*slot))? = token;
+                    at += len;
+                }
+                Hole::RawStr(slot) => {
+                    let (len, _) = scan_string(bytes.get(at..)?)?;
+                    // Valid: scan_string checked it (escapes are ASCII).
+                    let contents = std::str::from_utf8(bytes.get(at..at + len)?).ok()?;
+                    *raws.get_mut(usize::from(*slot))? = contents;
                     at += len;
                 }
                 Hole::Text | Hole::Padding => {
@@ -297,7 +372,28 @@ impl Shape {
             return None;
         }
         part_at(self.parts.len() - 1, at);
-        Some((at + last.len(), text?, number))
+        let filled = Filled {
+            text: text?,
+            number,
+            span: None,
+            raws,
+        };
+        Some((at + last.len(), filled))
+    }
+}
+
+/// The length of the JSON integer token (`-?(0|[1-9][0-9]*)`) at the start of `bytes`.
+pub fn int_len(bytes: &[u8]) -> Option<usize> {
+    let sign = usize::from(bytes.first() == Some(&b'-'));
+    let digits = bytes
+        .get(sign..)?
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    match (digits, bytes.get(sign)) {
+        (0, _) => None,
+        (1.., Some(b'0')) if digits > 1 => None, // a leading zero
+        _ => Some(sign + digits),
     }
 }
 

@@ -43,6 +43,7 @@
 //! logprobs) are read one JSON level at a time and kept as raw JSON text until the result is
 //! built. Nested values recurse at most as deep as the JSON decoder allowed (its limit is 128).
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::{IntMap, Json, Map, Out};
@@ -190,8 +191,25 @@ impl ChunkOwned {
         })
     }
 
-    /// This chunk's view with `text` in place of its `hole` field, handed to `f`.
-    pub fn view_with(&self, hole: Hole, text: &str, f: impl FnOnce(&ChunkView<'_>)) {
+    /// This chunk's view with `text` in place of its `hole` field (and, with `extras`, those
+    /// texts in place of its `extra`, `choice_extra` and `delta_extra`), handed to `f`.
+    pub fn view_with(
+        &self,
+        hole: Hole,
+        text: &str,
+        extras: Option<&[Option<Cow<'_, str>>; 3]>,
+        f: impl FnOnce(&ChunkView<'_>),
+    ) {
+        fn pick_extra<'s>(
+            extras: Option<&'s [Option<Cow<'_, str>>; 3]>,
+            n: usize,
+            own: &'s Option<Box<str>>,
+        ) -> Option<&'s str> {
+            match extras {
+                Some(built) => built.get(n).and_then(|e| e.as_deref()),
+                None => own.as_deref(),
+            }
+        }
         type Owned = (i64, [Option<Box<str>>; 4]);
         fn call<'s>(n: usize, owned: &'s Owned, hole: Hole, text: &'s str) -> ToolView<'s> {
             let (index, [id, type_, name, arguments]) = owned;
@@ -242,7 +260,7 @@ impl ChunkOwned {
             system_fingerprint: self.system_fingerprint.as_deref(),
             service_tier: self.service_tier.as_deref(),
             usage: self.usage.as_deref(),
-            extra: self.extra.as_deref(),
+            extra: pick_extra(extras, 0, &self.extra),
             index: self.index,
             role: self.role.as_deref(),
             content: pick(hole, Hole::Content, text, &self.content).map(ContentView::Text),
@@ -253,8 +271,8 @@ impl ChunkOwned {
             finish_reason: self.finish_reason.as_deref(),
             reasoning_details: self.reasoning_details.as_deref(),
             logprobs: self.logprobs.as_deref(),
-            choice_extra: self.choice_extra.as_deref(),
-            delta_extra: self.delta_extra.as_deref(),
+            choice_extra: pick_extra(extras, 1, &self.choice_extra),
+            delta_extra: pick_extra(extras, 2, &self.delta_extra),
         });
     }
 }
@@ -302,6 +320,13 @@ struct ChoiceMore {
     logprobs: Option<Logprobs>,
     choice_extra: Option<Map>,
     delta_extra: Option<Vec<(String, Merged)>>,
+    /// The last `choice_extra` and `delta_extra` texts merged, when merging them again would
+    /// change nothing: a choice's extras merge key by key, the last non-null value winning,
+    /// and a delta's whose values are all numbers, booleans or null replace theirs. A stream
+    /// that repeats the same vendor keys on every chunk (Together's `"seed":null`, a constant
+    /// `token_id`) then pays one comparison per chunk for them, not a parse and a merge.
+    same_choice_extra: Option<Box<str>>,
+    same_delta_extra: Option<Box<str>>,
 }
 
 #[derive(Debug, Default)]
@@ -594,15 +619,27 @@ impl ChoiceMore {
                 .add(logprobs);
         }
         if let Some(extra) = v.choice_extra {
-            self.choice_extra
-                .get_or_insert_with(Map::new)
-                .merge_non_null(extra);
+            if self.same_choice_extra.as_deref() != Some(extra) {
+                self.choice_extra
+                    .get_or_insert_with(Map::new)
+                    .merge_non_null(extra);
+                self.same_choice_extra = Some(extra.into());
+            }
         }
         if let Some(extra) = v.delta_extra {
-            if let Some(entries) = Json::object(extra) {
-                let target = self.delta_extra.get_or_insert_with(Vec::new);
-                for (key, value) in entries {
-                    merge_value(target, &key, value.get(), false);
+            if self.same_delta_extra.as_deref() != Some(extra) {
+                self.same_delta_extra = None;
+                if let Some(entries) = Json::object(extra) {
+                    let target = self.delta_extra.get_or_insert_with(Vec::new);
+                    let mut scalars = true;
+                    for (key, value) in entries {
+                        scalars &=
+                            matches!(Json::read(value.get()), Some(Json::Null | Json::Scalar(_)));
+                        merge_value(target, &key, value.get(), false);
+                    }
+                    if scalars {
+                        self.same_delta_extra = Some(extra.into());
+                    }
                 }
             }
         }

@@ -22,8 +22,9 @@ use super::stream::{
 use super::strings::{
     flag, int_or_none, item_int, item_str, reused_or_none, text_or_none, Reused, ReusedInt,
 };
-use crate::dialect::chat::{self, Chunk, Content};
+use crate::dialect::chat::{self, Chunk, Content, VendorRecipes};
 use crate::dialect::json::Str;
+use crate::dialect::template::RawHole;
 use crate::dialect::ErrorInfo;
 use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, ContentView, Hole, ToolView};
 use crate::translate::Upstream;
@@ -220,6 +221,8 @@ struct ChatTemplate {
     template: Template<ChatChunk>,
     snapshot: ChunkOwned,
     hole: Hole,
+    /// How the vendor objects are written from a fit's raw holes (when it has any).
+    vendor: Option<VendorRecipes>,
 }
 
 const HOLES: [Hole; 5] = [
@@ -242,12 +245,12 @@ fn hole_number(hole: Hole) -> u8 {
 
 /// The one text of a one-choice chunk that a template can leave open, as its place in `data`,
 /// the frame's JSON (escaped or not).
-fn hole<'f>(chunk: &Chunk<'f>, data: &'f str) -> Option<(Hole, &'f str)> {
+fn hole<'f>(chunk: &Chunk<'f>, data: &'f str, except: &[&str]) -> Option<(Hole, &'f str)> {
     let [choice] = chunk.choices.as_slice() else {
         return None;
     };
     let d = &choice.delta;
-    let at = |text: &Option<Str<'f>>| Str::in_frame(text, data);
+    let at = |text: &Option<Str<'f>>| Str::in_frame_except(text, data, except);
     // The first text present is the hole (a chunk seldom has two); HOLES's order.
     let present = [
         d.content.is_some(),
@@ -258,7 +261,7 @@ fn hole<'f>(chunk: &Chunk<'f>, data: &'f str) -> Option<(Hole, &'f str)> {
     ];
     let i = present.iter().position(|p| *p)?;
     let text = match i {
-        0 => Content::in_frame(&d.content, data),
+        0 => Content::in_frame(&d.content, data, except),
         1 => at(&d.reasoning),
         2 => at(&d.reasoning_content),
         3 => at(&d.refusal),
@@ -270,8 +273,36 @@ fn hole<'f>(chunk: &Chunk<'f>, data: &'f str) -> Option<(Hole, &'f str)> {
     Some((*HOLES.get(i)?, text))
 }
 
+impl ChatChunk {
+    /// [`Refill::refill`], with the vendor objects (`extra`, `choice_extra`, `delta_extra`)
+    /// written anew.
+    fn refill_vendor(
+        &self,
+        py: Python<'_>,
+        hole: u8,
+        text: &str,
+        extras: &[Option<std::borrow::Cow<'_, str>>; 3],
+    ) -> PyResult<Py<Self>> {
+        let mut item = self.refilled(py, hole, text)?;
+        let mut json = self.json.clone().unwrap_or_default();
+        let [extra, choice_extra, delta_extra] = extras;
+        json.extra = extra.as_deref().map(Arc::from);
+        json.choice_extra = choice_extra.as_deref().map(Box::from);
+        json.delta_extra = delta_extra.as_deref().map(Box::from);
+        item.json = Some(json);
+        Py::new(py, item)
+    }
+}
+
 impl Refill for ChatChunk {
     fn refill(&self, py: Python<'_>, hole: u8, text: &str, _: Option<i64>) -> PyResult<Py<Self>> {
+        Py::new(py, self.refilled(py, hole, text)?)
+    }
+}
+
+impl ChatChunk {
+    /// A copy of this item with `text` in its string hole `hole`.
+    fn refilled(&self, py: Python<'_>, hole: u8, text: &str) -> PyResult<Self> {
         let mut item = ChatChunk {
             id: self.id.clone_ref(py),
             object: self.object.clone_ref(py),
@@ -312,7 +343,7 @@ impl Refill for ChatChunk {
                     .unbind();
             }
         }
-        Py::new(py, item)
+        Ok(item)
     }
 }
 
@@ -354,8 +385,20 @@ impl Dialect for ChunkStrings {
             return self.chunk(py, core, &v.value, out, false).map(|_| ());
         }
         let whole_frame = v.doc.len() == v.frame.data.len();
+        let (raws, vendor) = if whole_frame {
+            VendorRecipes::of(&v.value)
+        } else {
+            Default::default()
+        };
+        let raw_strings: Vec<&str> = raws
+            .iter()
+            .filter_map(|r| match r {
+                RawHole::Str(s) => Some(*s),
+                RawHole::Int(_) => None,
+            })
+            .collect();
         let hole = if whole_frame {
-            hole(&v.value, v.doc)
+            hole(&v.value, v.doc, &raw_strings)
         } else {
             None
         };
@@ -364,13 +407,14 @@ impl Dialect for ChunkStrings {
             .collect();
         let (item, snapshot) = self.chunk(py, core, &v.value, out, hole.is_some())?;
         if let (Some((kind, text)), Some(snapshot)) = (hole, snapshot) {
-            let new =
-                Template::new(v.frame, text, &padding, hole_number(kind), item).map(|template| {
-                    ChatTemplate {
-                        template,
-                        snapshot,
-                        hole: kind,
-                    }
+            let vendor = vendor.has_holes().then_some(vendor);
+            let raws = if vendor.is_some() { &raws[..] } else { &[] };
+            let new = Template::with_raws(v.frame, text, &padding, raws, hole_number(kind), item)
+                .map(|template| ChatTemplate {
+                    template,
+                    snapshot,
+                    hole: kind,
+                    vendor,
                 });
             if new.is_some() {
                 self.template = new;
@@ -389,11 +433,34 @@ impl Dialect for ChunkStrings {
         let Some(t) = &self.template else {
             return Ok(None);
         };
-        let Some(Hit { text, len, .. }) = t.template.hit(py, frame, out)? else {
+        let Some(vendor) = &t.vendor else {
+            let Some(Hit { text, len, .. }) = t.template.hit(py, frame, out)? else {
+                return Ok(None);
+            };
+            let fold = &mut self.fold;
+            t.snapshot.view_with(t.hole, &text, None, |view| {
+                fold.add(view);
+                core.tap(Upstream::Chat(view));
+            });
+            return Ok(Some(len));
+        };
+        // Vendor values in holes: the item is made here, with the vendor objects written.
+        if out.is_some() && t.template.item.is_none() {
+            return Ok(None);
+        }
+        let Some(Hit {
+            text, len, raws, ..
+        }) = t.template.hit(py, frame, None)?
+        else {
             return Ok(None);
         };
+        let extras = vendor.write(&raws);
+        if let (Some(out), Some(item)) = (out, &t.template.item) {
+            let hole = t.template.hole;
+            out.append(item.get().refill_vendor(py, hole, &text, &extras)?)?;
+        }
         let fold = &mut self.fold;
-        t.snapshot.view_with(t.hole, &text, |view| {
+        t.snapshot.view_with(t.hole, &text, Some(&extras), |view| {
             fold.add(view);
             core.tap(Upstream::Chat(view));
         });

@@ -15,7 +15,7 @@ use super::json;
 use super::sse::{EventStrings, DETACH_THRESHOLD};
 use super::strings::decode;
 use crate::dialect::body::{Body, End};
-use crate::dialect::template::Shape;
+use crate::dialect::template::{RawHole, Shape, MAX_RAW};
 use crate::dialect::{split_docs, Belongs, Doc, ErrorInfo};
 use crate::sse::{RawEvent, TooLarge};
 use crate::text::{fix_lone_surrogates, lossy_cow};
@@ -736,7 +736,19 @@ impl<I> Template<I> {
         hole: u8,
         item: Option<Py<I>>,
     ) -> Option<Self> {
-        let shape = Shape::new(frame.event.as_deref(), &frame.data, text, padding)?;
+        Self::with_raws(frame, text, padding, &[], hole, item)
+    }
+
+    /// [`new`](Self::new), with raw holes (vendor values; see `Shape::with_raws`).
+    pub fn with_raws(
+        frame: &Frame<'_>,
+        text: &str,
+        padding: &[&str],
+        raws: &[RawHole<'_>],
+        hole: u8,
+        item: Option<Py<I>>,
+    ) -> Option<Self> {
+        let shape = Shape::with_raws(frame.event.as_deref(), &frame.data, text, padding, raws)?;
         Some(Template { shape, hole, item })
     }
 
@@ -776,6 +788,8 @@ pub struct Hit<'d> {
     pub text: Cow<'d, str>,
     pub number: Option<i64>,
     pub len: usize,
+    /// The raw holes' values, by slot.
+    pub raws: [&'d str; MAX_RAW],
 }
 
 impl<I: Refill> Template<I> {
@@ -793,21 +807,18 @@ impl<I: Refill> Template<I> {
             return Ok(None);
         }
         let found = match subject {
-            Subject::Frame(frame) => {
-                self.shape
-                    .fill(frame.event.as_deref(), &frame.data)
-                    .map(|(text, number)| Hit {
-                        text,
-                        number,
-                        len: 0,
-                    })
-            }
-            Subject::Raw(bytes) => {
-                self.shape
-                    .fill_raw(bytes)
-                    .map(|(len, text, number)| Hit { text, number, len })
-            }
-        };
+            Subject::Frame(frame) => self
+                .shape
+                .fill_all(frame.event.as_deref(), &frame.data)
+                .map(|f| (0, f)),
+            Subject::Raw(bytes) => self.shape.fill_raw_all(bytes),
+        }
+        .map(|(len, f)| Hit {
+            text: f.text,
+            number: f.number,
+            len,
+            raws: f.raws,
+        });
         let Some(hit) = found else {
             return Ok(None);
         };
