@@ -297,6 +297,9 @@ pub struct ChatFold {
     system_fingerprint: Option<String>,
     usage: Option<Box<str>>,
     extra: Option<Map>,
+    /// The last chunk-level extras merged: merging the same again changes nothing (objects
+    /// merge key by key, a null only fills an absent key), so it is skipped.
+    same_extra: Option<Box<str>>,
     choices: IntMap<Choice>,
 }
 
@@ -424,7 +427,8 @@ impl ChatFold {
         if let Some(usage) = v.usage.filter(|u| !is_null(u)) {
             self.usage = Some(usage.into());
         }
-        if let Some(extra) = v.extra {
+        if let Some(extra) = v.extra.filter(|e| self.same_extra.as_deref() != Some(*e)) {
+            self.same_extra = Some(extra.into());
             self.extra.get_or_insert_with(Map::new).merge_objects(extra);
         }
         let index = match v.index {
@@ -610,7 +614,8 @@ impl ChoiceMore {
         append(&mut self.refusal, v.refusal);
         append(&mut self.reasoning, v.reasoning);
         append(&mut self.reasoning_content, v.reasoning_content);
-        if let Some(details) = v.reasoning_details {
+        // OpenRouter's `"reasoning_details": []` on every content chunk adds nothing.
+        if let Some(details) = v.reasoning_details.filter(|d| *d != "[]") {
             self.add_details(details);
         }
         if let Some(logprobs) = v.logprobs.filter(|l| !is_null(l)) {

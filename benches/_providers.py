@@ -1,0 +1,402 @@
+"""Streams in the shapes providers send (issue 25): one corpus per provider shape, with text
+that looks like model output.
+
+The text. Real model output is markdown and code: most deltas of a few tokens hold a newline,
+a quote, a backtick or a non-ASCII character, which the JSON encoders of the providers write
+as escapes (newlines and quotes always; non-ASCII as ``\\uXXXX`` by some, raw UTF-8 by others).
+``model_text`` draws documents from a small grammar of paragraphs, bulleted and numbered
+lists, headings, inline code, quoted phrases and fenced code blocks with string literals, and
+``deltas`` cuts them into pieces of 1-4 word-ish tokens (3-20 characters, as the tokenizers
+of the providers cut them). On the default seed ~45% of the deltas hold a character that JSON
+escapes (``escape_rate``) — where the third release's generator had ~7%.
+
+The shapes. Each provider's chunk is written as its API writes it: the key order, the vendor
+keys (OpenAI's ``obfuscation`` padding and ``service_tier``, Azure's ``content_filter_results``,
+Groq's ``x_groq``, DeepSeek's ``reasoning_content``, OpenRouter's ``provider`` /
+``native_finish_reason`` / ``reasoning_details: []``, Together's choice ``text``, ``seed`` and
+delta ``token_id``, Mistral's, xAI's), Anthropic text, thinking and tool-input deltas, Responses
+text / reasoning-summary / function-argument deltas with their ``.done`` events, Gemini chunks
+with cumulative usage. Values that change per chunk (ids of tokens, padding) change here too.
+No shape is tuned to ssewire: they are the providers' documented and captured forms.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from typing import Callable, Dict, List, Tuple
+
+_WORDS = (
+    "the model stream parser token event reads bytes each frame data field line server client "
+    "response request message content delta choice usage gateway proxy latency buffer socket "
+    "a an of to in and or for with on by from at as is are was be can will this that these it "
+    "we you they function value result error retry timeout header body json python rust fast "
+    "first next then when while because however therefore example output input item index"
+).split()
+_NON_ASCII = ["café", "naïve", "→", "—", "“quoted”", "€", "日本語", "😀", "é"]
+
+
+def model_text(rng: random.Random, paragraphs: int = 40) -> str:
+    """A markdown document as models write them."""
+    out: List[str] = []
+
+    def sentence() -> str:
+        words = [rng.choice(_WORDS) for _ in range(rng.randint(6, 18))]
+        roll = rng.random()
+        if roll < 0.18:
+            i = rng.randrange(len(words))
+            words[i] = f"`{words[i]}()`"
+        elif roll < 0.30:
+            i = rng.randrange(len(words))
+            words[i] = f'"{words[i]}"'
+        elif roll < 0.36:
+            words[rng.randrange(len(words))] = rng.choice(_NON_ASCII)
+        text = " ".join(words)
+        return text[0].upper() + text[1:] + rng.choice([".", ".", ".", ":", "?", "!"])
+
+    for _ in range(paragraphs):
+        kind = rng.random()
+        if kind < 0.15:
+            out.append("## " + " ".join(rng.choice(_WORDS) for _ in range(3)).title())
+        elif kind < 0.35:
+            bullet = rng.choice(["- ", "* ", "1. "])
+            out.append("\n".join(bullet + sentence() for _ in range(rng.randint(2, 5))))
+        elif kind < 0.47:
+            lines = []
+            for _ in range(rng.randint(2, 7)):
+                name = rng.choice(_WORDS)
+                lines.append(
+                    rng.choice(
+                        [
+                            f'    {name} = parse("{rng.choice(_WORDS)}\\n")',
+                            f"    if {name} is None:\n        return {{\"{name}\": {rng.randint(0, 99)}}}",
+                            f"    print(f'{{{name}!r}}')  # {rng.choice(_WORDS)}",
+                        ]
+                    )
+                )
+            out.append("```python\ndef " + rng.choice(_WORDS) + "(data):\n" + "\n".join(lines) + "\n```")
+        else:
+            out.append(" ".join(sentence() for _ in range(rng.randint(2, 5))))
+    return "\n\n".join(out)
+
+
+def deltas(text: str, rng: random.Random) -> List[str]:
+    """``text`` cut into pieces of 1-4 tokens (a token: a word with its leading space, a run of
+    punctuation, a newline, a short run of spaces)."""
+    tokens: List[str] = []
+    i = 0
+    while i < len(text):
+        c = text[i]
+        j = i + 1
+        if c == " " and j < len(text) and text[j].isalnum():
+            while j < len(text) and text[j].isalnum():
+                j += 1
+        elif c.isalnum():
+            while j < len(text) and text[j].isalnum() and j - i < 8:
+                j += 1
+        elif c == " ":
+            while j < len(text) and text[j] == " " and j - i < 4:
+                j += 1
+        tokens.append(text[i:j])
+        i = j
+    out: List[str] = []
+    i = 0
+    while i < len(tokens):
+        n = rng.choice([1, 1, 1, 2, 2, 3, 4])
+        out.append("".join(tokens[i : i + n]))
+        i += n
+    return out
+
+
+def escape_rate(pieces: List[str]) -> float:
+    """The share of pieces whose JSON string holds an escape."""
+    return sum("\\" in json.dumps(p) for p in pieces) / max(1, len(pieces))
+
+
+def _id(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n))
+
+
+def _dump(obj: object, ascii_only: bool) -> str:
+    return json.dumps(obj, separators=(",", ":"), ensure_ascii=ascii_only)
+
+
+def _sse(data: str, event: str = "") -> str:
+    return (f"event: {event}\n" if event else "") + f"data: {data}\n\n"
+
+
+# -- chat completions ------------------------------------------------------------------------
+
+
+def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
+    cid = {"together": "", "openrouter": "gen-" + _id(rng, 20)}.get(provider, "chatcmpl-" + _id(rng, 29))
+    created = 1753190400 + rng.randrange(10_000)
+    model = {
+        "openai": "gpt-4o-2024-08-06",
+        "azure": "gpt-4o-2024-11-20",
+        "groq": "llama-3.3-70b-versatile",
+        "deepseek": "deepseek-reasoner",
+        "openrouter": "openai/gpt-4o",
+        "together": "meta-llama/Llama-3.3-70B-Instruct-Turbo",
+        "mistral": "mistral-large-latest",
+        "xai": "grok-3",
+    }[provider]
+    fp = "fp_" + _id(rng, 10)
+    ascii_only = provider in ("openai", "azure", "groq", "together")
+    out: List[str] = []
+    reasoning = provider == "deepseek"
+    split = len(pieces) // 3 if reasoning else 0
+
+    for n, piece in enumerate(pieces):
+        if provider == "openai":
+            chunk = {
+                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "service_tier": "default", "system_fingerprint": fp,
+                "choices": [{"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": None}],
+                "usage": None, "obfuscation": _id(rng, rng.randint(1, 12)),
+            }
+        elif provider == "azure":
+            chunk = {
+                "choices": [{
+                    "content_filter_results": {
+                        "hate": {"filtered": False, "severity": "safe"},
+                        "self_harm": {"filtered": False, "severity": "safe"},
+                        "sexual": {"filtered": False, "severity": "safe"},
+                        "violence": {"filtered": False, "severity": "safe"},
+                    },
+                    "delta": {"content": piece}, "finish_reason": None, "index": 0, "logprobs": None,
+                }],
+                "created": created, "id": cid, "model": model, "obfuscation": _id(rng, rng.randint(1, 12)),
+                "object": "chat.completion.chunk", "system_fingerprint": fp,
+            }
+        elif provider == "groq":
+            chunk = {
+                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "system_fingerprint": fp,
+                "choices": [{"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": None}],
+                "x_groq": {"id": "req_" + _id(rng, 26)} if n == 0 else None,
+            }
+            if n:
+                del chunk["x_groq"]
+        elif provider == "deepseek":
+            delta = {"content": None, "reasoning_content": piece} if n < split else {"content": piece, "reasoning_content": None}
+            chunk = {
+                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "system_fingerprint": fp,
+                "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}],
+            }
+        elif provider == "openrouter":
+            chunk = {
+                "id": cid, "provider": "OpenAI", "model": model, "object": "chat.completion.chunk",
+                "created": created,
+                "choices": [{
+                    "index": 0,
+                    "delta": {"role": "assistant", "content": piece, "reasoning": None, "reasoning_details": []},
+                    "finish_reason": None, "native_finish_reason": None, "logprobs": None,
+                }],
+            }
+        elif provider == "together":
+            chunk = {
+                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{
+                    "index": 0, "text": piece, "logprobs": None, "finish_reason": None, "seed": None,
+                    "delta": {"token_id": rng.randrange(128_000), "role": "assistant", "content": piece, "tool_calls": None},
+                }],
+                "usage": None,
+            }
+        elif provider == "mistral":
+            chunk = {
+                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
+            }
+        else:  # xai
+            chunk = {
+                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "choices": [{"index": 0, "delta": {"content": piece, "role": "assistant"}}],
+                "system_fingerprint": fp,
+            }
+        out.append(_sse(_dump(chunk, ascii_only)))
+    usage = {"prompt_tokens": 211, "completion_tokens": len(pieces), "total_tokens": 211 + len(pieces)}
+    last = {
+        "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage,
+    }
+    out.append(_sse(_dump(last, ascii_only)))
+    out.append("data: [DONE]\n\n")
+    return "".join(out)
+
+
+# -- Anthropic Messages ------------------------------------------------------------------------
+
+
+def _messages(rng: random.Random, pieces: List[str], kind: str) -> str:
+    out: List[str] = []
+    mid = "msg_01" + _id(rng, 22)
+
+    def ev(name: str, obj: Dict[str, object]) -> None:
+        out.append(_sse(_dump(obj, False), name))
+
+    ev("message_start", {"type": "message_start", "message": {
+        "id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
+        "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 412, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
+                  "output_tokens": 1, "service_tier": "standard"}}})
+    index = 0
+    if kind in ("thinking", "tool"):
+        ev("content_block_start", {"type": "content_block_start", "index": 0,
+                                   "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+        for piece in pieces[: len(pieces) // 3]:
+            ev("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                       "delta": {"type": "thinking_delta", "thinking": piece}})
+        ev("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                   "delta": {"type": "signature_delta", "signature": _id(rng, 340)}})
+        ev("content_block_stop", {"type": "content_block_stop", "index": 0})
+        index = 1
+        pieces = pieces[len(pieces) // 3 :]
+    ev("content_block_start", {"type": "content_block_start", "index": index,
+                               "content_block": {"type": "text", "text": ""}})
+    text = pieces if kind != "tool" else pieces[: len(pieces) // 2]
+    for piece in text:
+        ev("content_block_delta", {"type": "content_block_delta", "index": index,
+                                   "delta": {"type": "text_delta", "text": piece}})
+    ev("content_block_stop", {"type": "content_block_stop", "index": index})
+    if kind == "tool":
+        index += 1
+        ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+            "type": "tool_use", "id": "toolu_01" + _id(rng, 22), "name": "write_file", "input": {}}})
+        args = json.dumps({"path": "src/app.py", "content": "".join(pieces[len(pieces) // 2 :])})
+        cut = deltas(args, rng)
+        for piece in cut:
+            ev("content_block_delta", {"type": "content_block_delta", "index": index,
+                                       "delta": {"type": "input_json_delta", "partial_json": piece}})
+        ev("content_block_stop", {"type": "content_block_stop", "index": index})
+    ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn" if kind != "tool" else "tool_use",
+                                                            "stop_sequence": None},
+                         "usage": {"output_tokens": len(pieces)}})
+    ev("message_stop", {"type": "message_stop"})
+    return "".join(out)
+
+
+# -- OpenAI Responses --------------------------------------------------------------------------
+
+
+def _responses(rng: random.Random, pieces: List[str], kind: str) -> str:
+    out: List[str] = []
+    seq = 0
+    rid = "resp_" + _id(rng, 48)
+
+    def ev(obj: Dict[str, object]) -> None:
+        nonlocal seq
+        obj["sequence_number"] = seq
+        seq += 1
+        out.append(_sse(_dump(obj, False), str(obj["type"])))
+
+    base = {"id": rid, "object": "response", "created_at": 1753190400, "status": "in_progress",
+            "model": "gpt-5-2025-08-07", "output": [], "usage": None, "tools": [], "tool_choice": "auto",
+            "parallel_tool_calls": True, "temperature": 1.0, "top_p": 1.0, "text": {"format": {"type": "text"}}}
+    ev({"type": "response.created", "response": dict(base)})
+    ev({"type": "response.in_progress", "response": dict(base)})
+    output = []
+    index = 0
+    if kind == "reasoning":
+        rs = "rs_" + _id(rng, 48)
+        summary = pieces[: len(pieces) // 3]
+        pieces = pieces[len(pieces) // 3 :]
+        ev({"type": "response.output_item.added", "output_index": 0,
+            "item": {"id": rs, "type": "reasoning", "summary": []}})
+        ev({"type": "response.reasoning_summary_part.added", "item_id": rs, "output_index": 0, "summary_index": 0,
+            "part": {"type": "summary_text", "text": ""}})
+        for piece in summary:
+            ev({"type": "response.reasoning_summary_text.delta", "item_id": rs, "output_index": 0,
+                "summary_index": 0, "delta": piece, "obfuscation": _id(rng, rng.randint(1, 12))})
+        whole = "".join(summary)
+        ev({"type": "response.reasoning_summary_text.done", "item_id": rs, "output_index": 0, "summary_index": 0,
+            "text": whole})
+        ev({"type": "response.reasoning_summary_part.done", "item_id": rs, "output_index": 0, "summary_index": 0,
+            "part": {"type": "summary_text", "text": whole}})
+        item = {"id": rs, "type": "reasoning", "summary": [{"type": "summary_text", "text": whole}]}
+        ev({"type": "response.output_item.done", "output_index": 0, "item": item})
+        output.append(item)
+        index = 1
+    if kind == "function":
+        fc = "fc_" + _id(rng, 48)
+        args = json.dumps({"query": "".join(pieces)})
+        ev({"type": "response.output_item.added", "output_index": index, "item": {
+            "id": fc, "type": "function_call", "status": "in_progress", "arguments": "",
+            "call_id": "call_" + _id(rng, 24), "name": "search"}})
+        for piece in deltas(args, rng):
+            ev({"type": "response.function_call_arguments.delta", "item_id": fc, "output_index": index,
+                "delta": piece, "obfuscation": _id(rng, rng.randint(1, 12))})
+        ev({"type": "response.function_call_arguments.done", "item_id": fc, "output_index": index, "arguments": args})
+        item = {"id": fc, "type": "function_call", "status": "completed", "arguments": args,
+                "call_id": "call_x", "name": "search"}
+        ev({"type": "response.output_item.done", "output_index": index, "item": item})
+        output.append(item)
+    else:
+        mid = "msg_" + _id(rng, 48)
+        ev({"type": "response.output_item.added", "output_index": index, "item": {
+            "id": mid, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}})
+        ev({"type": "response.content_part.added", "item_id": mid, "output_index": index, "content_index": 0,
+            "part": {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}})
+        for piece in pieces:
+            ev({"type": "response.output_text.delta", "item_id": mid, "output_index": index, "content_index": 0,
+                "delta": piece, "logprobs": [], "obfuscation": _id(rng, rng.randint(1, 12))})
+        whole = "".join(pieces)
+        ev({"type": "response.output_text.done", "item_id": mid, "output_index": index, "content_index": 0,
+            "text": whole, "logprobs": []})
+        part = {"type": "output_text", "annotations": [], "logprobs": [], "text": whole}
+        ev({"type": "response.content_part.done", "item_id": mid, "output_index": index, "content_index": 0,
+            "part": part})
+        item = {"id": mid, "type": "message", "status": "completed", "content": [part], "role": "assistant"}
+        ev({"type": "response.output_item.done", "output_index": index, "item": item})
+        output.append(item)
+    done = dict(base, status="completed", output=output,
+                usage={"input_tokens": 300, "input_tokens_details": {"cached_tokens": 0},
+                       "output_tokens": len(pieces), "output_tokens_details": {"reasoning_tokens": 0},
+                       "total_tokens": 300 + len(pieces)})
+    ev({"type": "response.completed", "response": done})
+    return "".join(out)
+
+
+# -- Gemini ------------------------------------------------------------------------------------
+
+
+def _gemini(rng: random.Random, pieces: List[str]) -> str:
+    out: List[str] = []
+    rid = _id(rng, 22)
+    total = 0
+    for n, piece in enumerate(pieces):
+        total += 1
+        chunk: Dict[str, object] = {
+            "candidates": [{"content": {"parts": [{"text": piece}], "role": "model"}, "index": 0}],
+            "usageMetadata": {"promptTokenCount": 87, "candidatesTokenCount": total, "totalTokenCount": 87 + total,
+                              "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 87}]},
+            "modelVersion": "gemini-2.5-flash", "responseId": rid,
+        }
+        if n == len(pieces) - 1:
+            chunk["candidates"][0]["finishReason"] = "STOP"  # type: ignore[index]
+        # Google's JSON spelling: ": " after a key, ", " between members.
+        out.append("data: " + json.dumps(chunk, ensure_ascii=False) + "\r\n\r\n")
+    return "".join(out)
+
+
+#: name: (dialect, builder of a body from (rng, pieces))
+SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
+    **{f"chat {p}": ("chat", (lambda p: lambda rng, pieces: _chat(rng, pieces, p))(p))
+       for p in ("openai", "azure", "groq", "deepseek", "openrouter", "together", "mistral", "xai")},
+    "messages text": ("messages", lambda rng, pieces: _messages(rng, pieces, "text")),
+    "messages thinking": ("messages", lambda rng, pieces: _messages(rng, pieces, "thinking")),
+    "messages tool input": ("messages", lambda rng, pieces: _messages(rng, pieces, "tool")),
+    "responses text": ("responses", lambda rng, pieces: _responses(rng, pieces, "text")),
+    "responses reasoning": ("responses", lambda rng, pieces: _responses(rng, pieces, "reasoning")),
+    "responses function": ("responses", lambda rng, pieces: _responses(rng, pieces, "function")),
+    "gemini text": ("gemini", lambda rng, pieces: _gemini(rng, pieces)),
+}
+
+
+def corpus(name: str, seed: int = 0, paragraphs: int = 40) -> bytes:
+    """The body of provider shape ``name`` (see ``SHAPES``), deterministic for a seed."""
+    rng = random.Random(f"{name}:{seed}")
+    pieces = deltas(model_text(rng, paragraphs), rng)
+    return SHAPES[name][1](rng, pieces).encode()

@@ -1,0 +1,117 @@
+"""The provider-shape table of the README (issue 25): per provider shape (benches/_providers.py:
+text with newlines, quotes and non-ASCII as models write it, each provider's own keys), ns per
+event and GB/s of ssewire's ``consume`` + ``result()``, beside ``SSEParser`` framing the same
+body, msgspec decoding every payload (cut beforehand) into Python objects, and ``Translator``
+into another dialect, as ratios.
+
+    python benches/provider_table.py [--rounds N] [--reads whole|event]
+
+``--reads event`` feeds one event per call (a live socket), ``whole`` the body in one call.
+Thread CPU time, the best of N rounds per cell, all cells in one run: read the ratios, not the
+absolute numbers (the machine is shared). Not a test; ``test_provider_table_runs`` in
+``bench_providers.py`` runs it once, small, as a smoke test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import msgspec  # noqa: E402
+
+import _providers  # noqa: E402
+import ssewire  # noqa: E402
+from ssewire._bench import streams as _streams  # noqa: E402
+
+CLASSES = {
+    "chat": ssewire.ChatCompletionStream,
+    "messages": ssewire.MessagesStream,
+    "responses": ssewire.ResponsesStream,
+    "gemini": ssewire.GeminiStream,
+}
+#: The dialect each source is translated into for the Translator column.
+TARGET = {"chat": "messages", "messages": "chat", "responses": "messages", "gemini": "chat"}
+
+
+def best(f: Callable[[], Any], rounds: int) -> float:
+    times = []
+    for _ in range(rounds):
+        t = time.thread_time()
+        f()
+        times.append(time.thread_time() - t)
+    return min(times)
+
+
+def row(name: str, rounds: int, reads: str, paragraphs: int) -> Dict[str, Any]:
+    dialect, _ = _providers.SHAPES[name]
+    body = _providers.corpus(name, paragraphs=paragraphs)
+    events = ssewire.SSEParser().feed(body)
+    n = len(events)
+    payloads = [e.data.encode() for e in events if e.data != "[DONE]"]
+    pieces: List[bytes] = _streams.event_reads(body) if reads == "event" else [body]
+    cls = CLASSES[dialect]
+    decoder = msgspec.json.Decoder()
+
+    def consume() -> None:
+        s = cls()
+        for p in pieces:
+            s.consume(p)
+        s.result()
+
+    def sse() -> None:
+        p = ssewire.SSEParser()
+        for piece in pieces:
+            p.feed(piece)
+
+    def generic() -> None:
+        for p in payloads:
+            decoder.decode(p)
+
+    def translate() -> None:
+        t = ssewire.Translator(dialect, TARGET[dialect])
+        for p in pieces:
+            t.feed(p)
+        t.finish()
+
+    texts = [getattr(i, a, None) for i in cls().feed(body) for a in ("content", "text", "delta", "reasoning_content", "thinking", "partial_json")]
+    texts = [t for t in texts if isinstance(t, str)]
+    times = {k: best(f, rounds) for k, f in [("consume", consume), ("sse", sse), ("msgspec", generic), ("translate", translate)]}
+    return {
+        "name": name,
+        "events": n,
+        "bytes": len(body),
+        "escaped": _providers.escape_rate(texts),
+        **{k: v / n * 1e9 for k, v in times.items()},
+        "gbps": len(body) / times["consume"] / 1e9,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--reads", choices=["whole", "event"], default="whole")
+    parser.add_argument("--paragraphs", type=int, default=40, help="document length per corpus")
+    parser.add_argument("--only", help="a substring of the shapes to run")
+    args = parser.parse_args()
+    print(f"reads: {args.reads}; thread CPU, best of {args.rounds}; CPython {sys.version.split()[0]}\n")
+    print("| shape | events | escaped deltas | consume + result() | GB/s | SSEParser | msgspec decode | consume ÷ SSEParser | consume ÷ msgspec | translate ÷ consume |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for name in _providers.SHAPES:
+        if args.only and args.only not in name:
+            continue
+        r = row(name, args.rounds, args.reads, args.paragraphs)
+        print(
+            f"| {r['name']} | {r['events']} | {r['escaped']:.0%} | {r['consume']:.0f} ns | {r['gbps']:.2f} "
+            f"| {r['sse']:.0f} ns | {r['msgspec']:.0f} ns | {r['consume'] / r['sse']:.2f}x "
+            f"| {r['consume'] / r['msgspec']:.2f}x | {r['translate'] / r['consume']:.2f}x |",
+            flush=True,
+        )
+
+
+if __name__ == "__main__":
+    main()
