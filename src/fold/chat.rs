@@ -323,13 +323,16 @@ struct ChoiceMore {
     logprobs: Option<Logprobs>,
     choice_extra: Option<Map>,
     delta_extra: Option<Vec<(String, Merged)>>,
-    /// The last `choice_extra` and `delta_extra` texts merged, when merging them again would
-    /// change nothing: a choice's extras merge key by key, the last non-null value winning,
-    /// and a delta's whose values are all numbers, booleans or null replace theirs. A stream
-    /// that repeats the same vendor keys on every chunk (Together's `"seed":null`, a constant
-    /// `token_id`) then pays one comparison per chunk for them, not a parse and a merge.
-    same_choice_extra: Option<Box<str>>,
-    same_delta_extra: Option<Box<str>>,
+    /// The last `choice_extra` and `delta_extra` texts, not merged yet. A run of chunks whose
+    /// vendor objects differ only in the values of their strings and numbers (the same keys,
+    /// nulls and nesting: Together's `text`, `seed` and `token_id` on every chunk) merges as
+    /// its last object alone: a choice's extras merge key by key with the last non-null value
+    /// winning, and a delta's whose values are all numbers, booleans or null replace theirs.
+    /// So such a run costs a comparison and a copy per chunk, and one merge at its end (or
+    /// when the result is built), not a parse and a merge per chunk. A delta object with
+    /// strings (which concatenate) or containers is merged at once.
+    pending_choice_extra: Option<String>,
+    pending_delta_extra: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -387,7 +390,7 @@ struct Logprobs {
 }
 
 /// A value being merged fragment by fragment.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Merged {
     /// A string that identifies (kept, not concatenated).
     Str(String),
@@ -600,7 +603,7 @@ impl Choice {
             "finish_reason",
             Out::str_or_null(self.finish_reason.as_deref()),
         );
-        if let Some(extra) = more.and_then(|m| m.choice_extra.as_ref()) {
+        if let Some(extra) = more.and_then(ChoiceMore::choice_extra_now) {
             for (key, value) in extra.iter() {
                 choice.set(key, value.clone());
             }
@@ -624,26 +627,43 @@ impl ChoiceMore {
                 .add(logprobs);
         }
         if let Some(extra) = v.choice_extra {
-            if self.same_choice_extra.as_deref() != Some(extra) {
-                self.choice_extra
-                    .get_or_insert_with(Map::new)
-                    .merge_non_null(extra);
-                self.same_choice_extra = Some(extra.into());
+            match &mut self.pending_choice_extra {
+                Some(pending) if same_skeleton(pending, extra) => {
+                    if pending != extra {
+                        pending.clear();
+                        pending.push_str(extra);
+                    }
+                }
+                pending => {
+                    if let Some(earlier) = pending.replace(extra.to_owned()) {
+                        self.choice_extra
+                            .get_or_insert_with(Map::new)
+                            .merge_non_null(&earlier);
+                    }
+                }
             }
         }
         if let Some(extra) = v.delta_extra {
-            if self.same_delta_extra.as_deref() != Some(extra) {
-                self.same_delta_extra = None;
-                if let Some(entries) = Json::object(extra) {
-                    let target = self.delta_extra.get_or_insert_with(Vec::new);
-                    let mut scalars = true;
-                    for (key, value) in entries {
-                        scalars &=
-                            matches!(Json::read(value.get()), Some(Json::Null | Json::Scalar(_)));
-                        merge_value(target, &key, value.get(), false);
+            match &mut self.pending_delta_extra {
+                Some(pending) if same_skeleton(pending, extra) => {
+                    if pending != extra {
+                        pending.clear();
+                        pending.push_str(extra);
                     }
+                }
+                pending => {
+                    if let Some(earlier) = pending.take() {
+                        merge_delta_extra(&mut self.delta_extra, &earlier);
+                    }
+                    let scalars = Json::object(extra).is_some_and(|entries| {
+                        entries.iter().all(|(_, v)| {
+                            matches!(Json::read(v.get()), Some(Json::Null | Json::Scalar(_)))
+                        })
+                    });
                     if scalars {
-                        self.same_delta_extra = Some(extra.into());
+                        self.pending_delta_extra = Some(extra.to_owned());
+                    } else {
+                        merge_delta_extra(&mut self.delta_extra, extra);
                     }
                 }
             }
@@ -690,10 +710,90 @@ impl ChoiceMore {
             Some(DetailsState::Value(value)) => message.set("reasoning_details", Out::json(value)),
             None => {}
         }
-        if let Some(extra) = &self.delta_extra {
+        let mut delta_extra = self.delta_extra.clone();
+        if let Some(pending) = &self.pending_delta_extra {
+            merge_delta_extra(&mut delta_extra, pending);
+        }
+        if let Some(extra) = &delta_extra {
             for (key, value) in extra {
                 message.set(key, value.build());
             }
+        }
+    }
+
+    /// The choice's vendor keys with the pending object merged.
+    fn choice_extra_now(&self) -> Option<Cow<'_, Map>> {
+        match (&self.choice_extra, &self.pending_choice_extra) {
+            (map, None) => map.as_ref().map(Cow::Borrowed),
+            (map, Some(pending)) => {
+                let mut merged = map.clone().unwrap_or_default();
+                merged.merge_non_null(pending);
+                Some(Cow::Owned(merged))
+            }
+        }
+    }
+}
+
+/// Merges a delta's vendor object `text` into `target`, key by key.
+fn merge_delta_extra(target: &mut Option<Vec<(String, Merged)>>, text: &str) {
+    if let Some(entries) = Json::object(text) {
+        let target = target.get_or_insert_with(Vec::new);
+        for (key, value) in entries {
+            merge_value(target, &key, value.get(), false);
+        }
+    }
+}
+
+/// Whether the JSON texts `a` and `b` differ only in the contents of value strings and in
+/// number tokens: the same keys in the same order, the same literals, nesting and
+/// punctuation. Merged key by key with the last value winning, `b` then overrides `a` wholly.
+/// One pass over both.
+fn same_skeleton(a: &str, b: &str) -> bool {
+    /// The end of the string literal whose opening quote is at `at`, and whether a colon
+    /// follows it (a key).
+    fn string_end(t: &[u8], at: usize) -> Option<(usize, bool)> {
+        let mut k = at + 1;
+        loop {
+            match t.get(k)? {
+                b'"' => break,
+                b'\\' => k += 2,
+                _ => k += 1,
+            }
+        }
+        let rest = t.get(k + 1..).unwrap_or_default();
+        let key = rest.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b':');
+        Some((k + 1, key))
+    }
+    let number = |c: &u8| c.is_ascii_digit() || matches!(c, b'-' | b'+' | b'.' | b'e' | b'E');
+    let (a, b) = (a.as_bytes(), b.as_bytes());
+    let (mut i, mut j) = (0, 0);
+    loop {
+        match (a.get(i), b.get(j)) {
+            (None, None) => return true,
+            (Some(b'"'), Some(b'"')) => {
+                let (Some((ea, key_a)), Some((eb, key_b))) = (string_end(a, i), string_end(b, j))
+                else {
+                    return false;
+                };
+                if key_a != key_b || (key_a && a.get(i..ea) != b.get(j..eb)) {
+                    return false;
+                }
+                i = ea;
+                j = eb;
+            }
+            (Some(x), Some(y)) if number(x) && number(y) => {
+                while a.get(i).is_some_and(number) {
+                    i += 1;
+                }
+                while b.get(j).is_some_and(number) {
+                    j += 1;
+                }
+            }
+            (Some(x), Some(y)) if x == y => {
+                i += 1;
+                j += 1;
+            }
+            _ => return false,
         }
     }
 }
@@ -1039,7 +1139,7 @@ impl Merged {
 
 /// A list merged chunk by chunk: elements appended, except an object with an `index` that an
 /// earlier object had, which is merged into that one key by key (later non-null wins).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 struct MergedList {
     items: Vec<Out>,
     /// Where the object of each `index` (by its JSON text) is.
@@ -1226,6 +1326,60 @@ mod tests {
             message(&f, 0)["reasoning_details"],
             serde_json::json!([true, {"index": 1, "text": "a"}])
         );
+    }
+
+    /// A run of vendor objects of one skeleton is merged as its last (issue 25); a change of
+    /// skeleton flushes it. The result is what merging every chunk at once gives.
+    #[test]
+    fn runs_of_vendor_objects_fold_as_merged_one_by_one() {
+        let choice = [
+            r#"{"text":"a","seed":null}"#,
+            r#"{"text":"b\"q","seed":null}"#,
+            r#"{"text":"c","seed":5}"#,
+            r#"{"text":"d","seed":null}"#,
+            r#"{"text":"e","seed":null,"n":1.5e3}"#,
+            r#"{"text":"f","seed":null,"n":-2}"#,
+        ];
+        let delta = [
+            r#"{"token_id":1,"ok":true}"#,
+            r#"{"token_id":2,"ok":true}"#,
+            r#"{"token_id":2,"x":"s"}"#,
+            r#"{"token_id":3,"x":"t"}"#,
+            r#"{"token_id":4,"ok":null}"#,
+            r#"{"token_id":5,"ok":false}"#,
+        ];
+        let mut f = ChatFold::new();
+        for (c, d) in choice.iter().zip(delta) {
+            f.add(&ChunkView {
+                index: Some(0),
+                choice_extra: Some(c),
+                delta_extra: Some(d),
+                ..ChunkView::default()
+            });
+        }
+        let out: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+        let c = &out["choices"][0];
+        assert_eq!(c["text"], "f");
+        assert_eq!(c["seed"], 5);
+        assert_eq!(c["n"], -2);
+        let m = &c["message"];
+        assert_eq!(m["token_id"], 5);
+        assert_eq!(m["ok"], false);
+        assert_eq!(m["x"], "st");
+        assert!(same_skeleton(
+            r#"{"a":"x","b":[1,{"c":null}]}"#,
+            r#"{"a":"yy\"","b":[-2.5e3,{"c":null}]}"#
+        ));
+        for (a, b) in [
+            (r#"{"a":"x"}"#, r#"{"b":"x"}"#),
+            (r#"{"a":"x"}"#, r#"{"a":1}"#),
+            (r#"{"a":null}"#, r#"{"a":"x"}"#),
+            (r#"{"a":true}"#, r#"{"a":false}"#),
+            (r#"{"a":[1]}"#, r#"{"a":[1,2]}"#),
+            (r#"{"a":1}"#, r#"{"a":1,"b":2}"#),
+        ] {
+            assert!(!same_skeleton(a, b), "{a} {b}");
+        }
     }
 
     #[test]
