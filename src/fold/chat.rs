@@ -628,11 +628,12 @@ impl ChoiceMore {
         }
         if let Some(extra) = v.choice_extra {
             match &mut self.pending_choice_extra {
+                // The same object again (one comparison: Azure's filter results, OpenRouter's
+                // `native_finish_reason`), or one of its skeleton (one walk over both).
+                Some(pending) if pending == extra => {}
                 Some(pending) if same_skeleton(pending, extra) => {
-                    if pending != extra {
-                        pending.clear();
-                        pending.push_str(extra);
-                    }
+                    pending.clear();
+                    pending.push_str(extra);
                 }
                 pending => {
                     if let Some(earlier) = pending.replace(extra.to_owned()) {
@@ -645,11 +646,10 @@ impl ChoiceMore {
         }
         if let Some(extra) = v.delta_extra {
             match &mut self.pending_delta_extra {
+                Some(pending) if pending == extra => {}
                 Some(pending) if same_skeleton(pending, extra) => {
-                    if pending != extra {
-                        pending.clear();
-                        pending.push_str(extra);
-                    }
+                    pending.clear();
+                    pending.push_str(extra);
                 }
                 pending => {
                     if let Some(earlier) = pending.take() {
