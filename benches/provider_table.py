@@ -18,13 +18,14 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any, Callable, Dict, List
+from typing import Any, Dict, List
 
 sys.path.insert(0, str(Path(__file__).parent))
 
 import msgspec  # noqa: E402
 
 import _providers  # noqa: E402
+from consume_table import best  # noqa: E402
 import ssewire  # noqa: E402
 from ssewire._bench import streams as _streams  # noqa: E402
 
@@ -36,15 +37,6 @@ CLASSES = {
 }
 #: The dialect each source is translated into for the Translator column.
 TARGET = {"chat": "messages", "messages": "chat", "responses": "messages", "gemini": "chat"}
-
-
-def best(f: Callable[[], Any], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        t = time.thread_time()
-        f()
-        times.append(time.thread_time() - t)
-    return min(times)
 
 
 def row(name: str, rounds: int, reads: str, paragraphs: int) -> Dict[str, Any]:

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import ssewire
 from splitting import split_ways
+from test_template import _seen
 
 BENCHES = Path(__file__).resolve().parent.parent / "benches"
 if not (BENCHES / "_providers.py").is_file():
@@ -26,18 +26,6 @@ CLASSES = {
     "responses": (ssewire.ResponsesStream, ssewire.ResponseAccumulator),
     "gemini": (ssewire.GeminiStream, None),
 }
-
-
-def _seen(cls: Any, pieces: list[bytes], consume: bool) -> Any:
-    s = cls()
-    items: list[Any] = []
-    for p in pieces:
-        if consume:
-            s.consume(p)
-        else:
-            items.extend(repr(i) for i in s.feed(p))
-    items.extend(repr(i) for i in s.finish())
-    return items, s.result(), s.error and s.error.code, list(s.warnings), s.done
 
 
 @pytest.mark.parametrize("name", sorted(_providers.SHAPES))

@@ -627,44 +627,28 @@ impl ChoiceMore {
                 .add(logprobs);
         }
         if let Some(extra) = v.choice_extra {
-            match &mut self.pending_choice_extra {
-                // The same object again (one comparison: Azure's filter results, OpenRouter's
-                // `native_finish_reason`), or one of its skeleton (one walk over both).
-                Some(pending) if pending == extra => {}
-                Some(pending) if same_skeleton(pending, extra) => {
-                    pending.clear();
-                    pending.push_str(extra);
-                }
-                pending => {
-                    if let Some(earlier) = pending.replace(extra.to_owned()) {
-                        self.choice_extra
-                            .get_or_insert_with(Map::new)
-                            .merge_non_null(&earlier);
-                    }
+            if !continues_run(&mut self.pending_choice_extra, extra) {
+                if let Some(earlier) = self.pending_choice_extra.replace(extra.to_owned()) {
+                    self.choice_extra
+                        .get_or_insert_with(Map::new)
+                        .merge_non_null(&earlier);
                 }
             }
         }
         if let Some(extra) = v.delta_extra {
-            match &mut self.pending_delta_extra {
-                Some(pending) if pending == extra => {}
-                Some(pending) if same_skeleton(pending, extra) => {
-                    pending.clear();
-                    pending.push_str(extra);
+            if !continues_run(&mut self.pending_delta_extra, extra) {
+                if let Some(earlier) = self.pending_delta_extra.take() {
+                    merge_delta_extra(&mut self.delta_extra, &earlier);
                 }
-                pending => {
-                    if let Some(earlier) = pending.take() {
-                        merge_delta_extra(&mut self.delta_extra, &earlier);
-                    }
-                    let scalars = Json::object(extra).is_some_and(|entries| {
-                        entries.iter().all(|(_, v)| {
-                            matches!(Json::read(v.get()), Some(Json::Null | Json::Scalar(_)))
-                        })
-                    });
-                    if scalars {
-                        self.pending_delta_extra = Some(extra.to_owned());
-                    } else {
-                        merge_delta_extra(&mut self.delta_extra, extra);
-                    }
+                let scalars = Json::object(extra).is_some_and(|entries| {
+                    entries.iter().all(|(_, v)| {
+                        matches!(Json::read(v.get()), Some(Json::Null | Json::Scalar(_)))
+                    })
+                });
+                if scalars {
+                    self.pending_delta_extra = Some(extra.to_owned());
+                } else {
+                    merge_delta_extra(&mut self.delta_extra, extra);
                 }
             }
         }
@@ -731,6 +715,22 @@ impl ChoiceMore {
                 Some(Cow::Owned(merged))
             }
         }
+    }
+}
+
+/// Whether the vendor object `extra` continues the run of `pending` (see
+/// `ChoiceMore::pending_choice_extra`): the same object again (one comparison: Azure's filter
+/// results, OpenRouter's `native_finish_reason`), or one of its skeleton (one walk over both),
+/// which then becomes the pending one.
+fn continues_run(pending: &mut Option<String>, extra: &str) -> bool {
+    match pending {
+        Some(p) if p == extra => true,
+        Some(p) if same_skeleton(p, extra) => {
+            p.clear();
+            p.push_str(extra);
+            true
+        }
+        _ => false,
     }
 }
 
