@@ -754,10 +754,10 @@ fn same_skeleton(a: &str, b: &str) -> bool {
     fn string_end(t: &[u8], at: usize) -> Option<(usize, bool)> {
         let mut k = at + 1;
         loop {
+            k += memchr::memchr2(b'"', b'\\', t.get(k..)?)?;
             match t.get(k)? {
                 b'"' => break,
-                b'\\' => k += 2,
-                _ => k += 1,
+                _ => k += 2,
             }
         }
         let rest = t.get(k + 1..).unwrap_or_default();
