@@ -13,10 +13,13 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
+from pathlib import Path
 from typing import Any, Callable, Dict, List
 
-import ssewire
+sys.path.insert(0, str(Path(__file__).parent))
+
+import ssewire  # noqa: E402
+from consume_table import best  # noqa: E402
 
 
 def messages_body(texts: List[str]) -> bytes:
@@ -52,15 +55,6 @@ def chat_body(n: int, choice: Callable[[int], str] = lambda i: "", delta: Callab
         '"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n'
     )
     return "".join(out).encode()
-
-
-def best(f: Callable[[], Any], rounds: int) -> float:
-    times = []
-    for _ in range(rounds):
-        t = time.thread_time()
-        f()
-        times.append(time.thread_time() - t)
-    return min(times)
 
 
 def main() -> None:
