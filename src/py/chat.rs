@@ -1,33 +1,25 @@
 //! `ssewire.ChatCompletionStream` and its items `ChatChunk` / `ToolCallDelta`.
 //!
-//! Per feed: the stream core frames the input (pure Rust), then each frame is decoded into a
-//! borrowed `chat::Chunk` (pure Rust) and turned into items at once: one `ChatChunk` per choice,
-//! its common fields ready-made Python objects, repeated strings (id, object, model,
-//! system_fingerprint, service_tier, role, finish_reason) and `created` reused per stream, and
-//! rarely read parts kept as JSON text until read. A frame that matches the previous text
-//! frame's template (see `crate::dialect::template`) skips the decode: the previous item is
-//! copied with the new text. Carried across feeds: the stream core, the reused strings and the
-//! template.
+//! Converts only: `crate::stream::chat` reads, folds and templates the chunks and hands each
+//! choice here (`ChatItems`), which builds one `ChatChunk` per choice: its common fields
+//! ready-made Python objects, repeated strings (id, object, model, system_fingerprint,
+//! service_tier, role, finish_reason) and `created` reused per stream, rarely read parts kept
+//! as JSON text until read; a template hit is the template's item copied with the new text
+//! (and vendor objects). Carried across feeds: the stream and the reused strings.
 
 use std::sync::Arc;
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString};
 
-use super::json::{lazy, out_to_py, to_py};
-use super::stream::{
-    accumulator_class, dialect_stream, emit, Dialect, Hit, Refill, Route, StreamCore, Subject,
-    Template, Value,
-};
+use super::json::{lazy, to_py};
+use super::stream::{accumulator_class, dialect_stream, Items, Out};
 use super::strings::{
     flag, int_or_none, item_int, item_str, reused_or_none, text_or_none, Reused, ReusedInt,
 };
-use crate::dialect::chat::{self, Chunk, Content, VendorRecipes};
-use crate::dialect::json::Str;
-use crate::dialect::template::RawHole;
-use crate::dialect::ErrorInfo;
-use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, ContentView, Hole, ToolView};
-use crate::translate::Upstream;
+use crate::dialect::chat::{self, Chunk, Content};
+use crate::fold::chat::{ChatFold, ChunkView, ContentView, Hole, ToolView};
+use crate::stream::chat::{ChatItems, ChatReader, Extras};
 
 /// One fragment of a streamed tool call, flattened (`function.name` is `name`).
 #[pyclass(frozen, module = "ssewire", name = "ToolCallDelta")]
@@ -198,12 +190,10 @@ impl ChatChunk {
     }
 }
 
-/// The per-stream state of the chat dialect: the fold, strings that repeat in every chunk
-/// (reused), and the frame template of the last text chunk.
+/// The conversion state of a chat stream: strings that repeat in every chunk (reused), and
+/// what the items of the chunk being converted share.
 #[derive(Default)]
 pub struct ChunkStrings {
-    fold: ChatFold,
-    template: Option<ChatTemplate>,
     id: Reused,
     object: Reused,
     model: Reused,
@@ -213,96 +203,28 @@ pub struct ChunkStrings {
     finish_reason: Reused,
     tool_type: Reused,
     created: ReusedInt,
+    chunk: Option<Shared>,
 }
 
-/// The template of the last text chunk: its shape and item (see `Template`), and the chunk's
-/// data for the fold (a frame that fits folds as this chunk with new text in the hole).
-struct ChatTemplate {
-    template: Template<ChatChunk>,
-    snapshot: ChunkOwned,
-    hole: Hole,
-    /// How the vendor objects are written from a fit's raw holes (when it has any).
-    vendor: Option<VendorRecipes>,
+impl Items for ChunkStrings {
+    type Item = Py<ChatChunk>;
 }
 
-const HOLES: [Hole; 5] = [
-    Hole::Content,
-    Hole::Reasoning,
-    Hole::ReasoningContent,
-    Hole::Refusal,
-    Hole::Arguments,
-];
-
-fn hole_number(hole: Hole) -> u8 {
-    match hole {
-        Hole::Content => 0,
-        Hole::Reasoning => 1,
-        Hole::ReasoningContent => 2,
-        Hole::Refusal => 3,
-        Hole::Arguments => 4,
-    }
-}
-
-/// The one text of a one-choice chunk that a template can leave open, as its place in `data`,
-/// the frame's JSON (escaped or not).
-fn hole<'f>(chunk: &Chunk<'f>, data: &'f str, except: &[&str]) -> Option<(Hole, &'f str)> {
-    let [choice] = chunk.choices.as_slice() else {
-        return None;
-    };
-    let d = &choice.delta;
-    let at = |text: &Option<Str<'f>>| Str::in_frame_except(text, data, except);
-    // The first text present is the hole (a chunk seldom has two); HOLES's order.
-    let present = [
-        d.content.is_some(),
-        d.reasoning.is_some(),
-        d.reasoning_content.is_some(),
-        d.refusal.is_some(),
-        matches!(d.tool_calls.as_slice(), [call] if call.arguments.is_some()),
-    ];
-    let i = present.iter().position(|p| *p)?;
-    let text = match i {
-        0 => Content::in_frame(&d.content, data, except),
-        1 => at(&d.reasoning),
-        2 => at(&d.reasoning_content),
-        3 => at(&d.refusal),
-        _ => match d.tool_calls.as_slice() {
-            [call] => at(&call.arguments),
-            _ => None,
-        },
-    }?;
-    Some((*HOLES.get(i)?, text))
-}
-
-impl ChatChunk {
-    /// [`Refill::refill`], with the vendor objects (`extra`, `choice_extra`, `delta_extra`)
-    /// written anew.
-    fn refill_vendor(
-        &self,
-        py: Python<'_>,
-        hole: u8,
-        text: &str,
-        extras: &[Option<std::borrow::Cow<'_, str>>; 3],
-    ) -> PyResult<Py<Self>> {
-        let mut item = self.refilled(py, hole, text)?;
-        let mut json = self.json.clone().unwrap_or_default();
-        let [extra, choice_extra, delta_extra] = extras;
-        json.extra = extra.as_deref().map(Arc::from);
-        json.choice_extra = choice_extra.as_deref().map(Box::from);
-        json.delta_extra = delta_extra.as_deref().map(Box::from);
-        item.json = Some(json);
-        Py::new(py, item)
-    }
-}
-
-impl Refill for ChatChunk {
-    fn refill(&self, py: Python<'_>, hole: u8, text: &str, _: Option<i64>) -> PyResult<Py<Self>> {
-        Py::new(py, self.refilled(py, hole, text)?)
-    }
+/// What the items of one chunk share: its chunk-level fields, built once per chunk.
+struct Shared {
+    id: Py<PyAny>,
+    object: Py<PyAny>,
+    created: Py<PyAny>,
+    model: Py<PyAny>,
+    fingerprint: Py<PyAny>,
+    tier: Py<PyAny>,
+    usage: Option<Arc<str>>,
+    extra: Option<Arc<str>>,
 }
 
 impl ChatChunk {
     /// A copy of this item with `text` in its string hole `hole`.
-    fn refilled(&self, py: Python<'_>, hole: u8, text: &str) -> PyResult<Self> {
+    fn refilled(&self, py: Python<'_>, hole: Hole, text: &str) -> PyResult<Self> {
         let mut item = ChatChunk {
             id: self.id.clone_ref(py),
             object: self.object.clone_ref(py),
@@ -322,12 +244,12 @@ impl ChatChunk {
             json: self.json.clone(),
         };
         let text = PyString::new(py, text).into_any().unbind();
-        match HOLES.into_iter().find(|h| hole_number(*h) == hole) {
-            Some(Hole::Content) => item.content = text,
-            Some(Hole::Reasoning) => item.reasoning = text,
-            Some(Hole::ReasoningContent) => item.reasoning_content = text,
-            Some(Hole::Refusal) => item.refusal = text,
-            _ => {
+        match hole {
+            Hole::Content => item.content = text,
+            Hole::Reasoning => item.reasoning = text,
+            Hole::ReasoningContent => item.reasoning_content = text,
+            Hole::Refusal => item.refusal = text,
+            Hole::Arguments => {
                 let calls = self.tool_calls.bind(py).cast::<PyList>()?;
                 let call = calls.get_item(0)?;
                 let call = call.cast::<ToolCallDelta>()?.get();
@@ -347,260 +269,62 @@ impl ChatChunk {
     }
 }
 
-impl Dialect for ChunkStrings {
-    type Doc<'f> = Chunk<'f>;
-
-    const NAME: &'static str = "a chat completions";
-
-    fn belongs(doc: &Self::Doc<'_>, _: &[u8]) -> crate::dialect::Belongs {
-        doc.belongs()
-    }
-
-    fn route(event: &[u8]) -> Route {
-        match event {
-            b"message" => Route::Decode,
-            b"error" => Route::Error,
-            _ => Route::Pass,
-        }
-    }
-
-    fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
-        chat::decode(doc)
-    }
-
-    fn value<'f>(
+impl ChatItems for Out<'_, '_, ChunkStrings> {
+    fn choice(
         &mut self,
-        core: &mut StreamCore,
-        py: Python<'_>,
-        v: Value<'f, '_, Chunk<'f>>,
-        out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<()> {
-        if let Some(error) = v.value.error {
-            let info = ErrorInfo::from_error_value(Some(v.doc), error);
-            let name = core.event_name(py, v.frame);
-            emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
-            if v.value.choices.is_empty() {
-                return Ok(()); // an error envelope, not a chunk
-            }
-            return self.chunk(py, core, &v.value, out, false).map(|_| ());
-        }
-        let whole_frame = v.doc.len() == v.frame.data.len();
-        let (raws, vendor) = if whole_frame {
-            VendorRecipes::of(&v.value)
-        } else {
-            Default::default()
-        };
-        let raw_strings: Vec<&str> = raws
-            .iter()
-            .filter_map(|r| match r {
-                RawHole::Str(s) => Some(*s),
-                RawHole::Int(_) => None,
-            })
-            .collect();
-        let hole = if whole_frame {
-            hole(&v.value, v.doc, &raw_strings)
-        } else {
-            None
-        };
-        let padding: Vec<&str> = Str::in_frame(&v.value.obfuscation, v.doc)
-            .into_iter()
-            .collect();
-        let (item, snapshot) = self.chunk(py, core, &v.value, out, hole.is_some())?;
-        if let (Some((kind, text)), Some(snapshot)) = (hole, snapshot) {
-            let vendor = vendor.has_holes().then_some(vendor);
-            let raws = if vendor.is_some() { &raws[..] } else { &[] };
-            let new = Template::with_raws(v.frame, text, &padding, raws, hole_number(kind), item)
-                .map(|template| ChatTemplate {
-                    template,
-                    snapshot,
-                    hole: kind,
-                    vendor,
-                });
-            if new.is_some() {
-                self.template = new;
-            }
-        }
-        Ok(())
-    }
-
-    fn shortcut(
-        &mut self,
-        py: Python<'_>,
-        core: &mut StreamCore,
-        frame: Subject<'_>,
-        out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<Option<usize>> {
-        let Some(t) = &self.template else {
-            return Ok(None);
-        };
-        let Some(vendor) = &t.vendor else {
-            let Some(Hit { text, len, .. }) = t.template.hit(py, frame, out)? else {
-                return Ok(None);
-            };
-            let fold = &mut self.fold;
-            t.snapshot.view_with(t.hole, &text, None, |view| {
-                fold.add(view);
-                core.tap(Upstream::Chat(view));
-            });
-            return Ok(Some(len));
-        };
-        // Vendor values in holes: the item is made here, with the vendor objects written.
-        if out.is_some() && t.template.item.is_none() {
-            return Ok(None);
-        }
-        let Some(Hit {
-            text, len, raws, ..
-        }) = t.template.hit(py, frame, None)?
-        else {
-            return Ok(None);
-        };
-        let extras = vendor.write(&raws);
-        if let (Some(out), Some(item)) = (out, &t.template.item) {
-            let hole = t.template.hole;
-            out.append(item.get().refill_vendor(py, hole, &text, &extras)?)?;
-        }
-        let fold = &mut self.fold;
-        t.snapshot.view_with(t.hole, &text, Some(&extras), |view| {
-            fold.add(view);
-            core.tap(Upstream::Chat(view));
-        });
-        Ok(Some(len))
-    }
-
-    fn has_template(&self) -> bool {
-        self.template.is_some()
-    }
-
-    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
-        self.fold.arguments(choice, index)
-    }
-
-    fn warnings(&mut self) -> Vec<String> {
-        self.fold.warnings()
-    }
-
-    fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        out_to_py(py, &self.fold.result())
-    }
-}
-
-impl ChunkStrings {
-    /// Folds one chunk (one view per choice) and, with `out`, appends its items (one per
-    /// choice). Returns the last item, and with `snapshot` the last choice's data for a
-    /// frame template.
-    fn chunk(
-        &mut self,
-        py: Python<'_>,
-        core: &mut StreamCore,
         chunk: &Chunk<'_>,
-        out: Option<&Bound<'_, PyList>>,
-        snapshot: bool,
-    ) -> PyResult<(Option<Py<ChatChunk>>, Option<ChunkOwned>)> {
-        let mut last = None;
-        let mut snap = None;
-        let mut items: Option<ItemBuilder<'_, '_>> = None;
-        let mut result = Ok(());
-        chat::views(chunk, |view, choice| {
-            if result.is_err() {
-                return;
-            }
-            self.fold.add(view);
-            core.tap(Upstream::Chat(view));
-            if snapshot {
-                snap = ChunkOwned::new(view);
-            }
-            let Some(out) = out else {
-                return;
-            };
-            let items =
-                items.get_or_insert_with(|| ItemBuilder::new(py, self, chunk, view.extra, out));
-            let json = match choice {
-                Some(_) => ChunkJson {
-                    reasoning_details: view.reasoning_details.map(Box::from),
-                    logprobs: view.logprobs.map(Box::from),
-                    choice_extra: view.choice_extra.map(Box::from),
-                    delta_extra: view.delta_extra.map(Box::from),
-                    content_parts: match view.content {
-                        Some(ContentView::Parts(raw)) => Some(raw.into()),
-                        _ => None,
-                    },
-                    ..ChunkJson::default()
-                },
-                None => ChunkJson::default(),
-            };
-            match items.push(py, self, view.index, choice, json) {
-                Ok(obj) => last = Some(obj),
-                Err(e) => result = Err(e),
-            }
-        });
-        result?;
-        Ok((last, snap))
-    }
-}
-
-/// Builds the `ChatChunk` items of one chunk: the chunk-level strings once, then one item per
-/// choice.
-struct ItemBuilder<'o, 'py> {
-    out: &'o Bound<'py, PyList>,
-    id: Py<PyAny>,
-    object: Py<PyAny>,
-    created: Py<PyAny>,
-    model: Py<PyAny>,
-    fingerprint: Py<PyAny>,
-    tier: Py<PyAny>,
-    usage: Option<Arc<str>>,
-    extra: Option<Arc<str>>,
-}
-
-impl<'o, 'py> ItemBuilder<'o, 'py> {
-    fn new(
-        py: Python<'py>,
-        s: &mut ChunkStrings,
-        chunk: &Chunk<'_>,
-        extra: Option<&str>,
-        out: &'o Bound<'py, PyList>,
-    ) -> Self {
-        ItemBuilder {
-            out,
-            id: reused_or_none(py, &mut s.id, chunk.id.as_ref()),
-            object: reused_or_none(py, &mut s.object, chunk.object.as_ref()),
-            created: s.created.get(py, chunk.created),
-            model: reused_or_none(py, &mut s.model, chunk.model.as_ref()),
-            fingerprint: reused_or_none(
-                py,
-                &mut s.system_fingerprint,
-                chunk.system_fingerprint.as_ref(),
-            ),
-            tier: reused_or_none(py, &mut s.service_tier, chunk.service_tier.as_ref()),
-            usage: chunk.usage.map(|u| Arc::from(u.get())),
-            extra: extra.map(Arc::from),
-        }
-    }
-
-    /// Appends the item of one choice (`None`: the one item of a chunk without choices).
-    fn push(
-        &mut self,
-        py: Python<'py>,
-        s: &mut ChunkStrings,
-        index: Option<i64>,
+        view: &ChunkView<'_>,
         choice: Option<&chat::Choice<'_>>,
-        json: ChunkJson,
+        first: bool,
     ) -> PyResult<Py<ChatChunk>> {
+        let py = self.py;
+        let s = &mut *self.x;
+        let shared = match s.chunk.take() {
+            Some(shared) if !first => shared,
+            _ => Shared {
+                id: reused_or_none(py, &mut s.id, chunk.id.as_ref()),
+                object: reused_or_none(py, &mut s.object, chunk.object.as_ref()),
+                created: s.created.get(py, chunk.created),
+                model: reused_or_none(py, &mut s.model, chunk.model.as_ref()),
+                fingerprint: reused_or_none(
+                    py,
+                    &mut s.system_fingerprint,
+                    chunk.system_fingerprint.as_ref(),
+                ),
+                tier: reused_or_none(py, &mut s.service_tier, chunk.service_tier.as_ref()),
+                usage: chunk.usage.map(|u| Arc::from(u.get())),
+                extra: view.extra.map(Arc::from),
+            },
+        };
+        let json = match choice {
+            Some(_) => ChunkJson {
+                reasoning_details: view.reasoning_details.map(Box::from),
+                logprobs: view.logprobs.map(Box::from),
+                choice_extra: view.choice_extra.map(Box::from),
+                delta_extra: view.delta_extra.map(Box::from),
+                content_parts: match view.content {
+                    Some(ContentView::Parts(raw)) => Some(raw.into()),
+                    _ => None,
+                },
+                ..ChunkJson::default()
+            },
+            None => ChunkJson::default(),
+        };
         let json = ChunkJson {
-            usage: self.usage.clone(),
-            extra: self.extra.clone(),
+            usage: shared.usage.clone(),
+            extra: shared.extra.clone(),
             ..json
         };
         let has_json = !json.is_empty();
         let keep_json = has_json || json.content_parts.is_some();
         let mut it = ChatChunk {
-            id: self.id.clone_ref(py),
-            object: self.object.clone_ref(py),
-            created: self.created.clone_ref(py),
-            model: self.model.clone_ref(py),
-            system_fingerprint: self.fingerprint.clone_ref(py),
-            service_tier: self.tier.clone_ref(py),
-            index: int_or_none(py, index),
+            id: shared.id.clone_ref(py),
+            object: shared.object.clone_ref(py),
+            created: shared.created.clone_ref(py),
+            model: shared.model.clone_ref(py),
+            system_fingerprint: shared.fingerprint.clone_ref(py),
+            service_tier: shared.tier.clone_ref(py),
+            index: int_or_none(py, view.index),
             role: py.None(),
             content: py.None(),
             refusal: py.None(),
@@ -628,9 +352,30 @@ impl<'o, 'py> ItemBuilder<'o, 'py> {
                 it.tool_calls = tool_calls(py, &mut s.tool_type, &delta.tool_calls)?.into_any();
             }
         }
+        s.chunk = Some(shared);
         let obj = Py::new(py, it)?;
-        self.out.append(&obj)?;
+        self.push(&obj)?;
         Ok(obj)
+    }
+
+    fn refill(
+        &mut self,
+        item: &Py<ChatChunk>,
+        hole: Hole,
+        text: &str,
+        extras: Option<&Extras<'_>>,
+    ) -> PyResult<()> {
+        let py = self.py;
+        let this = item.get();
+        let mut item = this.refilled(py, hole, text)?;
+        if let Some([extra, choice_extra, delta_extra]) = extras {
+            let mut json = this.json.as_deref().cloned().unwrap_or_default();
+            json.extra = extra.as_deref().map(Arc::from);
+            json.choice_extra = choice_extra.as_deref().map(Box::from);
+            json.delta_extra = delta_extra.as_deref().map(Box::from);
+            item.json = Some(Box::new(json));
+        }
+        self.push(&Py::new(py, item)?)
     }
 }
 
@@ -661,8 +406,8 @@ fn tool_calls(
 dialect_stream!(
     ChatCompletionStream,
     "ChatCompletionStream",
+    ChatReader,
     ChunkStrings,
-    "[DONE]",
     "OpenAI-compatible `POST /v1/chat/completions` stream: framing, chunk decoding and the fold."
 );
 

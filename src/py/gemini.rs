@@ -1,29 +1,23 @@
-//! `ssewire.GeminiStream` and its item `GeminiChunk` (Google `streamGenerateContent`, Gemini
-//! API and Vertex AI; API.md section 9).
+//! `ssewire.GeminiChunk`, the item of `ssewire.GeminiStream` (Google `streamGenerateContent`,
+//! Gemini API and Vertex AI; API.md section 9).
 //!
-//! Per feed: frame (or, for a JSON-array body, cut out each element), decode each chunk into a
-//! borrowed `gemini::Chunk` (pure Rust), fold it (`crate::fold::gemini`), and build one flat
-//! `GeminiChunk` per candidate (per run of text of one kind, when a candidate mixes thought and
-//! answer text in one chunk). Model version, response id and finish reasons are built once per
-//! stream; the rarely read parts (usage, the function call, the parts, the whole chunk) stay
-//! JSON text, decoded when read. Carried across feeds: the stream core, the fold, the names.
+//! Converts only: `crate::stream::gemini` reads, folds and templates the chunks and cuts them
+//! into items (one per candidate, per run of text of one kind), each handed here
+//! (`GeminiItems`) to become one flat `GeminiChunk`. Model version, response id and finish
+//! reasons are built once per stream; the rarely read parts (usage, the function call, the
+//! parts, the whole chunk) stay JSON text, decoded when read. Carried across feeds: the
+//! stream, the names.
+
+use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::PyList;
+use pyo3::types::{PyList, PyString};
 
-use super::json::{lazy, out_to_py};
-use std::borrow::Cow;
-
-use super::stream::{dialect_stream, emit, Dialect, Frame, Route, StreamCore, Subject, Value};
+use super::json::lazy;
+use super::stream::{dialect_stream, Items, Out};
 use super::strings::{flag, int_or_none, name_or_none, Names};
-use crate::dialect::gemini::{self, Chunk};
-use crate::dialect::json::{Extra, Str};
-use crate::dialect::template::{Filled, Shape};
-use crate::dialect::{Belongs, ErrorInfo};
-use crate::fold::gemini::GeminiFold;
-use crate::fold::Json;
-use crate::translate::Upstream;
-use serde_json::value::RawValue;
+use crate::dialect::gemini::Chunk;
+use crate::stream::gemini::{GeminiItem, GeminiItems, GeminiReader};
 
 /// One candidate of one chunk of a Gemini stream, flattened.
 #[pyclass(frozen, module = "ssewire", name = "GeminiChunk")]
@@ -114,388 +108,109 @@ impl GeminiChunk {
     }
 }
 
-/// The per-stream state of the Gemini dialect: the fold, the names, and the template of the
-/// last plain text chunk.
+/// The conversion state of a Gemini stream: the names (model version, response id, finish
+/// reasons) built once, and what the items of the chunk being converted share.
 #[derive(Default)]
-pub struct GeminiState {
-    fold: GeminiFold,
+pub struct GeminiNames {
     names: Names,
-    template: Option<GeminiTemplate>,
+    chunk: Option<Shared>,
 }
 
-/// The shape of the last plain text chunk (one candidate, one text part, nothing else but
-/// usage, model version and response id), with the usage counts as number holes and the
-/// usage object as the span: a chunk that fits folds as that chunk with new text and usage.
-struct GeminiTemplate {
-    shape: Shape,
-    index: Option<i64>,
-    thought: bool,
-    role: Option<Box<str>>,
-    model_version: Option<Box<str>>,
-    response_id: Option<Box<str>>,
-    /// The other keys of the candidate and of the chunk (Vertex's `createTime`, a
-    /// `safetyRatings` sent with every chunk): the same in every chunk that fits, and folded
-    /// again with each (the last value sent wins, and a chunk of another shape may have sent
-    /// another value in between).
-    candidate_extra: Vec<(Box<str>, Box<RawValue>)>,
-    chunk_extra: Vec<(Box<str>, Box<RawValue>)>,
-    /// What its items share (the index, the model version, the response id).
-    item: Option<(Py<PyAny>, Py<PyAny>, Py<PyAny>)>,
+/// What the items of one chunk share.
+struct Shared {
+    raw: Arc<str>,
+    model_version: Py<PyAny>,
+    response_id: Py<PyAny>,
+    usage: Option<Box<str>>,
 }
 
-impl GeminiTemplate {
-    /// The template of `chunk` (the whole data of `frame`), when it is a plain text chunk
-    /// whose text was borrowed from the frame.
-    fn of(frame: &Frame<'_>, chunk: &Chunk<'_>) -> Option<Self> {
-        let [c] = chunk.candidates.as_slice() else {
-            return None;
-        };
-        let [part] = c.parts.as_slice() else {
-            return None;
-        };
-        let plain = c.index.unwrap_or(0) == 0
-            && c.has_content
-            && c.finish_reason.is_none()
-            && part.is_text()
-            && part.thought_signature.is_none()
-            && part.extra.is_empty()
-            && chunk.error.is_none()
-            && chunk.prompt_feedback.is_none();
-        if !plain {
-            return None;
-        }
-        let text = Str::in_frame(&part.text, &frame.data)?;
-        let mut shape = Shape::new(frame.event.as_deref(), &frame.data, text, &[])?;
-        if let Some(usage) = chunk.usage {
-            for (key, value) in Json::object(usage)? {
-                if let Ok(n) = value.get().parse::<i64>() {
-                    shape = shape.with_number(&key, n)?;
-                }
-            }
-            shape = shape.with_span(&frame.data, usage)?;
-        }
-        let owned = |s: &Option<Str<'_>>| s.as_ref().map(|s| Box::from(s.as_str()));
-        let extra = |e: &Extra<'_>| -> Option<Vec<(Box<str>, Box<RawValue>)>> {
-            e.0.iter()
-                .map(|(k, v)| {
-                    Some((
-                        Box::from(k.as_str()),
-                        RawValue::from_string(v.get().into()).ok()?,
-                    ))
-                })
-                .collect()
-        };
-        Some(GeminiTemplate {
-            shape,
-            index: c.index,
-            thought: part.thought,
-            role: owned(&c.role),
-            model_version: owned(&chunk.model_version),
-            response_id: owned(&chunk.response_id),
-            candidate_extra: extra(&c.extra)?,
-            chunk_extra: extra(&chunk.extra)?,
-            item: None,
-        })
-    }
-
-    /// The chunk a frame that fits holds: `text` and `usage` in this template's chunk.
-    fn chunk<'t>(&'t self, text: Cow<'t, str>, usage: Option<&'t str>) -> Chunk<'t> {
-        let borrowed = |s: &'t Option<Box<str>>| s.as_deref().map(|s| Str(Cow::Borrowed(s)));
-        let extra = |e: &'t [(Box<str>, Box<RawValue>)]| {
-            Extra(
-                e.iter()
-                    .map(|(k, v)| (Str(Cow::Borrowed(&**k)), &**v))
-                    .collect(),
-            )
-        };
-        Chunk {
-            candidates: vec![gemini::Candidate {
-                index: self.index,
-                has_content: true,
-                role: borrowed(&self.role),
-                parts: vec![gemini::Part {
-                    text: Some(Str(text)),
-                    thought: self.thought,
-                    ..gemini::Part::default()
-                }],
-                extra: extra(&self.candidate_extra),
-                ..gemini::Candidate::default()
-            }],
-            usage,
-            model_version: borrowed(&self.model_version),
-            response_id: borrowed(&self.response_id),
-            has_candidates: true,
-            extra: extra(&self.chunk_extra),
-            ..Chunk::default()
-        }
-    }
+impl Items for GeminiNames {
+    /// What a template's items share: the index, the model version, the response id.
+    type Item = (Py<PyAny>, Py<PyAny>, Py<PyAny>);
 }
 
-/// The text runs of a candidate's parts in one chunk: (thought, text, first signature).
-fn text_runs<'a>(c: &'a gemini::Candidate<'a>) -> Vec<(bool, String, Option<&'a Str<'a>>)> {
-    let mut runs: Vec<(bool, String, Option<&Str<'_>>)> = Vec::new();
-    for p in &c.parts {
-        let Some(text) = p.text.as_ref().filter(|_| p.is_text()) else {
-            continue;
-        };
-        match runs.last_mut() {
-            Some((thought, joined, sig)) if *thought == p.thought => {
-                joined.push_str(text.as_str());
-                if sig.is_none() {
-                    *sig = p.thought_signature.as_ref();
-                }
-            }
-            _ => runs.push((
-                p.thought,
-                text.as_str().to_owned(),
-                p.thought_signature.as_ref(),
-            )),
-        }
-    }
-    runs
+fn opt_str(py: Python<'_>, s: Option<&str>) -> Py<PyAny> {
+    s.map_or_else(|| py.None(), |t| PyString::new(py, t).into_any().unbind())
 }
 
-impl GeminiState {
-    /// The items of one chunk, appended to `out`.
-    fn items(
+impl GeminiItems for Out<'_, '_, GeminiNames> {
+    fn item(
         &mut self,
-        py: Python<'_>,
         chunk: &Chunk<'_>,
         doc: &str,
-        out: &Bound<'_, PyList>,
+        it: &GeminiItem<'_>,
+        first: bool,
     ) -> PyResult<()> {
-        let names = &mut self.names;
-        let raw: std::sync::Arc<str> = doc.into();
-        let model_version = name_or_none(py, names, chunk.model_version.as_ref());
-        let response_id = name_or_none(py, names, chunk.response_id.as_ref());
-        let usage: Option<Box<str>> = chunk.usage.map(Box::from);
-        let item = |index: Option<i64>,
-                    position: Option<usize>,
-                    text: Option<&str>,
-                    thought: bool,
-                    sig: Option<&Str<'_>>,
-                    call: Option<&str>,
-                    finish: Option<&Str<'_>>,
-                    names: &mut Names|
-         -> PyResult<()> {
-            let item = GeminiChunk {
-                index: int_or_none(py, index),
-                text: text.map_or_else(
-                    || py.None(),
-                    |t| pyo3::types::PyString::new(py, t).into_any().unbind(),
-                ),
-                thought: flag(py, thought),
-                thought_signature: sig.map_or_else(
-                    || py.None(),
-                    |s| {
-                        pyo3::types::PyString::new(py, s.as_str())
-                            .into_any()
-                            .unbind()
-                    },
-                ),
-                finish_reason: name_or_none(py, names, finish),
-                model_version: model_version.clone_ref(py),
-                response_id: response_id.clone_ref(py),
-                function_call_json: call.map(Box::from),
-                usage_json: usage.clone(),
-                raw_json: Some(raw.clone()),
-                position,
-            };
-            out.append(Py::new(py, item)?)
-        };
-        if chunk.candidates.is_empty() {
-            return item(None, None, None, false, None, None, None, names);
-        }
-        for (pos, (index, c)) in chunk.indexed().enumerate() {
-            let index = Some(index);
-            let call = c
-                .parts
-                .iter()
-                .find_map(|p| p.function_call.as_ref()?.raw.map(|r| r.get()));
-            let runs = text_runs(c);
-            let sig_elsewhere = || {
-                c.parts
-                    .iter()
-                    .find_map(|p| p.thought_signature.as_ref().filter(|_| !p.is_text()))
-            };
-            let last = runs.len().saturating_sub(1);
-            if runs.is_empty() {
-                item(
-                    index,
-                    Some(pos),
-                    None,
-                    false,
-                    sig_elsewhere(),
-                    call,
-                    c.finish_reason.as_ref(),
-                    names,
-                )?;
-            }
-            for (i, (thought, text, sig)) in runs.iter().enumerate() {
-                let is_last = i == last;
-                item(
-                    index,
-                    Some(pos),
-                    Some(text),
-                    *thought,
-                    sig.or_else(|| if is_last { sig_elsewhere() } else { None }),
-                    if is_last { call } else { None },
-                    if is_last {
-                        c.finish_reason.as_ref()
-                    } else {
-                        None
-                    },
-                    names,
-                )?;
-            }
-        }
-        Ok(())
-    }
-}
-
-impl Dialect for GeminiState {
-    type Doc<'f> = Chunk<'f>;
-
-    const NAME: &'static str = "a Gemini";
-    const JSON_ARRAYS: bool = true;
-
-    fn belongs(doc: &Self::Doc<'_>, _event: &[u8]) -> Belongs {
-        doc.belongs()
-    }
-
-    fn route(event: &[u8]) -> Route {
-        match event {
-            b"error" => Route::Error,
-            _ => Route::Decode,
-        }
-    }
-
-    fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
-        gemini::decode(doc)
-    }
-
-    fn value<'f>(
-        &mut self,
-        core: &mut StreamCore,
-        py: Python<'_>,
-        v: Value<'f, '_, Chunk<'f>>,
-        out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<()> {
-        let chunk = &v.value;
-        if let Some(error) = chunk.error {
-            let info = ErrorInfo::of_document(v.doc, Some(error));
-            let name = core.event_name(py, v.frame);
-            emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
-            if chunk.belongs() != Belongs::Own {
-                return Ok(());
-            }
-        }
-        self.fold.add(chunk);
-        core.tap(Upstream::Gemini(chunk));
-        if !core.done && self.fold.finished() {
-            core.done = true;
-        }
-        if let Some(out) = out {
-            self.items(py, chunk, v.doc, out)?;
-        }
-        if v.doc.len() == v.frame.data.len() {
-            if let Some(mut t) = GeminiTemplate::of(v.frame, chunk) {
-                if out.is_some() {
-                    let names = &mut self.names;
-                    t.item = Some((
-                        int_or_none(py, Some(t.index.unwrap_or(0))),
-                        name_or_none(py, names, chunk.model_version.as_ref()),
-                        name_or_none(py, names, chunk.response_id.as_ref()),
-                    ));
-                }
-                self.template = Some(t);
-            }
-        }
-        if let Some(reason) = chunk.block_reason() {
-            let blocked = gemini::blocked(&reason, v.doc);
-            let info = blocked.info();
-            let name = core.event_name(py, v.frame);
-            emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
-        }
-        Ok(())
-    }
-
-    fn shortcut(
-        &mut self,
-        py: Python<'_>,
-        core: &mut StreamCore,
-        subject: Subject<'_>,
-        out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<Option<usize>> {
-        let Some(t) = &self.template else {
-            return Ok(None);
-        };
-        if out.is_some() && t.item.is_none() {
-            return Ok(None); // made by consume(): no item parts kept
-        }
-        let (len, filled, data) = match subject {
-            Subject::Frame(frame) => match t.shape.fill_all(frame.event.as_deref(), &frame.data) {
-                Some(f) => (0, f, Some(&*frame.data)),
-                None => return Ok(None),
-            },
-            Subject::Raw(bytes) => match t.shape.fill_raw_all(bytes) {
-                Some((len, f)) => (len, f, None),
-                None => return Ok(None),
+        let py = self.py;
+        let x = &mut *self.x;
+        let names = &mut x.names;
+        let shared = match x.chunk.take() {
+            Some(shared) if !first => shared,
+            _ => Shared {
+                raw: doc.into(),
+                model_version: name_or_none(py, names, chunk.model_version.as_ref()),
+                response_id: name_or_none(py, names, chunk.response_id.as_ref()),
+                usage: chunk.usage.map(Box::from),
             },
         };
-        let Filled { text, span, .. } = filled;
-        if let (Some(out), Some((index, model_version, response_id))) = (out, &t.item) {
-            // The chunk's text, for `raw`: the data line (`data: ` and the line end cut off).
-            let data = match (data, subject) {
-                (Some(d), _) => Some(d),
-                (None, Subject::Raw(bytes)) => bytes
-                    .get(6..)
-                    .and_then(|rest| rest.get(..memchr::memchr2(b'\r', b'\n', rest)?))
-                    .and_then(|d| std::str::from_utf8(d).ok()),
-                (None, Subject::Frame(_)) => None,
-            };
-            let item = GeminiChunk {
-                index: index.clone_ref(py),
-                text: pyo3::types::PyString::new(py, &text).into_any().unbind(),
-                thought: flag(py, t.thought),
-                thought_signature: py.None(),
-                finish_reason: py.None(),
-                model_version: model_version.clone_ref(py),
-                response_id: response_id.clone_ref(py),
-                function_call_json: None,
-                usage_json: span.map(Box::from),
-                raw_json: data.map(std::sync::Arc::from),
-                position: Some(0),
-            };
-            out.append(Py::new(py, item)?)?;
-        }
-        let chunk = t.chunk(text, span);
-        self.fold.add(&chunk);
-        core.tap(Upstream::Gemini(&chunk));
-        Ok(Some(len))
+        let item = GeminiChunk {
+            index: int_or_none(py, it.index),
+            text: opt_str(py, it.text),
+            thought: flag(py, it.thought),
+            thought_signature: opt_str(py, it.thought_signature),
+            finish_reason: name_or_none(py, names, it.finish_reason),
+            model_version: shared.model_version.clone_ref(py),
+            response_id: shared.response_id.clone_ref(py),
+            function_call_json: it.function_call.map(Box::from),
+            usage_json: shared.usage.clone(),
+            raw_json: Some(shared.raw.clone()),
+            position: it.position,
+        };
+        x.chunk = Some(shared);
+        self.push(&Py::new(py, item)?)
     }
 
-    fn has_template(&self) -> bool {
-        self.template.is_some()
+    fn shared(&mut self, index: i64, chunk: &Chunk<'_>) -> PyResult<Self::Item> {
+        let py = self.py;
+        let names = &mut self.x.names;
+        Ok((
+            int_or_none(py, Some(index)),
+            name_or_none(py, names, chunk.model_version.as_ref()),
+            name_or_none(py, names, chunk.response_id.as_ref()),
+        ))
     }
 
-    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
-        self.fold.arguments(choice, index)
-    }
-
-    fn warnings(&mut self) -> Vec<String> {
-        self.fold.warnings().to_vec()
-    }
-
-    fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        out_to_py(py, &self.fold.result())
+    fn hit(
+        &mut self,
+        shared: &Self::Item,
+        text: &str,
+        thought: bool,
+        usage: Option<&str>,
+        doc: Option<&str>,
+    ) -> PyResult<()> {
+        let py = self.py;
+        let (index, model_version, response_id) = shared;
+        let item = GeminiChunk {
+            index: index.clone_ref(py),
+            text: PyString::new(py, text).into_any().unbind(),
+            thought: flag(py, thought),
+            thought_signature: py.None(),
+            finish_reason: py.None(),
+            model_version: model_version.clone_ref(py),
+            response_id: response_id.clone_ref(py),
+            function_call_json: None,
+            usage_json: usage.map(Box::from),
+            raw_json: doc.map(Arc::from),
+            position: Some(0),
+        };
+        self.push(&Py::new(py, item)?)
     }
 }
 
 dialect_stream!(
     GeminiStream,
     "GeminiStream",
-    GeminiState,
-    "a finishReason",
+    GeminiReader,
+    GeminiNames,
     "Google Gemini `streamGenerateContent` stream (Gemini API and Vertex AI, `?alt=sse` or a JSON array): framing and chunk decoding."
 );

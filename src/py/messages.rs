@@ -1,26 +1,20 @@
 //! `ssewire.MessagesStream` and its item `MessageEvent` (Anthropic-compatible Messages).
 //!
-//! Per feed: frame, decode each frame into a borrowed `messages::Event` (pure Rust), then one
-//! pass builds one flat `MessageEvent` per event (pings are dropped). Event and delta type
-//! names are built once per stream; the common text / JSON / thinking deltas carry only their
-//! typed fields, other events also keep their raw JSON, decoded when read. A delta frame that
-//! matches the previous one's template (see `crate::dialect::template`) skips the decode.
-//! Every event is also folded (`crate::fold::messages`), with or without items. Carried across
-//! feeds: the stream core, the fold, the name table and the template.
+//! Converts only: `crate::stream::messages` reads, folds and templates the events and hands
+//! each one here (`MessagesItems`), which builds one flat `MessageEvent` (event and delta
+//! type names built once per stream; the common text / JSON / thinking deltas carry only their
+//! typed fields, other events also keep their raw JSON, decoded when read), or a copy of the
+//! template's item with new text. Carried across feeds: the stream, the name table.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::PyString;
 
-use super::json::{lazy, out_to_py};
-use super::stream::{
-    accumulator_class, dialect_stream, emit, Dialect, Hit, Refill, Route, StreamCore, Subject,
-    Template, Value,
-};
+use super::json::lazy;
+use super::stream::{accumulator_class, dialect_stream, Items, Out};
 use super::strings::{int_or_none, item_int, item_str, name_or_none, text_or_none, Names};
-use crate::dialect::json::Str;
-use crate::dialect::messages::{self, Event, Read};
+use crate::dialect::messages::Event;
 use crate::fold::messages::{EventView, MessagesFold};
-use crate::translate::Upstream;
+use crate::stream::messages::{Hole, MessagesItems, MessagesReader};
 
 /// One event of a Messages stream, flattened.
 #[pyclass(frozen, module = "ssewire", name = "MessageEvent")]
@@ -106,223 +100,81 @@ impl MessageEvent {
     }
 }
 
-// The string of a common delta that a frame template leaves open (see `Template`).
-const HOLE_TEXT: u8 = 0;
-const HOLE_PARTIAL_JSON: u8 = 1;
-const HOLE_THINKING: u8 = 2;
+/// The conversion state of a Messages stream: the event and delta type names, built once.
+#[derive(Default)]
+pub struct MessagesNames {
+    names: Names,
+}
 
-impl Refill for MessageEvent {
-    fn refill(&self, py: Python<'_>, hole: u8, text: &str, _: Option<i64>) -> PyResult<Py<Self>> {
+impl Items for MessagesNames {
+    type Item = Py<MessageEvent>;
+}
+
+impl MessagesItems for Out<'_, '_, MessagesNames> {
+    fn event(
+        &mut self,
+        ev: &Event<'_>,
+        kind: &[u8],
+        raw: Option<&str>,
+    ) -> PyResult<Py<MessageEvent>> {
+        let py = self.py;
+        let names = &mut self.x.names;
+        let d = &ev.delta;
+        let item = MessageEvent {
+            type_: names.get(py, kind).into_any(),
+            index: int_or_none(py, ev.index),
+            delta_type: name_or_none(py, names, d.type_.as_ref()),
+            text: text_or_none(py, d.text.as_ref()),
+            partial_json: text_or_none(py, d.partial_json.as_ref()),
+            thinking: text_or_none(py, d.thinking.as_ref()),
+            signature: text_or_none(py, d.signature.as_ref()),
+            stop_reason: name_or_none(py, names, d.stop_reason.as_ref()),
+            stop_sequence: text_or_none(py, d.stop_sequence.as_ref()),
+            content_block_json: ev.content_block.map(|r| r.get().into()),
+            message_json: ev.message.map(|r| r.get().into()),
+            usage_json: ev.usage.map(|r| r.get().into()),
+            citation_json: d.citation.map(|r| r.get().into()),
+            raw_json: raw.map(Box::from),
+        };
+        let obj = Py::new(py, item)?;
+        self.push(&obj)?;
+        Ok(obj)
+    }
+
+    fn refill(&mut self, item: &Py<MessageEvent>, hole: Hole, text: &str) -> PyResult<()> {
+        let py = self.py;
+        let this = item.get();
         let mut item = MessageEvent {
-            type_: self.type_.clone_ref(py),
-            index: self.index.clone_ref(py),
-            delta_type: self.delta_type.clone_ref(py),
-            text: self.text.clone_ref(py),
-            partial_json: self.partial_json.clone_ref(py),
-            thinking: self.thinking.clone_ref(py),
-            signature: self.signature.clone_ref(py),
-            stop_reason: self.stop_reason.clone_ref(py),
-            stop_sequence: self.stop_sequence.clone_ref(py),
-            content_block_json: self.content_block_json.clone(),
-            message_json: self.message_json.clone(),
-            usage_json: self.usage_json.clone(),
-            citation_json: self.citation_json.clone(),
-            raw_json: self.raw_json.clone(),
+            type_: this.type_.clone_ref(py),
+            index: this.index.clone_ref(py),
+            delta_type: this.delta_type.clone_ref(py),
+            text: this.text.clone_ref(py),
+            partial_json: this.partial_json.clone_ref(py),
+            thinking: this.thinking.clone_ref(py),
+            signature: this.signature.clone_ref(py),
+            stop_reason: this.stop_reason.clone_ref(py),
+            stop_sequence: this.stop_sequence.clone_ref(py),
+            content_block_json: this.content_block_json.clone(),
+            message_json: this.message_json.clone(),
+            usage_json: this.usage_json.clone(),
+            citation_json: this.citation_json.clone(),
+            raw_json: this.raw_json.clone(),
         };
         let text = PyString::new(py, text).into_any().unbind();
         match hole {
-            HOLE_TEXT => item.text = text,
-            HOLE_PARTIAL_JSON => item.partial_json = text,
-            _ => item.thinking = text,
+            Hole::Text => item.text = text,
+            Hole::PartialJson => item.partial_json = text,
+            Hole::Thinking => item.thinking = text,
         }
-        Py::new(py, item)
-    }
-}
-
-/// The per-stream state of the Messages dialect: the fold, the event and delta type names,
-/// and the frame template of the last common delta.
-#[derive(Default)]
-pub struct MessagesState {
-    fold: MessagesFold,
-    names: Names,
-    template: Option<MessagesTemplate>,
-}
-
-/// The template of the last common delta, and what the fold needs of it: a frame that fits
-/// folds as that delta with new text in the hole.
-struct MessagesTemplate {
-    template: Template<MessageEvent>,
-    index: Option<i64>,
-    delta_type: Box<str>,
-}
-
-/// The one text of a common delta that a template can leave open, as its place in `data`, the
-/// frame's JSON (escaped or not).
-fn hole<'f>(ev: &Event<'f>, data: &'f str) -> Option<(u8, &'f str)> {
-    if !ev.is_common_delta() {
-        return None;
-    }
-    let d = &ev.delta;
-    let (kind, text) = [
-        (HOLE_TEXT, &d.text),
-        (HOLE_PARTIAL_JSON, &d.partial_json),
-        (HOLE_THINKING, &d.thinking),
-    ]
-    .into_iter()
-    .find(|(_, text)| text.is_some())?;
-    Some((kind, Str::in_frame(text, data)?))
-}
-
-/// A common delta's view with `text` in hole `hole`.
-fn delta_view<'a>(
-    index: Option<i64>,
-    delta_type: &'a str,
-    hole: u8,
-    text: &'a str,
-) -> EventView<'a> {
-    EventView {
-        kind: "content_block_delta",
-        index,
-        delta_type: Some(delta_type),
-        text: (hole == HOLE_TEXT).then_some(text),
-        partial_json: (hole == HOLE_PARTIAL_JSON).then_some(text),
-        thinking: (hole == HOLE_THINKING).then_some(text),
-        ..EventView::default()
-    }
-}
-
-impl Dialect for MessagesState {
-    type Doc<'f> = Event<'f>;
-
-    const NAME: &'static str = "an Anthropic Messages";
-
-    fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> crate::dialect::Belongs {
-        doc.belongs(event)
-    }
-
-    fn route(event: &[u8]) -> Route {
-        match event {
-            b"error" => Route::Error,
-            _ => Route::Decode,
-        }
-    }
-
-    fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
-        messages::decode(doc)
-    }
-
-    fn value<'f>(
-        &mut self,
-        core: &mut StreamCore,
-        py: Python<'_>,
-        v: Value<'f, '_, Event<'f>>,
-        out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<()> {
-        let ev: Event<'f> = v.value;
-        let kind_text = ev.kind_of(v.frame.event_type());
-        let view = match ev.read(&kind_text, v.doc) {
-            Read::Skip => return Ok(()),
-            Read::Error(info) => {
-                let name = core.event_name(py, v.frame);
-                return emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?);
-            }
-            Read::Fold(view) => view,
-        };
-        let kind = kind_text.as_bytes();
-        if kind == b"message_stop" {
-            core.done = true;
-        }
-        let raw_json = view.raw;
-        let d = &ev.delta;
-        self.fold.add(&view);
-        core.tap(Upstream::Messages(&view));
-        let hole = if v.doc.len() == v.frame.data.len() {
-            hole(&ev, v.doc)
-        } else {
-            None
-        };
-        let obj = match out {
-            Some(out) => {
-                let names = &mut self.names;
-                let item = MessageEvent {
-                    type_: names.get(py, kind).into_any(),
-                    index: int_or_none(py, ev.index),
-                    delta_type: name_or_none(py, names, d.type_.as_ref()),
-                    text: text_or_none(py, d.text.as_ref()),
-                    partial_json: text_or_none(py, d.partial_json.as_ref()),
-                    thinking: text_or_none(py, d.thinking.as_ref()),
-                    signature: text_or_none(py, d.signature.as_ref()),
-                    stop_reason: name_or_none(py, names, d.stop_reason.as_ref()),
-                    stop_sequence: text_or_none(py, d.stop_sequence.as_ref()),
-                    content_block_json: ev.content_block.map(|r| r.get().into()),
-                    message_json: ev.message.map(|r| r.get().into()),
-                    usage_json: ev.usage.map(|r| r.get().into()),
-                    citation_json: d.citation.map(|r| r.get().into()),
-                    raw_json: raw_json.map(Box::from),
-                };
-                let obj = Py::new(py, item)?;
-                out.append(&obj)?;
-                Some(obj)
-            }
-            None => None,
-        };
-        if let (Some((hole_kind, text)), Some(delta_type)) = (hole, d.type_.as_ref()) {
-            let new = Template::new(v.frame, text, &[], hole_kind, obj).map(|template| {
-                MessagesTemplate {
-                    template,
-                    index: ev.index,
-                    delta_type: delta_type.as_str().into(),
-                }
-            });
-            if new.is_some() {
-                self.template = new;
-            }
-        }
-        Ok(())
-    }
-
-    fn shortcut(
-        &mut self,
-        py: Python<'_>,
-        core: &mut StreamCore,
-        frame: Subject<'_>,
-        out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<Option<usize>> {
-        let Some(t) = &self.template else {
-            return Ok(None);
-        };
-        let Some(Hit { text, len, .. }) = t.template.hit(py, frame, out)? else {
-            return Ok(None);
-        };
-        let hole = t.template.hole;
-        let view = delta_view(t.index, &t.delta_type, hole, &text);
-        self.fold.add(&view);
-        core.tap(Upstream::Messages(&view));
-        Ok(Some(len))
-    }
-
-    fn has_template(&self) -> bool {
-        self.template.is_some()
-    }
-
-    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
-        (choice == 0).then(|| self.fold.arguments(index)).flatten()
-    }
-
-    fn warnings(&mut self) -> Vec<String> {
-        self.fold.warnings().to_vec()
-    }
-
-    fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        out_to_py(py, &self.fold.result())
+        self.push(&Py::new(py, item)?)
     }
 }
 
 dialect_stream!(
     MessagesStream,
     "MessagesStream",
-    MessagesState,
-    "message_stop",
+    MessagesReader,
+    MessagesNames,
     "Anthropic-compatible `POST /v1/messages` stream: framing and event decoding."
 );
 

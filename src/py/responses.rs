@@ -1,29 +1,23 @@
 //! `ssewire.ResponsesStream` and its item `ResponseEvent` (OpenAI-compatible Responses).
 //!
-//! Per feed: frame, decode each frame into a borrowed `responses::Event` (pure Rust), then one
-//! pass builds one flat `ResponseEvent` per event. Type names and the repeating `item_id` are
-//! built once per stream; deltas carry only their typed fields, other events also keep their
-//! raw JSON (decoded when read). `error` events and `response.failed` become `StreamError`s. A
-//! plain delta frame that matches the previous one's template but for its text and sequence
-//! number (see `crate::dialect::template`) skips the decode. Carried across feeds: the stream
-//! core, the fold (`crate::fold::responses`, fed in `feed` and `consume` alike), the name
-//! table, the last item id and the template.
+//! Converts only: `crate::stream::responses` reads, folds and templates the events (`error`
+//! events and `response.failed` are reported as errors) and hands each one here
+//! (`ResponsesItems`), which builds one flat `ResponseEvent`: type names and the repeating
+//! `item_id` built once per stream; deltas carry only their typed fields, other events also
+//! keep their raw JSON (decoded when read). Carried across feeds: the stream, the name table,
+//! the last item id.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::PyString;
 
-use super::json::{lazy, out_to_py};
-use super::stream::{
-    accumulator_class, dialect_stream, emit, Dialect, Hit, Refill, Route, StreamCore, Subject,
-    Template, Value,
-};
+use super::json::lazy;
+use super::stream::{accumulator_class, dialect_stream, Items, Out};
 use super::strings::{
     flag, int_or_none, item_int, item_str, reused_or_none, text_or_none, Names, Reused,
 };
-use crate::dialect::json::Str;
-use crate::dialect::responses::{self, Event, Read, TERMINAL};
+use crate::dialect::responses::Event;
 use crate::fold::responses::{EventView, ResponsesFold};
-use crate::translate::Upstream;
+use crate::stream::responses::{ResponsesItems, ResponsesReader};
 
 /// One event of a Responses stream, flattened.
 #[pyclass(frozen, module = "ssewire", name = "ResponseEvent")]
@@ -118,227 +112,96 @@ impl ResponseEvent {
     }
 }
 
-/// The per-stream state of the Responses dialect: type names, the item id that repeats on
-/// every delta of an item, and the frame template of the last plain delta (its holes: the
-/// delta text and the sequence number).
+/// The conversion state of a Responses stream: the type names and the item id that repeats
+/// on every delta of an item, built once.
 #[derive(Default)]
 pub struct ResponseStrings {
-    fold: ResponsesFold,
     names: Names,
     item_id: Reused,
-    template: Option<ResponsesTemplate>,
 }
 
-/// The template of the last plain delta, and what the fold needs of it: a frame that fits
-/// folds as that delta with new text.
-struct ResponsesTemplate {
-    template: Template<ResponseEvent>,
-    kind: Box<str>,
-    output_index: Option<i64>,
-    content_index: Option<i64>,
-    summary_index: Option<i64>,
-    item_id: Option<Box<str>>,
+impl Items for ResponseStrings {
+    type Item = Py<ResponseEvent>;
 }
 
-impl Refill for ResponseEvent {
+impl ResponsesItems for Out<'_, '_, ResponseStrings> {
+    fn event(
+        &mut self,
+        ev: &Event<'_>,
+        kind: &[u8],
+        raw: Option<&str>,
+    ) -> PyResult<Py<ResponseEvent>> {
+        let py = self.py;
+        let strings = &mut *self.x;
+        let item = ResponseEvent {
+            type_: strings.names.get(py, kind).into_any(),
+            sequence_number: int_or_none(py, ev.sequence_number),
+            output_index: int_or_none(py, ev.output_index),
+            content_index: int_or_none(py, ev.content_index),
+            summary_index: int_or_none(py, ev.summary_index),
+            item_id: reused_or_none(py, &mut strings.item_id, ev.item_id.as_ref()),
+            delta: text_or_none(py, ev.delta.as_ref()),
+            text: text_or_none(py, ev.text.as_ref()),
+            refusal: text_or_none(py, ev.refusal.as_ref()),
+            arguments: text_or_none(py, ev.arguments.as_ref()),
+            has_json: flag(
+                py,
+                raw.is_some()
+                    || ev.item.is_some()
+                    || ev.part.is_some()
+                    || ev.response.is_some()
+                    || ev.logprobs.is_some(),
+            ),
+            item_json: ev.item.map(|r| r.get().into()),
+            part_json: ev.part.map(|r| r.get().into()),
+            response_json: ev.response.map(|r| r.get().into()),
+            logprobs_json: ev.logprobs.map(|r| r.get().into()),
+            raw_json: raw.map(Box::from),
+        };
+        let obj = Py::new(py, item)?;
+        self.push(&obj)?;
+        Ok(obj)
+    }
+
     /// The one string hole is the delta text; the number hole is the sequence number.
     fn refill(
-        &self,
-        py: Python<'_>,
-        _: u8,
+        &mut self,
+        item: &Py<ResponseEvent>,
         delta: &str,
         sequence_number: Option<i64>,
-    ) -> PyResult<Py<Self>> {
-        Py::new(
-            py,
-            ResponseEvent {
-                type_: self.type_.clone_ref(py),
-                sequence_number: match sequence_number {
-                    Some(n) => int_or_none(py, Some(n)),
-                    None => self.sequence_number.clone_ref(py),
-                },
-                output_index: self.output_index.clone_ref(py),
-                content_index: self.content_index.clone_ref(py),
-                summary_index: self.summary_index.clone_ref(py),
-                item_id: self.item_id.clone_ref(py),
-                delta: PyString::new(py, delta).into_any().unbind(),
-                text: self.text.clone_ref(py),
-                refusal: self.refusal.clone_ref(py),
-                arguments: self.arguments.clone_ref(py),
-                has_json: self.has_json.clone_ref(py),
-                item_json: self.item_json.clone(),
-                part_json: self.part_json.clone(),
-                response_json: self.response_json.clone(),
-                logprobs_json: self.logprobs_json.clone(),
-                raw_json: self.raw_json.clone(),
-            },
-        )
-    }
-}
-
-impl Dialect for ResponseStrings {
-    type Doc<'f> = Event<'f>;
-
-    const NAME: &'static str = "an OpenAI Responses";
-
-    fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> crate::dialect::Belongs {
-        doc.belongs(event)
-    }
-
-    fn route(event: &[u8]) -> Route {
-        match event {
-            b"error" => Route::Error,
-            _ => Route::Decode,
-        }
-    }
-
-    fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
-        responses::decode(doc)
-    }
-
-    fn value<'f>(
-        &mut self,
-        core: &mut StreamCore,
-        py: Python<'_>,
-        v: Value<'f, '_, Event<'f>>,
-        out: Option<&Bound<'_, PyList>>,
     ) -> PyResult<()> {
-        let strings = self;
-        let ev: Event<'_> = v.value;
-        let kind_text = ev.kind_of(v.frame.event_type());
-        let view = match ev.read(&kind_text, v.doc) {
-            Read::Error(info) => {
-                let name = core.event_name(py, v.frame);
-                return emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?);
-            }
-            Read::Fold(view, failed) => {
-                if let Some(info) = failed {
-                    let name = core.event_name(py, v.frame);
-                    emit(out, core.stream_error_item(py, &info, name, &v.frame.data)?)?;
-                }
-                view
-            }
+        let py = self.py;
+        let this = item.get();
+        let item = ResponseEvent {
+            type_: this.type_.clone_ref(py),
+            sequence_number: match sequence_number {
+                Some(n) => int_or_none(py, Some(n)),
+                None => this.sequence_number.clone_ref(py),
+            },
+            output_index: this.output_index.clone_ref(py),
+            content_index: this.content_index.clone_ref(py),
+            summary_index: this.summary_index.clone_ref(py),
+            item_id: this.item_id.clone_ref(py),
+            delta: PyString::new(py, delta).into_any().unbind(),
+            text: this.text.clone_ref(py),
+            refusal: this.refusal.clone_ref(py),
+            arguments: this.arguments.clone_ref(py),
+            has_json: this.has_json.clone_ref(py),
+            item_json: this.item_json.clone(),
+            part_json: this.part_json.clone(),
+            response_json: this.response_json.clone(),
+            logprobs_json: this.logprobs_json.clone(),
+            raw_json: this.raw_json.clone(),
         };
-        let kind = kind_text.as_bytes();
-        if TERMINAL.iter().any(|t| t.as_bytes() == kind) {
-            core.done = true;
-        }
-        let raw_json = view.raw;
-        strings.fold.add(&view);
-        core.tap(Upstream::Responses(&view));
-        let whole_frame = v.doc.len() == v.frame.data.len();
-        let hole = if whole_frame && ev.is_common_delta() {
-            Str::in_frame(&ev.delta, v.doc)
-        } else {
-            None
-        };
-        let sequence_number = ev.sequence_number;
-        let padding: Vec<&str> = match hole {
-            Some(_) => Str::in_frame(&ev.obfuscation, v.doc).into_iter().collect(),
-            None => Vec::new(),
-        };
-        let obj = match out {
-            Some(out) => {
-                let item = ResponseEvent {
-                    type_: strings.names.get(py, kind).into_any(),
-                    sequence_number: int_or_none(py, ev.sequence_number),
-                    output_index: int_or_none(py, ev.output_index),
-                    content_index: int_or_none(py, ev.content_index),
-                    summary_index: int_or_none(py, ev.summary_index),
-                    item_id: reused_or_none(py, &mut strings.item_id, ev.item_id.as_ref()),
-                    delta: text_or_none(py, ev.delta.as_ref()),
-                    text: text_or_none(py, ev.text.as_ref()),
-                    refusal: text_or_none(py, ev.refusal.as_ref()),
-                    arguments: text_or_none(py, ev.arguments.as_ref()),
-                    has_json: flag(
-                        py,
-                        raw_json.is_some()
-                            || ev.item.is_some()
-                            || ev.part.is_some()
-                            || ev.response.is_some()
-                            || ev.logprobs.is_some(),
-                    ),
-                    item_json: ev.item.map(|r| r.get().into()),
-                    part_json: ev.part.map(|r| r.get().into()),
-                    response_json: ev.response.map(|r| r.get().into()),
-                    logprobs_json: ev.logprobs.map(|r| r.get().into()),
-                    raw_json: raw_json.map(Box::from),
-                };
-                let obj = Py::new(py, item)?;
-                out.append(&obj)?;
-                Some(obj)
-            }
-            None => None,
-        };
-        if let Some(text) = hole {
-            let template = Template::new(v.frame, text, &padding, 0, obj);
-            let new = match sequence_number {
-                Some(n) => template.and_then(|t| t.with_number("sequence_number", n)),
-                None => template,
-            };
-            if let Some(template) = new {
-                strings.template = Some(ResponsesTemplate {
-                    template,
-                    kind: kind_text.as_ref().into(),
-                    output_index: ev.output_index,
-                    content_index: ev.content_index,
-                    summary_index: ev.summary_index,
-                    item_id: ev.item_id.as_ref().map(|s| s.as_str().into()),
-                });
-            }
-        }
-        Ok(())
-    }
-
-    fn shortcut(
-        &mut self,
-        py: Python<'_>,
-        core: &mut StreamCore,
-        frame: Subject<'_>,
-        out: Option<&Bound<'_, PyList>>,
-    ) -> PyResult<Option<usize>> {
-        let Some(t) = &self.template else {
-            return Ok(None);
-        };
-        let Some(Hit { text, len, .. }) = t.template.hit(py, frame, out)? else {
-            return Ok(None);
-        };
-        let view = EventView {
-            kind: &t.kind,
-            output_index: t.output_index,
-            content_index: t.content_index,
-            summary_index: t.summary_index,
-            item_id: t.item_id.as_deref(),
-            delta: Some(&text),
-            ..EventView::default()
-        };
-        self.fold.add(&view);
-        core.tap(Upstream::Responses(&view));
-        Ok(Some(len))
-    }
-
-    fn has_template(&self) -> bool {
-        self.template.is_some()
-    }
-
-    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
-        (choice == 0).then(|| self.fold.arguments(index)).flatten()
-    }
-
-    fn warnings(&mut self) -> Vec<String> {
-        self.fold.warnings().to_vec()
-    }
-
-    fn result<'py>(&mut self, _: &StreamCore, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        out_to_py(py, &self.fold.result())
+        self.push(&Py::new(py, item)?)
     }
 }
 
 dialect_stream!(
     ResponsesStream,
     "ResponsesStream",
+    ResponsesReader,
     ResponseStrings,
-    "a terminal response event",
     "OpenAI-compatible `POST /v1/responses` stream: framing and event decoding."
 );
 

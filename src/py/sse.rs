@@ -20,7 +20,7 @@ use crate::sse::{Framer, RawEvent, DEFAULT_MAX_EVENT_SIZE};
 
 /// Inputs at least this large are framed with the GIL released. Below it the release and
 /// re-acquire cost more than they free (a typical socket read is 4-64 KiB).
-pub const DETACH_THRESHOLD: usize = 1 << 20;
+pub use crate::stream::DETACH_THRESHOLD;
 
 /// One dispatched server-sent event. Immutable; its fields are ready-made Python objects.
 #[pyclass(frozen, module = "ssewire", name = "Event")]

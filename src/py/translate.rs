@@ -7,7 +7,7 @@
 //! target's events and folds them as it writes (`t.result()`), so nothing is framed or decoded
 //! twice. Carried across feeds: the translation, the source stream, and with `source="auto"`
 //! the input read before the dialect was told (at most `translate::SNIFF_EVENTS` events or
-//! [`SNIFF_BYTES`]).
+//! `translate::SNIFF_BYTES`).
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -21,12 +21,7 @@ use super::json::out_to_py;
 use super::messages::MessagesStream;
 use super::responses::ResponsesStream;
 use super::stream::Source;
-use crate::dialect::body::Body;
-use crate::translate::{sniff, Dialect, Target, Translation, SNIFF_EVENTS};
-
-/// With `source="auto"`, how much input may be held before the source is taken to be chat
-/// (every dialect's own first event comes long before).
-pub const SNIFF_BYTES: usize = 1 << 20;
+use crate::translate::{Dialect, Sniffer, Target, Translation};
 
 /// The public stream class of a dialect (`ssewire.MessagesStream`, ...).
 fn stream_class<'py>(py: Python<'py>, dialect: Dialect) -> PyResult<Bound<'py, PyAny>> {
@@ -68,20 +63,13 @@ fn target_dialect(name: &str) -> PyResult<Target> {
     })
 }
 
-/// The input of an "auto" source before its dialect is told.
-struct Undecided {
-    sniffer: Body,
-    held: Vec<u8>,
-    events: usize,
-}
-
 /// Translates an upstream stream in one dialect into another, event by event.
 #[pyclass(subclass, module = "ssewire", name = "Translator")]
 pub struct Translator {
     /// The translation (lent to the source stream's `tap` while it reads).
     t: Option<Box<Translation>>,
     source: Option<Py<PyAny>>,
-    undecided: Option<Undecided>,
+    undecided: Option<Sniffer>,
     max_event_size: usize,
     /// An upstream event was over `max_event_size` (dropped; noted once).
     too_large: bool,
@@ -106,9 +94,9 @@ impl Translator {
         let source = source.bind(py);
         let t = &mut self.t;
         let lend = |s: &mut dyn Source| {
-            s.core().tap = t.take();
+            *s.tap() = t.take();
             let result = f(py, s);
-            *t = s.core().tap.take();
+            *t = s.tap().take();
             result.map(Some)
         };
         if let Ok(s) = source.cast::<ChatCompletionStream>() {
@@ -139,27 +127,14 @@ impl Translator {
         self.translation()?.set_source(dialect);
         self.source = Some(new_stream(py, dialect, self.max_event_size)?);
         if let Some(undecided) = self.undecided.take() {
-            self.run(py, &undecided.held)?;
+            self.run(py, &undecided.held())?;
         }
         Ok(())
     }
 
     /// Holds `data` until the source dialect is told by an event that is one dialect's own.
     fn sniff(&mut self, py: Python<'_>, data: &[u8]) -> PyResult<()> {
-        let Some(u) = &mut self.undecided else {
-            return Ok(());
-        };
-        u.held.extend_from_slice(data);
-        let mut events = Vec::new();
-        u.sniffer.feed(data, &mut events);
-        let mut told = None;
-        for event in &events {
-            u.events += 1;
-            told = told.or_else(|| sniff(event.event.as_deref(), &event.data));
-        }
-        if told.is_none() && (u.events >= SNIFF_EVENTS || u.held.len() > SNIFF_BYTES) {
-            told = Some(Dialect::Chat);
-        }
+        let told = self.undecided.as_mut().and_then(|u| u.feed(data));
         match told {
             Some(dialect) => self.decide(py, dialect),
             None => Ok(()),
@@ -182,16 +157,7 @@ impl Translator {
             source: source
                 .map(|d| new_stream(py, d, max_event_size))
                 .transpose()?,
-            undecided: source.is_none().then(|| Undecided {
-                sniffer: {
-                    // A Gemini body may be a JSON array: its elements are sniffed too.
-                    let mut body = Body::new(max_event_size);
-                    body.read_json_arrays();
-                    body
-                },
-                held: Vec::new(),
-                events: 0,
-            }),
+            undecided: source.is_none().then(|| Sniffer::new(max_event_size)),
             max_event_size,
             too_large: false,
         })

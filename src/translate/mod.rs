@@ -26,6 +26,11 @@
 use std::borrow::Cow;
 
 use crate::dialect::{Doc, ErrorInfo};
+use crate::stream::chat::ChatReader;
+use crate::stream::gemini::GeminiReader;
+use crate::stream::messages::MessagesReader;
+use crate::stream::responses::ResponsesReader;
+use crate::stream::{Quiet, Stream};
 
 pub mod read;
 pub mod write;
@@ -605,192 +610,185 @@ impl Translation {
             (_, Some(_)) => {}
         }
     }
+}
 
-    /// The upstream body was not an event stream.
-    pub fn not_event_stream(&mut self) {
-        self.writer.as_mut().error(Failure {
-            message: "the upstream response body is not an event stream",
-            type_: Some("invalid_response"),
-            code: Some("not_event_stream"),
-        });
+/// With `source: "auto"`, how much input may be held before the source is taken to be chat
+/// (every dialect's own first event comes long before).
+pub const SNIFF_BYTES: usize = 1 << 20;
+
+/// The input of an "auto" source before its dialect is told: held whole, and framed (a Gemini
+/// JSON array's elements too) to find the first event that is one dialect's own.
+pub struct Sniffer {
+    body: crate::dialect::body::Body,
+    held: Vec<u8>,
+    events: usize,
+}
+
+impl Sniffer {
+    pub fn new(max_event_size: usize) -> Self {
+        let mut body = crate::dialect::body::Body::new(max_event_size);
+        body.read_json_arrays();
+        Sniffer {
+            body,
+            held: Vec::new(),
+            events: 0,
+        }
+    }
+
+    /// Holds `data`; the source dialect when it is told: by an event that is one dialect's
+    /// own, else chat after [`SNIFF_EVENTS`] events or [`SNIFF_BYTES`] bytes.
+    pub fn feed(&mut self, data: &[u8]) -> Option<Dialect> {
+        self.held.extend_from_slice(data);
+        let mut events = Vec::new();
+        self.body.feed(data, &mut events);
+        let mut told = None;
+        for event in &events {
+            self.events += 1;
+            told = told.or_else(|| sniff(event.event.as_deref(), &event.data));
+        }
+        if told.is_none() && (self.events >= SNIFF_EVENTS || self.held.len() > SNIFF_BYTES) {
+            told = Some(Dialect::Chat);
+        }
+        told
+    }
+
+    /// The input held, for the source stream to read once it is made.
+    pub fn held(self) -> Vec<u8> {
+        self.held
     }
 }
 
-/// A whole translation in pure Rust: the upstream body framed and decoded here (the dialect
-/// streams' own framing, sniffer, decoders and views), then read as a [`Translation`]. The
-/// Python `Translator` taps its source stream instead (one pass for both); this driver serves
-/// the Rust tests and the fuzz targets, and reads the same views in the same order.
+/// A dialect stream of each source, building no items (`crate::stream::Quiet`).
+enum Source {
+    Chat(Box<Stream<ChatReader<()>>>),
+    Messages(Box<Stream<MessagesReader<()>>>),
+    Responses(Box<Stream<ResponsesReader<()>>>),
+    Gemini(Box<Stream<GeminiReader<()>>>),
+}
+
+/// Runs `$body` with `$s` bound to the stream of whichever dialect `$source` reads.
+macro_rules! each_source {
+    ($source:expr, $s:ident => $body:expr) => {
+        match $source {
+            Source::Chat($s) => $body,
+            Source::Messages($s) => $body,
+            Source::Responses($s) => $body,
+            Source::Gemini($s) => $body,
+        }
+    };
+}
+
+impl Source {
+    fn new(dialect: Dialect, max_event_size: usize) -> Self {
+        match dialect {
+            Dialect::Chat => Source::Chat(Box::new(Stream::new(max_event_size))),
+            Dialect::Messages => Source::Messages(Box::new(Stream::new(max_event_size))),
+            Dialect::Responses => Source::Responses(Box::new(Stream::new(max_event_size))),
+            Dialect::Gemini => Source::Gemini(Box::new(Stream::new(max_event_size))),
+        }
+    }
+
+    fn tap(&mut self) -> &mut Option<Box<Translation>> {
+        each_source!(self, s => &mut s.state.tap)
+    }
+
+    fn run(&mut self, input: &[u8]) -> Option<crate::sse::TooLarge> {
+        let result = each_source!(self, s => s.run(input, &mut Quiet));
+        result.unwrap_or_else(|never| match never {})
+    }
+
+    fn finish(&mut self) {
+        let result = each_source!(self, s => s.finish(&mut Quiet));
+        result.unwrap_or_else(|never| match never {})
+    }
+}
+
+/// A whole translation in pure Rust: the upstream body read by the source dialect's own
+/// stream (`crate::stream::Stream`, the one the Python stream classes drive), building no
+/// items, with the translation on its tap. The Python `Translator` drives its source stream
+/// the same way; this serves the Rust tests, the benches and the fuzz targets.
 pub struct Standalone {
-    body: crate::dialect::body::Body,
-    t: Translation,
-    /// With `source: "auto"`, the events read before the dialect was told (at most
-    /// [`SNIFF_EVENTS`]).
-    undecided: Vec<(Option<Vec<u8>>, Vec<u8>)>,
+    /// The translation, while no source stream holds it on its tap.
+    t: Option<Box<Translation>>,
+    source: Option<Source>,
+    /// With `source: "auto"`, the input read before the dialect was told.
+    undecided: Option<Sniffer>,
+    max_event_size: usize,
 }
 
 impl Standalone {
     pub fn new(source: Option<Dialect>, target: Target, max_event_size: usize) -> Self {
-        let mut body = crate::dialect::body::Body::new(max_event_size);
-        if matches!(source, None | Some(Dialect::Gemini)) {
-            body.read_json_arrays();
-        }
-        Standalone {
-            body,
-            t: Translation::new(source, target),
-            undecided: Vec::new(),
+        let t = Box::new(Translation::new(source, target));
+        match source {
+            Some(dialect) => {
+                let mut stream = Source::new(dialect, max_event_size);
+                *stream.tap() = Some(t);
+                Standalone {
+                    t: None,
+                    source: Some(stream),
+                    undecided: None,
+                    max_event_size,
+                }
+            }
+            None => Standalone {
+                t: Some(t),
+                source: None,
+                undecided: Some(Sniffer::new(max_event_size)),
+                max_event_size,
+            },
         }
     }
 
+    /// The translation, wherever it is held.
     pub fn translation(&mut self) -> &mut Translation {
-        &mut self.t
+        let held = match &mut self.source {
+            Some(source) => source.tap(),
+            None => &mut self.t,
+        };
+        held.get_or_insert_with(|| Box::new(Translation::new(None, Target::Chat)))
     }
 
     /// Upstream bytes in, the target's complete events out (empty when nothing is owed yet).
     pub fn feed(&mut self, input: &[u8]) -> (Vec<u8>, Option<crate::sse::TooLarge>) {
-        let mut events = Vec::new();
-        let too_large = self.body.feed(input, &mut events);
-        for event in &events {
-            self.route(event.event.as_deref(), &event.data);
+        let mut too_large = None;
+        match &mut self.undecided {
+            Some(sniffer) => {
+                if let Some(dialect) = sniffer.feed(input) {
+                    too_large = self.decide(dialect);
+                }
+            }
+            None => {
+                if let Some(source) = &mut self.source {
+                    too_large = source.run(input);
+                }
+            }
         }
-        if let Some(text) = self.body.take_json() {
-            self.t.read(Upstream::Error(&ErrorInfo::from_body(&text)));
-        }
-        (self.t.take(), too_large)
+        (self.translation().take(), too_large)
+    }
+
+    /// The source is told: its stream is made, takes the translation on its tap, and reads
+    /// what was held.
+    fn decide(&mut self, dialect: Dialect) -> Option<crate::sse::TooLarge> {
+        let held = self.undecided.take().map(Sniffer::held).unwrap_or_default();
+        let mut source = Source::new(dialect, self.max_event_size);
+        let mut t = self.t.take()?;
+        t.set_source(dialect);
+        *source.tap() = Some(t);
+        let too_large = source.run(&held);
+        self.source = Some(source);
+        too_large
     }
 
     /// End of the upstream: a last event never closed by its blank line is read; nothing is
     /// made up (an upstream cut before its terminal marker leaves the target cut too).
     pub fn finish(&mut self) -> Vec<u8> {
-        let end = self.body.finish();
-        if let Some(event) = end.last_event {
-            self.route(event.event.as_deref(), &event.data);
-        }
-        if self.t.source.is_none() && !self.undecided.is_empty() {
+        if self.undecided.is_some() {
             self.decide(Dialect::Chat);
         }
-        self.t.read(Upstream::End);
-        if let Some(text) = end.json {
-            self.t.read(Upstream::Error(&ErrorInfo::from_body(&text)));
+        if let Some(source) = &mut self.source {
+            source.finish();
         }
-        if end.not_sse.is_some() {
-            self.t.not_event_stream();
-        }
-        self.t.take()
-    }
-
-    /// Reads one event, or keeps it until the source dialect is told.
-    fn route(&mut self, event: Option<&[u8]>, data: &[u8]) {
-        if self.t.source.is_some() {
-            self.event(event, data);
-            return;
-        }
-        self.undecided
-            .push((event.map(<[u8]>::to_vec), data.to_vec()));
-        let told =
-            sniff(event, data).or((self.undecided.len() >= SNIFF_EVENTS).then_some(Dialect::Chat));
-        if let Some(dialect) = told {
-            self.decide(dialect);
-        }
-    }
-
-    fn decide(&mut self, dialect: Dialect) {
-        self.t.set_source(dialect);
-        for (event, data) in std::mem::take(&mut self.undecided) {
-            self.event(event.as_deref(), &data);
-        }
-    }
-
-    /// One event, decoded and read as its dialect stream reads it.
-    fn event(&mut self, event: Option<&[u8]>, data: &[u8]) {
-        use crate::dialect::{chat, gemini, messages, responses};
-        let text = crate::text::fix_lone_surrogates(crate::text::lossy_cow(
-            std::borrow::Cow::Borrowed(data),
-        ));
-        let name = event.unwrap_or(b"message");
-        let t = &mut self.t;
-        if name == b"error" {
-            t.read(Upstream::Error(&crate::dialect::frame_error(&text).0));
-            return;
-        }
-        let Some(source) = t.source else {
-            return;
-        };
-        let mut malformed = false;
-        let mut doc_of = |t: &mut Translation, doc: Doc<'_, ()>| match doc {
-            Doc::Done => t.read(Upstream::Done),
-            Doc::Malformed(_) if !malformed => {
-                malformed = true;
-                t.read(Upstream::Malformed);
-            }
-            _ => {}
-        };
-        match source {
-            // Chat's stream decodes unnamed events only (a named one is another dialect's).
-            Dialect::Chat if name != b"message" => {}
-            Dialect::Chat => crate::dialect::split_docs(&text, chat::decode, |doc| match doc {
-                Doc::Value(_, chunk) => {
-                    if let Some(error) = chunk.error {
-                        t.read(Upstream::Error(&ErrorInfo::from_error_value(None, error)));
-                        if chunk.choices.is_empty() {
-                            return;
-                        }
-                    }
-                    chat::views(&chunk, |v, _| t.read(Upstream::Chat(v)));
-                }
-                Doc::Done => doc_of(t, Doc::Done),
-                Doc::Malformed(m) => doc_of(t, Doc::Malformed(m)),
-            }),
-            Dialect::Messages => {
-                crate::dialect::split_docs(&text, messages::decode, |doc| match doc {
-                    Doc::Value(doc, ev) => {
-                        let kind = ev.kind_of(name);
-                        match ev.read(&kind, doc) {
-                            messages::Read::Skip => {}
-                            messages::Read::Error(info) => t.read(Upstream::Error(&info)),
-                            messages::Read::Fold(v) => t.read(Upstream::Messages(&v)),
-                        }
-                    }
-                    Doc::Done => doc_of(t, Doc::Done),
-                    Doc::Malformed(m) => doc_of(t, Doc::Malformed(m)),
-                })
-            }
-            Dialect::Gemini => crate::dialect::split_docs(&text, gemini::decode, |doc| match doc {
-                Doc::Value(doc, chunk) => {
-                    // As `GeminiStream` reads a chunk: its error, then its content, then a
-                    // blocked prompt.
-                    if let Some(error) = chunk.error {
-                        t.read(Upstream::Error(&ErrorInfo::of_document(doc, Some(error))));
-                        if chunk.belongs() != crate::dialect::Belongs::Own {
-                            return;
-                        }
-                    }
-                    t.read(Upstream::Gemini(&chunk));
-                    if let Some(reason) = chunk.block_reason() {
-                        t.read(Upstream::Error(&gemini::blocked(&reason, doc).info()));
-                    }
-                }
-                Doc::Done => doc_of(t, Doc::Done),
-                Doc::Malformed(m) => doc_of(t, Doc::Malformed(m)),
-            }),
-            Dialect::Responses => {
-                crate::dialect::split_docs(&text, responses::decode, |doc| match doc {
-                    Doc::Value(doc, ev) => {
-                        let kind = ev.kind_of(name);
-                        match ev.read(&kind, doc) {
-                            responses::Read::Error(info) => t.read(Upstream::Error(&info)),
-                            responses::Read::Fold(v, failed) => {
-                                if let Some(info) = failed {
-                                    t.read(Upstream::Error(&info));
-                                }
-                                t.read(Upstream::Responses(&v));
-                            }
-                        }
-                    }
-                    Doc::Done => doc_of(t, Doc::Done),
-                    Doc::Malformed(m) => doc_of(t, Doc::Malformed(m)),
-                })
-            }
-        }
+        self.translation().take()
     }
 }
 

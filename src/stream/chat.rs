@@ -1,0 +1,289 @@
+//! The chat completions reader: each chunk read (`crate::dialect::chat`), folded choice by
+//! choice (`crate::fold::chat`), tapped, and handed to the sink as one item per choice (one
+//! for a chunk without choices); an error envelope is reported. A one-choice chunk with one
+//! text makes the frame template: the text is its hole, OpenAI's `obfuscation` padding, and
+//! every vendor string and integer (`VendorRecipes`) a raw hole. Carried across frames: the
+//! fold and the template.
+
+use std::borrow::Cow;
+
+use super::{Dialect, Reader, Route, Sink, State, Subject, Template, Value};
+use crate::dialect::chat::{self, Choice, Chunk, Content, VendorRecipes};
+use crate::dialect::json::Str;
+use crate::dialect::template::RawHole;
+use crate::dialect::{Belongs, ErrorInfo};
+use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, Hole};
+use crate::translate::Upstream;
+
+/// The vendor objects of a chunk a template wrote anew: the chunk's, the choice's and the
+/// delta's (`extra`, `choice_extra`, `delta_extra`).
+pub type Extras<'a> = [Option<Cow<'a, str>>; 3];
+
+/// What a sink makes of a chat stream's chunks.
+pub trait ChatItems: Sink {
+    /// The item of one choice of `chunk` (`choice == None`: the one item of a chunk without
+    /// choices), whose fold view is `view`; `first` for the first item of the chunk.
+    fn choice(
+        &mut self,
+        chunk: &Chunk<'_>,
+        view: &ChunkView<'_>,
+        choice: Option<&Choice<'_>>,
+        first: bool,
+    ) -> Result<Self::Item, Self::Error>;
+    /// A copy of `item` with `text` in its string `hole` and, when given, the vendor objects
+    /// written anew.
+    fn refill(
+        &mut self,
+        item: &Self::Item,
+        hole: Hole,
+        text: &str,
+        extras: Option<&Extras<'_>>,
+    ) -> Result<(), Self::Error>;
+}
+
+/// The per-stream state of the chat reader.
+pub struct ChatReader<I> {
+    pub fold: ChatFold,
+    template: Option<ChatTemplate<I>>,
+}
+
+impl<I> Default for ChatReader<I> {
+    fn default() -> Self {
+        ChatReader {
+            fold: ChatFold::default(),
+            template: None,
+        }
+    }
+}
+
+/// The template of the last text chunk: its shape and item, and the chunk's data for the fold
+/// (a frame that fits folds as this chunk with new text in the hole).
+struct ChatTemplate<I> {
+    template: Template<I>,
+    snapshot: ChunkOwned,
+    hole: Hole,
+    /// How the vendor objects are written from a fit's raw holes (when it has any).
+    vendor: Option<VendorRecipes>,
+}
+
+const HOLES: [Hole; 5] = [
+    Hole::Content,
+    Hole::Reasoning,
+    Hole::ReasoningContent,
+    Hole::Refusal,
+    Hole::Arguments,
+];
+
+/// The one text of a one-choice chunk that a template can leave open, as its place in `data`,
+/// the frame's JSON (escaped or not), not one of the strings `except` (the raw holes).
+fn hole<'f>(chunk: &Chunk<'f>, data: &'f str, except: &[&str]) -> Option<(Hole, &'f str)> {
+    let [choice] = chunk.choices.as_slice() else {
+        return None;
+    };
+    let d = &choice.delta;
+    let at = |text: &Option<Str<'f>>| Str::in_frame_except(text, data, except);
+    // The first text present is the hole (a chunk seldom has two); HOLES's order.
+    let present = [
+        d.content.is_some(),
+        d.reasoning.is_some(),
+        d.reasoning_content.is_some(),
+        d.refusal.is_some(),
+        matches!(d.tool_calls.as_slice(), [call] if call.arguments.is_some()),
+    ];
+    let i = present.iter().position(|p| *p)?;
+    let text = match i {
+        0 => Content::in_frame(&d.content, data, except),
+        1 => at(&d.reasoning),
+        2 => at(&d.reasoning_content),
+        3 => at(&d.refusal),
+        _ => match d.tool_calls.as_slice() {
+            [call] => at(&call.arguments),
+            _ => None,
+        },
+    }?;
+    Some((*HOLES.get(i)?, text))
+}
+
+impl<I> Dialect for ChatReader<I> {
+    type Doc<'f> = Chunk<'f>;
+
+    const NAME: &'static str = "a chat completions";
+    const MARKER: &'static str = "[DONE]";
+
+    fn belongs(doc: &Chunk<'_>, _: &[u8]) -> Belongs {
+        doc.belongs()
+    }
+
+    fn route(event: &[u8]) -> Route {
+        match event {
+            b"message" => Route::Decode,
+            b"error" => Route::Error,
+            _ => Route::Pass,
+        }
+    }
+
+    fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
+        chat::decode(doc)
+    }
+
+    fn has_template(&self) -> bool {
+        self.template.is_some()
+    }
+
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+        self.fold.arguments(choice, index)
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        self.fold.warnings()
+    }
+
+    fn result(&mut self) -> crate::fold::Out {
+        self.fold.result()
+    }
+}
+
+impl<I> ChatReader<I> {
+    /// Folds one chunk (one view per choice) and, when the sink wants items, hands it one per
+    /// choice. Returns the last item, and with `snapshot` the last choice's data for a frame
+    /// template.
+    fn chunk<S: ChatItems<Item = I>>(
+        &mut self,
+        state: &mut State,
+        chunk: &Chunk<'_>,
+        sink: &mut S,
+        snapshot: bool,
+    ) -> Result<(Option<I>, Option<ChunkOwned>), S::Error> {
+        let mut last = None;
+        let mut snap = None;
+        let mut first = true;
+        let mut result = Ok(());
+        let items = sink.items();
+        let fold = &mut self.fold;
+        chat::views(chunk, |view, choice| {
+            if result.is_err() {
+                return;
+            }
+            fold.add(view);
+            state.tap(Upstream::Chat(view));
+            if snapshot {
+                snap = ChunkOwned::new(view);
+            }
+            if items {
+                match sink.choice(chunk, view, choice, first) {
+                    Ok(item) => last = Some(item),
+                    Err(e) => result = Err(e),
+                }
+                first = false;
+            }
+        });
+        result?;
+        Ok((last, snap))
+    }
+}
+
+impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
+    fn value<'f>(
+        &mut self,
+        state: &mut State,
+        v: Value<'f, '_, Chunk<'f>>,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        if let Some(error) = v.value.error {
+            let info = ErrorInfo::from_error_value(Some(v.doc), error);
+            state.report_in(sink, &info, v.frame)?;
+            if v.value.choices.is_empty() {
+                return Ok(()); // an error envelope, not a chunk
+            }
+            return self.chunk(state, &v.value, sink, false).map(|_| ());
+        }
+        let whole_frame = v.whole_frame();
+        let (raws, vendor) = if whole_frame {
+            VendorRecipes::of(&v.value)
+        } else {
+            Default::default()
+        };
+        // The text hole is never one of the vendor strings (a vendor `text` that repeats the
+        // content, as Together sends it).
+        let raw_strings: Vec<&str> = raws
+            .iter()
+            .filter_map(|r| match r {
+                RawHole::Str(s) => Some(*s),
+                RawHole::Int(_) => None,
+            })
+            .collect();
+        let hole = if whole_frame {
+            hole(&v.value, v.doc, &raw_strings)
+        } else {
+            None
+        };
+        let (item, snapshot) = self.chunk(state, &v.value, sink, hole.is_some())?;
+        let (Some((kind, text)), Some(snapshot)) = (hole, snapshot) else {
+            return Ok(());
+        };
+        let padding: Vec<&str> = Str::in_frame(&v.value.obfuscation, v.doc)
+            .into_iter()
+            .collect();
+        let vendor = vendor.has_holes().then_some(vendor);
+        let raws = if vendor.is_some() { &raws[..] } else { &[] };
+        let new = Template::new(v.frame, text, &padding, raws, kind as u8, item).map(|template| {
+            ChatTemplate {
+                template,
+                snapshot,
+                hole: kind,
+                vendor,
+            }
+        });
+        if new.is_some() {
+            self.template = new;
+        }
+        Ok(())
+    }
+
+    fn shortcut(
+        &mut self,
+        state: &mut State,
+        subject: Subject<'_>,
+        sink: &mut S,
+    ) -> Result<Option<usize>, S::Error> {
+        let Some(t) = &self.template else {
+            return Ok(None);
+        };
+        let Some(hit) = t.template.fit(subject, sink.items()) else {
+            return Ok(None);
+        };
+        // Vendor values in holes: their objects are written anew (or reused when unchanged).
+        let extras = t.vendor.as_ref().map(|vendor| vendor.write(&hit.raws));
+        if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {
+            sink.refill(item, t.hole, &hit.text, extras.as_ref())?;
+        }
+        let fold = &mut self.fold;
+        t.snapshot
+            .view_with(t.hole, &hit.text, extras.as_ref(), |view| {
+                fold.add(view);
+                state.tap(Upstream::Chat(view));
+            });
+        Ok(Some(hit.len))
+    }
+}
+
+impl ChatItems for super::Quiet {
+    fn choice(
+        &mut self,
+        _: &Chunk<'_>,
+        _: &ChunkView<'_>,
+        _: Option<&Choice<'_>>,
+        _: bool,
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn refill(
+        &mut self,
+        _: &(),
+        _: Hole,
+        _: &str,
+        _: Option<&Extras<'_>>,
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}

@@ -1,0 +1,411 @@
+//! The Google Gemini reader: each chunk read (`crate::dialect::gemini`; an error in it and a
+//! blocked prompt are reported), folded (`crate::fold::gemini`; a finish reason ends the
+//! stream), tapped, and handed to the sink as one item per candidate (per run of text of one
+//! kind, when a candidate mixes thought and answer text in one chunk). A plain text chunk
+//! makes the frame template, its usage counts number holes. Carried across frames: the fold
+//! and the template.
+
+use std::borrow::Cow;
+
+use serde_json::value::RawValue;
+
+use super::{Dialect, Frame, Reader, Route, Sink, State, Subject, Value};
+use crate::dialect::gemini::{self, Candidate, Chunk, Part};
+use crate::dialect::json::{Extra, Str};
+use crate::dialect::template::{Filled, Shape};
+use crate::dialect::{Belongs, ErrorInfo};
+use crate::fold::gemini::GeminiFold;
+use crate::fold::Json;
+use crate::translate::Upstream;
+
+/// One item of a chunk: one candidate's text run (or the candidate, when it has no text; or
+/// the chunk, when it has no candidates).
+pub struct GeminiItem<'a> {
+    /// The candidate's index (its position when it has none); `None` for a chunk without
+    /// candidates.
+    pub index: Option<i64>,
+    /// The candidate's position in the chunk's `candidates`.
+    pub position: Option<usize>,
+    pub text: Option<&'a str>,
+    pub thought: bool,
+    pub thought_signature: Option<&'a str>,
+    /// The candidate's first `functionCall` in this chunk, as sent (on its last item).
+    pub function_call: Option<&'a str>,
+    pub finish_reason: Option<&'a Str<'a>>,
+}
+
+/// What a sink makes of a Gemini stream's chunks.
+pub trait GeminiItems: Sink {
+    /// One item of `chunk` (whose JSON is `doc`); `first` for the chunk's first item.
+    fn item(
+        &mut self,
+        chunk: &Chunk<'_>,
+        doc: &str,
+        item: &GeminiItem<'_>,
+        first: bool,
+    ) -> Result<(), Self::Error>;
+    /// What the items of a template made from `chunk` share (its candidate's index, the model
+    /// version, the response id).
+    fn shared(&mut self, index: i64, chunk: &Chunk<'_>) -> Result<Self::Item, Self::Error>;
+    /// The item of a chunk that fits a template: `text` (thought or not), its usage object,
+    /// and the chunk's JSON when known.
+    fn hit(
+        &mut self,
+        shared: &Self::Item,
+        text: &str,
+        thought: bool,
+        usage: Option<&str>,
+        doc: Option<&str>,
+    ) -> Result<(), Self::Error>;
+}
+
+/// The per-stream state of the Gemini reader.
+pub struct GeminiReader<I> {
+    pub fold: GeminiFold,
+    template: Option<GeminiTemplate<I>>,
+}
+
+impl<I> Default for GeminiReader<I> {
+    fn default() -> Self {
+        GeminiReader {
+            fold: GeminiFold::default(),
+            template: None,
+        }
+    }
+}
+
+/// The shape of the last plain text chunk (one candidate, one text part, nothing else but
+/// usage, model version and response id), with the usage counts as number holes and the
+/// usage object as the span: a chunk that fits folds as that chunk with new text and usage.
+struct GeminiTemplate<I> {
+    shape: Shape,
+    index: Option<i64>,
+    thought: bool,
+    role: Option<Box<str>>,
+    model_version: Option<Box<str>>,
+    response_id: Option<Box<str>>,
+    /// The other keys of the candidate and of the chunk (Vertex's `createTime`, a
+    /// `safetyRatings` sent with every chunk): the same in every chunk that fits, and folded
+    /// again with each (the last value sent wins, and a chunk of another shape may have sent
+    /// another value in between).
+    candidate_extra: Vec<(Box<str>, Box<RawValue>)>,
+    chunk_extra: Vec<(Box<str>, Box<RawValue>)>,
+    /// What its items share (the sink's: the index, the model version, the response id).
+    item: Option<I>,
+}
+
+impl<I> GeminiTemplate<I> {
+    /// The template of `chunk` (the whole data of `frame`), when it is a plain text chunk
+    /// whose text was borrowed from the frame.
+    fn of(frame: &Frame<'_>, chunk: &Chunk<'_>) -> Option<Self> {
+        let [c] = chunk.candidates.as_slice() else {
+            return None;
+        };
+        let [part] = c.parts.as_slice() else {
+            return None;
+        };
+        let plain = c.index.unwrap_or(0) == 0
+            && c.has_content
+            && c.finish_reason.is_none()
+            && part.is_text()
+            && part.thought_signature.is_none()
+            && part.extra.is_empty()
+            && chunk.error.is_none()
+            && chunk.prompt_feedback.is_none();
+        if !plain {
+            return None;
+        }
+        let text = Str::in_frame(&part.text, &frame.data)?;
+        let mut shape = Shape::new(frame.event.as_deref(), &frame.data, text, &[])?;
+        if let Some(usage) = chunk.usage {
+            for (key, value) in Json::object(usage)? {
+                if let Ok(n) = value.get().parse::<i64>() {
+                    shape = shape.with_number(&key, n)?;
+                }
+            }
+            shape = shape.with_span(&frame.data, usage)?;
+        }
+        let owned = |s: &Option<Str<'_>>| s.as_ref().map(|s| Box::from(s.as_str()));
+        let extra = |e: &Extra<'_>| -> Option<Vec<(Box<str>, Box<RawValue>)>> {
+            e.0.iter()
+                .map(|(k, v)| {
+                    Some((
+                        Box::from(k.as_str()),
+                        RawValue::from_string(v.get().into()).ok()?,
+                    ))
+                })
+                .collect()
+        };
+        Some(GeminiTemplate {
+            shape,
+            index: c.index,
+            thought: part.thought,
+            role: owned(&c.role),
+            model_version: owned(&chunk.model_version),
+            response_id: owned(&chunk.response_id),
+            candidate_extra: extra(&c.extra)?,
+            chunk_extra: extra(&chunk.extra)?,
+            item: None,
+        })
+    }
+
+    /// The chunk a frame that fits holds: `text` and `usage` in this template's chunk.
+    fn chunk<'t>(&'t self, text: Cow<'t, str>, usage: Option<&'t str>) -> Chunk<'t> {
+        let borrowed = |s: &'t Option<Box<str>>| s.as_deref().map(|s| Str(Cow::Borrowed(s)));
+        let extra = |e: &'t [(Box<str>, Box<RawValue>)]| {
+            Extra(
+                e.iter()
+                    .map(|(k, v)| (Str(Cow::Borrowed(&**k)), &**v))
+                    .collect(),
+            )
+        };
+        Chunk {
+            candidates: vec![Candidate {
+                index: self.index,
+                has_content: true,
+                role: borrowed(&self.role),
+                parts: vec![Part {
+                    text: Some(Str(text)),
+                    thought: self.thought,
+                    ..Part::default()
+                }],
+                extra: extra(&self.candidate_extra),
+                ..Candidate::default()
+            }],
+            usage,
+            model_version: borrowed(&self.model_version),
+            response_id: borrowed(&self.response_id),
+            has_candidates: true,
+            extra: extra(&self.chunk_extra),
+            ..Chunk::default()
+        }
+    }
+}
+
+/// The text runs of a candidate's parts in one chunk: (thought, text, first signature).
+fn text_runs<'a>(c: &'a Candidate<'a>) -> Vec<(bool, String, Option<&'a Str<'a>>)> {
+    let mut runs: Vec<(bool, String, Option<&Str<'_>>)> = Vec::new();
+    for p in &c.parts {
+        let Some(text) = p.text.as_ref().filter(|_| p.is_text()) else {
+            continue;
+        };
+        match runs.last_mut() {
+            Some((thought, joined, sig)) if *thought == p.thought => {
+                joined.push_str(text.as_str());
+                if sig.is_none() {
+                    *sig = p.thought_signature.as_ref();
+                }
+            }
+            _ => runs.push((
+                p.thought,
+                text.as_str().to_owned(),
+                p.thought_signature.as_ref(),
+            )),
+        }
+    }
+    runs
+}
+
+/// Hands the sink the items of one chunk.
+fn items<S: GeminiItems>(sink: &mut S, chunk: &Chunk<'_>, doc: &str) -> Result<(), S::Error> {
+    if chunk.candidates.is_empty() {
+        let item = GeminiItem {
+            index: None,
+            position: None,
+            text: None,
+            thought: false,
+            thought_signature: None,
+            function_call: None,
+            finish_reason: None,
+        };
+        return sink.item(chunk, doc, &item, true);
+    }
+    let mut first = true;
+    for (pos, (index, c)) in chunk.indexed().enumerate() {
+        let call = c
+            .parts
+            .iter()
+            .find_map(|p| p.function_call.as_ref()?.raw.map(|r| r.get()));
+        let runs = text_runs(c);
+        // A signature on a part that is not text goes with the candidate's last item.
+        let sig_elsewhere = c
+            .parts
+            .iter()
+            .find_map(|p| p.thought_signature.as_ref().filter(|_| !p.is_text()));
+        let mut item = GeminiItem {
+            index: Some(index),
+            position: Some(pos),
+            text: None,
+            thought: false,
+            thought_signature: sig_elsewhere.map(Str::as_str),
+            function_call: call,
+            finish_reason: c.finish_reason.as_ref(),
+        };
+        if runs.is_empty() {
+            sink.item(chunk, doc, &item, first)?;
+            first = false;
+        }
+        let last = runs.len().saturating_sub(1);
+        for (i, (thought, text, sig)) in runs.iter().enumerate() {
+            let is_last = i == last;
+            item.text = Some(text);
+            item.thought = *thought;
+            item.thought_signature = sig
+                .or(if is_last { sig_elsewhere } else { None })
+                .map(Str::as_str);
+            item.function_call = if is_last { call } else { None };
+            item.finish_reason = if is_last {
+                c.finish_reason.as_ref()
+            } else {
+                None
+            };
+            sink.item(chunk, doc, &item, first)?;
+            first = false;
+        }
+    }
+    Ok(())
+}
+
+impl<I> Dialect for GeminiReader<I> {
+    type Doc<'f> = Chunk<'f>;
+
+    const NAME: &'static str = "a Gemini";
+    const MARKER: &'static str = "a finishReason";
+    const JSON_ARRAYS: bool = true;
+
+    fn belongs(doc: &Chunk<'_>, _event: &[u8]) -> Belongs {
+        doc.belongs()
+    }
+
+    fn route(event: &[u8]) -> Route {
+        match event {
+            b"error" => Route::Error,
+            _ => Route::Decode,
+        }
+    }
+
+    fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
+        gemini::decode(doc)
+    }
+
+    fn has_template(&self) -> bool {
+        self.template.is_some()
+    }
+
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+        self.fold.arguments(choice, index)
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        self.fold.warnings().to_vec()
+    }
+
+    fn result(&mut self) -> crate::fold::Out {
+        self.fold.result()
+    }
+}
+
+impl<S: GeminiItems> Reader<S> for GeminiReader<S::Item> {
+    fn value<'f>(
+        &mut self,
+        state: &mut State,
+        v: Value<'f, '_, Chunk<'f>>,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        let chunk = &v.value;
+        if let Some(error) = chunk.error {
+            let info = ErrorInfo::of_document(v.doc, Some(error));
+            state.report_in(sink, &info, v.frame)?;
+            if chunk.belongs() != Belongs::Own {
+                return Ok(());
+            }
+        }
+        self.fold.add(chunk);
+        state.tap(Upstream::Gemini(chunk));
+        if !state.done && self.fold.finished() {
+            state.done = true;
+        }
+        if sink.items() {
+            items(sink, chunk, v.doc)?;
+        }
+        if v.whole_frame() {
+            if let Some(mut t) = GeminiTemplate::of(v.frame, chunk) {
+                if sink.items() {
+                    t.item = Some(sink.shared(t.index.unwrap_or(0), chunk)?);
+                }
+                self.template = Some(t);
+            }
+        }
+        if let Some(reason) = chunk.block_reason() {
+            let blocked = gemini::blocked(&reason, v.doc);
+            state.report_in(sink, &blocked.info(), v.frame)?;
+        }
+        Ok(())
+    }
+
+    fn shortcut(
+        &mut self,
+        state: &mut State,
+        subject: Subject<'_>,
+        sink: &mut S,
+    ) -> Result<Option<usize>, S::Error> {
+        let Some(t) = &self.template else {
+            return Ok(None);
+        };
+        if sink.items() && t.item.is_none() {
+            return Ok(None); // made without items: no item parts kept
+        }
+        let (len, filled, data) = match subject {
+            Subject::Frame(frame) => match t.shape.fill_all(frame.event.as_deref(), &frame.data) {
+                Some(f) => (0, f, Some(&*frame.data)),
+                None => return Ok(None),
+            },
+            Subject::Raw(bytes) => match t.shape.fill_raw_all(bytes) {
+                Some((len, f)) => (len, f, None),
+                None => return Ok(None),
+            },
+        };
+        let Filled { text, span, .. } = filled;
+        if let Some(shared) = t.item.as_ref().filter(|_| sink.items()) {
+            // The chunk's text, for `raw`: the data line (`data: ` and the line end cut off).
+            let data = match (data, subject) {
+                (Some(d), _) => Some(d),
+                (None, Subject::Raw(bytes)) => bytes
+                    .get(6..)
+                    .and_then(|rest| rest.get(..memchr::memchr2(b'\r', b'\n', rest)?))
+                    .and_then(|d| std::str::from_utf8(d).ok()),
+                (None, Subject::Frame(_)) => None,
+            };
+            sink.hit(shared, &text, t.thought, span, data)?;
+        }
+        let chunk = t.chunk(text, span);
+        self.fold.add(&chunk);
+        state.tap(Upstream::Gemini(&chunk));
+        Ok(Some(len))
+    }
+}
+
+impl GeminiItems for super::Quiet {
+    fn item(
+        &mut self,
+        _: &Chunk<'_>,
+        _: &str,
+        _: &GeminiItem<'_>,
+        _: bool,
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn shared(&mut self, _: i64, _: &Chunk<'_>) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn hit(
+        &mut self,
+        _: &(),
+        _: &str,
+        _: bool,
+        _: Option<&str>,
+        _: Option<&str>,
+    ) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}

@@ -1,0 +1,214 @@
+//! The Anthropic Messages reader: each event read (`crate::dialect::messages`), folded
+//! (`crate::fold::messages`), tapped, and handed to the sink as one item (pings and other
+//! events the fold skips are dropped); the common text / JSON / thinking deltas make the
+//! frame template. Carried across frames: the fold and the template.
+
+use super::{Dialect, Frame, Reader, Route, Sink, State, Subject, Template, Value};
+use crate::dialect::json::Str;
+use crate::dialect::messages::{self, Event, Read};
+use crate::dialect::Belongs;
+use crate::fold::messages::{EventView, MessagesFold};
+use crate::translate::Upstream;
+
+/// The string of a common delta that a frame template leaves open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hole {
+    Text = 0,
+    PartialJson = 1,
+    Thinking = 2,
+}
+
+impl Hole {
+    pub fn of(n: u8) -> Hole {
+        match n {
+            0 => Hole::Text,
+            1 => Hole::PartialJson,
+            _ => Hole::Thinking,
+        }
+    }
+}
+
+/// What a sink makes of a Messages stream's events.
+pub trait MessagesItems: Sink {
+    /// The item of one event: `kind` is its type, `raw` the whole event's JSON when the view
+    /// keeps it (every event but the common deltas).
+    fn event(
+        &mut self,
+        ev: &Event<'_>,
+        kind: &[u8],
+        raw: Option<&str>,
+    ) -> Result<Self::Item, Self::Error>;
+    /// A copy of `item` with `text` in its string `hole`.
+    fn refill(&mut self, item: &Self::Item, hole: Hole, text: &str) -> Result<(), Self::Error>;
+}
+
+/// The per-stream state of the Messages reader.
+pub struct MessagesReader<I> {
+    pub fold: MessagesFold,
+    template: Option<MessagesTemplate<I>>,
+}
+
+impl<I> Default for MessagesReader<I> {
+    fn default() -> Self {
+        MessagesReader {
+            fold: MessagesFold::default(),
+            template: None,
+        }
+    }
+}
+
+/// The template of the last common delta, and what the fold needs of it: a frame that fits
+/// folds as that delta with new text in the hole.
+struct MessagesTemplate<I> {
+    template: Template<I>,
+    index: Option<i64>,
+    delta_type: Box<str>,
+}
+
+/// The one text of a common delta that a template can leave open, as its place in `data`, the
+/// frame's JSON (escaped or not).
+fn hole<'f>(ev: &Event<'f>, data: &'f str) -> Option<(Hole, &'f str)> {
+    if !ev.is_common_delta() {
+        return None;
+    }
+    let d = &ev.delta;
+    let (kind, text) = [
+        (Hole::Text, &d.text),
+        (Hole::PartialJson, &d.partial_json),
+        (Hole::Thinking, &d.thinking),
+    ]
+    .into_iter()
+    .find(|(_, text)| text.is_some())?;
+    Some((kind, Str::in_frame(text, data)?))
+}
+
+/// A common delta's view with `text` in hole `hole`.
+fn delta_view<'a>(
+    index: Option<i64>,
+    delta_type: &'a str,
+    hole: Hole,
+    text: &'a str,
+) -> EventView<'a> {
+    EventView {
+        kind: "content_block_delta",
+        index,
+        delta_type: Some(delta_type),
+        text: (hole == Hole::Text).then_some(text),
+        partial_json: (hole == Hole::PartialJson).then_some(text),
+        thinking: (hole == Hole::Thinking).then_some(text),
+        ..EventView::default()
+    }
+}
+
+impl<I> Dialect for MessagesReader<I> {
+    type Doc<'f> = Event<'f>;
+
+    const NAME: &'static str = "an Anthropic Messages";
+    const MARKER: &'static str = "message_stop";
+
+    fn belongs(doc: &Event<'_>, event: &[u8]) -> Belongs {
+        doc.belongs(event)
+    }
+
+    fn route(event: &[u8]) -> Route {
+        match event {
+            b"error" => Route::Error,
+            _ => Route::Decode,
+        }
+    }
+
+    fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
+        messages::decode(doc)
+    }
+
+    fn has_template(&self) -> bool {
+        self.template.is_some()
+    }
+
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+        (choice == 0).then(|| self.fold.arguments(index)).flatten()
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        self.fold.warnings().to_vec()
+    }
+
+    fn result(&mut self) -> crate::fold::Out {
+        self.fold.result()
+    }
+}
+
+impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
+    fn value<'f>(
+        &mut self,
+        state: &mut State,
+        v: Value<'f, '_, Event<'f>>,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        let frame: &Frame<'_> = v.frame;
+        let whole_frame = v.whole_frame();
+        let ev: Event<'f> = v.value;
+        let kind_text = ev.kind_of(frame.event_type());
+        let view = match ev.read(&kind_text, v.doc) {
+            Read::Skip => return Ok(()),
+            Read::Error(info) => return state.report_in(sink, &info, frame),
+            Read::Fold(view) => view,
+        };
+        let kind = kind_text.as_bytes();
+        if kind == b"message_stop" {
+            state.done = true;
+        }
+        self.fold.add(&view);
+        state.tap(Upstream::Messages(&view));
+        let item = if sink.items() {
+            Some(sink.event(&ev, kind, view.raw)?)
+        } else {
+            None
+        };
+        let hole = if whole_frame { hole(&ev, v.doc) } else { None };
+        if let (Some((hole, text)), Some(delta_type)) = (hole, ev.delta.type_.as_ref()) {
+            let new = Template::new(frame, text, &[], &[], hole as u8, item).map(|template| {
+                MessagesTemplate {
+                    template,
+                    index: ev.index,
+                    delta_type: delta_type.as_str().into(),
+                }
+            });
+            if new.is_some() {
+                self.template = new;
+            }
+        }
+        Ok(())
+    }
+
+    fn shortcut(
+        &mut self,
+        state: &mut State,
+        subject: Subject<'_>,
+        sink: &mut S,
+    ) -> Result<Option<usize>, S::Error> {
+        let Some(t) = &self.template else {
+            return Ok(None);
+        };
+        let Some(hit) = t.template.fit(subject, sink.items()) else {
+            return Ok(None);
+        };
+        let hole = Hole::of(t.template.hole);
+        if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {
+            sink.refill(item, hole, &hit.text)?;
+        }
+        let view = delta_view(t.index, &t.delta_type, hole, &hit.text);
+        self.fold.add(&view);
+        state.tap(Upstream::Messages(&view));
+        Ok(Some(hit.len))
+    }
+}
+
+impl MessagesItems for super::Quiet {
+    fn event(&mut self, _: &Event<'_>, _: &[u8], _: Option<&str>) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn refill(&mut self, _: &(), _: Hole, _: &str) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}

@@ -1,0 +1,727 @@
+//! The stream machine, in pure Rust: bytes of one dialect's response body in; its documents
+//! decoded, checked and folded; what the caller asked for out through a [`Sink`].
+//!
+//! One type drives every reader of a dialect body: the Python stream classes (`crate::py`,
+//! whose sink builds item objects, or none for `consume()`), `translate::Standalone` and the
+//! fuzz targets (whose sink, [`Quiet`], builds nothing). Per read:
+//!
+//! - [`Stream::run`] takes the common frames in one pass: while the framer is between events,
+//!   a frame at the start of the bytes that has the shape of the dialect's template (the last
+//!   text frame's, `crate::dialect::template`) is read straight from them; anything else goes
+//!   to the framer (`crate::dialect::body`: SSE, a JSON error body, a Gemini JSON array).
+//! - [`Stream::convert`] routes each frame by its event type (decode, error report,
+//!   pass-through) and splits its data into documents; `[DONE]`, malformed JSON (one report per
+//!   frame) and `event: error` frames are handled here, each document by the dialect
+//!   ([`Reader`], one module per dialect: [`chat`], [`messages`], [`responses`], [`gemini`]).
+//! - [`State`] keeps what every dialect shares: whether the terminal marker came, the first
+//!   error (owned, [`Failure`]), whether any document was the dialect's own (else a
+//!   `wrong_dialect` error), and the translation tapping the stream (`crate::translate`).
+//!
+//! Carried across reads: the body state, [`State`] and the reader (its fold and template).
+
+use std::borrow::Cow;
+
+use crate::dialect::body::{Body, End};
+use crate::dialect::template::{RawHole, Shape, MAX_RAW};
+use crate::dialect::{split_docs, Belongs, Doc, ErrorInfo};
+use crate::sse::{RawEvent, TooLarge};
+use crate::text::{fix_lone_surrogates, lossy_cow};
+use crate::translate::{Translation, Upstream};
+
+pub mod chat;
+pub mod gemini;
+pub mod messages;
+pub mod responses;
+
+/// An input of this many bytes or more is framed whole, without the template fast path (a
+/// binding may release its interpreter lock meanwhile: [`Sink::detached`]).
+pub const DETACH_THRESHOLD: usize = 1 << 20;
+
+/// How many bytes [`Stream::run`] hands the framer at once before a template exists.
+const SLOW_PATH_RUN: usize = 4096;
+
+/// One frame of a dialect stream: its event type and its data as text.
+pub struct Frame<'a> {
+    pub event: Option<Cow<'a, [u8]>>,
+    pub data: Cow<'a, str>,
+}
+
+impl Frame<'_> {
+    pub fn event_type(&self) -> &[u8] {
+        self.event.as_deref().unwrap_or(b"message")
+    }
+}
+
+fn to_frame(ev: RawEvent<'_>) -> Frame<'_> {
+    Frame {
+        event: ev.event,
+        data: fix_lone_surrogates(lossy_cow(ev.data)),
+    }
+}
+
+/// How a dialect treats a frame, by its event type.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Route {
+    /// Decode the data as the dialect's documents.
+    Decode,
+    /// The frame is an error report (`event: error`).
+    Error,
+    /// Hand the frame on as a plain event.
+    Pass,
+}
+
+/// An error the stream recorded, owned (its `type`, `code` and `raw` as JSON text, as
+/// [`ErrorInfo`] has them).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub message: String,
+    pub type_: Option<String>,
+    pub code: Option<String>,
+    pub raw: Option<String>,
+}
+
+impl Failure {
+    fn of(info: &ErrorInfo<'_>) -> Self {
+        Failure {
+            message: info.message.to_string(),
+            type_: info.type_.map(str::to_owned),
+            code: info.code.map(str::to_owned),
+            raw: info.raw.map(str::to_owned),
+        }
+    }
+
+    /// A failure of ssewire's own reading (not sent by the server): `type` and `code` strings.
+    fn own(message: String, type_: &str, code: &str) -> Self {
+        let quoted = |s: &str| serde_json::Value::from(s).to_string();
+        Failure {
+            message,
+            type_: Some(quoted(type_)),
+            code: Some(quoted(code)),
+            raw: None,
+        }
+    }
+
+    pub fn info(&self) -> ErrorInfo<'_> {
+        ErrorInfo {
+            message: Cow::Borrowed(&self.message),
+            type_: self.type_.as_deref(),
+            code: self.code.as_deref(),
+            raw: self.raw.as_deref(),
+        }
+    }
+}
+
+/// What an error report is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ReportKind {
+    /// The server reported an error; `first` when it is the one the stream records.
+    Stream { first: bool },
+    /// A frame's JSON did not decode (the stream's error is not touched).
+    Malformed,
+}
+
+/// An error of one frame (or of the body as a whole), as the sink gets it.
+pub struct Report<'a> {
+    pub kind: ReportKind,
+    pub info: &'a ErrorInfo<'a>,
+    /// The frame's event type as sent (`None`: a plain `data:` frame, or the body).
+    pub event: Option<&'a [u8]>,
+    /// The frame's data (the body's text for an error about the body).
+    pub data: &'a str,
+}
+
+/// What the stream hands its caller: error reports always, items (the dialect's own, through
+/// the dialect's items trait) only when [`Sink::items`] says so.
+pub trait Sink {
+    /// The caller's item, kept by a template to be copied with new text on a hit.
+    type Item;
+    type Error;
+    /// Whether items are wanted (`feed`), or only the fold and the errors (`consume`).
+    fn items(&self) -> bool;
+    /// An error report (a server-reported error, a malformed frame, a body that is an error).
+    fn report(&mut self, report: Report<'_>) -> Result<(), Self::Error>;
+    /// A frame the dialect does not decode (a named event of another dialect).
+    fn pass(&mut self, frame: &Frame<'_>) -> Result<(), Self::Error>;
+    /// A new frame starts (what the sink shares among one frame's reports is let go).
+    fn next_frame(&mut self) {}
+    /// Runs `f`, the framing of a large input, with whatever lock the caller holds released.
+    fn detached<T: Send>(&mut self, f: impl FnOnce() -> T + Send) -> T {
+        f()
+    }
+}
+
+/// A sink that builds nothing: the stream folds, records its errors and feeds its tap.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Quiet;
+
+impl Sink for Quiet {
+    type Item = ();
+    type Error = std::convert::Infallible;
+    fn items(&self) -> bool {
+        false
+    }
+    fn report(&mut self, _: Report<'_>) -> Result<(), Self::Error> {
+        Ok(())
+    }
+    fn pass(&mut self, _: &Frame<'_>) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// What every dialect stream keeps besides its reader.
+#[derive(Default)]
+pub struct State {
+    /// Whether the terminal marker was seen.
+    pub done: bool,
+    /// The first error (server-reported, or the stream's own: wrong dialect, cut short).
+    pub error: Option<Failure>,
+    /// Whether a document of the dialect's own shape came.
+    own: bool,
+    /// The start of the first document that was not the dialect's own (nor an error), while
+    /// no own document came.
+    foreign: Option<String>,
+    /// A translation reading this stream: it is handed every view the fold gets, every
+    /// error, `[DONE]`, the end.
+    pub tap: Option<Box<Translation>>,
+}
+
+impl State {
+    /// Hands `up` to the translation reading this stream, if any.
+    #[inline]
+    pub fn tap(&mut self, up: Upstream<'_>) {
+        if let Some(t) = &mut self.tap {
+            t.read(up);
+        }
+    }
+
+    /// A server-reported error in `frame` (or in the body, `frame == None`): tapped, recorded
+    /// when it is the first, reported.
+    pub fn report<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        info: &ErrorInfo<'_>,
+        event: Option<&[u8]>,
+        data: &str,
+    ) -> Result<(), S::Error> {
+        self.tap(Upstream::Error(info));
+        let first = self.error.is_none();
+        if first {
+            self.error = Some(Failure::of(info));
+        }
+        sink.report(Report {
+            kind: ReportKind::Stream { first },
+            info,
+            event,
+            data,
+        })
+    }
+
+    /// [`report`](Self::report) for an error carried by `frame`.
+    pub fn report_in<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        info: &ErrorInfo<'_>,
+        frame: &Frame<'_>,
+    ) -> Result<(), S::Error> {
+        self.report(sink, info, frame.event.as_deref(), &frame.data)
+    }
+
+    /// Notes whether a decoded document is the dialect's own.
+    fn saw(&mut self, belongs: Belongs, doc: &str) {
+        match belongs {
+            Belongs::Own => {
+                self.own = true;
+                self.foreign = None;
+            }
+            Belongs::Foreign if !self.own && self.foreign.is_none() => {
+                self.foreign = Some(doc.chars().take(60).collect());
+            }
+            _ => {}
+        }
+    }
+
+    /// Records a `wrong_dialect` error when documents came but none was the dialect's own (a
+    /// chat body read as Messages, ...): checked when the terminal marker arrives and at the
+    /// end, unless an error was already recorded.
+    fn check_dialect(&mut self, dialect: &str) {
+        let Some(first) = self.foreign.as_deref().filter(|_| !self.own) else {
+            return;
+        };
+        if self.error.is_some() {
+            return;
+        }
+        let message = format!(
+            "no event of this stream is {dialect} event (the first starts: {first}): the \
+             body is another dialect's; read it with the matching stream class or \
+             dialect=\"auto\""
+        );
+        self.error = Some(Failure::own(message, "invalid_response", "wrong_dialect"));
+    }
+
+    /// Records the incomplete-stream error unless the stream is done or already failed.
+    fn incomplete(&mut self, cut_off: bool, marker: &str) {
+        if self.done || self.error.is_some() {
+            return;
+        }
+        let message = if cut_off {
+            format!("the stream ended before {marker}; its last frame was cut off")
+        } else {
+            format!("the stream ended before {marker}")
+        };
+        self.error = Some(Failure::own(
+            message,
+            "incomplete_stream",
+            "incomplete_stream",
+        ));
+    }
+}
+
+/// A decoded document, handed to the dialect.
+pub struct Value<'f, 'x, T> {
+    pub frame: &'x Frame<'f>,
+    pub doc: &'f str,
+    pub value: T,
+}
+
+impl<T> Value<'_, '_, T> {
+    /// Whether the document is the frame's whole data (only then can a template be made).
+    pub fn whole_frame(&self) -> bool {
+        self.doc.len() == self.frame.data.len()
+    }
+}
+
+/// What a dialect decodes and how, whatever the caller wants of it.
+pub trait Dialect: Default {
+    /// One decoded document, borrowing the frame text.
+    type Doc<'f>;
+
+    /// The dialect's name in messages ("a chat completions stream", ...).
+    const NAME: &'static str;
+
+    /// What ends a complete stream, for the incomplete-stream message ("[DONE]", ...).
+    const MARKER: &'static str;
+
+    /// Whether a body that is a JSON array is read element by element, one document each
+    /// (Gemini without `?alt=sse`), rather than as one JSON (error) body.
+    const JSON_ARRAYS: bool = false;
+
+    /// Whether a decoded document (of a frame with event type `event`) is the dialect's own.
+    fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> Belongs;
+
+    /// How a frame is treated, by its event type.
+    fn route(event: &[u8]) -> Route;
+
+    /// Decodes one document.
+    fn decode(doc: &str) -> Result<Self::Doc<'_>, serde_json::Error>;
+
+    /// Whether the dialect has a frame template (whole frames may then be read without the
+    /// framer, [`Stream::run`]).
+    fn has_template(&self) -> bool;
+
+    /// The arguments of tool call `index` (the dialect's own index; `choice` for chat) read so
+    /// far, `None` if there is no such call.
+    fn arguments(&self, _choice: i64, _index: i64) -> Option<&crate::partial::PartialJson> {
+        None
+    }
+
+    /// Notes about input the fold had to interpret or could not hold as sent.
+    fn warnings(&mut self) -> Vec<String>;
+
+    /// The final object folded so far, shaped like the provider's non-streaming response.
+    fn result(&mut self) -> crate::fold::Out;
+}
+
+/// A dialect reading for sink `S`: each document folded, tapped and, when `S` wants items,
+/// handed to the sink's items trait of the dialect.
+pub trait Reader<S: Sink>: Dialect {
+    /// Folds one decoded document and hands its items to the sink.
+    fn value<'f>(
+        &mut self,
+        state: &mut State,
+        value: Value<'f, '_, Self::Doc<'f>>,
+        sink: &mut S,
+    ) -> Result<(), S::Error>;
+
+    /// The frame-template fast path: when the frame (framed, or whole at the start of the
+    /// wire's bytes) has the shape of the last text frame, handles it without a decode and
+    /// returns the bytes it took (0 for a framed frame); else `None`, and the frame is framed
+    /// and decoded in full.
+    fn shortcut(
+        &mut self,
+        state: &mut State,
+        subject: Subject<'_>,
+        sink: &mut S,
+    ) -> Result<Option<usize>, S::Error>;
+}
+
+/// One dialect body being read: the framer, the shared state and the dialect's reader.
+pub struct Stream<R> {
+    body: Body,
+    pub state: State,
+    pub reader: R,
+}
+
+impl<R: Dialect> Stream<R> {
+    pub fn new(max_event_size: usize) -> Self {
+        let mut body = Body::new(max_event_size);
+        if R::JSON_ARRAYS {
+            body.read_json_arrays();
+        }
+        Stream {
+            body,
+            state: State::default(),
+            reader: R::default(),
+        }
+    }
+
+    pub fn max_event_size(&self) -> usize {
+        self.body.max_event_size()
+    }
+
+    /// Frames, decodes and folds `bytes`, handing `sink` what it asked for.
+    ///
+    /// The common frames take one pass: while the framer is between events, a frame at the
+    /// start of the bytes that has the shape of the dialect's template is read straight from
+    /// them, without the framer, the UTF-8 check of its data or a decode (see
+    /// `Shape::fill_raw`: the framer would read it the same way). Anything else goes to the
+    /// framer: one event at a time (up to the next blank line) while there is a template, else
+    /// about [`SLOW_PATH_RUN`] bytes at a time, so the fast path can take over as soon as a
+    /// template is made. An input of [`DETACH_THRESHOLD`] bytes or more is framed whole
+    /// through [`Sink::detached`] instead (no fast path then).
+    pub fn run<S: Sink>(&mut self, bytes: &[u8], sink: &mut S) -> Result<Option<TooLarge>, S::Error>
+    where
+        R: Reader<S>,
+    {
+        if bytes.len() >= DETACH_THRESHOLD {
+            let body = &mut self.body;
+            let (frames, too_large) = sink.detached(move || frame(body, bytes));
+            self.convert(&frames, false, sink)?;
+            self.take_json_body(sink)?;
+            return Ok(too_large);
+        }
+        let mut too_large = None;
+        let mut rest = bytes;
+        // A frame longer than the event size limit is left to the framer, which refuses it.
+        let limit = self.body.max_event_size();
+        while !rest.is_empty() {
+            while self.body.idle() && self.reader.has_template() {
+                if self.state.done {
+                    self.state.check_dialect(R::NAME);
+                }
+                sink.next_frame();
+                let window = rest.get(..limit).unwrap_or(rest);
+                match self
+                    .reader
+                    .shortcut(&mut self.state, Subject::Raw(window), sink)?
+                {
+                    Some(len) if len > 0 => rest = rest.get(len..).unwrap_or_default(),
+                    _ => break,
+                }
+            }
+            if rest.is_empty() {
+                break;
+            }
+            let from = if self.reader.has_template() {
+                0
+            } else {
+                SLOW_PATH_RUN
+            };
+            let (now, later) = rest.split_at(blank_line_end(rest, from));
+            let (frames, tl) = frame(&mut self.body, now);
+            too_large = too_large.or(tl);
+            self.convert(&frames, false, sink)?;
+            rest = later;
+        }
+        self.take_json_body(sink)?;
+        Ok(too_large)
+    }
+
+    /// Ends the body: decodes a last frame never closed by a blank line (lenient), reports a
+    /// JSON body or a body that is not an event stream, and records an `incomplete_stream`
+    /// error if the terminal marker never came (unless an error was already recorded).
+    pub fn finish<S: Sink>(&mut self, sink: &mut S) -> Result<(), S::Error>
+    where
+        R: Reader<S>,
+    {
+        let End {
+            last_event,
+            mut cut_off,
+            json,
+            not_sse,
+        } = self.body.finish();
+        if let Some(text) = json {
+            self.json_body(&text, sink)?;
+        }
+        if let Some(text) = not_sse {
+            self.not_event_stream(&text, sink)?;
+        }
+        if let Some(frame) = last_event.map(to_frame) {
+            cut_off = self.convert(&[frame], true, sink)?;
+        }
+        self.state.tap(Upstream::End);
+        self.state.check_dialect(R::NAME);
+        self.state.incomplete(cut_off, R::MARKER);
+        Ok(())
+    }
+
+    /// A complete JSON body (a pre-stream error passed through), if one arrived.
+    fn take_json_body<S: Sink>(&mut self, sink: &mut S) -> Result<(), S::Error> {
+        match self.body.take_json() {
+            Some(text) => self.json_body(&text, sink),
+            None => Ok(()),
+        }
+    }
+
+    fn json_body<S: Sink>(&mut self, text: &str, sink: &mut S) -> Result<(), S::Error> {
+        sink.next_frame();
+        self.state
+            .report(sink, &ErrorInfo::from_body(text), None, text)
+    }
+
+    /// A body that was not an event stream at all (an HTML error page, a plain-text 404): a
+    /// stream error with code `not_event_stream` whose `raw` keeps the body's start under
+    /// `"body"`, not a stream cut short.
+    fn not_event_stream<S: Sink>(&mut self, text: &str, sink: &mut S) -> Result<(), S::Error> {
+        let first = text.trim_start().lines().next().unwrap_or_default();
+        let shown: String = first.chars().take(80).collect();
+        let more = if shown.len() < first.len() { "..." } else { "" };
+        let message = format!(
+            "the response body is not an event stream (no SSE field or comment line; it \
+             starts: {shown:?}{more}); check the HTTP status before reading"
+        );
+        let raw = serde_json::json!({ "body": text }).to_string();
+        let info = ErrorInfo {
+            message: Cow::Owned(message),
+            type_: Some("\"invalid_response\""),
+            code: Some("\"not_event_stream\""),
+            raw: Some(&raw),
+        };
+        sink.next_frame();
+        self.state.report(sink, &info, None, text)
+    }
+
+    /// Routes frames by event type; the dialect decodes and folds their documents; the cases
+    /// every dialect shares (`[DONE]`, malformed JSON, `event: error`, pass-through) are
+    /// handled here. With `at_end` (the lenient flush of [`finish`](Self::finish)), a frame
+    /// that does not decode is taken as cut off rather than malformed; the return value tells.
+    pub fn convert<S: Sink>(
+        &mut self,
+        frames: &[Frame<'_>],
+        at_end: bool,
+        sink: &mut S,
+    ) -> Result<bool, S::Error>
+    where
+        R: Reader<S>,
+    {
+        let mut cut = false;
+        let (state, reader) = (&mut self.state, &mut self.reader);
+        for frame in frames {
+            // Checked frame by frame (not once per call), so the outcome depends on the
+            // stream's order only, never on how the reads were cut.
+            if state.done {
+                state.check_dialect(R::NAME);
+            }
+            sink.next_frame();
+            match R::route(frame.event_type()) {
+                Route::Decode => {
+                    if reader
+                        .shortcut(state, Subject::Frame(frame), sink)?
+                        .is_some()
+                    {
+                        continue; // same shape as the last text frame: no decode
+                    }
+                    let mut result = Ok(());
+                    // One malformed report per frame: the documents of a frame that holds
+                    // many (one per line) are each decoded, but only the first that fails is
+                    // reported, so a frame of N bad documents costs one report, not N.
+                    let mut malformed = false;
+                    split_docs(&frame.data, R::decode, |doc| {
+                        if result.is_err() {
+                            return;
+                        }
+                        result = match doc {
+                            Doc::Done => {
+                                state.done = true;
+                                state.tap(Upstream::Done);
+                                Ok(())
+                            }
+                            Doc::Value(doc, value) => {
+                                state.saw(R::belongs(&value, frame.event_type()), doc);
+                                reader.value(state, Value { frame, doc, value }, sink)
+                            }
+                            Doc::Malformed(_) if at_end => {
+                                cut = true;
+                                Ok(())
+                            }
+                            Doc::Malformed(_) if malformed => Ok(()),
+                            Doc::Malformed(message) => {
+                                malformed = true;
+                                state.tap(Upstream::Malformed);
+                                let message = format!("malformed JSON in frame: {message}");
+                                let info = ErrorInfo {
+                                    message: Cow::Owned(message),
+                                    type_: Some("\"malformed_json\""),
+                                    code: None,
+                                    raw: None,
+                                };
+                                sink.report(Report {
+                                    kind: ReportKind::Malformed,
+                                    info: &info,
+                                    event: frame.event.as_deref(),
+                                    data: &frame.data,
+                                })
+                            }
+                        };
+                    });
+                    result?;
+                }
+                Route::Error => {
+                    // One error, read out of the first JSON document the frame holds (a
+                    // `[DONE]` line in it also counts), or its whole text as the message.
+                    let (info, done) = crate::dialect::frame_error(&frame.data);
+                    if done {
+                        state.done = true;
+                    }
+                    state.report_in(sink, &info, frame)?;
+                }
+                Route::Pass => {
+                    // A named event the dialect does not decode (another dialect's).
+                    state.saw(Belongs::Foreign, &frame.data);
+                    if sink.items() {
+                        sink.pass(frame)?;
+                    }
+                }
+            }
+        }
+        if state.done {
+            state.check_dialect(R::NAME);
+        }
+        Ok(cut)
+    }
+}
+
+/// Frames `bytes` into text frames.
+fn frame<'a>(body: &mut Body, bytes: &'a [u8]) -> (Vec<Frame<'a>>, Option<TooLarge>) {
+    let mut raw = Vec::new();
+    let too_large = body.feed(bytes, &mut raw);
+    (raw.into_iter().map(to_frame).collect(), too_large)
+}
+
+/// Where the first blank line (LF LF, or LF CR LF) that ends at or after `from` ends in
+/// `bytes`, with the blank lines right after it (the whole length when there is none). A
+/// searcher would cost more to build than the two or three line ends of a frame cost to visit.
+fn blank_line_end(bytes: &[u8], from: usize) -> usize {
+    let start = from.saturating_sub(1).min(bytes.len());
+    let tail = bytes.get(start..).unwrap_or_default();
+    // An empty line after a line end: LF, or CRLF (Gemini's frames end so).
+    let empty = |at: usize| match bytes.get(at..) {
+        Some([b'\n', ..]) => Some(1),
+        Some([b'\r', b'\n', ..]) => Some(2),
+        _ => None,
+    };
+    let Some((at, len)) = memchr::memchr_iter(b'\n', tail)
+        .find_map(|at| empty(start + at + 1).map(|len| (start + at, len)))
+    else {
+        return bytes.len();
+    };
+    let mut end = at + 1 + len;
+    // A run of empty lines goes to the framer in one piece, not a line at a time.
+    while let Some(len) = empty(end) {
+        end += len;
+    }
+    end
+}
+
+/// What a template is tried on: a framed frame, or the wire's bytes where a frame starts
+/// (the framer between events).
+#[derive(Clone, Copy)]
+pub enum Subject<'d> {
+    Frame(&'d Frame<'d>),
+    Raw(&'d [u8]),
+}
+
+/// A frame that fits a template: the values of its holes, and its length in the wire's bytes
+/// (0 for a framed frame).
+pub struct Hit<'d> {
+    pub text: Cow<'d, str>,
+    pub number: Option<i64>,
+    pub len: usize,
+    /// The raw holes' values, by slot.
+    pub raws: [&'d str; MAX_RAW],
+}
+
+/// The frame-template fast path (see `crate::dialect::template`): the shape of the last text
+/// frame, and the item it became (the sink's), to be copied with the new string on a hit.
+pub struct Template<I> {
+    shape: Shape,
+    /// Which string of the item the hole is (the dialect's own numbering).
+    pub hole: u8,
+    /// The item the template frame became (`None` when it was read without items).
+    pub item: Option<I>,
+}
+
+impl<I> Template<I> {
+    /// A template for `frame`, whose item holds `text` borrowed from the frame's data;
+    /// `padding` are other strings of the frame (borrowed too) that no item holds; `raws` are
+    /// raw holes (vendor values; see `Shape::with_raws`).
+    pub fn new(
+        frame: &Frame<'_>,
+        text: &str,
+        padding: &[&str],
+        raws: &[RawHole<'_>],
+        hole: u8,
+        item: Option<I>,
+    ) -> Option<Self> {
+        let shape = Shape::with_raws(frame.event.as_deref(), &frame.data, text, padding, raws)?;
+        Some(Template { shape, hole, item })
+    }
+
+    /// Adds an integer hole (see `Shape::with_number`); `None` if it cannot be placed.
+    pub fn with_number(self, key: &str, value: i64) -> Option<Self> {
+        let shape = self.shape.with_number(key, value)?;
+        Some(Template { shape, ..self })
+    }
+
+    /// The values of `subject`'s holes when it fits this template. `None` when it does not
+    /// fit, or when items are wanted but the template was made without one (no item to copy):
+    /// the frame is then framed and decoded in full.
+    pub fn fit<'d>(&self, subject: Subject<'d>, items: bool) -> Option<Hit<'d>> {
+        if items && self.item.is_none() {
+            return None;
+        }
+        let (len, f) = match subject {
+            Subject::Frame(frame) => (0, self.shape.fill_all(frame.event.as_deref(), &frame.data)?),
+            Subject::Raw(bytes) => self.shape.fill_raw_all(bytes)?,
+        };
+        Some(Hit {
+            text: f.text,
+            number: f.number,
+            len,
+            raws: f.raws,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn blank_line_end_finds_lf_and_crlf_runs() {
+        assert_eq!(blank_line_end(b"data: a\n\ndata: b\n\n", 0), 9);
+        assert_eq!(blank_line_end(b"data: a\r\n\r\n\r\nx", 0), 13);
+        assert_eq!(blank_line_end(b"data: a\n", 0), 8);
+        assert_eq!(blank_line_end(b"", 5), 0);
+    }
+
+    #[test]
+    fn own_failures_quote_their_type_and_code() {
+        let f = Failure::own("m".into(), "incomplete_stream", "x\"y");
+        let info = f.info();
+        assert_eq!(info.type_, Some("\"incomplete_stream\""));
+        assert_eq!(
+            serde_json::from_str::<String>(info.code.unwrap()).unwrap(),
+            "x\"y"
+        );
+    }
+}
