@@ -534,3 +534,110 @@ def test_a_together_stream_keeps_its_changing_vendor_values() -> None:
         for piece in way.pieces:
             c.consume(piece)
         assert c.result() == result
+
+
+# -- vendor keys of Messages and Responses events on the fast path (issue 25) --------------------
+#
+# A key the decoder does not know, at the event's level or (Messages) the delta's: the event
+# keeps its raw JSON (`raw` of its item, what the fold reads), and the template leaves its string
+# and number values open, so a stream whose vendor values change on every delta (a shell call's
+# `command_index`, a vendor's token counter) stays on it.
+
+
+def _messages_with_vendor(text: str, vendor: list[tuple[str, str, str]]) -> str:
+    def keys(level: str) -> str:
+        return "".join(f',"{k}":{v}' for lv, k, v in vendor if lv == level)
+
+    return (
+        '{"type":"content_block_delta","index":0' + keys("event") + ','
+        '"delta":{"type":"text_delta","text":"' + text + '"' + keys("delta") + "}}"
+    )
+
+
+def _responses_with_vendor(text: str, vendor: list[tuple[str, str, str]], n: int) -> str:
+    keys = "".join(f',"{k}":{v}' for _, k, v in vendor)
+    return (
+        '{"type":"response.output_text.delta","item_id":"msg_1","output_index":0,"content_index":0,'
+        f'"delta":"{text}"' + keys + f',"sequence_number":{n + 3}}}'
+    )
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.sampled_from(["messages", "responses"]),
+    st.lists(
+        st.tuples(
+            st.sampled_from(["event", "delta"]),
+            st.sampled_from(["text", "command_index", "seed", "x_meta", "provider"]),
+            _vendor_value,
+        ),
+        max_size=4,
+        unique_by=lambda t: (t[0], t[1]),
+    ),
+    st.lists(st.tuples(_some_escaped_text, st.lists(_vendor_value, min_size=4, max_size=4)), min_size=1, max_size=8),
+    st.booleans(),
+)
+def test_messages_and_responses_vendor_keys_of_every_type(
+    dialect: str, keys: list[tuple[str, str, str]], frames: list[tuple[str, list[str]]], reshape: bool
+) -> None:
+    """As for chat: the first frame sets the vendor keys, later frames carry other values (with
+    `reshape`, every other frame drops one); fed whole, one byte at a time and at random cuts,
+    with items and with consume(), everything equals fresh decodes, and the fold of the fast
+    path equals the fold of items decoded in full."""
+    if dialect == "messages":
+        cls, acc, event = ssewire.MessagesStream, ssewire.MessageAccumulator, "content_block_delta"
+        make = lambda text, vendor, n: _messages_with_vendor(text, vendor)  # noqa: E731
+        start = (
+            '{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","content":[],'
+            '"model":"c","usage":{"input_tokens":1,"output_tokens":1}}}'
+        )
+        block = '{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}'
+        opening = [("message_start", start), ("content_block_start", block)]
+    else:
+        cls, acc, event = ssewire.ResponsesStream, ssewire.ResponseAccumulator, "response.output_text.delta"
+        keys = [k for k in keys if k[0] == "event"]
+        make = _responses_with_vendor
+        opening = []
+    bodies = [make("first", keys, 0)]
+    for n, (text, values) in enumerate(frames):
+        vendor = [(lv, k, values[i]) for i, (lv, k, _) in enumerate(keys)]
+        if reshape and n % 2 and vendor:
+            vendor = vendor[:-1]
+        bodies.append(make(text, vendor, n + 1))
+    head = "".join(f"event: {e}\ndata: {d}\n\n" for e, d in opening).encode()
+    body = head + _body(bodies, event)
+    fresh_items: list[Any] = []
+    fresh = acc()
+    for e, d in opening:
+        got = cls().feed(f"event: {e}\ndata: {d}\n\n".encode())
+        fresh.add_all(got)
+    for f in bodies:
+        got = cls().feed(_body([f], event))
+        fresh_items.extend(_attrs(i) for i in got)
+        fresh.add_all(got)
+    templated = cls()
+    items = [_attrs(i) for i in templated.feed(body)]
+    assert items[len(opening):] == fresh_items
+    assert templated.result() == fresh.result()
+    for consume in (False, True):
+        whole = _seen(cls, [body], consume)
+        for way in split_ways(body, random_splits=2):
+            assert _seen(cls, way.pieces, consume) == whole, way.name
+
+
+def test_a_shell_call_command_streams_on_the_fast_path_with_its_raw_event() -> None:
+    """`response.shell_call_command.delta` carries `command_index`, a key this decoder does not
+    name: each item keeps its own raw event (with its own delta and index), and the deltas fold
+    into the call as the full decode folds them."""
+    frames = [
+        '{"type":"response.shell_call_command.delta","output_index":0,"command_index":%d,'
+        '"delta":"%s","obfuscation":"%s","sequence_number":%d}' % (n // 3, t, "x" * (n % 5), n + 4)
+        for n, t in enumerate(["ls", " -la", " \\\"a b\\\"", "cat", " f.txt", "\\n", "echo", " hi"])
+    ]
+    body = _body(frames, "response.shell_call_command.delta")
+    for way in split_ways(body, random_splits=2):
+        s = ssewire.ResponsesStream()
+        items = [i for piece in way.pieces for i in s.feed(piece)]
+        assert [i.raw for i in items] == [json.loads(f) for f in frames]
+        assert [i.delta for i in items] == [json.loads(f)["delta"] for f in frames]
+        assert [i.sequence_number for i in items] == list(range(4, 12))

@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use super::template::{int_len, RawHole, MAX_RAW};
+use super::template::{RawHole, MAX_RAW};
 
 use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Extra, Int, Str};
 use crate::fold::chat::{ChunkView, ContentView, ToolView};
@@ -169,13 +169,7 @@ impl VendorRecipes {
                     Ok(n) if raws.len() < MAX_RAW => Some(n),
                     _ => None,
                 };
-                let raw = match text.as_bytes() {
-                    [b'"', .., b'"'] if text.len() >= 2 => {
-                        text.get(1..text.len() - 1).map(RawHole::Str)
-                    }
-                    _ if int_len(text.as_bytes()) == Some(text.len()) => Some(RawHole::Int(text)),
-                    _ => None,
-                };
+                let raw = RawHole::of(value);
                 match (hole, raw) {
                     (Some(n), Some(raw)) => {
                         let quoted = matches!(raw, RawHole::Str(_));
@@ -187,9 +181,7 @@ impl VendorRecipes {
                         if quoted {
                             fixed.push('"');
                         }
-                        recipes.values.push(match raw {
-                            RawHole::Str(s) | RawHole::Int(s) => s.into(),
-                        });
+                        recipes.values.push(raw.text().into());
                         raws.push(raw);
                     }
                     _ => fixed.push_str(text),

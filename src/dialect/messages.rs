@@ -10,7 +10,6 @@
 
 use std::borrow::Cow;
 
-use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
 use super::json::{map_struct, raw_opt, Extra, Int, Str};
@@ -27,6 +26,9 @@ pub struct Event<'a> {
     pub message: Option<&'a RawValue>,
     pub usage: Option<&'a RawValue>,
     pub error: Option<&'a RawValue>,
+    /// Keys of the event this decoder does not know (kept for the frame template's raw
+    /// holes; the raw event is kept for them).
+    pub extra: Extra<'a>,
 }
 
 /// The `delta` of `content_block_delta` (a typed delta) or of `message_delta` (stop fields).
@@ -64,8 +66,13 @@ impl Event<'_> {
     /// Whether this is one of the frequent delta events whose fields are all typed (no need
     /// to keep the raw JSON of the event).
     pub fn is_common_delta(&self) -> bool {
+        self.extra.is_empty() && self.delta.extra.is_empty() && self.is_typed_delta()
+    }
+
+    /// Whether this is a delta of one of the common types (what other keys it has aside): a
+    /// frame template can be made from it.
+    pub fn is_typed_delta(&self) -> bool {
         self.type_.as_ref().map(Str::as_str) == Some("content_block_delta")
-            && self.delta.extra.is_empty()
             && matches!(
                 self.delta.type_.as_ref().map(Str::as_str),
                 Some("text_delta" | "input_json_delta" | "thinking_delta" | "signature_delta")
@@ -133,9 +140,7 @@ map_struct!(
             "message" => event.message = raw_opt(&mut map)?,
             "usage" => event.usage = raw_opt(&mut map)?,
             "error" => event.error = raw_opt(&mut map)?,
-            _ => {
-                map.next_value::<IgnoredAny>()?;
-            }
+            _ => event.extra.keep(key, &mut map)?,
         }
     }
 );

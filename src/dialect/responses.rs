@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Int, Str};
+use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Extra, Int, Str};
 use super::ErrorInfo;
 use crate::fold::responses::EventView;
 
@@ -35,8 +35,9 @@ pub struct Event<'a> {
     pub logprobs: Option<&'a RawValue>,
     /// `error` of an error event that nests it (`{"type": "error", "error": {...}}`).
     pub error: Option<&'a RawValue>,
-    /// Other keys were present (the raw event is worth keeping).
-    pub other_keys: bool,
+    /// Keys this decoder does not know (a vendor's, or a new event's such as a shell call
+    /// delta's `command_index`): the raw event is kept for them.
+    pub extra: Extra<'a>,
     /// OpenAI's `obfuscation` padding, if sent (not part of any item).
     pub obfuscation: Option<Str<'a>>,
 }
@@ -69,8 +70,13 @@ impl Event<'_> {
     /// Whether all of this event is in typed fields (a plain text or arguments delta). Such an
     /// event is a flat JSON object: no value of it is an object or a non-empty array.
     pub fn is_common_delta(&self) -> bool {
-        !self.other_keys
-            && self.logprobs.is_none()
+        self.extra.is_empty() && self.is_delta()
+    }
+
+    /// Whether this is a delta event with no item, part, response, logprobs or error (what
+    /// other keys it has aside): a frame template can be made from it.
+    pub fn is_delta(&self) -> bool {
+        self.logprobs.is_none()
             && self.item.is_none()
             && self.part.is_none()
             && self.response.is_none()
@@ -185,10 +191,7 @@ map_struct!(
             // "obfuscation" pads delta events to hide their length: no item holds it; its
             // place is recorded for the frame template.
             "obfuscation" => event.obfuscation = str_or_skip(&mut map)?,
-            _ => {
-                map.next_value::<IgnoredAny>()?;
-                event.other_keys = true;
-            }
+            _ => event.extra.keep(key, &mut map)?,
         }
     }
 );

@@ -28,19 +28,53 @@ enum Hole {
     /// A string of a key the decoder does not know (a vendor extra), returned as its raw
     /// contents (escapes kept) in slot `n` of [`Filled::raws`].
     RawStr(u8),
-    /// An integer of a key the decoder does not know, returned as its token in slot `n`.
-    RawInt(u8),
+    /// A number of a key the decoder does not know, returned as its token in slot `n`.
+    RawNum(u8),
 }
 
 /// How many raw holes a shape may have; a frame's further vendor values stay fixed parts.
 pub const MAX_RAW: usize = 8;
 
 /// A vendor value of a frame a shape leaves open: a slice of the frame's data (a string's
-/// contents between its quotes, or an integer token).
+/// contents between its quotes, or a number token).
 #[derive(Debug, Clone, Copy)]
 pub enum RawHole<'a> {
     Str(&'a str),
-    Int(&'a str),
+    Num(&'a str),
+}
+
+impl<'a> RawHole<'a> {
+    /// The hole a value of a key the decoder does not know can be: a string or a number;
+    /// `None` for the other JSON types (they stay fixed parts of a shape).
+    pub fn of(value: &'a serde_json::value::RawValue) -> Option<Self> {
+        let text = value.get();
+        match text.as_bytes() {
+            [b'"', .., b'"'] if text.len() >= 2 => text.get(1..text.len() - 1).map(RawHole::Str),
+            _ if num_len(text.as_bytes()) == Some(text.len()) => Some(RawHole::Num(text)),
+            _ => None,
+        }
+    }
+
+    /// The slice of the frame it is.
+    pub fn text(&self) -> &'a str {
+        match self {
+            RawHole::Str(s) | RawHole::Num(s) => s,
+        }
+    }
+
+    /// The raw holes of objects of keys the decoder does not know (in order, at most
+    /// [`MAX_RAW`]; the values past that stay fixed parts).
+    pub fn all_of<'e>(objects: impl IntoIterator<Item = &'e super::json::Extra<'a>>) -> Vec<Self>
+    where
+        'a: 'e,
+    {
+        objects
+            .into_iter()
+            .flat_map(|extra| extra.0.iter())
+            .filter_map(|(_, value)| RawHole::of(value))
+            .take(MAX_RAW)
+            .collect()
+    }
 }
 
 /// A frame's shape: its event type, and its bytes cut into fixed parts around the holes.
@@ -71,6 +105,8 @@ pub struct Filled<'d> {
     pub span: Option<&'d str>,
     /// The raw holes' values, by slot (see [`Hole::RawStr`]).
     pub raws: [&'d str; MAX_RAW],
+    /// The frame's data (what the shape covered).
+    pub data: &'d [u8],
 }
 
 /// Where `inner` (a slice of `data`) lies in it.
@@ -99,8 +135,8 @@ impl Shape {
     }
 
     /// [`new`](Self::new), with raw holes too: `raws[n]` is slot `n` of a fill's
-    /// [`Filled::raws`] (at most [`MAX_RAW`]). A string must lie between quotes; an integer
-    /// must be a whole JSON integer token.
+    /// [`Filled::raws`] (at most [`MAX_RAW`]). A string must lie between quotes; a number
+    /// must be a whole JSON number token.
     pub fn with_raws(
         event: Option<&[u8]>,
         data: &str,
@@ -119,12 +155,12 @@ impl Shape {
             let slot = u8::try_from(n).ok()?;
             spans.push(match raw {
                 RawHole::Str(inner) => (quoted_span(data, inner)?, Hole::RawStr(slot)),
-                RawHole::Int(token) => {
+                RawHole::Num(token) => {
                     let span = span_of(data, token)?;
-                    if int_len(token.as_bytes()) != Some(token.len()) {
+                    if num_len(token.as_bytes()) != Some(token.len()) {
                         return None;
                     }
-                    (span, Hole::RawInt(slot))
+                    (span, Hole::RawNum(slot))
                 }
             });
         }
@@ -343,8 +379,8 @@ impl Shape {
                     number.get_or_insert(value);
                     at += len;
                 }
-                Hole::RawInt(slot) => {
-                    let len = int_len(bytes.get(at..)?)?;
+                Hole::RawNum(slot) => {
+                    let len = num_len(bytes.get(at..)?)?;
                     let token = std::str::from_utf8(bytes.get(at..at + len)?).ok()?;
                     *raws.get_mut(usize::from(*slot))? = token;
                     at += len;
@@ -375,29 +411,52 @@ impl Shape {
             return None;
         }
         part_at(self.parts.len() - 1, at);
+        let end = at + last.len();
         let filled = Filled {
             text: text?,
             number,
             span: None,
             raws,
+            data: bytes.get(..end)?,
         };
-        Some((at + last.len(), filled))
+        Some((end, filled))
     }
 }
 
-/// The length of the JSON integer token (`-?(0|[1-9][0-9]*)`) at the start of `bytes`.
-pub fn int_len(bytes: &[u8]) -> Option<usize> {
+/// The length of the JSON number token (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`) at
+/// the start of `bytes`.
+pub fn num_len(bytes: &[u8]) -> Option<usize> {
+    let digits = |from: usize| {
+        bytes
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
     let sign = usize::from(bytes.first() == Some(&b'-'));
-    let digits = bytes
-        .get(sign..)?
-        .iter()
-        .take_while(|b| b.is_ascii_digit())
-        .count();
-    match (digits, bytes.get(sign)) {
-        (0, _) => None,
-        (1.., Some(b'0')) if digits > 1 => None, // a leading zero
-        _ => Some(sign + digits),
+    let int = digits(sign);
+    let mut end = match (int, bytes.get(sign)) {
+        (0, _) => return None,
+        (1.., Some(b'0')) if int > 1 => return None, // a leading zero
+        _ => sign + int,
+    };
+    if bytes.get(end) == Some(&b'.') {
+        let fraction = digits(end + 1);
+        if fraction == 0 {
+            return None;
+        }
+        end += 1 + fraction;
     }
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(bytes.get(end + 1), Some(b'+' | b'-')));
+        let exponent = digits(end + 1 + sign);
+        if exponent == 0 {
+            return None;
+        }
+        end += 1 + sign + exponent;
+    }
+    Some(end)
 }
 
 /// A JSON non-negative integer token at the start of `bytes`: its value and length.

@@ -141,7 +141,13 @@ impl MessagesItems for Out<'_, '_, MessagesNames> {
         Ok(obj)
     }
 
-    fn refill(&mut self, item: &Py<MessageEvent>, hole: Hole, text: &str) -> PyResult<()> {
+    fn refill(
+        &mut self,
+        item: &Py<MessageEvent>,
+        hole: Hole,
+        text: &str,
+        raw: Option<&str>,
+    ) -> PyResult<()> {
         let py = self.py;
         let this = item.get();
         let mut item = MessageEvent {
@@ -158,7 +164,10 @@ impl MessagesItems for Out<'_, '_, MessagesNames> {
             message_json: this.message_json.clone(),
             usage_json: this.usage_json.clone(),
             citation_json: this.citation_json.clone(),
-            raw_json: this.raw_json.clone(),
+            raw_json: match raw {
+                Some(raw) => Some(raw.into()),
+                None => this.raw_json.clone(),
+            },
         };
         let text = PyString::new(py, text).into_any().unbind();
         match hole {

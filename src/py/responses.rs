@@ -169,6 +169,7 @@ impl ResponsesItems for Out<'_, '_, ResponseStrings> {
         item: &Py<ResponseEvent>,
         delta: &str,
         sequence_number: Option<i64>,
+        raw: Option<&str>,
     ) -> PyResult<()> {
         let py = self.py;
         let this = item.get();
@@ -191,7 +192,10 @@ impl ResponsesItems for Out<'_, '_, ResponseStrings> {
             part_json: this.part_json.clone(),
             response_json: this.response_json.clone(),
             logprobs_json: this.logprobs_json.clone(),
-            raw_json: this.raw_json.clone(),
+            raw_json: match raw {
+                Some(raw) => Some(raw.into()),
+                None => this.raw_json.clone(),
+            },
         };
         self.push(&Py::new(py, item)?)
     }

@@ -209,7 +209,7 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
             .iter()
             .filter_map(|r| match r {
                 RawHole::Str(s) => Some(*s),
-                RawHole::Int(_) => None,
+                RawHole::Num(_) => None,
             })
             .collect();
         let hole = if whole_frame {

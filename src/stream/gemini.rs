@@ -9,7 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::{Dialect, Frame, Reader, Route, Sink, State, Subject, Value};
+use super::{Dialect, Frame, Reader, Sink, State, Subject, Value};
 use crate::dialect::gemini::{self, Candidate, Chunk, Part};
 use crate::dialect::json::{Extra, Str};
 use crate::dialect::template::{Filled, Shape};
@@ -275,13 +275,6 @@ impl<I> Dialect for GeminiReader<I> {
 
     fn belongs(doc: &Chunk<'_>, _event: &[u8]) -> Belongs {
         doc.belongs()
-    }
-
-    fn route(event: &[u8]) -> Route {
-        match event {
-            b"error" => Route::Error,
-            _ => Route::Decode,
-        }
     }
 
     fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {

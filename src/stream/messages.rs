@@ -3,9 +3,10 @@
 //! events the fold skips are dropped); the common text / JSON / thinking deltas make the
 //! frame template. Carried across frames: the fold and the template.
 
-use super::{Dialect, Frame, Reader, Route, Sink, State, Subject, Template, Value};
+use super::{Dialect, Frame, Reader, Sink, State, Subject, Template, Value};
 use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event, Read};
+use crate::dialect::template::RawHole;
 use crate::dialect::Belongs;
 use crate::fold::messages::{EventView, MessagesFold};
 use crate::translate::Upstream;
@@ -38,8 +39,15 @@ pub trait MessagesItems: Sink {
         kind: &[u8],
         raw: Option<&str>,
     ) -> Result<Self::Item, Self::Error>;
-    /// A copy of `item` with `text` in its string `hole`.
-    fn refill(&mut self, item: &Self::Item, hole: Hole, text: &str) -> Result<(), Self::Error>;
+    /// A copy of `item` with `text` in its string `hole` (and `raw` as its raw JSON, for an
+    /// event that keeps it).
+    fn refill(
+        &mut self,
+        item: &Self::Item,
+        hole: Hole,
+        text: &str,
+        raw: Option<&str>,
+    ) -> Result<(), Self::Error>;
 }
 
 /// The per-stream state of the Messages reader.
@@ -63,12 +71,14 @@ struct MessagesTemplate<I> {
     template: Template<I>,
     index: Option<i64>,
     delta_type: Box<str>,
+    /// The event has keys the decoder does not know: its raw JSON is kept (a fit's data).
+    keeps_raw: bool,
 }
 
 /// The one text of a common delta that a template can leave open, as its place in `data`, the
-/// frame's JSON (escaped or not).
-fn hole<'f>(ev: &Event<'f>, data: &'f str) -> Option<(Hole, &'f str)> {
-    if !ev.is_common_delta() {
+/// frame's JSON (escaped or not), not one of the strings `except` (the raw holes).
+fn hole<'f>(ev: &Event<'f>, data: &'f str, except: &[&str]) -> Option<(Hole, &'f str)> {
+    if !ev.is_typed_delta() {
         return None;
     }
     let d = &ev.delta;
@@ -79,7 +89,7 @@ fn hole<'f>(ev: &Event<'f>, data: &'f str) -> Option<(Hole, &'f str)> {
     ]
     .into_iter()
     .find(|(_, text)| text.is_some())?;
-    Some((kind, Str::in_frame(text, data)?))
+    Some((kind, Str::in_frame_except(text, data, except)?))
 }
 
 /// A common delta's view with `text` in hole `hole`.
@@ -88,8 +98,10 @@ fn delta_view<'a>(
     delta_type: &'a str,
     hole: Hole,
     text: &'a str,
+    raw: Option<&'a str>,
 ) -> EventView<'a> {
     EventView {
+        raw,
         kind: "content_block_delta",
         index,
         delta_type: Some(delta_type),
@@ -108,13 +120,6 @@ impl<I> Dialect for MessagesReader<I> {
 
     fn belongs(doc: &Event<'_>, event: &[u8]) -> Belongs {
         doc.belongs(event)
-    }
-
-    fn route(event: &[u8]) -> Route {
-        match event {
-            b"error" => Route::Error,
-            _ => Route::Decode,
-        }
     }
 
     fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
@@ -165,13 +170,21 @@ impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
         } else {
             None
         };
-        let hole = if whole_frame { hole(&ev, v.doc) } else { None };
+        if !whole_frame {
+            return Ok(());
+        }
+        // Vendor strings and numbers are raw holes (their values may change frame to frame).
+        let raws = RawHole::all_of([&ev.extra, &ev.delta.extra]);
+        let raw_strings: Vec<&str> = raws.iter().map(RawHole::text).collect();
+        let hole = hole(&ev, v.doc, &raw_strings);
         if let (Some((hole, text)), Some(delta_type)) = (hole, ev.delta.type_.as_ref()) {
-            let new = Template::new(frame, text, &[], &[], hole as u8, item).map(|template| {
+            let keeps_raw = view.raw.is_some();
+            let new = Template::new(frame, text, &[], &raws, hole as u8, item).map(|template| {
                 MessagesTemplate {
                     template,
                     index: ev.index,
                     delta_type: delta_type.as_str().into(),
+                    keeps_raw,
                 }
             });
             if new.is_some() {
@@ -193,11 +206,18 @@ impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
         let Some(hit) = t.template.fit(subject, sink.items()) else {
             return Ok(None);
         };
+        let raw = match t.keeps_raw {
+            true => match hit.raw() {
+                Some(raw) => Some(raw),
+                None => return Ok(None),
+            },
+            false => None,
+        };
         let hole = Hole::of(t.template.hole);
         if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {
-            sink.refill(item, hole, &hit.text)?;
+            sink.refill(item, hole, &hit.text, raw)?;
         }
-        let view = delta_view(t.index, &t.delta_type, hole, &hit.text);
+        let view = delta_view(t.index, &t.delta_type, hole, &hit.text, raw);
         self.fold.add(&view);
         state.tap(Upstream::Messages(&view));
         Ok(Some(hit.len))
@@ -208,7 +228,7 @@ impl MessagesItems for super::Quiet {
     fn event(&mut self, _: &Event<'_>, _: &[u8], _: Option<&str>) -> Result<(), Self::Error> {
         Ok(())
     }
-    fn refill(&mut self, _: &(), _: Hole, _: &str) -> Result<(), Self::Error> {
+    fn refill(&mut self, _: &(), _: Hole, _: &str, _: Option<&str>) -> Result<(), Self::Error> {
         Ok(())
     }
 }

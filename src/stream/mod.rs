@@ -308,8 +308,14 @@ pub trait Dialect: Default {
     /// Whether a decoded document (of a frame with event type `event`) is the dialect's own.
     fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> Belongs;
 
-    /// How a frame is treated, by its event type.
-    fn route(event: &[u8]) -> Route;
+    /// How a frame is treated, by its event type: every named event is decoded (the dialects
+    /// whose events are named), but `error`, an error report.
+    fn route(event: &[u8]) -> Route {
+        match event {
+            b"error" => Route::Error,
+            _ => Route::Decode,
+        }
+    }
 
     /// Decodes one document.
     fn decode(doc: &str) -> Result<Self::Doc<'_>, serde_json::Error>;
@@ -648,6 +654,16 @@ pub struct Hit<'d> {
     pub len: usize,
     /// The raw holes' values, by slot.
     pub raws: [&'d str; MAX_RAW],
+    /// The frame's data.
+    pub data: &'d [u8],
+}
+
+impl<'d> Hit<'d> {
+    /// The frame's data as text, for a template whose events keep their raw JSON (valid
+    /// UTF-8 by construction: fixed parts of decoded text and checked holes; checked anyway).
+    pub fn raw(&self) -> Option<&'d str> {
+        std::str::from_utf8(self.data).ok()
+    }
 }
 
 /// The frame-template fast path (see `crate::dialect::template`): the shape of the last text
@@ -698,6 +714,7 @@ impl<I> Template<I> {
             number: f.number,
             len,
             raws: f.raws,
+            data: f.data,
         })
     }
 }
@@ -723,5 +740,53 @@ mod tests {
             serde_json::from_str::<String>(info.code.unwrap()).unwrap(),
             "x\"y"
         );
+    }
+}
+
+#[cfg(test)]
+mod vendor_tests {
+    use super::responses::ResponsesReader;
+    use super::*;
+
+    /// Events with keys the decoder does not know make a template whose raw holes take their
+    /// changing values: later frames are read off the wire's bytes without a decode.
+    #[test]
+    fn events_with_unknown_keys_reach_the_fast_path() {
+        let frame = |n: u32, text: &str| {
+            format!(
+                "event: response.shell_call_command.delta\ndata: {{\"type\":\"response.shell_call_command.delta\",\"output_index\":0,\"command_index\":{},\"vendor\":\"v{n}\",\"delta\":\"{text}\",\"sequence_number\":{n}}}\n\n",
+                n / 2
+            )
+        };
+        let mut s = Stream::<ResponsesReader<()>>::new(1 << 16);
+        s.run(frame(1, "ls").as_bytes(), &mut Quiet).unwrap();
+        assert!(s.reader.has_template());
+        for (n, text) in [(2, " -la"), (3, "\\n"), (10, "caf\\u00e9")] {
+            let wire = frame(n, text);
+            let took = s
+                .reader
+                .shortcut(&mut s.state, Subject::Raw(wire.as_bytes()), &mut Quiet)
+                .unwrap();
+            assert_eq!(took, Some(wire.len()), "{wire}");
+        }
+    }
+
+    #[test]
+    fn number_tokens() {
+        use crate::dialect::template::num_len;
+        for (text, len) in [
+            ("0", Some(1)),
+            ("-12,", Some(3)),
+            ("1.5}", Some(3)),
+            ("-0.0e+10 ", Some(8)),
+            ("1E3", Some(3)),
+            ("01", None),
+            ("1.", None),
+            ("1e", None),
+            ("-", None),
+            ("x", None),
+        ] {
+            assert_eq!(num_len(text.as_bytes()), len, "{text}");
+        }
     }
 }

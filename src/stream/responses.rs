@@ -3,9 +3,10 @@
 //! to the sink as one item; a plain delta makes the frame template (its holes: the delta text
 //! and the sequence number). Carried across frames: the fold and the template.
 
-use super::{Dialect, Reader, Route, Sink, State, Subject, Template, Value};
+use super::{Dialect, Reader, Sink, State, Subject, Template, Value};
 use crate::dialect::json::Str;
 use crate::dialect::responses::{self, Event, Read, TERMINAL};
+use crate::dialect::template::RawHole;
 use crate::dialect::Belongs;
 use crate::fold::responses::{EventView, ResponsesFold};
 use crate::translate::Upstream;
@@ -20,12 +21,14 @@ pub trait ResponsesItems: Sink {
         kind: &[u8],
         raw: Option<&str>,
     ) -> Result<Self::Item, Self::Error>;
-    /// A copy of `item` with `delta` as its delta and, when given, a new sequence number.
+    /// A copy of `item` with `delta` as its delta and, when given, a new sequence number (and
+    /// `raw` as its raw JSON, for an event that keeps it).
     fn refill(
         &mut self,
         item: &Self::Item,
         delta: &str,
         sequence_number: Option<i64>,
+        raw: Option<&str>,
     ) -> Result<(), Self::Error>;
 }
 
@@ -53,6 +56,8 @@ struct ResponsesTemplate<I> {
     content_index: Option<i64>,
     summary_index: Option<i64>,
     item_id: Option<Box<str>>,
+    /// The event has keys the decoder does not know: its raw JSON is kept (a fit's data).
+    keeps_raw: bool,
 }
 
 impl<I> Dialect for ResponsesReader<I> {
@@ -63,13 +68,6 @@ impl<I> Dialect for ResponsesReader<I> {
 
     fn belongs(doc: &Event<'_>, event: &[u8]) -> Belongs {
         doc.belongs(event)
-    }
-
-    fn route(event: &[u8]) -> Route {
-        match event {
-            b"error" => Route::Error,
-            _ => Route::Decode,
-        }
     }
 
     fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
@@ -123,16 +121,18 @@ impl<S: ResponsesItems> Reader<S> for ResponsesReader<S::Item> {
         } else {
             None
         };
-        let hole = if whole_frame && ev.is_common_delta() {
-            Str::in_frame(&ev.delta, v.doc)
-        } else {
-            None
-        };
-        let Some(text) = hole else {
+        if !whole_frame || !ev.is_delta() {
+            return Ok(());
+        }
+        // Vendor strings and numbers are raw holes (their values may change frame to frame).
+        let raws = RawHole::all_of([&ev.extra]);
+        let raw_strings: Vec<&str> = raws.iter().map(RawHole::text).collect();
+        let Some(text) = Str::in_frame_except(&ev.delta, v.doc, &raw_strings) else {
             return Ok(());
         };
         let padding: Vec<&str> = Str::in_frame(&ev.obfuscation, v.doc).into_iter().collect();
-        let template = Template::new(v.frame, text, &padding, &[], 0, item);
+        let keeps_raw = view.raw.is_some();
+        let template = Template::new(v.frame, text, &padding, &raws, 0, item);
         let new = match ev.sequence_number {
             Some(n) => template.and_then(|t| t.with_number("sequence_number", n)),
             None => template,
@@ -145,6 +145,7 @@ impl<S: ResponsesItems> Reader<S> for ResponsesReader<S::Item> {
                 content_index: ev.content_index,
                 summary_index: ev.summary_index,
                 item_id: ev.item_id.as_ref().map(|s| s.as_str().into()),
+                keeps_raw,
             });
         }
         Ok(())
@@ -162,8 +163,15 @@ impl<S: ResponsesItems> Reader<S> for ResponsesReader<S::Item> {
         let Some(hit) = t.template.fit(subject, sink.items()) else {
             return Ok(None);
         };
+        let raw = match t.keeps_raw {
+            true => match hit.raw() {
+                Some(raw) => Some(raw),
+                None => return Ok(None),
+            },
+            false => None,
+        };
         if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {
-            sink.refill(item, &hit.text, hit.number)?;
+            sink.refill(item, &hit.text, hit.number, raw)?;
         }
         let view = EventView {
             kind: &t.kind,
@@ -172,6 +180,7 @@ impl<S: ResponsesItems> Reader<S> for ResponsesReader<S::Item> {
             summary_index: t.summary_index,
             item_id: t.item_id.as_deref(),
             delta: Some(&hit.text),
+            raw,
             ..EventView::default()
         };
         self.fold.add(&view);
@@ -184,7 +193,13 @@ impl ResponsesItems for super::Quiet {
     fn event(&mut self, _: &Event<'_>, _: &[u8], _: Option<&str>) -> Result<(), Self::Error> {
         Ok(())
     }
-    fn refill(&mut self, _: &(), _: &str, _: Option<i64>) -> Result<(), Self::Error> {
+    fn refill(
+        &mut self,
+        _: &(),
+        _: &str,
+        _: Option<i64>,
+        _: Option<&str>,
+    ) -> Result<(), Self::Error> {
         Ok(())
     }
 }
