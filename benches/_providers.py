@@ -256,7 +256,7 @@ def _messages(rng: random.Random, pieces: List[str], kind: str) -> str:
         pieces = pieces[len(pieces) // 3 :]
     ev("content_block_start", {"type": "content_block_start", "index": index,
                                "content_block": {"type": "text", "text": ""}})
-    text = pieces if kind != "tool" else pieces[: len(pieces) // 2]
+    text = pieces if kind not in ("tool", "server tools") else pieces[: len(pieces) // 2]
     for piece in text:
         ev("content_block_delta", {"type": "content_block_delta", "index": index,
                                    "delta": {"type": "text_delta", "text": piece}})
@@ -271,11 +271,49 @@ def _messages(rng: random.Random, pieces: List[str], kind: str) -> str:
             ev("content_block_delta", {"type": "content_block_delta", "index": index,
                                        "delta": {"type": "input_json_delta", "partial_json": piece}})
         ev("content_block_stop", {"type": "content_block_stop", "index": index})
+    if kind == "server tools":
+        index = _server_tools(rng, ev, pieces, index + 1)
     ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn" if kind != "tool" else "tool_use",
                                                             "stop_sequence": None},
                          "usage": {"output_tokens": len(pieces)}})
     ev("message_stop", {"type": "message_stop"})
     return "".join(out)
+
+
+def _server_tools(rng: random.Random, ev: Callable[[str, Dict[str, object]], None], pieces: List[str], index: int) -> int:
+    """A web search as Anthropic streams it: the server tool call's input as JSON deltas, its
+    result block whole (encrypted contents), then text blocks with citations deltas."""
+    sid = "srvtoolu_01" + _id(rng, 22)
+    ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+        "type": "server_tool_use", "id": sid, "name": "web_search", "input": {}}})
+    for piece in deltas(json.dumps({"query": "".join(pieces[:6])}), rng):
+        ev("content_block_delta", {"type": "content_block_delta", "index": index,
+                                   "delta": {"type": "input_json_delta", "partial_json": piece}})
+    ev("content_block_stop", {"type": "content_block_stop", "index": index})
+    index += 1
+    results = [{"type": "web_search_result", "title": "".join(pieces[i : i + 5]).strip(),
+                "url": f"https://example.com/{_id(rng, 12)}", "encrypted_content": _id(rng, 600),
+                "page_age": "April 3, 2025"} for i in range(0, 25, 5)]
+    ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+        "type": "web_search_tool_result", "tool_use_id": sid, "content": results}})
+    ev("content_block_stop", {"type": "content_block_stop", "index": index})
+    rest = pieces[len(pieces) // 2 :]
+    step = max(1, len(rest) // 6)
+    for at in range(0, len(rest), step):
+        index += 1
+        ev("content_block_start", {"type": "content_block_start", "index": index,
+                                   "content_block": {"type": "text", "text": ""}})
+        if at % (2 * step) == 0:
+            source = results[(at // step) % len(results)]
+            ev("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+                "type": "citations_delta", "citation": {
+                    "type": "web_search_result_location", "cited_text": "".join(rest[at : at + 8]),
+                    "url": source["url"], "title": source["title"], "encrypted_index": _id(rng, 120)}}})
+        for piece in rest[at : at + step]:
+            ev("content_block_delta", {"type": "content_block_delta", "index": index,
+                                       "delta": {"type": "text_delta", "text": piece}})
+        ev("content_block_stop", {"type": "content_block_stop", "index": index})
+    return index
 
 
 # -- OpenAI Responses --------------------------------------------------------------------------
@@ -319,6 +357,12 @@ def _responses(rng: random.Random, pieces: List[str], kind: str) -> str:
         ev({"type": "response.output_item.done", "output_index": 0, "item": item})
         output.append(item)
         index = 1
+    if kind in ("code interpreter", "shell"):
+        tool_pieces = pieces[: len(pieces) // 2]
+        pieces = pieces[len(pieces) // 2 :]
+        item = (_code_interpreter if kind == "code interpreter" else _shell)(rng, ev, tool_pieces, index)
+        output.append(item)
+        index += 1
     if kind == "function":
         fc = "fc_" + _id(rng, 48)
         args = json.dumps({"query": "".join(pieces)})
@@ -359,6 +403,51 @@ def _responses(rng: random.Random, pieces: List[str], kind: str) -> str:
     return "".join(out)
 
 
+def _code_interpreter(rng: random.Random, ev: Callable[[Dict[str, object]], None], pieces: List[str],
+                      index: int) -> Dict[str, object]:
+    """A code interpreter call as OpenAI streams it: its code as deltas, then its status events."""
+    ci = "ci_" + _id(rng, 48)
+    container = "cntr_" + _id(rng, 48)
+    code = "import pandas as pd\n" + "".join(f"print({p!r})\n" for p in pieces[:: max(1, len(pieces) // 40)])
+    ev({"type": "response.output_item.added", "output_index": index, "item": {
+        "id": ci, "type": "code_interpreter_call", "status": "in_progress", "code": "",
+        "container_id": container, "outputs": None}})
+    ev({"type": "response.code_interpreter_call.in_progress", "output_index": index, "item_id": ci})
+    for piece in deltas(code, rng):
+        ev({"type": "response.code_interpreter_call_code.delta", "output_index": index, "item_id": ci,
+            "delta": piece, "obfuscation": _id(rng, rng.randint(1, 12))})
+    ev({"type": "response.code_interpreter_call_code.done", "output_index": index, "item_id": ci, "code": code})
+    ev({"type": "response.code_interpreter_call.interpreting", "output_index": index, "item_id": ci})
+    ev({"type": "response.code_interpreter_call.completed", "output_index": index, "item_id": ci})
+    item = {"id": ci, "type": "code_interpreter_call", "status": "completed", "code": code,
+            "container_id": container, "outputs": None}
+    ev({"type": "response.output_item.done", "output_index": index, "item": item})
+    return item
+
+
+def _shell(rng: random.Random, ev: Callable[[Dict[str, object]], None], pieces: List[str],
+           index: int) -> Dict[str, object]:
+    """A shell call as OpenAI streams it: each command's text as deltas that carry its
+    `command_index`."""
+    sh = "sh_" + _id(rng, 48)
+    commands = ["grep -rn " + json.dumps("".join(pieces[i : i + 3]).strip()) + " src/ | head -n 20"
+                for i in range(0, min(len(pieces), 30), 3)]
+    ev({"type": "response.output_item.added", "output_index": index, "item": {
+        "id": sh, "type": "shell_call", "status": "in_progress", "call_id": "call_" + _id(rng, 24),
+        "action": {"commands": [], "timeout_ms": None, "max_output_length": None}}})
+    for n, command in enumerate(commands):
+        ev({"type": "response.shell_call_command.added", "output_index": index, "command_index": n, "command": ""})
+        for piece in deltas(command, rng):
+            ev({"type": "response.shell_call_command.delta", "output_index": index, "command_index": n,
+                "delta": piece, "obfuscation": _id(rng, rng.randint(1, 12))})
+        ev({"type": "response.shell_call_command.done", "output_index": index, "command_index": n,
+            "command": command})
+    item = {"id": sh, "type": "shell_call", "status": "completed", "call_id": "call_x",
+            "action": {"commands": commands, "timeout_ms": None, "max_output_length": None}}
+    ev({"type": "response.output_item.done", "output_index": index, "item": item})
+    return item
+
+
 # -- Gemini ------------------------------------------------------------------------------------
 
 
@@ -388,9 +477,12 @@ SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
     "messages text": ("messages", lambda rng, pieces: _messages(rng, pieces, "text")),
     "messages thinking": ("messages", lambda rng, pieces: _messages(rng, pieces, "thinking")),
     "messages tool input": ("messages", lambda rng, pieces: _messages(rng, pieces, "tool")),
+    "messages server tools": ("messages", lambda rng, pieces: _messages(rng, pieces, "server tools")),
     "responses text": ("responses", lambda rng, pieces: _responses(rng, pieces, "text")),
     "responses reasoning": ("responses", lambda rng, pieces: _responses(rng, pieces, "reasoning")),
     "responses function": ("responses", lambda rng, pieces: _responses(rng, pieces, "function")),
+    "responses code interpreter": ("responses", lambda rng, pieces: _responses(rng, pieces, "code interpreter")),
+    "responses shell": ("responses", lambda rng, pieces: _responses(rng, pieces, "shell")),
     "gemini text": ("gemini", lambda rng, pieces: _gemini(rng, pieces)),
 }
 

@@ -428,8 +428,9 @@ mod tests {
         };
         let shape = Shape::with_raws(None, &first, content, &[], &raws).unwrap();
         // The template's own values: the texts are the template frame's, borrowed.
-        let own = shape.fill_all(None, &first).unwrap();
-        let written = recipes.write(&own.raws);
+        let mut own = [""; MAX_RAW];
+        shape.fill_all(None, &first, &mut own).unwrap();
+        let written = recipes.write(&own);
         assert!(written
             .iter()
             .flatten()
@@ -441,30 +442,34 @@ mod tests {
             ("x", 123456789012),
         ] {
             let next = together(text, token, "null");
-            let filled = shape.fill_all(None, &next).unwrap();
+            let mut filled = [""; MAX_RAW];
+            shape.fill_all(None, &next, &mut filled).unwrap();
             let full = decode(&next).unwrap();
             let expected = [
                 full.extra.to_json(),
                 full.choices[0].extra.to_json(),
                 full.choices[0].delta.extra.to_json(),
             ];
-            let written = recipes.write(&filled.raws).map(|t| t.map(Cow::into_owned));
+            let written = recipes.write(&filled).map(|t| t.map(Cow::into_owned));
             assert_eq!(written, expected, "{next}");
         }
         // Another fixed vendor value (the seed) or a value of another type: no fit.
-        assert!(shape.fill_all(None, &together("a", 1, "5")).is_none());
         assert!(shape
-            .fill_all(
-                None,
-                &together("a", 1, "null").replace("\"token_id\":1", "\"token_id\":1.5")
-            )
+            .fill_all(None, &together("a", 1, "5"), &mut [""; MAX_RAW])
+            .is_none());
+        let other = |token: &str| together("a", 1, "null").replace("\"token_id\":1", token);
+        assert!(shape
+            .fill_all(None, &other("\"token_id\":\"1\""), &mut [""; MAX_RAW])
             .is_none());
         assert!(shape
-            .fill_all(
-                None,
-                &together("a", 1, "null").replace("\"token_id\":1", "\"token_id\":01")
-            )
+            .fill_all(None, &other("\"token_id\":01"), &mut [""; MAX_RAW])
             .is_none());
+        // A number hole takes any JSON number token, written back as sent.
+        let float = other("\"token_id\":-1.5e3");
+        let mut scratch = [""; MAX_RAW];
+        shape.fill_all(None, &float, &mut scratch).unwrap();
+        let delta = recipes.write(&scratch)[2].as_deref().map(str::to_owned);
+        assert_eq!(delta.as_deref(), Some("{\"token_id\":-1.5e3}"));
     }
 
     #[test]

@@ -111,6 +111,28 @@ pub fn scan_string(bytes: &[u8]) -> Option<(usize, Cow<'_, str>)> {
     }
 }
 
+/// [`scan_string`] for a string whose value nobody reads (a padding): only where its closing
+/// quote is. Its escapes are checked as `scan_string` checks them, its bytes are not (a byte
+/// that is not UTF-8 would become U+FFFD in the framer's text, in a value nobody reads).
+pub fn skip_string(bytes: &[u8]) -> Option<usize> {
+    let mut i = 0;
+    loop {
+        match *bytes.get(i)? {
+            b'"' => return Some(i),
+            b'\\' => {
+                i += 2;
+                match *bytes.get(i - 1)? {
+                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+                    b'u' => i += unicode_escape(bytes.get(i..)?)?.1,
+                    _ => return None,
+                }
+            }
+            0..=0x1f => return None,
+            _ => i += 1,
+        }
+    }
+}
+
 /// The character of a `\uXXXX` escape whose `XXXX` starts `bytes` (a high surrogate must be
 /// followed by `\u` and a low one), and how many bytes it took after the `\u`.
 fn unicode_escape(bytes: &[u8]) -> Option<(char, usize)> {
@@ -486,7 +508,15 @@ mod tests {
                 value.into_owned()
             });
             assert_eq!(got, expected, "{contents:?}");
+            // A padding's skip ends where the scan ends, and refuses what it refuses.
+            let skipped = skip_string(contents.as_bytes());
+            assert_eq!(
+                skipped,
+                scan_string(contents.as_bytes()).map(|(len, _)| len)
+            );
         }
+        // A skip takes bytes that are not UTF-8 (the framer's text would hold U+FFFD).
+        assert_eq!(skip_string(b"a\xffb\""), Some(3));
         // Borrowed exactly when there is no escape.
         assert!(matches!(
             scan_string(b"abc\""),

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::json::scan_string;
+use super::json::{scan_string, skip_string};
 
 /// What fills one hole of a shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -103,8 +103,6 @@ pub struct Filled<'d> {
     pub text: Cow<'d, str>,
     pub number: Option<i64>,
     pub span: Option<&'d str>,
-    /// The raw holes' values, by slot (see [`Hole::RawStr`]).
-    pub raws: [&'d str; MAX_RAW],
     /// The frame's data (what the shape covered).
     pub data: &'d [u8],
 }
@@ -208,7 +206,9 @@ impl Shape {
             return None;
         }
         let mut part_starts = Vec::with_capacity(self.parts.len());
-        let (total, ..) = self.walk(data.as_bytes(), |_, at| part_starts.push(at))?;
+        let (total, ..) = self.walk(data.as_bytes(), &mut [""; MAX_RAW], |_, at| {
+            part_starts.push(at)
+        })?;
         if total != data.len() {
             return None;
         }
@@ -280,25 +280,36 @@ impl Shape {
         event: Option<&[u8]>,
         data: &'d str,
     ) -> Option<(Cow<'d, str>, Option<i64>)> {
-        self.fill_all(event, data).map(|f| (f.text, f.number))
+        self.fill_all(event, data, &mut [""; MAX_RAW])
+            .map(|f| (f.text, f.number))
     }
 
-    /// [`fill`](Self::fill), with the span.
-    pub fn fill_all<'d>(&self, event: Option<&[u8]>, data: &'d str) -> Option<Filled<'d>> {
+    /// [`fill`](Self::fill), with the span; the raw holes' values go to `raws`, by slot (see
+    /// [`Hole::RawStr`]).
+    pub fn fill_all<'d>(
+        &self,
+        event: Option<&[u8]>,
+        data: &'d str,
+        raws: &mut [&'d str; MAX_RAW],
+    ) -> Option<Filled<'d>> {
         if event != self.event.as_deref() {
             return None;
         }
-        match self.filled(data.as_bytes())? {
+        match self.filled(data.as_bytes(), raws)? {
             (end, filled) if end == data.len() => Some(filled),
             _ => None,
         }
     }
 
     /// Walks the start of `data` and reads the span: where the shape ends, and what filled it.
-    fn filled<'d>(&self, data: &'d [u8]) -> Option<(usize, Filled<'d>)> {
+    fn filled<'d>(
+        &self,
+        data: &'d [u8],
+        raws: &mut [&'d str; MAX_RAW],
+    ) -> Option<(usize, Filled<'d>)> {
         let mut bounds = (None, None);
         let ((from_part, from), (to_part, to)) = self.span.unwrap_or_default();
-        let (end, mut filled) = self.walk(data, |k, at| {
+        let (end, mut filled) = self.walk(data, raws, |k, at| {
             if k == from_part {
                 bounds.0 = Some(at + from);
             }
@@ -323,16 +334,23 @@ impl Shape {
     /// to the framer, which reads the same frame the same way. Returns the frame's length too.
     /// The framer must be between events (`Framer::idle`): it would then dispatch exactly this
     /// frame, with `data` valid UTF-8 (every byte of it is a fixed part taken from decoded
-    /// text or a hole checked here) and no lone surrogate escape (a hole with one does not
-    /// decode here), so nothing the framer and the text repair would do changes it.
+    /// text or a hole checked here; a padding's bytes are not checked: the framer's U+FFFD in
+    /// a value nobody reads changes nothing, and [`Filled::data`] is checked where it is read)
+    /// and no lone surrogate escape (a hole with one does not decode here), so nothing the
+    /// framer and the text repair would do changes it.
     pub fn fill_raw<'d>(&self, bytes: &'d [u8]) -> Option<(usize, Cow<'d, str>, Option<i64>)> {
-        self.fill_raw_all(bytes)
+        self.fill_raw_all(bytes, &mut [""; MAX_RAW])
             .map(|(len, f)| (len, f.text, f.number))
     }
 
-    /// [`fill_raw`](Self::fill_raw), with the span. The data line and the blank line after it
-    /// may end in LF or in CRLF (Gemini's), both the same way.
-    pub fn fill_raw_all<'d>(&self, bytes: &'d [u8]) -> Option<(usize, Filled<'d>)> {
+    /// [`fill_raw`](Self::fill_raw), with the span and the raw holes' values (as
+    /// [`fill_all`](Self::fill_all)). The data line and the blank line after it may end in LF
+    /// or in CRLF (Gemini's), both the same way.
+    pub fn fill_raw_all<'d>(
+        &self,
+        bytes: &'d [u8],
+        raws: &mut [&'d str; MAX_RAW],
+    ) -> Option<(usize, Filled<'d>)> {
         if !self.one_line || !bytes.starts_with(&self.head) {
             return None;
         }
@@ -342,7 +360,7 @@ impl Shape {
         // digits, and a string hole ends where its line does (a raw line break is not valid
         // JSON inside a string). So where the shape ends, the data line must end too; that
         // costs no scan of the line for its end (~4% of consuming a Responses body).
-        let (line, filled) = self.filled(rest)?;
+        let (line, filled) = self.filled(rest, raws)?;
         let after = rest.get(line..)?;
         let ending = if after.starts_with(b"\n\n") {
             2
@@ -361,12 +379,12 @@ impl Shape {
     fn walk<'d>(
         &self,
         bytes: &'d [u8],
+        raws: &mut [&'d str; MAX_RAW],
         mut part_at: impl FnMut(usize, usize),
     ) -> Option<(usize, Filled<'d>)> {
         let mut at = 0;
         let mut text = None;
         let mut number = None;
-        let mut raws = [""; MAX_RAW];
         for (k, (part, hole)) in self.parts.iter().zip(&self.holes).enumerate() {
             if !bytes.get(at..)?.starts_with(part) {
                 return None;
@@ -395,15 +413,14 @@ impl Shape {
                     *raws.get_mut(usize::from(*slot))? = contents;
                     at += len;
                 }
-                Hole::Text | Hole::Padding => {
+                Hole::Text => {
                     // The part before ends with the opening quote: the closing one is found
                     // and the escapes decoded in one pass.
                     let (len, value) = scan_string(bytes.get(at..)?)?;
-                    if *hole == Hole::Text {
-                        text = Some(value);
-                    }
+                    text = Some(value);
                     at += len;
                 }
+                Hole::Padding => at += skip_string(bytes.get(at..)?)?,
             }
         }
         let last = self.parts.last()?;
@@ -416,7 +433,6 @@ impl Shape {
             text: text?,
             number,
             span: None,
-            raws,
             data: bytes.get(..end)?,
         };
         Some((end, filled))
@@ -721,7 +737,7 @@ mod tests {
                 "\"candidatesTokenCount\": 123",
             )
             .replace("\"totalTokenCount\": 10", "\"totalTokenCount\": 132");
-        let f = shape.fill_all(None, &next).unwrap();
+        let f = shape.fill_all(None, &next, &mut [""; MAX_RAW]).unwrap();
         assert_eq!(f.text, "there");
         assert_eq!(f.number, Some(123));
         assert_eq!(
@@ -730,24 +746,32 @@ mod tests {
         );
         // Without the space, or another constant, it is not this shape.
         assert!(shape
-            .fill_all(None, &next.replace(": 123", ":123"))
+            .fill_all(None, &next.replace(": 123", ":123"), &mut [""; MAX_RAW])
             .is_none());
         assert!(shape
             .fill_all(
                 None,
-                &next.replace("\"promptTokenCount\": 9", "\"promptTokenCount\": 8")
+                &next.replace("\"promptTokenCount\": 9", "\"promptTokenCount\": 8"),
+                &mut [""; MAX_RAW],
             )
             .is_none());
         // CRLF frames are read from the wire too, the same as LF ones.
         for end in ["\r\n\r\n", "\n\n"] {
             let wire = format!("data: {next}{end}data: x");
-            let (len, f) = shape.fill_raw_all(wire.as_bytes()).unwrap();
+            let (len, f) = shape
+                .fill_raw_all(wire.as_bytes(), &mut [""; MAX_RAW])
+                .unwrap();
             assert_eq!(len, wire.len() - "data: x".len());
             assert_eq!(f.text, "there");
         }
         for end in ["\r\n\n", "\r\r", "\r\n\r", "\n"] {
             let wire = format!("data: {next}{end}");
-            assert!(shape.fill_raw_all(wire.as_bytes()).is_none(), "{end:?}");
+            assert!(
+                shape
+                    .fill_raw_all(wire.as_bytes(), &mut [""; MAX_RAW])
+                    .is_none(),
+                "{end:?}"
+            );
         }
         // A span must be a slice of the frame, within fixed parts.
         let plain = Shape::new(None, frame, &frame[at..at + 2], &[]).unwrap();

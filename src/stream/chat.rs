@@ -10,7 +10,7 @@ use std::borrow::Cow;
 use super::{Dialect, Reader, Route, Sink, State, Subject, Template, Value};
 use crate::dialect::chat::{self, Choice, Chunk, Content, VendorRecipes};
 use crate::dialect::json::Str;
-use crate::dialect::template::RawHole;
+use crate::dialect::template::{RawHole, MAX_RAW};
 use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, Hole};
 use crate::translate::Upstream;
@@ -249,11 +249,12 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
         let Some(t) = &self.template else {
             return Ok(None);
         };
-        let Some(hit) = t.template.fit(subject, sink.items()) else {
+        let mut raws = [""; MAX_RAW];
+        let Some(hit) = t.template.fit(subject, sink.items(), &mut raws) else {
             return Ok(None);
         };
         // Vendor values in holes: their objects are written anew (or reused when unchanged).
-        let extras = t.vendor.as_ref().map(|vendor| vendor.write(&hit.raws));
+        let extras = t.vendor.as_ref().map(|vendor| vendor.write(&raws));
         if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {
             sink.refill(item, t.hole, &hit.text, extras.as_ref())?;
         }

@@ -348,12 +348,15 @@ impl<S: GeminiItems> Reader<S> for GeminiReader<S::Item> {
         if sink.items() && t.item.is_none() {
             return Ok(None); // made without items: no item parts kept
         }
+        let raws = &mut [""; crate::dialect::template::MAX_RAW];
         let (len, filled, data) = match subject {
-            Subject::Frame(frame) => match t.shape.fill_all(frame.event.as_deref(), &frame.data) {
-                Some(f) => (0, f, Some(&*frame.data)),
-                None => return Ok(None),
-            },
-            Subject::Raw(bytes) => match t.shape.fill_raw_all(bytes) {
+            Subject::Frame(frame) => {
+                match t.shape.fill_all(frame.event.as_deref(), &frame.data, raws) {
+                    Some(f) => (0, f, Some(&*frame.data)),
+                    None => return Ok(None),
+                }
+            }
+            Subject::Raw(bytes) => match t.shape.fill_raw_all(bytes, raws) {
                 Some((len, f)) => (len, f, None),
                 None => return Ok(None),
             },

@@ -6,7 +6,7 @@
 use super::{Dialect, Frame, Reader, Sink, State, Subject, Template, Value};
 use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event, Read};
-use crate::dialect::template::RawHole;
+use crate::dialect::template::{RawHole, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::messages::{EventView, MessagesFold};
 use crate::translate::Upstream;
@@ -203,7 +203,7 @@ impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
         let Some(t) = &self.template else {
             return Ok(None);
         };
-        let Some(hit) = t.template.fit(subject, sink.items()) else {
+        let Some(hit) = t.template.fit(subject, sink.items(), &mut [""; MAX_RAW]) else {
             return Ok(None);
         };
         let raw = match t.keeps_raw {

@@ -652,8 +652,6 @@ pub struct Hit<'d> {
     pub text: Cow<'d, str>,
     pub number: Option<i64>,
     pub len: usize,
-    /// The raw holes' values, by slot.
-    pub raws: [&'d str; MAX_RAW],
     /// The frame's data.
     pub data: &'d [u8],
 }
@@ -701,19 +699,28 @@ impl<I> Template<I> {
     /// The values of `subject`'s holes when it fits this template. `None` when it does not
     /// fit, or when items are wanted but the template was made without one (no item to copy):
     /// the frame is then framed and decoded in full.
-    pub fn fit<'d>(&self, subject: Subject<'d>, items: bool) -> Option<Hit<'d>> {
+    /// The raw holes' values go to `raws`, by slot.
+    pub fn fit<'d>(
+        &self,
+        subject: Subject<'d>,
+        items: bool,
+        raws: &mut [&'d str; MAX_RAW],
+    ) -> Option<Hit<'d>> {
         if items && self.item.is_none() {
             return None;
         }
         let (len, f) = match subject {
-            Subject::Frame(frame) => (0, self.shape.fill_all(frame.event.as_deref(), &frame.data)?),
-            Subject::Raw(bytes) => self.shape.fill_raw_all(bytes)?,
+            Subject::Frame(frame) => (
+                0,
+                self.shape
+                    .fill_all(frame.event.as_deref(), &frame.data, raws)?,
+            ),
+            Subject::Raw(bytes) => self.shape.fill_raw_all(bytes, raws)?,
         };
         Some(Hit {
             text: f.text,
             number: f.number,
             len,
-            raws: f.raws,
             data: f.data,
         })
     }

@@ -6,7 +6,7 @@
 use super::{Dialect, Reader, Sink, State, Subject, Template, Value};
 use crate::dialect::json::Str;
 use crate::dialect::responses::{self, Event, Read, TERMINAL};
-use crate::dialect::template::RawHole;
+use crate::dialect::template::{RawHole, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::responses::{EventView, ResponsesFold};
 use crate::translate::Upstream;
@@ -160,7 +160,7 @@ impl<S: ResponsesItems> Reader<S> for ResponsesReader<S::Item> {
         let Some(t) = &self.template else {
             return Ok(None);
         };
-        let Some(hit) = t.template.fit(subject, sink.items()) else {
+        let Some(hit) = t.template.fit(subject, sink.items(), &mut [""; MAX_RAW]) else {
             return Ok(None);
         };
         let raw = match t.keeps_raw {
