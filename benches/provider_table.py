@@ -93,16 +93,31 @@ def main() -> None:
     print(f"reads: {args.reads}; thread CPU, best of {args.rounds}; CPython {sys.version.split()[0]}\n")
     print("| shape | events | escaped deltas | consume + result() | GB/s | SSEParser | msgspec decode | consume ÷ SSEParser | consume ÷ msgspec | translate ÷ consume |")
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    rows: List[Dict[str, Any]] = []
     for name in _providers.SHAPES:
         if args.only and args.only not in name:
             continue
-        r = row(name, args.rounds, args.reads, args.paragraphs)
-        print(
-            f"| {r['name']} | {r['events']} | {r['escaped']:.0%} | {r['consume']:.0f} ns | {r['gbps']:.2f} "
-            f"| {r['sse']:.0f} ns | {r['msgspec']:.0f} ns | {r['consume'] / r['sse']:.2f}x "
-            f"| {r['consume'] / r['msgspec']:.2f}x | {r['translate'] / r['consume']:.2f}x |",
-            flush=True,
-        )
+        rows.append(row(name, args.rounds, args.reads, args.paragraphs))
+        print_row(rows[-1])
+    # Per dialect: every shape of it as one corpus (ns per event weighted by events).
+    for dialect in dict.fromkeys(_providers.SHAPES[r["name"]][0] for r in rows):
+        mine = [r for r in rows if _providers.SHAPES[r["name"]][0] == dialect]
+        events = sum(r["events"] for r in mine)
+        total: Dict[str, Any] = {"name": f"**{dialect}, all shapes**", "events": events}
+        for key in ("consume", "sse", "msgspec", "translate"):
+            total[key] = sum(r[key] * r["events"] for r in mine) / events
+        total["escaped"] = sum(r["escaped"] * r["events"] for r in mine) / events
+        total["gbps"] = sum(r["bytes"] for r in mine) / (total["consume"] * events)
+        print_row(total)
+
+
+def print_row(r: Dict[str, Any]) -> None:
+    print(
+        f"| {r['name']} | {r['events']} | {r['escaped']:.0%} | {r['consume']:.0f} ns | {r['gbps']:.2f} "
+        f"| {r['sse']:.0f} ns | {r['msgspec']:.0f} ns | {r['consume'] / r['sse']:.2f}x "
+        f"| {r['consume'] / r['msgspec']:.2f}x | {r['translate'] / r['consume']:.2f}x |",
+        flush=True,
+    )
 
 
 if __name__ == "__main__":

@@ -429,7 +429,7 @@ mod tests {
         let shape = Shape::with_raws(None, &first, content, &[], &raws).unwrap();
         // The template's own values: the texts are the template frame's, borrowed.
         let mut own = [""; MAX_RAW];
-        shape.fill_all(None, &first, &mut own).unwrap();
+        shape.fill_all(None, &first, &mut own, None).unwrap();
         let written = recipes.write(&own);
         assert!(written
             .iter()
@@ -443,7 +443,7 @@ mod tests {
         ] {
             let next = together(text, token, "null");
             let mut filled = [""; MAX_RAW];
-            shape.fill_all(None, &next, &mut filled).unwrap();
+            shape.fill_all(None, &next, &mut filled, None).unwrap();
             let full = decode(&next).unwrap();
             let expected = [
                 full.extra.to_json(),
@@ -455,19 +455,19 @@ mod tests {
         }
         // Another fixed vendor value (the seed) or a value of another type: no fit.
         assert!(shape
-            .fill_all(None, &together("a", 1, "5"), &mut [""; MAX_RAW])
+            .fill_all(None, &together("a", 1, "5"), &mut [""; MAX_RAW], None)
             .is_none());
         let other = |token: &str| together("a", 1, "null").replace("\"token_id\":1", token);
         assert!(shape
-            .fill_all(None, &other("\"token_id\":\"1\""), &mut [""; MAX_RAW])
+            .fill_all(None, &other("\"token_id\":\"1\""), &mut [""; MAX_RAW], None)
             .is_none());
         assert!(shape
-            .fill_all(None, &other("\"token_id\":01"), &mut [""; MAX_RAW])
+            .fill_all(None, &other("\"token_id\":01"), &mut [""; MAX_RAW], None)
             .is_none());
         // A number hole takes any JSON number token, written back as sent.
         let float = other("\"token_id\":-1.5e3");
         let mut scratch = [""; MAX_RAW];
-        shape.fill_all(None, &float, &mut scratch).unwrap();
+        shape.fill_all(None, &float, &mut scratch, None).unwrap();
         let delta = recipes.write(&scratch)[2].as_deref().map(str::to_owned);
         assert_eq!(delta.as_deref(), Some("{\"token_id\":-1.5e3}"));
     }

@@ -62,24 +62,37 @@ impl<'a> Str<'a> {
 /// them, so a scan never runs past the end of a line), a bad escape, a lone surrogate escape
 /// (serde_json refuses those too), bytes that are not UTF-8, or no closing quote.
 pub fn scan_string(bytes: &[u8]) -> Option<(usize, Cow<'_, str>)> {
-    let mut i = 0;
-    loop {
-        match *bytes.get(i)? {
-            b'"' => {
-                let text = std::str::from_utf8(bytes.get(..i)?).ok()?;
-                return Some((i, Cow::Borrowed(text)));
-            }
-            b'\\' => break,
-            0..=0x1f => return None,
-            _ => i += 1,
-        }
+    let i = plain_run(bytes, 0)?;
+    if *bytes.get(i)? == b'"' {
+        let text = std::str::from_utf8(bytes.get(..i)?).ok()?;
+        return Some((i, Cow::Borrowed(text)));
     }
     // An escape: the contents so far are copied once, and the rest decoded into the copy.
     let mut out: Vec<u8> = Vec::with_capacity(bytes.len().min(i + 64));
+    let end = unescape_into(bytes, i, &mut out)?;
+    Some((end, Cow::Owned(String::from_utf8(out).ok()?)))
+}
+
+/// [`scan_string`], decoding a string with escapes into `buf` (cleared first; its room is
+/// kept from call to call) rather than into a new allocation.
+pub fn scan_string_in<'d>(bytes: &'d [u8], buf: &'d mut Vec<u8>) -> Option<(usize, &'d str)> {
+    let i = plain_run(bytes, 0)?;
+    if *bytes.get(i)? == b'"' {
+        return Some((i, std::str::from_utf8(bytes.get(..i)?).ok()?));
+    }
+    buf.clear();
+    let end = unescape_into(bytes, i, buf)?;
+    Some((end, std::str::from_utf8(buf).ok()?))
+}
+
+/// Decodes the contents of the string in `bytes` (whose first `i` bytes are plain) into `out`;
+/// where its closing quote is. The bytes are not checked to be UTF-8 here: the caller checks
+/// `out`.
+fn unescape_into(bytes: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usize> {
     out.extend_from_slice(bytes.get(..i)?);
     loop {
         match *bytes.get(i)? {
-            b'"' => return Some((i, Cow::Owned(String::from_utf8(out).ok()?))),
+            b'"' => return Some(i),
             b'\\' => {
                 let escape = *bytes.get(i + 1)?;
                 i += 2;
@@ -108,6 +121,20 @@ pub fn scan_string(bytes: &[u8]) -> Option<(usize, Cow<'_, str>)> {
                 i += 1;
             }
         }
+    }
+}
+
+/// Where the run of plain string bytes (not a quote, a backslash or a control character) that
+/// starts at `from` ends; `None` if the bytes end first.
+#[inline]
+fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
+    let rest = bytes.get(from..)?;
+    let len = rest
+        .iter()
+        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    match rest.get(len) {
+        Some(b'"' | b'\\') => Some(from + len),
+        _ => None, // a raw control character
     }
 }
 

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::json::{scan_string, skip_string};
+use super::json::{scan_string, scan_string_in, skip_string};
 
 /// What fills one hole of a shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -206,7 +206,7 @@ impl Shape {
             return None;
         }
         let mut part_starts = Vec::with_capacity(self.parts.len());
-        let (total, ..) = self.walk(data.as_bytes(), &mut [""; MAX_RAW], |_, at| {
+        let (total, ..) = self.walk(data.as_bytes(), &mut [""; MAX_RAW], None, |_, at| {
             part_starts.push(at)
         })?;
         if total != data.len() {
@@ -280,22 +280,24 @@ impl Shape {
         event: Option<&[u8]>,
         data: &'d str,
     ) -> Option<(Cow<'d, str>, Option<i64>)> {
-        self.fill_all(event, data, &mut [""; MAX_RAW])
+        self.fill_all(event, data, &mut [""; MAX_RAW], None)
             .map(|f| (f.text, f.number))
     }
 
     /// [`fill`](Self::fill), with the span; the raw holes' values go to `raws`, by slot (see
-    /// [`Hole::RawStr`]).
+    /// [`Hole::RawStr`]). A text with escapes is decoded into `buf` when one is given (its
+    /// room kept from frame to frame), else into a new string.
     pub fn fill_all<'d>(
         &self,
         event: Option<&[u8]>,
         data: &'d str,
         raws: &mut [&'d str; MAX_RAW],
+        buf: Option<&'d mut Vec<u8>>,
     ) -> Option<Filled<'d>> {
         if event != self.event.as_deref() {
             return None;
         }
-        match self.filled(data.as_bytes(), raws)? {
+        match self.filled(data.as_bytes(), raws, buf)? {
             (end, filled) if end == data.len() => Some(filled),
             _ => None,
         }
@@ -306,10 +308,11 @@ impl Shape {
         &self,
         data: &'d [u8],
         raws: &mut [&'d str; MAX_RAW],
+        buf: Option<&'d mut Vec<u8>>,
     ) -> Option<(usize, Filled<'d>)> {
         let mut bounds = (None, None);
         let ((from_part, from), (to_part, to)) = self.span.unwrap_or_default();
-        let (end, mut filled) = self.walk(data, raws, |k, at| {
+        let (end, mut filled) = self.walk(data, raws, buf, |k, at| {
             if k == from_part {
                 bounds.0 = Some(at + from);
             }
@@ -339,7 +342,7 @@ impl Shape {
     /// and no lone surrogate escape (a hole with one does not decode here), so nothing the
     /// framer and the text repair would do changes it.
     pub fn fill_raw<'d>(&self, bytes: &'d [u8]) -> Option<(usize, Cow<'d, str>, Option<i64>)> {
-        self.fill_raw_all(bytes, &mut [""; MAX_RAW])
+        self.fill_raw_all(bytes, &mut [""; MAX_RAW], None)
             .map(|(len, f)| (len, f.text, f.number))
     }
 
@@ -350,6 +353,7 @@ impl Shape {
         &self,
         bytes: &'d [u8],
         raws: &mut [&'d str; MAX_RAW],
+        buf: Option<&'d mut Vec<u8>>,
     ) -> Option<(usize, Filled<'d>)> {
         if !self.one_line || !bytes.starts_with(&self.head) {
             return None;
@@ -360,7 +364,7 @@ impl Shape {
         // digits, and a string hole ends where its line does (a raw line break is not valid
         // JSON inside a string). So where the shape ends, the data line must end too; that
         // costs no scan of the line for its end (~4% of consuming a Responses body).
-        let (line, filled) = self.filled(rest, raws)?;
+        let (line, filled) = self.filled(rest, raws, buf)?;
         let after = rest.get(line..)?;
         let ending = if after.starts_with(b"\n\n") {
             2
@@ -380,6 +384,7 @@ impl Shape {
         &self,
         bytes: &'d [u8],
         raws: &mut [&'d str; MAX_RAW],
+        mut buf: Option<&'d mut Vec<u8>>,
         mut part_at: impl FnMut(usize, usize),
     ) -> Option<(usize, Filled<'d>)> {
         let mut at = 0;
@@ -416,7 +421,11 @@ impl Shape {
                 Hole::Text => {
                     // The part before ends with the opening quote: the closing one is found
                     // and the escapes decoded in one pass.
-                    let (len, value) = scan_string(bytes.get(at..)?)?;
+                    let (len, value) = match buf.take() {
+                        Some(buf) => scan_string_in(bytes.get(at..)?, buf)
+                            .map(|(len, text)| (len, Cow::Borrowed(text)))?,
+                        None => scan_string(bytes.get(at..)?)?,
+                    };
                     text = Some(value);
                     at += len;
                 }
@@ -737,7 +746,9 @@ mod tests {
                 "\"candidatesTokenCount\": 123",
             )
             .replace("\"totalTokenCount\": 10", "\"totalTokenCount\": 132");
-        let f = shape.fill_all(None, &next, &mut [""; MAX_RAW]).unwrap();
+        let f = shape
+            .fill_all(None, &next, &mut [""; MAX_RAW], None)
+            .unwrap();
         assert_eq!(f.text, "there");
         assert_eq!(f.number, Some(123));
         assert_eq!(
@@ -746,20 +757,26 @@ mod tests {
         );
         // Without the space, or another constant, it is not this shape.
         assert!(shape
-            .fill_all(None, &next.replace(": 123", ":123"), &mut [""; MAX_RAW])
+            .fill_all(
+                None,
+                &next.replace(": 123", ":123"),
+                &mut [""; MAX_RAW],
+                None
+            )
             .is_none());
         assert!(shape
             .fill_all(
                 None,
                 &next.replace("\"promptTokenCount\": 9", "\"promptTokenCount\": 8"),
                 &mut [""; MAX_RAW],
+                None,
             )
             .is_none());
         // CRLF frames are read from the wire too, the same as LF ones.
         for end in ["\r\n\r\n", "\n\n"] {
             let wire = format!("data: {next}{end}data: x");
             let (len, f) = shape
-                .fill_raw_all(wire.as_bytes(), &mut [""; MAX_RAW])
+                .fill_raw_all(wire.as_bytes(), &mut [""; MAX_RAW], None)
                 .unwrap();
             assert_eq!(len, wire.len() - "data: x".len());
             assert_eq!(f.text, "there");
@@ -768,7 +785,7 @@ mod tests {
             let wire = format!("data: {next}{end}");
             assert!(
                 shape
-                    .fill_raw_all(wire.as_bytes(), &mut [""; MAX_RAW])
+                    .fill_raw_all(wire.as_bytes(), &mut [""; MAX_RAW], None)
                     .is_none(),
                 "{end:?}"
             );

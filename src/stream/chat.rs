@@ -44,6 +44,8 @@ pub trait ChatItems: Sink {
 /// The per-stream state of the chat reader.
 pub struct ChatReader<I> {
     pub fold: ChatFold,
+    /// Where a template fit's text with escapes is decoded (its room kept).
+    buf: Vec<u8>,
     template: Option<ChatTemplate<I>>,
 }
 
@@ -51,6 +53,7 @@ impl<I> Default for ChatReader<I> {
     fn default() -> Self {
         ChatReader {
             fold: ChatFold::default(),
+            buf: Vec::new(),
             template: None,
         }
     }
@@ -250,7 +253,10 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
             return Ok(None);
         };
         let mut raws = [""; MAX_RAW];
-        let Some(hit) = t.template.fit(subject, sink.items(), &mut raws) else {
+        let Some(hit) = t
+            .template
+            .fit(subject, sink.items(), &mut raws, &mut self.buf)
+        else {
             return Ok(None);
         };
         // Vendor values in holes: their objects are written anew (or reused when unchanged).

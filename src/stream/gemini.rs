@@ -62,6 +62,8 @@ pub trait GeminiItems: Sink {
 /// The per-stream state of the Gemini reader.
 pub struct GeminiReader<I> {
     pub fold: GeminiFold,
+    /// Where a template fit's text with escapes is decoded (its room kept).
+    buf: Vec<u8>,
     template: Option<GeminiTemplate<I>>,
 }
 
@@ -69,6 +71,7 @@ impl<I> Default for GeminiReader<I> {
     fn default() -> Self {
         GeminiReader {
             fold: GeminiFold::default(),
+            buf: Vec::new(),
             template: None,
         }
     }
@@ -351,12 +354,17 @@ impl<S: GeminiItems> Reader<S> for GeminiReader<S::Item> {
         let raws = &mut [""; crate::dialect::template::MAX_RAW];
         let (len, filled, data) = match subject {
             Subject::Frame(frame) => {
-                match t.shape.fill_all(frame.event.as_deref(), &frame.data, raws) {
+                match t.shape.fill_all(
+                    frame.event.as_deref(),
+                    &frame.data,
+                    raws,
+                    Some(&mut self.buf),
+                ) {
                     Some(f) => (0, f, Some(&*frame.data)),
                     None => return Ok(None),
                 }
             }
-            Subject::Raw(bytes) => match t.shape.fill_raw_all(bytes, raws) {
+            Subject::Raw(bytes) => match t.shape.fill_raw_all(bytes, raws, Some(&mut self.buf)) {
                 Some((len, f)) => (len, f, None),
                 None => return Ok(None),
             },

@@ -53,6 +53,8 @@ pub trait MessagesItems: Sink {
 /// The per-stream state of the Messages reader.
 pub struct MessagesReader<I> {
     pub fold: MessagesFold,
+    /// Where a template fit's text with escapes is decoded (its room kept).
+    buf: Vec<u8>,
     template: Option<MessagesTemplate<I>>,
 }
 
@@ -60,6 +62,7 @@ impl<I> Default for MessagesReader<I> {
     fn default() -> Self {
         MessagesReader {
             fold: MessagesFold::default(),
+            buf: Vec::new(),
             template: None,
         }
     }
@@ -203,7 +206,10 @@ impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
         let Some(t) = &self.template else {
             return Ok(None);
         };
-        let Some(hit) = t.template.fit(subject, sink.items(), &mut [""; MAX_RAW]) else {
+        let Some(hit) = t
+            .template
+            .fit(subject, sink.items(), &mut [""; MAX_RAW], &mut self.buf)
+        else {
             return Ok(None);
         };
         let raw = match t.keeps_raw {

@@ -699,12 +699,14 @@ impl<I> Template<I> {
     /// The values of `subject`'s holes when it fits this template. `None` when it does not
     /// fit, or when items are wanted but the template was made without one (no item to copy):
     /// the frame is then framed and decoded in full.
-    /// The raw holes' values go to `raws`, by slot.
+    /// The raw holes' values go to `raws`, by slot; a text with escapes is decoded into `buf`
+    /// (the reader's, its room kept from frame to frame).
     pub fn fit<'d>(
         &self,
         subject: Subject<'d>,
         items: bool,
         raws: &mut [&'d str; MAX_RAW],
+        buf: &'d mut Vec<u8>,
     ) -> Option<Hit<'d>> {
         if items && self.item.is_none() {
             return None;
@@ -713,9 +715,9 @@ impl<I> Template<I> {
             Subject::Frame(frame) => (
                 0,
                 self.shape
-                    .fill_all(frame.event.as_deref(), &frame.data, raws)?,
+                    .fill_all(frame.event.as_deref(), &frame.data, raws, Some(buf))?,
             ),
-            Subject::Raw(bytes) => self.shape.fill_raw_all(bytes, raws)?,
+            Subject::Raw(bytes) => self.shape.fill_raw_all(bytes, raws, Some(buf))?,
         };
         Some(Hit {
             text: f.text,

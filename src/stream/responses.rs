@@ -35,6 +35,8 @@ pub trait ResponsesItems: Sink {
 /// The per-stream state of the Responses reader.
 pub struct ResponsesReader<I> {
     pub fold: ResponsesFold,
+    /// Where a template fit's text with escapes is decoded (its room kept).
+    buf: Vec<u8>,
     template: Option<ResponsesTemplate<I>>,
 }
 
@@ -42,6 +44,7 @@ impl<I> Default for ResponsesReader<I> {
     fn default() -> Self {
         ResponsesReader {
             fold: ResponsesFold::default(),
+            buf: Vec::new(),
             template: None,
         }
     }
@@ -160,7 +163,10 @@ impl<S: ResponsesItems> Reader<S> for ResponsesReader<S::Item> {
         let Some(t) = &self.template else {
             return Ok(None);
         };
-        let Some(hit) = t.template.fit(subject, sink.items(), &mut [""; MAX_RAW]) else {
+        let Some(hit) = t
+            .template
+            .fit(subject, sink.items(), &mut [""; MAX_RAW], &mut self.buf)
+        else {
             return Ok(None);
         };
         let raw = match t.keeps_raw {
