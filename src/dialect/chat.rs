@@ -228,7 +228,11 @@ impl VendorRecipes {
             *slot = match (unchanged, text) {
                 (true, Some(text)) => Some(Cow::Borrowed(&**text)),
                 _ => {
-                    let mut written = String::new();
+                    let len = pieces.iter().map(|piece| match piece {
+                        Piece::Fixed(text) => text.len(),
+                        Piece::Hole(n) => raws.get(usize::from(*n)).map_or(0, |r| r.len()),
+                    });
+                    let mut written = String::with_capacity(len.sum());
                     for piece in pieces {
                         match piece {
                             Piece::Fixed(text) => written.push_str(text),

@@ -409,12 +409,9 @@ impl Shape {
                     at += len;
                 }
                 Hole::RawStr(slot) => {
-                    let (len, value) = scan_string(bytes.get(at..)?)?;
-                    let contents = match value {
-                        Cow::Borrowed(contents) => contents,
-                        // Valid UTF-8: its decoding was (escapes are ASCII).
-                        Cow::Owned(_) => std::str::from_utf8(bytes.get(at..at + len)?).ok()?,
-                    };
+                    // Written back as sent (escapes kept): only checked, never decoded.
+                    let len = skip_string(bytes.get(at..)?)?;
+                    let contents = std::str::from_utf8(bytes.get(at..at + len)?).ok()?;
                     *raws.get_mut(usize::from(*slot))? = contents;
                     at += len;
                 }

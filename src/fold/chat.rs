@@ -91,6 +91,10 @@ pub struct ChunkView<'a> {
     pub logprobs: Option<&'a str>,
     pub choice_extra: Option<&'a str>,
     pub delta_extra: Option<&'a str>,
+    /// Non-zero when the vendor objects were written by a frame template's recipe (the
+    /// template's number in its stream): objects of one recipe differ only in string contents
+    /// and number tokens, so the fold need not compare their skeletons. 0: not known.
+    pub skeleton: u64,
 }
 
 impl ChunkView<'_> {
@@ -145,6 +149,8 @@ pub struct ChunkOwned {
     logprobs: Option<Box<str>>,
     choice_extra: Option<Box<str>>,
     delta_extra: Option<Box<str>>,
+    /// The number of the template whose recipes write the vendor objects of its fits.
+    skeleton: u64,
 }
 
 fn own(s: Option<&str>) -> Option<Box<str>> {
@@ -188,6 +194,7 @@ impl ChunkOwned {
             logprobs: own(v.logprobs),
             choice_extra: own(v.choice_extra),
             delta_extra: own(v.delta_extra),
+            skeleton: 0,
         })
     }
 
@@ -273,7 +280,13 @@ impl ChunkOwned {
             logprobs: self.logprobs.as_deref(),
             choice_extra: pick_extra(extras, 1, &self.choice_extra),
             delta_extra: pick_extra(extras, 2, &self.delta_extra),
+            skeleton: if extras.is_some() { self.skeleton } else { 0 },
         });
+    }
+
+    /// Numbers the template this copy belongs to (see [`ChunkView::skeleton`]).
+    pub fn with_skeleton(self, skeleton: u64) -> Self {
+        ChunkOwned { skeleton, ..self }
     }
 }
 
@@ -333,6 +346,8 @@ struct ChoiceMore {
     /// strings (which concatenate) or containers is merged at once.
     pending_choice_extra: Option<String>,
     pending_delta_extra: Option<String>,
+    /// The recipes that wrote the pending objects (see [`ChunkView::skeleton`]).
+    pending_skeletons: (u64, u64),
 }
 
 #[derive(Debug, Default)]
@@ -627,7 +642,8 @@ impl ChoiceMore {
                 .add(logprobs);
         }
         if let Some(extra) = v.choice_extra {
-            if !continues_run(&mut self.pending_choice_extra, extra) {
+            let (ids, id) = (&mut self.pending_skeletons.0, v.skeleton);
+            if !continues_run(&mut self.pending_choice_extra, ids, extra, id) {
                 if let Some(earlier) = self.pending_choice_extra.replace(extra.to_owned()) {
                     self.choice_extra
                         .get_or_insert_with(Map::new)
@@ -636,7 +652,8 @@ impl ChoiceMore {
             }
         }
         if let Some(extra) = v.delta_extra {
-            if !continues_run(&mut self.pending_delta_extra, extra) {
+            let (ids, id) = (&mut self.pending_skeletons.1, v.skeleton);
+            if !continues_run(&mut self.pending_delta_extra, ids, extra, id) {
                 if let Some(earlier) = self.pending_delta_extra.take() {
                     merge_delta_extra(&mut self.delta_extra, &earlier);
                 }
@@ -722,16 +739,26 @@ impl ChoiceMore {
 /// `ChoiceMore::pending_choice_extra`): the same object again (one comparison: Azure's filter
 /// results, OpenRouter's `native_finish_reason`), or one of its skeleton (one walk over both),
 /// which then becomes the pending one.
-fn continues_run(pending: &mut Option<String>, extra: &str) -> bool {
-    match pending {
+/// `skeleton` is the view's (see [`ChunkView::skeleton`]); `pending_skeleton`, the pending
+/// object's, is set to it.
+fn continues_run(
+    pending: &mut Option<String>,
+    pending_skeleton: &mut u64,
+    extra: &str,
+    skeleton: u64,
+) -> bool {
+    let same = skeleton != 0 && skeleton == *pending_skeleton;
+    let continues = match pending {
         Some(p) if p == extra => true,
-        Some(p) if same_skeleton(p, extra) => {
+        Some(p) if same || same_skeleton(p, extra) => {
             p.clear();
             p.push_str(extra);
             true
         }
         _ => false,
-    }
+    };
+    *pending_skeleton = skeleton;
+    continues
 }
 
 /// Merges a delta's vendor object `text` into `target`, key by key.

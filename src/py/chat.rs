@@ -481,6 +481,7 @@ fn fold_item(py: Python<'_>, fold: &mut ChatFold, item: &ChatChunk) {
         logprobs: json.and_then(|j| j.logprobs.as_deref()),
         choice_extra: json.and_then(|j| j.choice_extra.as_deref()),
         delta_extra: json.and_then(|j| j.delta_extra.as_deref()),
+        skeleton: 0,
     });
 }
 

@@ -44,6 +44,8 @@ pub trait ChatItems: Sink {
 /// The per-stream state of the chat reader.
 pub struct ChatReader<I> {
     pub fold: ChatFold,
+    /// How many templates with vendor recipes were made (each one's number, for the fold).
+    recipes: u64,
     /// Where a template fit's text with escapes is decoded (its room kept).
     buf: Vec<u8>,
     template: Option<ChatTemplate<I>>,
@@ -53,6 +55,7 @@ impl<I> Default for ChatReader<I> {
     fn default() -> Self {
         ChatReader {
             fold: ChatFold::default(),
+            recipes: 0,
             buf: Vec::new(),
             template: None,
         }
@@ -229,6 +232,13 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
             .collect();
         let vendor = vendor.has_holes().then_some(vendor);
         let raws = if vendor.is_some() { &raws[..] } else { &[] };
+        let snapshot = match vendor {
+            Some(_) => {
+                self.recipes += 1;
+                snapshot.with_skeleton(self.recipes)
+            }
+            None => snapshot,
+        };
         let new = Template::new(v.frame, text, &padding, raws, kind as u8, item).map(|template| {
             ChatTemplate {
                 template,
