@@ -197,9 +197,13 @@ impl ChatReader {
                 self.call(call, sink);
             }
         }
-        // The legacy `function_call` delta: one call, with no id.
+        // The legacy `function_call` delta: one call, with no id. (A vendor object without
+        // the name, nor an escape that could spell it, is not read: Together sends one with
+        // every chunk.)
+        let may_hold = |extra: &&str| extra.contains("function_call") || extra.contains('\\');
         if let Some(f) = v
             .delta_extra
+            .filter(may_hold)
             .and_then(|extra| field(extra, "function_call"))
         {
             let name = str_field(f, "name").unwrap_or_default();

@@ -342,11 +342,18 @@ struct Head {
 impl Head {
     fn update(&mut self, meta: Meta<'_>) {
         let mut changed = self.chunk_prefix.is_empty();
-        if self.id.as_deref().is_none_or(str::is_empty) && meta.id.is_some() {
+        // An empty id or model is taken until a real one comes (Together sends `"id": ""`
+        // with every chunk: the same again changes nothing).
+        let better = |now: &Option<String>, new: Option<&str>| match (now.as_deref(), new) {
+            (None, Some(_)) => true,
+            (Some(""), Some(new)) => !new.is_empty(),
+            _ => false,
+        };
+        if better(&self.id, meta.id) {
             self.id = meta.id.map(str::to_owned);
             changed = true;
         }
-        if self.model.as_deref().is_none_or(str::is_empty) && meta.model.is_some() {
+        if better(&self.model, meta.model) {
             self.model = meta.model.map(str::to_owned);
             changed = true;
         }
