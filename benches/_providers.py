@@ -130,7 +130,8 @@ def _sse(data: str, event: str = "") -> str:
 
 
 def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
-    cid = {"together": "", "openrouter": "gen-" + _id(rng, 20)}.get(provider, "chatcmpl-" + _id(rng, 29))
+    cid = {"together": "", "openrouter": "gen-" + _id(rng, 20), "openrouter reasoning": "gen-" + _id(rng, 20)}.get(
+        provider, "chatcmpl-" + _id(rng, 29))
     created = 1753190400 + rng.randrange(10_000)
     model = {
         "openai": "gpt-4o-2024-08-06",
@@ -138,6 +139,7 @@ def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
         "groq": "llama-3.3-70b-versatile",
         "deepseek": "deepseek-reasoner",
         "openrouter": "openai/gpt-4o",
+        "openrouter reasoning": "anthropic/claude-sonnet-4.5",
         "together": "meta-llama/Llama-3.3-70B-Instruct-Turbo",
         "mistral": "mistral-large-latest",
         "xai": "grok-3",
@@ -145,7 +147,7 @@ def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
     fp = "fp_" + _id(rng, 10)
     ascii_only = provider in ("openai", "azure", "groq", "together")
     out: List[str] = []
-    reasoning = provider == "deepseek"
+    reasoning = provider in ("deepseek", "openrouter reasoning")
     split = len(pieces) // 3 if reasoning else 0
 
     for n, piece in enumerate(pieces):
@@ -195,6 +197,20 @@ def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
                     "delta": {"role": "assistant", "content": piece, "reasoning": None, "reasoning_details": []},
                     "finish_reason": None, "native_finish_reason": None, "logprobs": None,
                 }],
+            }
+        elif provider == "openrouter reasoning":
+            # Reasoning repeated in `reasoning_details` (its text entries), `"content": ""`
+            # beside it; then the answer with `"reasoning": null, "reasoning_details": []`.
+            if n < split:
+                delta = {"role": "assistant", "content": "", "reasoning": piece, "reasoning_details": [
+                    {"type": "reasoning.text", "text": piece, "format": "anthropic-claude-v1", "index": 0}]}
+            else:
+                delta = {"role": "assistant", "content": piece, "reasoning": None, "reasoning_details": []}
+            chunk = {
+                "id": cid, "provider": "Anthropic", "model": model, "object": "chat.completion.chunk",
+                "created": created,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": None, "native_finish_reason": None,
+                             "logprobs": None}],
             }
         elif provider == "together":
             chunk = {
@@ -473,7 +489,8 @@ def _gemini(rng: random.Random, pieces: List[str]) -> str:
 #: name: (dialect, builder of a body from (rng, pieces))
 SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
     **{f"chat {p}": ("chat", (lambda p: lambda rng, pieces: _chat(rng, pieces, p))(p))
-       for p in ("openai", "azure", "groq", "deepseek", "openrouter", "together", "mistral", "xai")},
+       for p in ("openai", "azure", "groq", "deepseek", "openrouter", "openrouter reasoning", "together", "mistral",
+                 "xai")},
     "messages text": ("messages", lambda rng, pieces: _messages(rng, pieces, "text")),
     "messages thinking": ("messages", lambda rng, pieces: _messages(rng, pieces, "thinking")),
     "messages tool input": ("messages", lambda rng, pieces: _messages(rng, pieces, "tool")),

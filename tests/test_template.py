@@ -641,3 +641,47 @@ def test_a_shell_call_command_streams_on_the_fast_path_with_its_raw_event() -> N
         assert [i.raw for i in items] == [json.loads(f) for f in frames]
         assert [i.delta for i in items] == [json.loads(f)["delta"] for f in frames]
         assert [i.sequence_number for i in items] == list(range(4, 12))
+
+
+def _openrouter_reasoning(text: str, index: str, extra: str) -> str:
+    return (
+        '{"id":"gen-1","provider":"Anthropic","model":"m","object":"chat.completion.chunk","created":1,'
+        '"choices":[{"index":0,"delta":{"role":"assistant","content":"","reasoning":"' + text + '",'
+        '"reasoning_details":[{"type":"reasoning.text","text":"' + text + '","format":"anthropic-claude-v1",'
+        '"index":' + index + extra + "}]},"
+        '"finish_reason":null,"native_finish_reason":null,"logprobs":null}]}'
+    )
+
+
+@settings(max_examples=120, deadline=None)
+@given(
+    st.lists(
+        st.tuples(_some_escaped_text, st.sampled_from(["0", "1", "12", "null", '"a"']), st.sampled_from(["", ',"id":null', ',"signature":"s"'])),
+        min_size=1,
+        max_size=8,
+    )
+)
+def test_openrouter_reasoning_details_on_the_fast_path(frames: list[tuple[str, str, str]]) -> None:
+    """OpenRouter repeats each reasoning delta in `reasoning_details` beside `"content": ""`:
+    the reasoning is the text hole, the details' strings and numbers raw holes written back as
+    sent. Items, the fold and every way of feeding equal fresh decodes; the blocks merge by
+    index as the full decode merges them."""
+    bodies = [_openrouter_reasoning("Think", "0", "")] + [_openrouter_reasoning(t, i, x) for t, i, x in frames]
+    cls = ssewire.ChatCompletionStream
+    _same_as_fresh(cls, bodies)
+    body = _body(bodies, None)
+    fresh = ssewire.ChatCompletionAccumulator()
+    for f in bodies:
+        fresh.add_all(cls().feed(_body([f], None)))
+    templated = cls()
+    templated.consume(body)
+    assert templated.result() == fresh.result()
+    for consume in (False, True):
+        whole = _seen(cls, [body], consume)
+        for way in split_ways(body, random_splits=2):
+            assert _seen(cls, way.pieces, consume) == whole, way.name
+    # Frames that differ from the first only in values are read by the template.
+    plain = [_openrouter_reasoning(f"step {n} \\n", str(n % 2), "") for n in range(10)]
+    s = cls()
+    s.consume(_body(plain, None))
+    assert s._fast_frames == 9

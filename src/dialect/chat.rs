@@ -12,7 +12,7 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use super::template::{RawHole, MAX_RAW};
+use super::template::{self, RawHole, MAX_RAW};
 
 use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Extra, Int, Str};
 use crate::fold::chat::{ChunkView, ContentView, ToolView};
@@ -118,16 +118,22 @@ fn content<'a, A: serde::de::MapAccess<'a>>(map: &mut A) -> Result<Option<Conten
 /// written again when a frame fits the chunk's template with other vendor values: each
 /// object's JSON text (as [`Extra::to_json`] writes it) cut into fixed pieces and raw holes.
 /// A frame template leaves the vendor strings and integers open (Together's `text` and
-/// `token_id`, ...), so a stream whose vendor values change on every chunk stays on the fast
+/// `token_id`, ...), and the strings and numbers of `reasoning_details` (OpenRouter repeats each
+/// reasoning delta in it), so a stream whose values change on every chunk stays on the fast
 /// path; at most [`MAX_RAW`] of them, the rest fixed.
 #[derive(Debug, Default)]
 pub struct VendorRecipes {
-    recipes: [Option<Vec<Piece>>; 3],
+    /// The chunk's, the choice's and the delta's vendor objects, and `reasoning_details`.
+    recipes: [Option<Vec<Piece>>; 4],
     /// The objects' texts in the template's own frame, and its raw holes' values: a fit
     /// whose values are the same (a vendor key that does not change) reuses the text.
-    texts: [Option<Box<str>>; 3],
+    texts: [Option<Box<str>>; 4],
     values: Vec<Box<str>>,
 }
+
+/// The values [`VendorRecipes::write`] writes: the chunk's, the choice's and the delta's
+/// vendor objects, and the delta's `reasoning_details`.
+pub type Written<'a> = [Option<Cow<'a, str>>; 4];
 
 #[derive(Debug)]
 enum Piece {
@@ -146,12 +152,14 @@ impl VendorRecipes {
             return (raws, recipes);
         };
         let objects = [&chunk.extra, &choice.extra, &choice.delta.extra];
-        for ((slot, text), extra) in recipes
-            .recipes
-            .iter_mut()
-            .zip(recipes.texts.iter_mut())
-            .zip(objects)
-        {
+        let [chunk_slot, choice_slot, delta_slot, details_slot] = &mut recipes.recipes;
+        let [chunk_text, choice_text, delta_text, details_text] = &mut recipes.texts;
+        let slots = [
+            (chunk_slot, chunk_text),
+            (choice_slot, choice_text),
+            (delta_slot, delta_text),
+        ];
+        for ((slot, text), extra) in slots.into_iter().zip(objects) {
             if extra.is_empty() {
                 continue;
             }
@@ -191,6 +199,10 @@ impl VendorRecipes {
             pieces.push(Piece::Fixed(fixed.into()));
             *slot = Some(pieces);
         }
+        if let Some(details) = choice.delta.reasoning_details {
+            *details_text = Some(details.get().into());
+            *details_slot = Some(value_recipe(details.get(), &mut raws, &mut recipes.values));
+        }
         (raws, recipes)
     }
 
@@ -203,9 +215,9 @@ impl VendorRecipes {
             .any(|pieces| pieces.iter().any(|p| matches!(p, Piece::Hole(_))))
     }
 
-    /// The three vendor objects' texts with `raws` (a fill's raw holes) in their holes; an
-    /// object whose holes hold the template's own values is its text, borrowed.
-    pub fn write(&self, raws: &[&str; MAX_RAW]) -> [Option<Cow<'_, str>>; 3] {
+    /// The values' texts (see [`Written`]) with `raws` (a fill's raw holes) in their holes; a
+    /// value whose holes hold the template's own values is its text, borrowed.
+    pub fn write(&self, raws: &[&str; MAX_RAW]) -> Written<'_> {
         let same = |n: &u8| {
             let n = usize::from(*n);
             match (self.values.get(n), raws.get(n)) {
@@ -216,7 +228,7 @@ impl VendorRecipes {
                 _ => false,
             }
         };
-        let mut out: [Option<Cow<'_, str>>; 3] = [None, None, None];
+        let mut out: Written<'_> = [None, None, None, None];
         for ((slot, pieces), text) in out.iter_mut().zip(&self.recipes).zip(&self.texts) {
             let Some(pieces) = pieces else {
                 continue;
@@ -246,6 +258,68 @@ impl VendorRecipes {
         }
         out
     }
+}
+
+/// The recipe of a raw JSON value (a slice of the frame): every string value (not a key) and
+/// number in it is a raw hole while there is room ([`MAX_RAW`] in all), the rest fixed.
+fn value_recipe<'a>(
+    text: &'a str,
+    raws: &mut Vec<RawHole<'a>>,
+    values: &mut Vec<Box<str>>,
+) -> Vec<Piece> {
+    let bytes = text.as_bytes();
+    let mut pieces = Vec::new();
+    let (mut from, mut i) = (0, 0);
+    while let Some(&b) = bytes.get(i) {
+        let room = raws.len() < MAX_RAW;
+        let hole = match b {
+            b'"' => {
+                let Some(len) = super::json::skip_string(bytes.get(i + 1..).unwrap_or_default())
+                else {
+                    break; // not JSON: the rest stays fixed
+                };
+                let end = i + 1 + len;
+                let after = bytes.get(end + 1..).unwrap_or_default();
+                let key = after.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b':');
+                let hole = (!key && room)
+                    .then(|| text.get(i + 1..end).map(|s| (i + 1, end, RawHole::Str(s))))
+                    .flatten();
+                if hole.is_none() {
+                    i = end + 1;
+                    continue;
+                }
+                hole
+            }
+            b'-' | b'0'..=b'9' => {
+                let len = template::num_len(bytes.get(i..).unwrap_or_default()).unwrap_or(1);
+                let hole = room
+                    .then(|| text.get(i..i + len).map(|s| (i, i + len, RawHole::Num(s))))
+                    .flatten();
+                if hole.is_none() {
+                    i += len;
+                    continue;
+                }
+                hole
+            }
+            _ => None,
+        };
+        match (hole, u8::try_from(raws.len())) {
+            (Some((start, end, raw)), Ok(n)) => {
+                pieces.push(Piece::Fixed(
+                    text.get(from..start).unwrap_or_default().into(),
+                ));
+                pieces.push(Piece::Hole(n));
+                values.push(raw.text().into());
+                // A string's closing quote is the next fixed piece's first byte.
+                i = end + usize::from(matches!(raw, RawHole::Str(_)));
+                raws.push(raw);
+                from = end;
+            }
+            _ => i += 1,
+        }
+    }
+    pieces.push(Piece::Fixed(text.get(from..).unwrap_or_default().into()));
+    pieces
 }
 
 /// One fragment of `delta.tool_calls[]`, with `function` flattened into it.
@@ -453,6 +527,7 @@ mod tests {
                 full.extra.to_json(),
                 full.choices[0].extra.to_json(),
                 full.choices[0].delta.extra.to_json(),
+                None,
             ];
             let written = recipes.write(&filled).map(|t| t.map(Cow::into_owned));
             assert_eq!(written, expected, "{next}");
@@ -474,6 +549,49 @@ mod tests {
         shape.fill_all(None, &float, &mut scratch, None).unwrap();
         let delta = recipes.write(&scratch)[2].as_deref().map(str::to_owned);
         assert_eq!(delta.as_deref(), Some("{\"token_id\":-1.5e3}"));
+    }
+
+    /// OpenRouter repeats each reasoning delta in `reasoning_details`: its strings and numbers
+    /// are holes too, written back as sent, and the text hole is the reasoning (the one text
+    /// that is not empty), not `"content": ""`.
+    #[test]
+    fn reasoning_details_values_are_holes() {
+        let frame = |text: &str, index: i64| {
+            format!(
+                r#"{{"id":"gen-1","choices":[{{"index":0,"delta":{{"content":"","reasoning":"{text}","reasoning_details":[{{"type":"reasoning.text","text":"{text}","format":"anthropic-claude-v1","index":{index}}}]}},"finish_reason":null}}]}}"#
+            )
+        };
+        let first = frame("Checking", 0);
+        let chunk = decode(&first).unwrap();
+        let (raws, recipes) = VendorRecipes::of(&chunk);
+        assert!(recipes.has_holes());
+        assert_eq!(raws.len(), 4, "{raws:?}"); // type, text, format, index
+        let reasoning = match &chunk.choices[0].delta.reasoning {
+            Some(t) => Str::borrowed(&Some(t.clone())).unwrap(),
+            None => panic!("no reasoning"),
+        };
+        let except: Vec<&str> = raws.iter().map(RawHole::text).collect();
+        assert_eq!(
+            Str::in_frame_except(&chunk.choices[0].delta.reasoning, &first, &except),
+            Some(reasoning)
+        );
+        let shape = crate::dialect::template::Shape::with_raws(None, &first, reasoning, &[], &raws)
+            .unwrap();
+        for (text, index) in [(" the facts", 0), (r#"a\nb \"q\""#, 1), ("", 12)] {
+            let next = frame(text, index);
+            let mut filled = [""; MAX_RAW];
+            let fit = shape.fill_all(None, &next, &mut filled, None).unwrap();
+            let full = decode(&next).unwrap();
+            assert_eq!(
+                Some(fit.text.as_ref()),
+                full.choices[0].delta.reasoning.as_ref().map(Str::as_str)
+            );
+            let written = recipes.write(&filled)[3].as_deref().map(str::to_owned);
+            assert_eq!(
+                written.as_deref(),
+                full.choices[0].delta.reasoning_details.map(RawValue::get)
+            );
+        }
     }
 
     #[test]

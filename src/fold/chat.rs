@@ -204,11 +204,11 @@ impl ChunkOwned {
         &self,
         hole: Hole,
         text: &str,
-        extras: Option<&[Option<Cow<'_, str>>; 3]>,
+        extras: Option<&[Option<Cow<'_, str>>; 4]>,
         f: impl FnOnce(&ChunkView<'_>),
     ) {
         fn pick_extra<'s>(
-            extras: Option<&'s [Option<Cow<'_, str>>; 3]>,
+            extras: Option<&'s [Option<Cow<'_, str>>; 4]>,
             n: usize,
             own: &'s Option<Box<str>>,
         ) -> Option<&'s str> {
@@ -276,7 +276,7 @@ impl ChunkOwned {
             reasoning_content: pick(hole, Hole::ReasoningContent, text, &self.reasoning_content),
             tool_calls: tools,
             finish_reason: self.finish_reason.as_deref(),
-            reasoning_details: self.reasoning_details.as_deref(),
+            reasoning_details: pick_extra(extras, 3, &self.reasoning_details),
             logprobs: self.logprobs.as_deref(),
             choice_extra: pick_extra(extras, 1, &self.choice_extra),
             delta_extra: pick_extra(extras, 2, &self.delta_extra),
@@ -1018,6 +1018,8 @@ impl Details {
             }
             let null = is_null(text);
             match find(fields, &key) {
+                // The same value again (a block's type, format and index on every delta).
+                Some(Merged::Json(same)) if **same == *text => {}
                 Some(slot) if !null => *slot = Merged::Json(text.into()),
                 Some(_) => {}
                 None => fields.push((key.into_owned(), Merged::Json(text.into()))),

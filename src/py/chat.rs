@@ -368,11 +368,12 @@ impl ChatItems for Out<'_, '_, ChunkStrings> {
         let py = self.py;
         let this = item.get();
         let mut item = this.refilled(py, hole, text)?;
-        if let Some([extra, choice_extra, delta_extra]) = extras {
+        if let Some([extra, choice_extra, delta_extra, details]) = extras {
             let mut json = this.json.as_deref().cloned().unwrap_or_default();
             json.extra = extra.as_deref().map(Arc::from);
             json.choice_extra = choice_extra.as_deref().map(Box::from);
             json.delta_extra = delta_extra.as_deref().map(Box::from);
+            json.reasoning_details = details.as_deref().map(Box::from);
             item.json = Some(Box::new(json));
         }
         self.push(&Py::new(py, item)?)

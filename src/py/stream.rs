@@ -516,6 +516,13 @@ macro_rules! dialect_stream {
                 pyo3::types::PyList::new(py, this.conv.errors.iter().map(|e| e.clone_ref(py)))
             }
 
+            /// How many frames the template fast path read without a decode (for the tests and
+            /// the benches; not part of the API).
+            #[getter]
+            fn _fast_frames(slf: &Bound<'_, Self>) -> PyResult<u64> {
+                Ok($crate::py::errors::shared(slf, "stream")?.stream.state.fast)
+            }
+
             /// The limit on the size of one event, in bytes.
             #[getter]
             fn max_event_size(slf: &Bound<'_, Self>) -> PyResult<usize> {

@@ -5,8 +5,6 @@
 //! every vendor string and integer (`VendorRecipes`) a raw hole. Carried across frames: the
 //! fold and the template.
 
-use std::borrow::Cow;
-
 use super::{Dialect, Reader, Route, Sink, State, Subject, Template, Value};
 use crate::dialect::chat::{self, Choice, Chunk, Content, VendorRecipes};
 use crate::dialect::json::Str;
@@ -15,9 +13,9 @@ use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, Hole};
 use crate::translate::Upstream;
 
-/// The vendor objects of a chunk a template wrote anew: the chunk's, the choice's and the
-/// delta's (`extra`, `choice_extra`, `delta_extra`).
-pub type Extras<'a> = [Option<Cow<'a, str>>; 3];
+/// The values of a chunk a template wrote anew: the chunk's, the choice's and the delta's
+/// vendor objects (`extra`, `choice_extra`, `delta_extra`) and `reasoning_details`.
+pub type Extras<'a> = crate::dialect::chat::Written<'a>;
 
 /// What a sink makes of a chat stream's chunks.
 pub trait ChatItems: Sink {
@@ -88,15 +86,27 @@ fn hole<'f>(chunk: &Chunk<'f>, data: &'f str, except: &[&str]) -> Option<(Hole, 
     };
     let d = &choice.delta;
     let at = |text: &Option<Str<'f>>| Str::in_frame_except(text, data, except);
-    // The first text present is the hole (a chunk seldom has two); HOLES's order.
-    let present = [
-        d.content.is_some(),
-        d.reasoning.is_some(),
-        d.reasoning_content.is_some(),
-        d.refusal.is_some(),
-        matches!(d.tool_calls.as_slice(), [call] if call.arguments.is_some()),
+    // The first text present and not empty is the hole, else the first present, in HOLES's
+    // order (OpenRouter's reasoning chunks carry `"content": ""` beside the reasoning text).
+    let args = match d.tool_calls.as_slice() {
+        [call] => call.arguments.as_ref(),
+        _ => None,
+    };
+    let texts = [
+        match &d.content {
+            Some(Content::Text(t)) => Some(t.as_str()),
+            Some(Content::Parts(_)) => Some("[]"),
+            None => None,
+        },
+        d.reasoning.as_ref().map(Str::as_str),
+        d.reasoning_content.as_ref().map(Str::as_str),
+        d.refusal.as_ref().map(Str::as_str),
+        args.map(Str::as_str),
     ];
-    let i = present.iter().position(|p| *p)?;
+    let i = texts
+        .iter()
+        .position(|t| t.is_some_and(|t| !t.is_empty()))
+        .or_else(|| texts.iter().position(Option::is_some))?;
     let text = match i {
         0 => Content::in_frame(&d.content, data, except),
         1 => at(&d.reasoning),

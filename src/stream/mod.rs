@@ -183,6 +183,8 @@ pub struct State {
     /// A translation reading this stream: it is handed every view the fold gets, every
     /// error, `[DONE]`, the end.
     pub tap: Option<Box<Translation>>,
+    /// How many frames the template fast path took (read without a decode).
+    pub fast: u64,
 }
 
 impl State {
@@ -420,7 +422,10 @@ impl<R: Dialect> Stream<R> {
                     .reader
                     .shortcut(&mut self.state, Subject::Raw(window), sink)?
                 {
-                    Some(len) if len > 0 => rest = rest.get(len..).unwrap_or_default(),
+                    Some(len) if len > 0 => {
+                        self.state.fast += 1;
+                        rest = rest.get(len..).unwrap_or_default();
+                    }
                     _ => break,
                 }
             }
@@ -534,6 +539,7 @@ impl<R: Dialect> Stream<R> {
                         .shortcut(state, Subject::Frame(frame), sink)?
                         .is_some()
                     {
+                        state.fast += 1;
                         continue; // same shape as the last text frame: no decode
                     }
                     let mut result = Ok(());
