@@ -26,7 +26,7 @@ enum Hole {
     /// A non-negative integer (a sequence number).
     Number,
     /// A string of a key the decoder does not know (a vendor extra), returned as its raw
-    /// contents (escapes kept) in slot `n` of [`Filled::raws`].
+    /// contents (escapes kept) in slot `n` of the caller's raw slots ([`Shape::fill_all`]).
     RawStr(u8),
     /// A number of a key the decoder does not know, returned as its token in slot `n`.
     RawNum(u8),
@@ -133,7 +133,7 @@ impl Shape {
     }
 
     /// [`new`](Self::new), with raw holes too: `raws[n]` is slot `n` of a fill's
-    /// [`Filled::raws`] (at most [`MAX_RAW`]). A string must lie between quotes; a number
+    /// raw slots ([`Shape::fill_all`]; at most [`MAX_RAW`]). A string must lie between quotes; a number
     /// must be a whole JSON number token.
     pub fn with_raws(
         event: Option<&[u8]>,

@@ -2,8 +2,8 @@
 //! decoded, checked and folded; what the caller asked for out through a [`Sink`].
 //!
 //! One type drives every reader of a dialect body: the Python stream classes (`crate::py`,
-//! whose sink builds item objects, or none for `consume()`), `translate::Standalone` and the
-//! fuzz targets (whose sink, [`Quiet`], builds nothing). Per read:
+//! whose sink builds item objects, or none for `consume()`), [`Standalone`] (a whole
+//! translation in pure Rust) and the fuzz targets (whose sink, [`Quiet`], builds nothing). Per read:
 //!
 //! - [`Stream::run`] takes the common frames in one pass: while the framer is between events,
 //!   a frame at the start of the bytes that has the shape of the dialect's template (the last
@@ -32,6 +32,9 @@ pub mod chat;
 pub mod gemini;
 pub mod messages;
 pub mod responses;
+pub mod standalone;
+
+pub use standalone::Standalone;
 
 /// An input of this many bytes or more is framed whole, without the template fast path (a
 /// binding may release its interpreter lock meanwhile: [`Sink::detached`]).

@@ -1,0 +1,145 @@
+//! A whole translation in pure Rust ([`Standalone`]): an upstream body read by the source
+//! dialect's own stream, building no items, with a `crate::translate::Translation` on its tap.
+//! Carried across feeds: the stream (or, for an `auto` source, the input held until the
+//! dialect is told) and the translation.
+
+use super::chat::ChatReader;
+use super::gemini::GeminiReader;
+use super::messages::MessagesReader;
+use super::responses::ResponsesReader;
+use super::{Quiet, Stream};
+use crate::translate::{Dialect, Sniffer, Target, Translation};
+
+/// A dialect stream of each source, building no items (`crate::stream::Quiet`).
+enum Source {
+    Chat(Box<Stream<ChatReader<()>>>),
+    Messages(Box<Stream<MessagesReader<()>>>),
+    Responses(Box<Stream<ResponsesReader<()>>>),
+    Gemini(Box<Stream<GeminiReader<()>>>),
+}
+
+/// Runs `$body` with `$s` bound to the stream of whichever dialect `$source` reads.
+macro_rules! each_source {
+    ($source:expr, $s:ident => $body:expr) => {
+        match $source {
+            Source::Chat($s) => $body,
+            Source::Messages($s) => $body,
+            Source::Responses($s) => $body,
+            Source::Gemini($s) => $body,
+        }
+    };
+}
+
+impl Source {
+    fn new(dialect: Dialect, max_event_size: usize) -> Self {
+        match dialect {
+            Dialect::Chat => Source::Chat(Box::new(Stream::new(max_event_size))),
+            Dialect::Messages => Source::Messages(Box::new(Stream::new(max_event_size))),
+            Dialect::Responses => Source::Responses(Box::new(Stream::new(max_event_size))),
+            Dialect::Gemini => Source::Gemini(Box::new(Stream::new(max_event_size))),
+        }
+    }
+
+    fn tap(&mut self) -> &mut Option<Box<Translation>> {
+        each_source!(self, s => &mut s.state.tap)
+    }
+
+    fn run(&mut self, input: &[u8]) -> Option<crate::sse::TooLarge> {
+        let result = each_source!(self, s => s.run(input, &mut Quiet));
+        result.unwrap_or_else(|never| match never {})
+    }
+
+    fn finish(&mut self) {
+        let result = each_source!(self, s => s.finish(&mut Quiet));
+        result.unwrap_or_else(|never| match never {})
+    }
+}
+
+/// A whole translation in pure Rust: the upstream body read by the source dialect's own
+/// stream (`crate::stream::Stream`, the one the Python stream classes drive), building no
+/// items, with the translation on its tap. The Python `Translator` drives its source stream
+/// the same way; this serves the Rust tests, the benches and the fuzz targets.
+pub struct Standalone {
+    /// The translation, while no source stream holds it on its tap.
+    t: Option<Box<Translation>>,
+    source: Option<Source>,
+    /// With `source: "auto"`, the input read before the dialect was told.
+    undecided: Option<Sniffer>,
+    max_event_size: usize,
+}
+
+impl Standalone {
+    pub fn new(source: Option<Dialect>, target: Target, max_event_size: usize) -> Self {
+        let t = Box::new(Translation::new(source, target));
+        match source {
+            Some(dialect) => {
+                let mut stream = Source::new(dialect, max_event_size);
+                *stream.tap() = Some(t);
+                Standalone {
+                    t: None,
+                    source: Some(stream),
+                    undecided: None,
+                    max_event_size,
+                }
+            }
+            None => Standalone {
+                t: Some(t),
+                source: None,
+                undecided: Some(Sniffer::new(max_event_size)),
+                max_event_size,
+            },
+        }
+    }
+
+    /// The translation, wherever it is held.
+    pub fn translation(&mut self) -> &mut Translation {
+        let held = match &mut self.source {
+            Some(source) => source.tap(),
+            None => &mut self.t,
+        };
+        held.get_or_insert_with(|| Box::new(Translation::new(None, Target::Chat)))
+    }
+
+    /// Upstream bytes in, the target's complete events out (empty when nothing is owed yet).
+    pub fn feed(&mut self, input: &[u8]) -> (Vec<u8>, Option<crate::sse::TooLarge>) {
+        let mut too_large = None;
+        match &mut self.undecided {
+            Some(sniffer) => {
+                if let Some(dialect) = sniffer.feed(input) {
+                    too_large = self.decide(dialect);
+                }
+            }
+            None => {
+                if let Some(source) = &mut self.source {
+                    too_large = source.run(input);
+                }
+            }
+        }
+        (self.translation().take(), too_large)
+    }
+
+    /// The source is told: its stream is made, takes the translation on its tap, and reads
+    /// what was held.
+    fn decide(&mut self, dialect: Dialect) -> Option<crate::sse::TooLarge> {
+        let held = self.undecided.take().map(Sniffer::held).unwrap_or_default();
+        let mut source = Source::new(dialect, self.max_event_size);
+        let mut t = self.t.take()?;
+        t.set_source(dialect);
+        *source.tap() = Some(t);
+        let too_large = source.run(&held);
+        self.source = Some(source);
+        too_large
+    }
+
+    /// End of the upstream: a last event never closed by its blank line is read; nothing is
+    /// made up (an upstream cut before its terminal marker leaves the target cut too).
+    pub fn finish(&mut self) -> Vec<u8> {
+        if self.undecided.is_some() {
+            self.decide(Dialect::Chat);
+        }
+        if let Some(source) = &mut self.source {
+            source.finish();
+        }
+        self.translation().take()
+    }
+}
