@@ -212,12 +212,8 @@ impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
         else {
             return Ok(None);
         };
-        let raw = match t.keeps_raw {
-            true => match hit.raw() {
-                Some(raw) => Some(raw),
-                None => return Ok(None),
-            },
-            false => None,
+        let Some(raw) = hit.raw(t.keeps_raw) else {
+            return Ok(None);
         };
         let hole = Hole::of(t.template.hole);
         if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {

@@ -666,10 +666,14 @@ pub struct Hit<'d> {
 }
 
 impl<'d> Hit<'d> {
-    /// The frame's data as text, for a template whose events keep their raw JSON (valid
-    /// UTF-8 by construction: fixed parts of decoded text and checked holes; checked anyway).
-    pub fn raw(&self) -> Option<&'d str> {
-        std::str::from_utf8(self.data).ok()
+    /// The frame's data as text, for a template whose events keep their raw JSON (`keep`):
+    /// `Some(None)` when they do not, `None` when the data is not UTF-8 (a padding's bytes are
+    /// not checked by the fit; the frame is then decoded in full).
+    pub fn raw(&self, keep: bool) -> Option<Option<&'d str>> {
+        match keep {
+            true => std::str::from_utf8(self.data).ok().map(Some),
+            false => Some(None),
+        }
     }
 }
 

@@ -169,12 +169,8 @@ impl<S: ResponsesItems> Reader<S> for ResponsesReader<S::Item> {
         else {
             return Ok(None);
         };
-        let raw = match t.keeps_raw {
-            true => match hit.raw() {
-                Some(raw) => Some(raw),
-                None => return Ok(None),
-            },
-            false => None,
+        let Some(raw) = hit.raw(t.keeps_raw) else {
+            return Ok(None);
         };
         if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {
             sink.refill(item, &hit.text, hit.number, raw)?;
