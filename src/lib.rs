@@ -9,6 +9,7 @@
 //! - [`stream`]: the stream machine: a dialect body framed, routed, decoded, checked and folded
 //!   into a sink (the Python classes, `stream::Standalone` and the fuzz targets drive it);
 //! - [`fold`]: each dialect's final object assembled as documents arrive (pure Rust);
+//! - [`request`]: a request translated between dialects (the whole agent loop), pure Rust;
 //! - [`partial`]: partial JSON read incrementally (streamed tool arguments), pure Rust;
 //! - [`text`]: lossy UTF-8 and lone-surrogate repair shared by the framing and the dialects;
 //! - `py` (feature `python`): the PyO3 module `ssewire._core`, the only place that knows
@@ -33,6 +34,7 @@ pub mod encode;
 pub mod fold;
 pub mod http;
 pub mod partial;
+pub mod request;
 pub mod sse;
 pub mod stream;
 pub mod text;

@@ -1,0 +1,504 @@
+//! Translating a request between dialects (API.md section 10): a client's request body in one
+//! dialect read into one neutral model ([`Request`]: the system prompt, the turns with their
+//! text, images, documents, tool calls and tool results, reasoning carried back, tool
+//! definitions, `tool_choice`, the settings), and written in another, streaming. What the
+//! target cannot take is named in the notes, once per kind; nothing is dropped silently.
+//!
+//! One module per dialect ([`chat`], [`messages`], [`responses`], [`gemini`]), each with its
+//! reader and its writer; the rules shared by all (which settings map to which, the reasoning
+//! table) live here. Requests are small and read once: they are decoded into
+//! `serde_json::Value`, not borrowed structs. Nothing is carried across calls.
+
+use serde_json::{Map, Value};
+
+use crate::translate::Dialect;
+
+pub mod chat;
+pub mod gemini;
+pub mod messages;
+pub mod responses;
+
+/// A body that is not a request of its dialect: what is wrong, and where (a JSON path).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RequestError {
+    pub message: String,
+    pub path: String,
+}
+
+impl std::fmt::Display for RequestError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} (at {})", self.message, self.path)
+    }
+}
+
+impl std::error::Error for RequestError {}
+
+/// Shorthand for a [`RequestError`] at `path`.
+pub fn error<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T, RequestError> {
+    Err(RequestError {
+        message: message.into(),
+        path: path.into(),
+    })
+}
+
+/// Who speaks a turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// Media given by URL (a `data:` URL included) or as base64 data with its type.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Media {
+    pub url: Option<String>,
+    pub data: Option<String>,
+    pub media_type: Option<String>,
+    /// A file name, where the source gave one.
+    pub name: Option<String>,
+}
+
+impl Media {
+    /// The base64 data and media type, from `data` or from a `data:` URL.
+    pub fn inline(&self) -> Option<(String, String)> {
+        if let (Some(data), Some(kind)) = (&self.data, &self.media_type) {
+            return Some((data.clone(), kind.clone()));
+        }
+        let rest = self.url.as_deref()?.strip_prefix("data:")?;
+        let (head, data) = rest.split_once(',')?;
+        let kind = head.strip_suffix(";base64")?;
+        Some((data.to_owned(), kind.to_owned()))
+    }
+
+    /// A URL for it: its own, or a `data:` URL of its data.
+    pub fn as_url(&self) -> Option<String> {
+        match (&self.url, &self.data) {
+            (Some(url), _) => Some(url.clone()),
+            (None, Some(data)) => Some(format!(
+                "data:{};base64,{data}",
+                self.media_type
+                    .as_deref()
+                    .unwrap_or("application/octet-stream")
+            )),
+            _ => None,
+        }
+    }
+}
+
+/// One piece of a turn.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Part {
+    Text(String),
+    Image(Media),
+    /// A document (a PDF, a text file) given whole.
+    Document(Media),
+    /// The assistant calls a tool: `arguments` is JSON text.
+    Call {
+        id: String,
+        name: String,
+        arguments: String,
+    },
+    /// A tool's result, under the call it answers (`name`: the called tool, when known).
+    Result {
+        id: String,
+        name: Option<String>,
+        content: Vec<Part>,
+        error: bool,
+    },
+    /// The model's reasoning carried back in the history, in the form of the dialect that
+    /// made it (each target reads only its own form).
+    Reasoning(Reasoning),
+}
+
+/// Reasoning of an earlier turn, as its dialect keeps it.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Reasoning {
+    pub from: Option<Dialect>,
+    pub text: String,
+    /// Anthropic's signature, Gemini's thought signature.
+    pub signature: Option<String>,
+    /// Responses' reasoning item id.
+    pub id: Option<String>,
+    /// Responses' `encrypted_content`, Anthropic's `redacted_thinking` data.
+    pub encrypted: Option<String>,
+}
+
+/// One turn of the conversation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Turn {
+    pub role: Role,
+    pub parts: Vec<Part>,
+}
+
+/// A tool the model may call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tool {
+    pub name: String,
+    pub description: Option<String>,
+    /// The JSON schema of its arguments (an object schema).
+    pub parameters: Value,
+    pub strict: Option<bool>,
+}
+
+/// Whether and which tool the model must call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ToolChoice {
+    Auto,
+    None,
+    /// Some tool (chat `required`, Messages `any`, Gemini `ANY`).
+    Required,
+    Named(String),
+}
+
+/// Structured output: the answer must match a JSON schema (or, with no schema, be JSON).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Output {
+    pub name: Option<String>,
+    pub schema: Option<Value>,
+    pub strict: Option<bool>,
+}
+
+/// The reasoning setting, as the source spelled it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Thinking {
+    /// An effort level (`minimal`, `low`, `medium`, `high`, `xhigh`, `max`; Gemini's levels).
+    Effort(String),
+    /// A token budget.
+    Budget(u64),
+    Off,
+}
+
+/// Effort levels and the budgets they stand for, both ways (README, "Translating requests").
+pub const EFFORT_BUDGETS: [(&str, u64); 6] = [
+    ("minimal", 1024),
+    ("low", 2048),
+    ("medium", 8192),
+    ("high", 16384),
+    ("xhigh", 24576),
+    ("max", 32768),
+];
+
+impl Thinking {
+    /// The budget of an effort (its row in [`EFFORT_BUDGETS`]), or the budget itself.
+    pub fn budget(&self) -> Option<u64> {
+        match self {
+            Thinking::Budget(n) => Some(*n),
+            Thinking::Effort(e) => EFFORT_BUDGETS
+                .iter()
+                .find(|(name, _)| name.eq_ignore_ascii_case(e))
+                .map(|(_, n)| *n),
+            Thinking::Off => None,
+        }
+    }
+
+    /// The effort of a budget (the smallest level whose budget reaches it), or the effort
+    /// itself, in the levels `allowed`.
+    pub fn effort(&self, allowed: &[&'static str]) -> Option<&'static str> {
+        let wanted = match self {
+            Thinking::Off => return None,
+            Thinking::Effort(e) => {
+                if let Some(same) = allowed.iter().find(|a| a.eq_ignore_ascii_case(e)) {
+                    return Some(same);
+                }
+                self.budget()?
+            }
+            Thinking::Budget(n) => *n,
+        };
+        let level = EFFORT_BUDGETS
+            .iter()
+            .filter(|(name, _)| allowed.contains(name))
+            .find(|(_, n)| *n >= wanted)
+            .or_else(|| {
+                EFFORT_BUDGETS
+                    .iter()
+                    .rev()
+                    .find(|(name, _)| allowed.contains(name))
+            })?;
+        allowed.iter().find(|a| **a == level.0).copied()
+    }
+}
+
+/// What the target could not take, once per kind, in order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Notes(pub Vec<String>);
+
+impl Notes {
+    pub fn add(&mut self, note: impl Into<String>) {
+        let note = note.into();
+        if !self.0.contains(&note) {
+            self.0.push(note);
+        }
+    }
+}
+
+/// A request in the neutral model.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Request {
+    pub model: Option<String>,
+    /// The system prompt's texts, in order.
+    pub system: Vec<String>,
+    pub turns: Vec<Turn>,
+    pub tools: Vec<Tool>,
+    pub tool_choice: Option<ToolChoice>,
+    pub parallel_tool_calls: Option<bool>,
+    pub max_tokens: Option<u64>,
+    pub temperature: Option<Value>,
+    pub top_p: Option<Value>,
+    pub stop: Vec<String>,
+    pub output: Option<Output>,
+    pub thinking: Option<Thinking>,
+    /// Source fields no target takes (named in the notes when written).
+    pub unmapped: Vec<String>,
+}
+
+impl Request {
+    /// Appends `part` to the last turn when it is `role`'s, else to a new turn.
+    pub fn push(&mut self, role: Role, part: Part) {
+        match self.turns.last_mut() {
+            Some(turn) if turn.role == role => turn.parts.push(part),
+            _ => self.turns.push(Turn {
+                role,
+                parts: vec![part],
+            }),
+        }
+    }
+
+    /// The name of the tool that call `id` called, from the history.
+    pub fn call_name(&self, id: &str) -> Option<String> {
+        self.turns
+            .iter()
+            .flat_map(|t| &t.parts)
+            .find_map(|p| match p {
+                Part::Call { id: call, name, .. } if call == id => Some(name.clone()),
+                _ => None,
+            })
+    }
+}
+
+/// A request translated: the target's body (streaming), its endpoint path, and the notes.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Translated {
+    pub body: Value,
+    pub path: String,
+    pub notes: Vec<String>,
+}
+
+/// The Messages default when the client gave no `max_tokens` (Messages requires one).
+pub const DEFAULT_MAX_TOKENS: u64 = 4096;
+
+/// Translates `body`, a request of `source`, into `target`; `model` names the model when the
+/// body does not (a Gemini client names it in the URL path).
+pub fn translate(
+    body: &Value,
+    source: Dialect,
+    target: Dialect,
+    model: Option<&str>,
+) -> Result<Translated, RequestError> {
+    let mut request = match source {
+        Dialect::Chat => chat::read(body)?,
+        Dialect::Messages => messages::read(body)?,
+        Dialect::Responses => responses::read(body)?,
+        Dialect::Gemini => gemini::read(body)?,
+    };
+    if let Some(model) = model {
+        request.model = Some(model.to_owned());
+    }
+    let mut notes = Notes::default();
+    for field in &request.unmapped {
+        notes.add(format!("{field} (no equivalent in the target's request)"));
+    }
+    let (body, path) = match target {
+        Dialect::Chat => (
+            chat::write(&request, &mut notes),
+            "/v1/chat/completions".into(),
+        ),
+        Dialect::Messages => (messages::write(&request, &mut notes), "/v1/messages".into()),
+        Dialect::Responses => (
+            responses::write(&request, &mut notes),
+            "/v1/responses".into(),
+        ),
+        Dialect::Gemini => {
+            let model = request.model.as_deref().unwrap_or("unknown-model");
+            let path = format!("/v1beta/models/{model}:streamGenerateContent?alt=sse");
+            (gemini::write(&request, &mut notes), path)
+        }
+    };
+    Ok(Translated {
+        body,
+        path,
+        notes: notes.0,
+    })
+}
+
+// -- helpers shared by the readers and writers ----------------------------------------------
+
+/// The object at `path`, or an error naming it.
+pub fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, RequestError> {
+    match value {
+        Value::Object(map) => Ok(map),
+        other => error(path, format!("expected an object, not {}", kind(other))),
+    }
+}
+
+/// The JSON type of `value`, for messages.
+pub fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "a list",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// The list at `key` of `map` (absent or null: empty; a lone object: a list of one, as
+/// Google's JSON reader takes it when `lone` is set).
+pub fn list<'a>(
+    map: &'a Map<String, Value>,
+    key: &str,
+    path: &str,
+    lone: bool,
+) -> Result<Vec<&'a Value>, RequestError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Array(items)) => Ok(items.iter().collect()),
+        Some(one @ Value::Object(_)) if lone => Ok(vec![one]),
+        Some(other) => error(
+            format!("{path}.{key}"),
+            format!("expected a list, not {}", kind(other)),
+        ),
+    }
+}
+
+/// The string at `key` of `map`, if any (an error if it is another type).
+pub fn string(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Option<String>, RequestError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => error(
+            format!("{path}.{key}"),
+            format!("expected a string, not {}", kind(other)),
+        ),
+    }
+}
+
+/// The non-negative integer at `key` of `map`, if any.
+pub fn count(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<u64>, RequestError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => match n.as_u64() {
+            Some(n) => Ok(Some(n)),
+            None => error(format!("{path}.{key}"), "expected a non-negative integer"),
+        },
+        Some(other) => error(
+            format!("{path}.{key}"),
+            format!("expected an integer, not {}", kind(other)),
+        ),
+    }
+}
+
+/// The number at `key` of `map`, if any, as sent.
+pub fn number(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Option<Value>, RequestError> {
+    match map.get(key) {
+        None | Some(Value::Null) => Ok(None),
+        Some(n @ Value::Number(_)) => Ok(Some(n.clone())),
+        Some(other) => error(
+            format!("{path}.{key}"),
+            format!("expected a number, not {}", kind(other)),
+        ),
+    }
+}
+
+/// Stop sequences: a string or a list of strings.
+pub fn stops(value: Option<&Value>, path: &str) -> Result<Vec<String>, RequestError> {
+    match value {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::String(s)) => Ok(vec![s.clone()]),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::String(s) => Ok(s.clone()),
+                other => error(
+                    format!("{path}[{i}]"),
+                    format!("expected a string, not {}", kind(other)),
+                ),
+            })
+            .collect(),
+        Some(other) => error(
+            path,
+            format!("expected a string or a list, not {}", kind(other)),
+        ),
+    }
+}
+
+/// The text of a tool result or of a turn's text parts, joined (what a target that takes only
+/// text gets); other parts are named in `notes`.
+pub fn text_of(parts: &[Part], notes: &mut Notes, target: &str) -> String {
+    let mut out = String::new();
+    for part in parts {
+        match part {
+            Part::Text(t) => out.push_str(t),
+            Part::Image(_) => notes.add(format!(
+                "images in tool results ({target} takes text there)"
+            )),
+            Part::Document(_) => notes.add(format!(
+                "documents in tool results ({target} takes text there)"
+            )),
+            _ => {}
+        }
+    }
+    out
+}
+
+/// Tool call arguments (JSON text) as an object, for the dialects that take one; text that is
+/// not a JSON object is kept under `"arguments"`, named in `notes`.
+pub fn arguments_object(arguments: &str, notes: &mut Notes) -> Value {
+    let trimmed = arguments.trim();
+    if trimmed.is_empty() {
+        return Value::Object(Map::new());
+    }
+    match serde_json::from_str::<Value>(trimmed) {
+        Ok(v @ Value::Object(_)) => v,
+        _ => {
+            notes.add("tool call arguments that are not a JSON object (kept under \"arguments\")");
+            let mut map = Map::new();
+            map.insert("arguments".into(), Value::String(arguments.to_owned()));
+            Value::Object(map)
+        }
+    }
+}
+
+/// A tool's parameters schema as an object schema (what every dialect requires).
+pub fn object_schema(parameters: &Value) -> Value {
+    match parameters {
+        Value::Object(map) if !map.is_empty() => parameters.clone(),
+        _ => serde_json::json!({"type": "object", "properties": {}}),
+    }
+}
+
+/// Sets `key` of `object` (a JSON object; anything else is left as it is).
+pub fn set(object: &mut Value, key: &str, value: Value) {
+    if let Value::Object(map) = object {
+        map.insert(key.to_owned(), value);
+    }
+}
+
+/// Names the reasoning parts of the history that `target` cannot read back.
+pub fn reasoning_note(notes: &mut Notes, target: &str) {
+    notes.add(format!(
+        "reasoning from another dialect in the history ({target} reads back only its own)"
+    ));
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,287 @@
+//! The agent loop through every pair: a request of each dialect with a system prompt, a user
+//! turn with an image, an assistant turn with two parallel tool calls, their results (one an
+//! error), tools, `tool_choice` and settings, translated into every other dialect and read
+//! back: the conversation the model sees is the same.
+
+use serde_json::{json, Value};
+
+use super::*;
+
+fn chat_loop() -> Value {
+    json!({
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [
+                {"type": "text", "text": "Weather in Paris and Rome?"},
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBOR"}}
+            ]},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "call_a", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Paris\"}"}},
+                {"id": "call_b", "type": "function", "function": {"name": "weather", "arguments": "{\"city\":\"Rome\"}"}}
+            ]},
+            {"role": "tool", "tool_call_id": "call_a", "content": "18C"},
+            {"role": "tool", "tool_call_id": "call_b", "content": "21C"},
+            {"role": "assistant", "content": "Paris 18C, Rome 21C."},
+            {"role": "user", "content": "Thanks"}
+        ],
+        "tools": [{"type": "function", "function": {"name": "weather", "description": "Weather now",
+            "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}}],
+        "tool_choice": "auto",
+        "max_tokens": 300,
+        "stop": ["END"],
+        "stream": true
+    })
+}
+
+/// What the model sees: the system prompt, each turn's role and its parts' gist, the tools.
+type Seen = (Vec<String>, Vec<(Role, Vec<String>)>, Vec<String>);
+
+fn seen(r: &Request) -> Seen {
+    let turns = r
+        .turns
+        .iter()
+        .map(|t| {
+            let parts = t
+                .parts
+                .iter()
+                .filter_map(|p| match p {
+                    Part::Text(t) if t.is_empty() => None,
+                    Part::Text(t) => Some(format!("text {t}")),
+                    Part::Image(m) => Some(format!("image {:?}", m.inline())),
+                    Part::Document(_) => Some("document".into()),
+                    Part::Call {
+                        id,
+                        name,
+                        arguments,
+                    } => {
+                        let args: Value = serde_json::from_str(arguments).unwrap_or(Value::Null);
+                        Some(format!("call {id} {name} {args}"))
+                    }
+                    Part::Result {
+                        id, name, content, ..
+                    } => {
+                        let text = text_of(content, &mut Notes::default(), "t");
+                        Some(format!("result {id} {name:?} {text}"))
+                    }
+                    Part::Reasoning(_) => None,
+                })
+                .collect();
+            (t.role, parts)
+        })
+        .collect();
+    let tools = r.tools.iter().map(|t| t.name.clone()).collect();
+    (r.system.clone(), turns, tools)
+}
+
+fn read(body: &Value, d: Dialect) -> Request {
+    match d {
+        Dialect::Chat => chat::read(body),
+        Dialect::Messages => messages::read(body),
+        Dialect::Responses => responses::read(body),
+        Dialect::Gemini => gemini::read(body),
+    }
+    .unwrap_or_else(|e| panic!("{d:?}: {e}\n{body:#}"))
+}
+
+const ALL: [Dialect; 4] = [
+    Dialect::Chat,
+    Dialect::Messages,
+    Dialect::Responses,
+    Dialect::Gemini,
+];
+
+#[test]
+fn the_agent_loop_crosses_every_pair() {
+    let base = read(&chat_loop(), Dialect::Chat);
+    for source in ALL {
+        // The loop written in `source` first, then into every other dialect.
+        let body = translate(&chat_loop(), Dialect::Chat, source, Some("m"))
+            .unwrap()
+            .body;
+        let from = read(&body, source);
+        assert_eq!(seen(&from), seen(&base), "chat -> {source:?}\n{body:#}");
+        for target in ALL {
+            if target == source {
+                continue;
+            }
+            let t = translate(&body, source, target, Some("m")).unwrap();
+            let back = read(&t.body, target);
+            assert_eq!(
+                seen(&back),
+                seen(&base),
+                "{source:?} -> {target:?}\n{:#}",
+                t.body
+            );
+            assert_eq!(
+                back.tool_choice,
+                Some(ToolChoice::Auto),
+                "{source:?} -> {target:?}"
+            );
+            assert_eq!(back.max_tokens, Some(300));
+            if target != Dialect::Responses && source != Dialect::Responses {
+                assert_eq!(
+                    back.stop,
+                    vec!["END".to_owned()],
+                    "{source:?} -> {target:?}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn streaming_and_paths_are_the_targets() {
+    let t = translate(&chat_loop(), Dialect::Chat, Dialect::Messages, None).unwrap();
+    assert_eq!(t.path, "/v1/messages");
+    assert_eq!(t.body["stream"], json!(true));
+    let t = translate(
+        &chat_loop(),
+        Dialect::Chat,
+        Dialect::Gemini,
+        Some("gemini-2.5-flash"),
+    )
+    .unwrap();
+    assert_eq!(
+        t.path,
+        "/v1beta/models/gemini-2.5-flash:streamGenerateContent?alt=sse"
+    );
+    assert!(t.body.get("model").is_none());
+    let t = translate(&chat_loop(), Dialect::Messages, Dialect::Chat, None);
+    assert!(t.is_err(), "a chat body is not a Messages request");
+    let m = translate(&chat_loop(), Dialect::Chat, Dialect::Messages, None)
+        .unwrap()
+        .body;
+    let c = translate(&m, Dialect::Messages, Dialect::Chat, None).unwrap();
+    assert_eq!(c.body["stream_options"], json!({"include_usage": true}));
+    // Messages has no temperature in the SDK's request type: a note, not a key.
+    let mut with_t = chat_loop();
+    with_t["temperature"] = json!(0.2);
+    let t = translate(&with_t, Dialect::Chat, Dialect::Messages, None).unwrap();
+    assert!(t.body.get("temperature").is_none());
+    assert!(
+        t.notes.iter().any(|n| n.contains("temperature")),
+        "{:?}",
+        t.notes
+    );
+}
+
+#[test]
+fn a_tool_result_for_no_call_is_an_error_that_says_where() {
+    let body = json!({"messages": [
+        {"role": "user", "content": "hi"},
+        {"role": "tool", "tool_call_id": "nope", "content": "x"}
+    ]});
+    let e = chat::read(&body).unwrap_err();
+    assert_eq!(e.path, "$.messages[1].tool_call_id");
+    let e = messages::read(&json!({"messages": [{"role": "user", "content": 5}]})).unwrap_err();
+    assert_eq!(e.path, "$.messages[0].content");
+    assert!(chat::read(&json!([1])).is_err());
+}
+
+#[test]
+fn errors_and_reasoning_cross_where_the_target_reads_them() {
+    let body = json!({
+        "model": "claude", "max_tokens": 2000,
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": [
+                {"type": "thinking", "thinking": "hmm", "signature": "sig"},
+                {"type": "tool_use", "id": "toolu_1", "name": "run", "input": {"cmd": "ls"}}
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_1", "content": "denied", "is_error": true}
+            ]}
+        ],
+        "thinking": {"type": "enabled", "budget_tokens": 1500}
+    });
+    // Back into Messages: the thinking block with its signature, the error flag.
+    let r = read(&body, Dialect::Messages);
+    let mut notes = Notes::default();
+    let again = messages::write(&r, &mut notes);
+    assert_eq!(
+        again["messages"][1]["content"][0]["signature"],
+        json!("sig")
+    );
+    assert_eq!(again["messages"][2]["content"][0]["is_error"], json!(true));
+    assert_eq!(
+        again["thinking"],
+        json!({"type": "enabled", "budget_tokens": 1500})
+    );
+    // Into chat: the reasoning is noted, the error is the result's text, the budget an effort.
+    let c = translate(&body, Dialect::Messages, Dialect::Chat, None).unwrap();
+    assert!(
+        c.notes.iter().any(|n| n.contains("reasoning")),
+        "{:?}",
+        c.notes
+    );
+    assert!(c.notes.iter().any(|n| n.contains("error")), "{:?}", c.notes);
+    assert_eq!(c.body["messages"][2]["content"], json!("denied"));
+    assert_eq!(c.body["reasoning_effort"], json!("low"));
+    // Into Gemini: the error is the response's error.
+    let g = translate(&body, Dialect::Messages, Dialect::Gemini, None).unwrap();
+    let response = &g.body["contents"][2]["parts"][0]["functionResponse"];
+    assert_eq!(response["response"], json!({"error": "denied"}));
+    assert_eq!(response["name"], json!("run"));
+    assert_eq!(
+        g.body["generationConfig"]["thinkingConfig"],
+        json!({"thinkingBudget": 1500})
+    );
+}
+
+#[test]
+fn google_spellings_read() {
+    let body = json!({
+        "system_instruction": {"parts": {"text": "sys"}},
+        "contents": {"role": "user", "parts": [{"text": "hi"}]},
+        "tools": {"function_declarations": [{"name": "f", "parameters": {"type": "OBJECT", "properties": {"a": {"type": "STRING"}}}}]},
+        "tool_config": {"function_calling_config": {"mode": "ANY", "allowed_function_names": ["f"]}},
+        "generation_config": {"max_output_tokens": 50, "thinking_config": {"thinking_level": "HIGH"}}
+    });
+    let r = read(&body, Dialect::Gemini);
+    assert_eq!(r.system, vec!["sys".to_owned()]);
+    assert_eq!(
+        r.tools[0].parameters["properties"]["a"]["type"],
+        json!("string")
+    );
+    assert_eq!(r.tool_choice, Some(ToolChoice::Named("f".into())));
+    assert_eq!(r.max_tokens, Some(50));
+    assert_eq!(r.thinking, Some(Thinking::Effort("high".into())));
+    // A functionResponse answers the earliest open call of its name.
+    let loop_ = json!({"contents": [
+        {"role": "user", "parts": [{"text": "x"}]},
+        {"role": "model", "parts": [{"functionCall": {"name": "f", "args": {}}}, {"functionCall": {"name": "f", "args": {"n": 2}}}]},
+        {"role": "user", "parts": [{"functionResponse": {"name": "f", "response": {"result": "one"}}},
+                                    {"functionResponse": {"name": "f", "response": {"result": "two"}}}]}
+    ]});
+    let c = translate(&loop_, Dialect::Gemini, Dialect::Chat, Some("g"))
+        .unwrap()
+        .body;
+    let calls = &c["messages"][1]["tool_calls"];
+    assert_eq!(c["messages"][2]["tool_call_id"], calls[0]["id"]);
+    assert_eq!(c["messages"][3]["tool_call_id"], calls[1]["id"]);
+    assert_eq!(c["messages"][3]["content"], json!("two"));
+    assert_eq!(c["model"], json!("g"));
+}
+
+#[test]
+fn effort_and_budget_map_by_the_table() {
+    assert_eq!(Thinking::Effort("medium".into()).budget(), Some(8192));
+    assert_eq!(
+        Thinking::Budget(3000).effort(&["low", "medium", "high"]),
+        Some("medium")
+    );
+    assert_eq!(
+        Thinking::Budget(1_000_000).effort(&["low", "high"]),
+        Some("high")
+    );
+    assert_eq!(
+        Thinking::Effort("max".into()).effort(&["low", "high"]),
+        Some("high")
+    );
+    assert_eq!(
+        Thinking::Effort("HIGH".into()).effort(&["high"]),
+        Some("high")
+    );
+    assert_eq!(Thinking::Off.effort(&["low"]), None);
+}
