@@ -39,8 +39,9 @@ from ssewire._reading import (
 )
 from ssewire._protocol import StreamProtocol
 from ssewire._translate import Translator, translate
+from ssewire._request import RequestTranslation, translate_request
 from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
-from ssewire._errors import HTTPProtocolError, HTTPStatusError
+from ssewire._errors import HTTPProtocolError, HTTPStatusError, RequestError
 
 __all__ = [
     "AccumulateError",
@@ -61,6 +62,8 @@ __all__ = [
     "MessageEvent",
     "MessagesStream",
     "PartialJSON",
+    "RequestError",
+    "RequestTranslation",
     "ResponseAccumulator",
     "ResponseEvent",
     "ResponsesStream",
@@ -75,4 +78,5 @@ __all__ = [
     "detect_dialect",
     "encode_event",
     "translate",
+    "translate_request",
 ]

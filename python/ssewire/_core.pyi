@@ -15,6 +15,7 @@ __all__ = [
     "Event",
     "encode_event",
     "_is_event_stream",
+    "_translate_request",
     "Translator",
     "HTTPResponseReader",
     "HTTPProtocolError",
@@ -72,6 +73,9 @@ class Event:
     def __hash__(self) -> int: ...
 
 def _is_event_stream(head: _Bytes) -> bool: ...
+def _translate_request(
+    body: str, source: str, target: str, model: Optional[str] = None
+) -> tuple[str, str, list[str]]: ...
 def encode_event(
     data: str,
     event: Optional[str] = None,

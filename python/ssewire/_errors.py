@@ -133,3 +133,21 @@ def _status_error(cls: Any, status: int, reason: str, headers: Any, message: str
     Exception.__init__(error, message)
     error.status, error.reason, error.headers, error.stream = status, reason, headers, None
     return error
+
+
+class RequestError(ValueError):
+    """A request body is not a request of the dialect it was said to be
+    (``ssewire.translate_request``): not an object, a field of the wrong type, a tool result for
+    no call.
+
+    Attributes: ``message`` (str), ``path`` (where: a JSON path such as
+    ``"$.messages[3].tool_call_id"``).
+    """
+
+    def __init__(self, message: str = "", path: str = "$") -> None:
+        super().__init__(f"{message} (at {path})")
+        self.message = message
+        self.path = path
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (self.message, self.path), self.__dict__)

@@ -15,6 +15,7 @@ mod input;
 mod json;
 mod messages;
 mod partial;
+mod request;
 mod responses;
 mod sse;
 mod stream;
@@ -55,6 +56,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sse::Event>()?;
     m.add_function(wrap_pyfunction!(sse::encode_event, m)?)?;
     m.add_function(wrap_pyfunction!(is_event_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(request::translate_request, m)?)?;
     errors::register(m)?;
     m.add_class::<stream::ErrorItem>()?;
     m.add_class::<chat::ChatChunk>()?;

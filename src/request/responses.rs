@@ -288,17 +288,24 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
     let mut input = Vec::new();
     for turn in &r.turns {
         let mut content = Vec::new();
+        // An assistant message is written in its input form: its text as a string (the
+        // output form needs the item's id and status).
         let flush = |content: &mut Vec<Value>, input: &mut Vec<Value>| {
             if content.is_empty() {
                 return;
             }
-            let role = if turn.role == Role::User {
-                "user"
-            } else {
-                "assistant"
+            let parts = std::mem::take(content);
+            let item = match turn.role {
+                Role::User => json!({"type": "message", "role": "user", "content": parts}),
+                Role::Assistant => {
+                    let text: String = parts
+                        .iter()
+                        .filter_map(|p| p.get("text").and_then(Value::as_str))
+                        .collect();
+                    json!({"type": "message", "role": "assistant", "content": text})
+                }
             };
-            input
-                .push(json!({"type": "message", "role": role, "content": std::mem::take(content)}));
+            input.push(item);
         };
         for part in &turn.parts {
             match part {

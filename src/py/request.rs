@@ -1,0 +1,52 @@
+//! `ssewire._core._translate_request`: a request body (JSON text) translated between dialects
+//! by `crate::request`; `RequestError` for a body that is not a request of its dialect.
+//! Converts only: the Python wrapper (`ssewire._request`) encodes the dict and decodes the
+//! result.
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+use crate::translate::Dialect;
+
+pyo3::import_exception!(ssewire._errors, RequestError);
+
+fn dialect(name: &str, role: &str) -> PyResult<Dialect> {
+    Dialect::parse(name).ok_or_else(|| {
+        PyValueError::new_err(format!(
+            "unknown {role} dialect {:?}: expected \"chat\", \"messages\", \"responses\" or \"gemini\"",
+            name.chars().take(40).collect::<String>()
+        ))
+    })
+}
+
+fn request_error(py: Python<'_>, message: &str, path: &str) -> PyErr {
+    let class: Bound<'_, PyType> = py.get_type::<RequestError>();
+    match class.call1((message, path)) {
+        Ok(exc) => PyErr::from_value(exc),
+        Err(e) => e,
+    }
+}
+
+/// Translates `body` (the JSON text of a request of `source`) into `target`: the target's
+/// body as JSON text, its endpoint path, and the notes.
+#[pyfunction]
+#[pyo3(name = "_translate_request", signature = (body, source, target, model = None))]
+pub fn translate_request(
+    py: Python<'_>,
+    body: &str,
+    source: &str,
+    target: &str,
+    model: Option<&str>,
+) -> PyResult<(String, String, Vec<String>)> {
+    let (source, target) = (dialect(source, "source")?, dialect(target, "target")?);
+    let value: serde_json::Value = serde_json::from_str(body)
+        .map_err(|e| request_error(py, &format!("the body is not JSON: {e}"), "$"))?;
+    let translated = crate::request::translate(&value, source, target, model)
+        .map_err(|e| request_error(py, &e.message, &e.path))?;
+    Ok((
+        translated.body.to_string(),
+        translated.path,
+        translated.notes,
+    ))
+}

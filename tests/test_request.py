@@ -1,0 +1,260 @@
+"""``ssewire.translate_request`` (API.md section 10): an agent loop written in each dialect —
+system prompt, a user turn with an image, parallel tool calls, their results (one an error),
+the answer, a follow-up — translated into every other dialect. The target's body is what the
+target's SDK request type takes (validated with the SDK's own types; no key outside them), it
+streams, and read back it is the same conversation: every call with its arguments, every result
+under its call, in order. What a target cannot take is a note."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any, get_type_hints
+
+import pytest
+
+import ssewire
+
+PNG = "iVBORw0KGgo"
+TOOL_SCHEMA = {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}
+
+LOOPS: dict[str, dict[str, Any]] = {
+    "chat": {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": [
+                {"type": "text", "text": "Weather in Paris and Rome?"},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PNG}"}},
+            ]},
+            {"role": "assistant", "content": None, "tool_calls": [
+                {"id": "call_a", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}},
+                {"id": "call_b", "type": "function", "function": {"name": "weather", "arguments": '{"city": "Rome"}'}},
+            ]},
+            {"role": "tool", "tool_call_id": "call_a", "content": "18C"},
+            {"role": "tool", "tool_call_id": "call_b", "content": "21C"},
+            {"role": "assistant", "content": "Paris 18C, Rome 21C."},
+            {"role": "user", "content": "Thanks"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "weather", "description": "Weather now", "parameters": TOOL_SCHEMA}}],
+        "tool_choice": "auto",
+        "max_tokens": 300,
+        "stream": True,
+    },
+    "messages": {
+        "model": "m",
+        "max_tokens": 300,
+        "system": [{"type": "text", "text": "Be brief."}],
+        "messages": [
+            {"role": "user", "content": [
+                {"type": "text", "text": "Weather in Paris and Rome?"},
+                {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": PNG}},
+            ]},
+            {"role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_a", "name": "weather", "input": {"city": "Paris"}},
+                {"type": "tool_use", "id": "toolu_b", "name": "weather", "input": {"city": "Rome"}},
+            ]},
+            {"role": "user", "content": [
+                {"type": "tool_result", "tool_use_id": "toolu_a", "content": "18C"},
+                {"type": "tool_result", "tool_use_id": "toolu_b", "content": [{"type": "text", "text": "21C"}]},
+            ]},
+            {"role": "assistant", "content": "Paris 18C, Rome 21C."},
+            {"role": "user", "content": "Thanks"},
+        ],
+        "tools": [{"name": "weather", "description": "Weather now", "input_schema": TOOL_SCHEMA}],
+        "tool_choice": {"type": "auto"},
+        "stream": True,
+    },
+    "responses": {
+        "model": "m",
+        "instructions": "Be brief.",
+        "input": [
+            {"role": "user", "content": [
+                {"type": "input_text", "text": "Weather in Paris and Rome?"},
+                {"type": "input_image", "image_url": f"data:image/png;base64,{PNG}", "detail": "auto"},
+            ]},
+            {"type": "function_call", "call_id": "fc_a", "name": "weather", "arguments": '{"city": "Paris"}'},
+            {"type": "function_call", "call_id": "fc_b", "name": "weather", "arguments": '{"city": "Rome"}'},
+            {"type": "function_call_output", "call_id": "fc_a", "output": "18C"},
+            {"type": "function_call_output", "call_id": "fc_b", "output": "21C"},
+            {"role": "assistant", "content": [{"type": "output_text", "text": "Paris 18C, Rome 21C.", "annotations": []}]},
+            {"role": "user", "content": "Thanks"},
+        ],
+        "tools": [{"type": "function", "name": "weather", "description": "Weather now", "parameters": TOOL_SCHEMA, "strict": False}],
+        "tool_choice": "auto",
+        "max_output_tokens": 300,
+        "stream": True,
+    },
+    "gemini": {
+        "systemInstruction": {"parts": [{"text": "Be brief."}]},
+        "contents": [
+            {"role": "user", "parts": [
+                {"text": "Weather in Paris and Rome?"},
+                {"inlineData": {"mimeType": "image/png", "data": PNG}},
+            ]},
+            {"role": "model", "parts": [
+                {"functionCall": {"name": "weather", "args": {"city": "Paris"}}},
+                {"functionCall": {"name": "weather", "args": {"city": "Rome"}}},
+            ]},
+            {"role": "user", "parts": [
+                {"functionResponse": {"name": "weather", "response": {"result": "18C"}}},
+                {"functionResponse": {"name": "weather", "response": {"result": "21C"}}},
+            ]},
+            {"role": "model", "parts": [{"text": "Paris 18C, Rome 21C."}]},
+            {"role": "user", "parts": [{"text": "Thanks"}]},
+        ],
+        "tools": [{"functionDeclarations": [{"name": "weather", "description": "Weather now", "parameters": TOOL_SCHEMA}]}],
+        "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
+        "generationConfig": {"maxOutputTokens": 300},
+    },
+}
+DIALECTS = sorted(LOOPS)
+
+
+def _typed_dict_keys(tp: Any) -> set[str]:
+    return set(get_type_hints(tp, include_extras=False)) if hasattr(tp, "__annotations__") else set()
+
+
+def _valid(target: str, body: dict[str, Any]) -> None:
+    """The target SDK's request type takes ``body``, and it has no key outside that type."""
+    import pydantic
+
+    if target == "gemini":
+        from google.genai import types
+
+        assert set(body) <= {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig"}
+        for content in body["contents"]:
+            types.Content.model_validate(content)
+        if "systemInstruction" in body:
+            types.Content.model_validate(body["systemInstruction"])
+        for tool in body.get("tools", []):
+            types.Tool.model_validate(tool)
+        if "toolConfig" in body:
+            types.ToolConfig.model_validate(body["toolConfig"])
+        if "generationConfig" in body:
+            types.GenerationConfig.model_validate(body["generationConfig"])
+        return
+    if target == "chat":
+        from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming as T
+    elif target == "responses":
+        from openai.types.responses.response_create_params import ResponseCreateParamsStreaming as T
+    else:
+        from anthropic.types.message_create_params import MessageCreateParamsStreaming as T
+    assert set(body) <= _typed_dict_keys(T), set(body) - _typed_dict_keys(T)
+    pydantic.TypeAdapter(T).validate_python(body)
+    assert body["stream"] is True
+
+
+def _conversation(dialect: str, body: dict[str, Any]) -> list[tuple[str, ...]]:
+    """What the model sees, read back through the request model itself: each turn's text, calls
+    (name, arguments) and results (the called tool, the text), the ids replaced by the order in
+    which the calls were made."""
+    as_chat = body if dialect == "chat" else ssewire.translate_request(body, dialect, "chat", model="m").body
+    ids: dict[str, int] = {}
+    seen: list[tuple[str, ...]] = []
+    for m in as_chat["messages"]:
+        content = m.get("content")
+        if isinstance(content, list):
+            content = " ".join(p.get("text", p["type"]) for p in content)
+        if m["role"] == "tool":
+            seen.append(("result", str(ids[m["tool_call_id"]]), content))
+            continue
+        if content:
+            seen.append((m["role"], content))
+        for call in m.get("tool_calls") or []:
+            ids[call["id"]] = len(ids)
+            seen.append(("call", call["function"]["name"], json.dumps(json.loads(call["function"]["arguments"]), sort_keys=True)))
+    return seen
+
+
+@pytest.mark.parametrize("source,target", [(s, t) for s in DIALECTS for t in DIALECTS if s != t])
+def test_the_agent_loop_crosses_every_pair(source: str, target: str) -> None:
+    body = copy.deepcopy(LOOPS[source])
+    r = ssewire.translate_request(body, source, target, model="m")
+    assert body == LOOPS[source], "the client's body is not changed"
+    _valid(target, r.body)
+    assert _conversation(target, r.body) == _conversation(source, LOOPS[source])
+    assert r.path == {
+        "chat": "/v1/chat/completions",
+        "messages": "/v1/messages",
+        "responses": "/v1/responses",
+        "gemini": "/v1beta/models/m:streamGenerateContent?alt=sse",
+    }[target]
+    assert isinstance(r.notes, list)
+
+
+def test_settings_cross_or_are_noted() -> None:
+    body = copy.deepcopy(LOOPS["chat"])
+    body.update(temperature=0.2, stop=["END"], reasoning_effort="high", max_tokens=20000,
+                response_format={"type": "json_schema", "json_schema": {"name": "w", "schema": TOOL_SCHEMA}})
+    m = ssewire.translate_request(body, "chat", "messages")
+    assert "temperature" not in m.body and any("temperature" in n for n in m.notes)
+    assert m.body["stop_sequences"] == ["END"]
+    assert m.body["thinking"] == {"type": "enabled", "budget_tokens": 16384}
+    # A budget must stay below max_tokens (and Messages' least, 1,024): else it is a note.
+    small = ssewire.translate_request(dict(body, max_tokens=300), "chat", "messages")
+    assert "thinking" not in small.body and any("reasoning setting" in n for n in small.notes)
+    assert ssewire.translate_request(dict(body, max_tokens=5000), "chat", "messages").body["thinking"] == {
+        "type": "enabled", "budget_tokens": 4999}
+    assert m.body["output_config"]["format"] == {"type": "json_schema", "schema": TOOL_SCHEMA}
+    r = ssewire.translate_request(body, "chat", "responses")
+    assert any("stop" in n for n in r.notes)
+    assert r.body["reasoning"] == {"effort": "high"}
+    assert r.body["text"]["format"]["schema"] == TOOL_SCHEMA
+    g = ssewire.translate_request(body, "chat", "gemini", model="gemini-2.5-flash")
+    assert g.body["generationConfig"]["thinkingConfig"] == {"thinkingBudget": 16384}
+    assert g.body["generationConfig"]["responseJsonSchema"] == TOOL_SCHEMA
+    c = ssewire.translate_request(LOOPS["messages"], "messages", "chat")
+    assert c.body["stream_options"] == {"include_usage": True}
+    # Mistral's tool_choice "any", a developer message.
+    mistral = dict(LOOPS["chat"], tool_choice="any")
+    mistral["messages"] = [{"role": "developer", "content": "Dev."}] + mistral["messages"][1:]
+    m2 = ssewire.translate_request(mistral, "chat", "messages")
+    assert m2.body["tool_choice"] == {"type": "any"} and m2.body["system"] == "Dev."
+
+
+def test_tool_errors_and_reasoning_are_carried_where_the_target_reads_them() -> None:
+    body = copy.deepcopy(LOOPS["messages"])
+    body["messages"][1]["content"].insert(0, {"type": "thinking", "thinking": "Two cities.", "signature": "c2ln"})
+    body["messages"][2]["content"][1]["is_error"] = True
+    chat = ssewire.translate_request(body, "messages", "chat")
+    assert any("reasoning" in n for n in chat.notes)
+    assert any("error" in n for n in chat.notes)
+    gemini = ssewire.translate_request(body, "messages", "gemini", model="g")
+    responses = [p["functionResponse"] for p in gemini.body["contents"][2]["parts"]]
+    assert responses[1]["response"] == {"error": "21C"} and responses[0]["response"] == {"result": "18C"}
+    assert [r["id"] for r in responses] == ["toolu_a", "toolu_b"]
+
+
+def test_a_body_that_is_not_a_request_of_its_dialect_says_where() -> None:
+    with pytest.raises(ssewire.RequestError) as e:
+        ssewire.translate_request({"messages": [{"role": "tool", "tool_call_id": "x", "content": "y"}]}, "chat", "messages")
+    assert e.value.path == "$.messages[0].tool_call_id" and "no call" in e.value.message
+    with pytest.raises(ssewire.RequestError) as e:
+        ssewire.translate_request({"messages": [{"role": "user", "content": 5}]}, "messages", "chat")
+    assert e.value.path == "$.messages[0].content"
+    with pytest.raises(ssewire.RequestError):
+        ssewire.translate_request([], "chat", "messages")  # type: ignore[arg-type]
+    with pytest.raises(ssewire.RequestError):
+        ssewire.translate_request({"messages": object()}, "chat", "messages")
+    with pytest.raises(ValueError):
+        ssewire.translate_request({}, "chat", "bogus")
+    assert issubclass(ssewire.RequestError, ValueError)
+    import pickle
+
+    err = pickle.loads(pickle.dumps(e.value))
+    assert (err.message, err.path) == (e.value.message, e.value.path)
+
+
+def test_google_spellings_and_lone_objects_read() -> None:
+    body = {
+        "system_instruction": {"parts": {"text": "sys"}},
+        "contents": {"role": "user", "parts": [{"text": "hi"}]},
+        "tools": {"function_declarations": [{"name": "f", "parameters": {"type": "OBJECT", "properties": {"a": {"type": "STRING"}}}}]},
+        "generation_config": {"max_output_tokens": 50},
+    }
+    r = ssewire.translate_request(body, "gemini", "chat", model="gemini-2.5-pro")
+    assert r.body["model"] == "gemini-2.5-pro"
+    assert r.body["messages"] == [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
+    assert r.body["tools"][0]["function"]["parameters"]["properties"]["a"]["type"] == "string"
+    assert r.body["max_tokens"] == 50
