@@ -26,7 +26,7 @@ import argparse
 import asyncio
 import json
 import sys
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, Optional
 from urllib.parse import unquote
 
 from aiohttp import ClientSession, ClientTimeout, TCPConnector, web
@@ -98,82 +98,6 @@ def record(dialect: str, stream: Any, client_gone: bool = False) -> Dict[str, An
 # event. A production gateway maps requests fully (images, tool results, ...).
 
 
-def _text_of(content: Any) -> str:
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(p.get("text") or "" for p in content if isinstance(p, dict))
-    return ""
-
-
-def _neutral_request(dialect: str, body: Dict[str, Any]) -> Dict[str, Any]:
-    """The parts of a client's request the upstream needs, in neutral terms."""
-    system: List[str] = []
-    messages: List[Tuple[str, str]] = []
-    tools: List[Dict[str, Any]] = []
-    if dialect == "messages":
-        system.append(_text_of(body.get("system")))
-        messages = [(m.get("role", "user"), _text_of(m.get("content"))) for m in body.get("messages") or []]
-        tools = [{"name": t.get("name"), "description": t.get("description"), "schema": t.get("input_schema")}
-                 for t in body.get("tools") or []]  # fmt: skip
-        max_tokens = body.get("max_tokens")
-    elif dialect == "chat":
-        for m in body.get("messages") or []:
-            if m.get("role") in ("system", "developer"):
-                system.append(_text_of(m.get("content")))
-            else:
-                messages.append((m.get("role", "user"), _text_of(m.get("content"))))
-        tools = [{"name": f.get("name"), "description": f.get("description"), "schema": f.get("parameters")}
-                 for f in (t.get("function") or {} for t in body.get("tools") or [])]  # fmt: skip
-        max_tokens = body.get("max_completion_tokens") or body.get("max_tokens")
-    else:
-        system.append(body.get("instructions") or "")
-        given = body.get("input")
-        items = [{"role": "user", "content": given}] if isinstance(given, str) else given or []
-        messages = [(i.get("role", "user"), _text_of(i.get("content"))) for i in items if isinstance(i, dict)]
-        tools = [{"name": t.get("name"), "description": t.get("description"), "schema": t.get("parameters")}
-                 for t in body.get("tools") or [] if t.get("type") == "function"]  # fmt: skip
-        max_tokens = body.get("max_output_tokens")
-    return {"model": body.get("model"), "system": "\n".join(x for x in system if x),
-            "messages": messages, "tools": tools, "max_tokens": max_tokens}  # fmt: skip
-
-
-def upstream_request(client: str, upstream: str, body: Dict[str, Any]) -> Dict[str, Any]:
-    """The client's request (dialect ``client``) as a streaming request of ``upstream``'s."""
-    n = _neutral_request(client, body)
-    if upstream == "chat":
-        msgs = ([{"role": "system", "content": n["system"]}] if n["system"] else []) + [
-            {"role": r, "content": t} for r, t in n["messages"]]  # fmt: skip
-        out: Dict[str, Any] = {"model": n["model"], "messages": msgs, "stream": True,
-                               "stream_options": {"include_usage": True}}  # fmt: skip
-        if n["tools"]:
-            out["tools"] = [{"type": "function", "function": {"name": t["name"], "description": t["description"],
-                                                              "parameters": t["schema"]}} for t in n["tools"]]  # fmt: skip
-        if n["max_tokens"]:
-            out["max_tokens"] = n["max_tokens"]
-        return out
-    if upstream == "messages":
-        out = {"model": n["model"], "max_tokens": n["max_tokens"] or 4096, "stream": True,
-               "messages": [{"role": r if r in ("user", "assistant") else "user", "content": t}
-                            for r, t in n["messages"]]}  # fmt: skip
-        if n["system"]:
-            out["system"] = n["system"]
-        if n["tools"]:
-            out["tools"] = [{"name": t["name"], "description": t["description"], "input_schema": t["schema"]}
-                            for t in n["tools"]]  # fmt: skip
-        return out
-    out = {"model": n["model"], "stream": True,
-           "input": [{"role": r, "content": t} for r, t in n["messages"]]}  # fmt: skip
-    if n["system"]:
-        out["instructions"] = n["system"]
-    if n["tools"]:
-        out["tools"] = [{"type": "function", "name": t["name"], "description": t["description"],
-                         "parameters": t["schema"]} for t in n["tools"]]  # fmt: skip
-    if n["max_tokens"]:
-        out["max_output_tokens"] = n["max_tokens"]
-    return out
-
-
 def safe_path(raw_path: str) -> bool:
     """No dot segments (``..``, ``.``, also percent-encoded): the request path is appended to
     the upstream's, and must not climb out of it."""
@@ -188,9 +112,10 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
              upstream_dialect: Optional[str] = None) -> web.Application:  # fmt: skip
     """The gateway as an aiohttp application relaying to ``upstream`` (a base URL).
     ``upstream_dialect`` ("chat", "messages" or "responses"): the upstream speaks only that
-    dialect; a client of another is served by translation (its request mapped, the
-    upstream's stream translated live by ``ssewire.Translator``, usage metered from the
-    upstream's own stream, ``t.source``). Without it every request is relayed as is.
+    dialect; a client of another is served by translation (its request mapped by
+    ``ssewire.translate_request``, the whole agent loop; the upstream's stream translated live
+    by ``ssewire.Translator``, or whole into ``t.result()`` for a client that asked for no
+    stream; usage metered from the upstream's own stream, ``t.source``). Without it every request is relayed as is.
     ``meters`` maps a dialect to the factory of what taps its bytes (default: the ssewire
     stream; anything with ``atap()``, ``result()`` and ``error`` will do).
 
@@ -262,11 +187,18 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
             raise web.HTTPBadRequest(text="the request body is not JSON") from None
         prefix = request.path[: -len(next(k for k, (d, _) in DIALECTS.items() if d == client))]
         up_path = prefix + next(k for k, (d, _) in DIALECTS.items() if d == upstream_dialect)
+        try:
+            # The whole request is mapped: tool calls and results, images, settings; what
+            # the upstream cannot take is in r.notes (logged with the stream's).
+            r = ssewire.translate_request(wanted, client, upstream_dialect)
+        except ssewire.RequestError as e:
+            raise web.HTTPBadRequest(text=str(e)) from None
         headers = {k: v for k, v in request.headers.items() if k.lower() in FORWARDED}
         headers["content-type"] = "application/json"
         t = ssewire.Translator(upstream_dialect, client)
-        async with app[SESSION].post(upstream + up_path,
-                                       json=upstream_request(client, upstream_dialect, wanted),
+        if not wanted.get("stream"):
+            return await whole(up_path, r, headers, t, client)
+        async with app[SESSION].post(upstream + up_path, json=r.body,
                                        headers=headers) as up:  # fmt: skip
             if up.status >= 400:  # an error before the stream: relayed as the upstream said it
                 text = await up.read()
@@ -285,9 +217,24 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
                         break
             finally:
                 entry = record(upstream_dialect, t.source, client_gone) if t.source is not None else {}
-                entry.update({"served_as": client, "notes": t.notes})
+                entry.update({"served_as": client, "notes": t.notes, "request_notes": r.notes})
                 log(entry)
         return await end(response, client_gone)
+
+    async def whole(up_path: str, r: Any, headers: Dict[str, str], t: Any, client: str) -> web.Response:
+        """A client that asked for no stream: the upstream's stream translated whole, answered
+        with the target's non-streaming object (``t.result()``)."""
+        assert upstream_dialect is not None
+        async with app[SESSION].post(upstream + up_path, json=r.body, headers=headers) as up:
+            if up.status >= 400:
+                return web.Response(status=up.status, body=await up.read(),
+                                    content_type=up.content_type or "application/json")  # fmt: skip
+            async for _ in t.aiter(up.content.iter_any()):
+                pass
+        entry = record(upstream_dialect, t.source, False) if t.source is not None else {}
+        entry.update({"served_as": client, "notes": t.notes, "request_notes": r.notes})
+        log(entry)
+        return web.json_response(t.result())
 
     app.on_startup.append(start)
     app.on_cleanup.append(stop)
