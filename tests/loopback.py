@@ -46,7 +46,7 @@ import socket
 import socketserver
 import threading
 import time
-from typing import Any, NamedTuple, Optional
+from typing import Any, Callable, NamedTuple, Optional
 
 __all__ = ["LoopbackServer", "Request", "Route", "split_points"]
 
@@ -128,6 +128,10 @@ class _Handler(socketserver.BaseRequestHandler):
         with owner.lock:
             owner.requests.append(request)
         route = owner.route_for(request.path)
+        if route is not None and owner.script is not None:
+            # A scripted upstream picks the body from the request it got.
+            body = owner.script(request)
+            route = route._replace(body=body) if body is not None else None
         try:
             if route is None:
                 _send_plain(sock, 404, b"no route for " + request.path.encode())
@@ -247,6 +251,8 @@ class LoopbackServer:
         self.lock = threading.Lock()
         self.requests: list[Request] = []
         self._routes: dict[str, Route] = {}
+        #: When set, the body served for a request (``None``: a 404), in place of the route's.
+        self.script: Optional[Callable[[Request], Optional[bytes]]] = None
         self._server = _TCPServer((HOST, 0), _Handler)
         self._server.owner = self
         self.port: int = self._server.server_address[1]

@@ -1,0 +1,159 @@
+"""Issue 26: the whole agent loop through the gateway example (``make_app(...,
+upstream_dialect=...)``), over real sockets on 127.0.0.1. A scripted upstream of each dialect
+streams a tool call; when a request carries that call and its result (in the upstream's own
+form: chat `tool` messages, Messages `tool_result` blocks, Responses `function_call_output`
+items), it streams the answer, else it answers 404 and the loop fails. The clients are the SDKs'
+own tool loops: the openai SDK's chat and Responses, the anthropic SDK's Messages; each
+completes. Bounded: two requests per loop, every wait timed."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import pytest
+
+import ssewire
+from loopback import LoopbackServer, Request
+from test_examples import EXAMPLES, TIMEOUT, Gateway
+
+pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not in this tree")
+DATA = Path(__file__).resolve().parent / "data"
+ANSWER = "It is 18C in Paris."
+TOOL = {"name": "get_weather", "description": "Weather now",
+        "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}  # fmt: skip
+
+
+def _streams(dialect: str) -> tuple[bytes, bytes]:
+    """The upstream's two bodies in ``dialect``: a tool call (get_weather, Paris), then the
+    answer; written from the chat captures by ssewire's own stream translation."""
+    call = (DATA / "chat" / "tool_call_single.sse").read_bytes()
+    answer = b"".join(
+        f"data: {json.dumps(c)}\n\n".encode()
+        for c in (
+            {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": {"role": "assistant", "content": ANSWER}, "finish_reason": None}]},
+            {"id": "c2", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+        )
+    ) + b"data: [DONE]\n\n"  # fmt: skip
+    if dialect == "chat":
+        return call, answer
+    return ssewire.translate(call, "chat", dialect), ssewire.translate(answer, "chat", dialect)
+
+
+def _call_and_result(dialect: str, body: dict[str, Any]) -> Optional[tuple[str, str]]:
+    """The id of the upstream's tool call and the result under it, if the request has both."""
+    calls: dict[str, str] = {}
+    if dialect == "chat":
+        for m in body.get("messages", []):
+            for c in m.get("tool_calls") or []:
+                calls[c["id"]] = c["function"]["name"]
+            if m.get("role") == "tool" and m.get("tool_call_id") in calls:
+                return m["tool_call_id"], m["content"]
+    elif dialect == "messages":
+        for m in body.get("messages", []):
+            for b in m["content"] if isinstance(m["content"], list) else []:
+                if b["type"] == "tool_use":
+                    calls[b["id"]] = b["name"]
+                if b["type"] == "tool_result" and b["tool_use_id"] in calls:
+                    content = b["content"]
+                    text = content if isinstance(content, str) else "".join(x.get("text", "") for x in content)
+                    return b["tool_use_id"], text
+    else:
+        for item in body.get("input", []):
+            if item.get("type") == "function_call":
+                calls[item["call_id"]] = item["name"]
+            if item.get("type") == "function_call_output" and item["call_id"] in calls:
+                return item["call_id"], item["output"]
+    return None
+
+
+def _loop_chat(url: str) -> str:
+    import openai
+
+    client = openai.OpenAI(api_key="dummy", base_url=url + "/v1", max_retries=0, timeout=TIMEOUT)
+    tools = [{"type": "function", "function": TOOL}]
+    messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    for _ in range(2):
+        with client.chat.completions.stream(model="m", messages=messages, tools=tools) as stream:  # type: ignore[arg-type]
+            message = stream.get_final_completion().choices[0].message
+        if not message.tool_calls:
+            return message.content or ""
+        messages.append(message.model_dump(exclude_none=True))
+        for call in message.tool_calls:
+            messages.append({"role": "tool", "tool_call_id": call.id, "content": "18C"})
+    raise AssertionError("the loop did not end")
+
+
+def _loop_messages(url: str) -> str:
+    import anthropic
+
+    client = anthropic.Anthropic(api_key="dummy", base_url=url, max_retries=0, timeout=TIMEOUT)
+    tools = [{"name": TOOL["name"], "description": TOOL["description"], "input_schema": TOOL["parameters"]}]
+    messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    for _ in range(2):
+        with client.messages.stream(model="m", max_tokens=200, messages=messages, tools=tools) as stream:  # type: ignore[arg-type]
+            final = stream.get_final_message()
+        uses = [b for b in final.content if b.type == "tool_use"]
+        if not uses:
+            return "".join(b.text for b in final.content if b.type == "text")
+        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in final.content]})
+        messages.append({"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": u.id, "content": "18C"} for u in uses]})  # fmt: skip
+    raise AssertionError("the loop did not end")
+
+
+def _loop_responses(url: str) -> str:
+    import openai
+
+    client = openai.OpenAI(api_key="dummy", base_url=url + "/v1", max_retries=0, timeout=TIMEOUT)
+    tools = [{"type": "function", "strict": False, **TOOL}]
+    items: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    for _ in range(2):
+        with client.responses.stream(model="m", input=items, tools=tools) as stream:  # type: ignore[arg-type]
+            response = stream.get_final_response()
+        calls = [o for o in response.output if o.type == "function_call"]
+        if not calls:
+            return response.output_text
+        for call in calls:
+            items.append({"type": "function_call", "call_id": call.call_id, "name": call.name,
+                          "arguments": call.arguments})  # fmt: skip
+            items.append({"type": "function_call_output", "call_id": call.call_id, "output": "18C"})
+    raise AssertionError("the loop did not end")
+
+
+LOOPS = {"chat": _loop_chat, "messages": _loop_messages, "responses": _loop_responses}
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize(("upstream_dialect", "client"),
+                         [(u, c) for u in LOOPS for c in LOOPS if u != c])  # fmt: skip
+def test_an_sdk_tool_loop_completes_through_the_gateway(upstream_dialect: str, client: str) -> None:
+    call, answer = _streams(upstream_dialect)
+    seen: list[Optional[tuple[str, str]]] = []
+
+    def script(request: Request) -> Optional[bytes]:
+        body = json.loads(request.body)
+        found = _call_and_result(upstream_dialect, body)
+        seen.append(found)
+        has_user_turn = bool(body.get("messages") or body.get("input"))
+        if not has_user_turn:
+            return None
+        return answer if found is not None else call
+
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        upstream.script = script
+        prefix = upstream.add(b"")
+        gw = Gateway(upstream.url(), upstream_dialect=upstream_dialect)
+        try:
+            text = LOOPS[client](gw.url(prefix))
+        finally:
+            gw.close()
+    assert text == ANSWER
+    # The upstream saw the call first without a result, then the call with its result.
+    assert len(seen) == 2 and seen[0] is None
+    assert seen[1] is not None and seen[1][1] == "18C"
+    sent = json.loads(upstream.requests[1].body)
+    assert sent["stream"] is True
