@@ -258,3 +258,41 @@ def test_google_spellings_and_lone_objects_read() -> None:
     assert r.body["messages"] == [{"role": "system", "content": "sys"}, {"role": "user", "content": "hi"}]
     assert r.body["tools"][0]["function"]["parameters"]["properties"]["a"]["type"] == "string"
     assert r.body["max_tokens"] == 50
+
+
+def test_hostile_requests_cost_linear_time_and_fail_cleanly() -> None:
+    """Many parallel calls answered out of order, many unknown keys: time stays linear (the
+    calls are looked up by id, the notes deduplicated by a set); nesting too deep for JSON is a
+    RequestError, as is a body JSON cannot hold."""
+    import time
+
+    def timed(n: int) -> float:
+        calls = [{"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in range(n)]
+        body = {
+            "messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": None, "tool_calls": calls}]
+            + [{"role": "tool", "tool_call_id": f"c{i}", "content": "r"} for i in reversed(range(n))],
+            **{f"vendor_{i}": i for i in range(n)},
+        }
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            for target in ("messages", "responses", "gemini"):
+                r = ssewire.translate_request(body, "chat", target, model="m")
+            best = min(best, time.perf_counter() - t0)
+        assert len(r.notes) == n  # one note per unknown key
+        return best
+
+    small, large = timed(2000), timed(8000)
+    assert large < small * 4 * 3, (small, large)  # 4x the input: at most ~4x the time (slack 3)
+    deep: Any = "x"
+    for _ in range(200):
+        deep = [deep]
+    with pytest.raises(ssewire.RequestError):
+        ssewire.translate_request({"messages": deep}, "chat", "messages")
+    very_deep: Any = {}
+    for _ in range(5000):
+        very_deep = {"a": very_deep}
+    with pytest.raises(ssewire.RequestError):
+        ssewire.translate_request({"messages": [], "x": very_deep}, "chat", "messages")
+    with pytest.raises(ssewire.RequestError):
+        ssewire.translate_request({"messages": [{"role": "user", "content": float("nan")}]}, "chat", "messages")

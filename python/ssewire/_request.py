@@ -45,7 +45,7 @@ def translate_request(
         raise RequestError(f"expected a request object (a dict), not {type(body).__name__}", "$")
     try:
         text = json.dumps(body)
-    except (TypeError, ValueError) as e:
+    except (TypeError, ValueError, RecursionError) as e:
         raise RequestError(f"the body is not JSON: {e}", "$") from None
     out, path, notes = _core._translate_request(text, source, target, model)
     return RequestTranslation(json.loads(out), path, notes)

@@ -94,8 +94,10 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
             )
         }
     }
-    // Calls without an id, by name, in order: a functionResponse answers the earliest one.
-    let mut open: Vec<(String, String)> = Vec::new();
+    // Calls by name, in order: a functionResponse without an id answers the earliest one.
+    let mut open: std::collections::HashMap<String, std::collections::VecDeque<String>> =
+        std::collections::HashMap::new();
+    let mut answered: std::collections::HashSet<String> = std::collections::HashSet::new();
     for (i, content) in items(map, "contents", "$")?.into_iter().enumerate() {
         let path = format!("$.contents[{i}]");
         let c = object(content, &path)?;
@@ -117,7 +119,7 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                 let fc = object(call, &format!("{ppath}.functionCall"))?;
                 let name = text_field(fc, "name", &ppath)?.unwrap_or_default();
                 let id = text_field(fc, "id", &ppath)?.unwrap_or_else(|| format!("call_{i}_{j}"));
-                open.push((id.clone(), name.clone()));
+                open.entry(name.clone()).or_default().push_back(id.clone());
                 let args = field(fc, "args").cloned().unwrap_or_else(|| json!({}));
                 if let Some(sig) = signature {
                     r.push(
@@ -140,10 +142,17 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
             } else if let Some(response) = field(p, "functionResponse") {
                 let fr = object(response, &format!("{ppath}.functionResponse"))?;
                 let name = text_field(fr, "name", &ppath)?.unwrap_or_default();
+                let pending = open.entry(name.clone()).or_default();
                 let id = match text_field(fr, "id", &ppath)? {
-                    Some(id) => id,
-                    None => match open.iter().position(|(_, n)| *n == name) {
-                        Some(at) => open.remove(at).0,
+                    Some(id) => {
+                        answered.insert(id.clone());
+                        id
+                    }
+                    // The earliest call of the name not answered by id yet.
+                    None => match std::iter::from_fn(|| pending.pop_front())
+                        .find(|open_id| !answered.contains(open_id))
+                    {
+                        Some(id) => id,
                         None => {
                             return error(
                                 format!("{ppath}.functionResponse.name"),
@@ -154,7 +163,6 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                         }
                     },
                 };
-                open.retain(|(open_id, _)| *open_id != id);
                 let value = field(fr, "response").cloned().unwrap_or(Value::Null);
                 // `{"result": text}` or `{"output": text}` is the text; any other object its JSON.
                 let (text, error) = match &value {

@@ -218,14 +218,15 @@ impl Thinking {
     }
 }
 
-/// What the target could not take, once per kind, in order.
+/// What the target could not take, once per kind, in order (a set beside the list: a body
+/// with many unknown keys costs linear time).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Notes(pub Vec<String>);
+pub struct Notes(pub Vec<String>, std::collections::HashSet<String>);
 
 impl Notes {
     pub fn add(&mut self, note: impl Into<String>) {
         let note = note.into();
-        if !self.0.contains(&note) {
+        if self.1.insert(note.clone()) {
             self.0.push(note);
         }
     }
@@ -249,11 +250,16 @@ pub struct Request {
     pub thinking: Option<Thinking>,
     /// Source fields no target takes (named in the notes when written).
     pub unmapped: Vec<String>,
+    /// The tool each call of the history called, by call id.
+    calls: std::collections::HashMap<String, String>,
 }
 
 impl Request {
     /// Appends `part` to the last turn when it is `role`'s, else to a new turn.
     pub fn push(&mut self, role: Role, part: Part) {
+        if let Part::Call { id, name, .. } = &part {
+            self.calls.entry(id.clone()).or_insert_with(|| name.clone());
+        }
         match self.turns.last_mut() {
             Some(turn) if turn.role == role => turn.parts.push(part),
             _ => self.turns.push(Turn {
@@ -265,13 +271,7 @@ impl Request {
 
     /// The name of the tool that call `id` called, from the history.
     pub fn call_name(&self, id: &str) -> Option<String> {
-        self.turns
-            .iter()
-            .flat_map(|t| &t.parts)
-            .find_map(|p| match p {
-                Part::Call { id: call, name, .. } if call == id => Some(name.clone()),
-                _ => None,
-            })
+        self.calls.get(id).cloned()
     }
 }
 

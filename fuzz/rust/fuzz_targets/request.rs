@@ -1,0 +1,22 @@
+//! Request translation: any JSON body (the input's bytes after its first, if they are JSON),
+//! read as each dialect and written as each other; no panic, the output bounded by a constant
+//! times the input, memory bounded (libFuzzer's -malloc_limit_mb).
+#![no_main]
+use libfuzzer_sys::fuzz_target;
+use ssewire::request::translate;
+use ssewire::translate::Dialect;
+
+const ALL: [Dialect; 4] = [Dialect::Chat, Dialect::Messages, Dialect::Responses, Dialect::Gemini];
+
+fuzz_target!(|data: &[u8]| {
+    let Some((_, body)) = data.split_first() else { return };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else { return };
+    for source in ALL {
+        for target in ALL {
+            if let Ok(t) = translate(&value, source, target, Some("m")) {
+                let out = t.body.to_string();
+                assert!(out.len() <= 16 * body.len() + 4096, "the request outgrew its input");
+            }
+        }
+    }
+});
