@@ -264,31 +264,11 @@ fn message_into(r: &mut Request, message: &Value, path: &str) -> Result<(), Requ
     Ok(())
 }
 
-/// A message's content: a string, or a list of parts.
+/// A message's content: a string, or a list of parts (`image_url`, `file` besides text).
 fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError> {
-    let items = match value {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::String(s)) => return Ok(vec![Part::Text(s.clone())]),
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return error(
-                path,
-                format!("expected a string or a list, not {}", super::kind(other)),
-            )
-        }
-    };
-    let mut parts = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let ipath = format!("{path}[{i}]");
-        let p = object(item, &ipath)?;
-        match p.get("type").and_then(Value::as_str) {
-            Some("text") | Some("input_text") | Some("output_text") => {
-                parts.push(Part::Text(string(p, "text", &ipath)?.unwrap_or_default()))
-            }
-            Some("refusal") => parts.push(Part::Text(
-                string(p, "refusal", &ipath)?.unwrap_or_default(),
-            )),
-            Some("image_url") => {
+    super::content_parts(value, path, |kind, p, ipath| {
+        Ok(Some(match kind {
+            "image_url" => {
                 let url = match p.get("image_url") {
                     Some(Value::String(s)) => Some(s.clone()),
                     Some(Value::Object(o)) => {
@@ -299,12 +279,12 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
                 let Some(url) = url else {
                     return error(format!("{ipath}.image_url"), "an image part needs a url");
                 };
-                parts.push(Part::Image(Media {
+                Part::Image(Media {
                     url: Some(url),
                     ..Media::default()
-                }));
+                })
             }
-            Some("file") => {
+            "file" => {
                 let f = p.get("file").and_then(Value::as_object);
                 let data = f.and_then(|f| f.get("file_data")).and_then(Value::as_str);
                 let name = f.and_then(|f| f.get("filename")).and_then(Value::as_str);
@@ -314,7 +294,7 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
                     ..Media::default()
                 };
                 // A `data:` URL is the document; a bare base64 string is taken as a PDF.
-                let media = match media.inline() {
+                Part::Document(match media.inline() {
                     Some(_) => media,
                     None => Media {
                         url: None,
@@ -322,14 +302,11 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
                         media_type: data.map(|_| "application/pdf".to_owned()),
                         name: name.map(str::to_owned),
                     },
-                };
-                parts.push(Part::Document(media));
+                })
             }
-            Some(other) => parts.push(Part::Text(format!("[{other} content]"))),
-            None => return error(format!("{ipath}.type"), "a content part needs a type"),
-        }
-    }
-    Ok(parts)
+            _ => return Ok(None),
+        }))
+    })
 }
 
 /// Writes `r` as a chat completions request, streaming with usage.

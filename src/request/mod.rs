@@ -486,6 +486,46 @@ pub fn object_schema(parameters: &Value) -> Value {
     }
 }
 
+/// A message's content (chat and Responses): a string, or a list of typed parts. The text
+/// parts every dialect spells alike (`text`, `input_text`, `output_text`, `refusal`) are read
+/// here, the others by `media` (`None`: a part of a type nobody maps, kept as a marker text).
+pub fn content_parts(
+    value: Option<&Value>,
+    path: &str,
+    media: impl Fn(&str, &Map<String, Value>, &str) -> Result<Option<Part>, RequestError>,
+) -> Result<Vec<Part>, RequestError> {
+    let items = match value {
+        None | Some(Value::Null) => return Ok(Vec::new()),
+        Some(Value::String(s)) => return Ok(vec![Part::Text(s.clone())]),
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            return error(
+                path,
+                format!("expected a string or a list, not {}", kind(other)),
+            )
+        }
+    };
+    let mut parts = Vec::new();
+    for (i, item) in items.iter().enumerate() {
+        let ipath = format!("{path}[{i}]");
+        let p = object(item, &ipath)?;
+        let Some(kind) = p.get("type").and_then(Value::as_str) else {
+            return error(format!("{ipath}.type"), "a content part needs a type");
+        };
+        parts.push(match kind {
+            "text" | "input_text" | "output_text" => {
+                Part::Text(string(p, "text", &ipath)?.unwrap_or_default())
+            }
+            "refusal" => Part::Text(string(p, "refusal", &ipath)?.unwrap_or_default()),
+            other => match media(other, p, &ipath)? {
+                Some(part) => part,
+                None => Part::Text(format!("[{other} content]")),
+            },
+        });
+    }
+    Ok(parts)
+}
+
 /// Sets `key` of `object` (a JSON object; anything else is left as it is).
 pub fn set(object: &mut Value, key: &str, value: Value) {
     if let Value::Object(map) = object {

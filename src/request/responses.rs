@@ -229,58 +229,36 @@ fn item_into(r: &mut Request, item: &Value, path: &str) -> Result<(), RequestErr
     Ok(())
 }
 
-/// A message's content: a string, or a list of parts.
+/// A message's content: a string, or a list of parts (`input_image`, `input_file` besides
+/// text).
 fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError> {
-    let items = match value {
-        None | Some(Value::Null) => return Ok(Vec::new()),
-        Some(Value::String(s)) => return Ok(vec![Part::Text(s.clone())]),
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            return error(
-                path,
-                format!("expected a string or a list, not {}", super::kind(other)),
-            )
-        }
-    };
-    let mut parts = Vec::new();
-    for (i, item) in items.iter().enumerate() {
-        let ipath = format!("{path}[{i}]");
-        let p = object(item, &ipath)?;
-        match p.get("type").and_then(Value::as_str) {
-            Some("input_text") | Some("output_text") | Some("text") => {
-                parts.push(Part::Text(string(p, "text", &ipath)?.unwrap_or_default()))
-            }
-            Some("refusal") => parts.push(Part::Text(
-                string(p, "refusal", &ipath)?.unwrap_or_default(),
-            )),
-            Some("input_image") => parts.push(Part::Image(Media {
-                url: string(p, "image_url", &ipath)?,
+    super::content_parts(value, path, |kind, p, ipath| {
+        Ok(Some(match kind {
+            "input_image" => Part::Image(Media {
+                url: string(p, "image_url", ipath)?,
                 ..Media::default()
-            })),
-            Some("input_file") => {
-                let data = string(p, "file_data", &ipath)?;
-                let url = string(p, "file_url", &ipath)?;
-                let name = string(p, "filename", &ipath)?;
+            }),
+            "input_file" => {
+                let data = string(p, "file_data", ipath)?;
+                let url = string(p, "file_url", ipath)?;
+                let name = string(p, "filename", ipath)?;
                 let media = Media {
                     url: data.clone().filter(|d| d.starts_with("data:")).or(url),
                     name,
                     ..Media::default()
                 };
-                let media = match (&media.url, data) {
+                Part::Document(match (&media.url, data) {
                     (None, Some(data)) => Media {
                         data: Some(data),
                         media_type: Some("application/pdf".into()),
                         ..media
                     },
                     _ => media,
-                };
-                parts.push(Part::Document(media));
+                })
             }
-            Some(other) => parts.push(Part::Text(format!("[{other} content]"))),
-            None => return error(format!("{ipath}.type"), "a content part needs a type"),
-        }
-    }
-    Ok(parts)
+            _ => return Ok(None),
+        }))
+    })
 }
 
 /// Writes `r` as a Responses request, streaming.
