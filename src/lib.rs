@@ -10,6 +10,8 @@
 //!   into a sink (the Python classes, `stream::Standalone` and the fuzz targets drive it);
 //! - [`fold`]: each dialect's final object assembled as documents arrive (pure Rust);
 //! - [`request`]: a request translated between dialects (the whole agent loop), pure Rust;
+//! - [`jsonw`]: JSON text written by hand (escaped strings, numbers), below the folds and the
+//!   translation writers;
 //! - [`partial`]: partial JSON read incrementally (streamed tool arguments), pure Rust;
 //! - [`text`]: lossy UTF-8 and lone-surrogate repair shared by the framing and the dialects;
 //! - `py` (feature `python`): the PyO3 module `ssewire._core`, the only place that knows
@@ -33,6 +35,7 @@ pub mod dialect;
 pub mod encode;
 pub mod fold;
 pub mod http;
+pub mod jsonw;
 pub mod partial;
 pub mod request;
 pub mod sse;

@@ -26,8 +26,8 @@
 
 use crate::dialect::gemini::{ArgValue, Call, Candidate, Chunk, Part};
 use crate::dialect::json::Extra;
+use crate::jsonw::{push_escaped, push_str};
 use crate::partial::PartialJson;
-use crate::translate::{push_escaped, push_str};
 use serde_json::value::RawValue;
 
 use super::{note, IntMap, Json, Map, Out};

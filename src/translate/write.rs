@@ -12,12 +12,13 @@
 //! - the closing events (stop reason, usage, terminal marker) go out only at `end()`, the
 //!   upstream's own terminal marker: a cut upstream gets no made-up ending.
 
-use super::{push_num, push_opt, push_str, Failure, Key, Kind, Meta, Notes, Sink, Stop, Usage};
+use super::{push_opt, Failure, Key, Kind, Meta, Notes, Sink, Stop, Usage};
 use crate::dialect::{chat, messages, responses};
 use crate::fold::chat::{ChatFold, ChunkView, ContentView, ToolView};
 use crate::fold::messages::{EventView as MessagesView, MessagesFold};
 use crate::fold::responses::{EventView as ResponsesView, ResponsesFold};
 use crate::fold::{IntMap, Out};
+use crate::jsonw::{push_num, push_str};
 
 /// A target writer: a [`Sink`] whose output is taken after each feed.
 pub trait Writer: Sink {
