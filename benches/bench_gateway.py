@@ -9,8 +9,15 @@ services read them today.
   ``_peers.py``); ``openai-sdk`` (``AsyncOpenAI(...).chat.completions.create(stream=True)``,
   every chunk iterated).
 * ``gateway``: the same load through ``examples/gateway.py`` (aiohttp), metering with
-  ``stream.atap()`` (``ssewire``) or with httpx-sse's line decoder + ``json.loads`` + the dict
-  accumulator (``httpx-sse``); only the gateway's thread is measured.
+  ``stream.consume()`` (``ssewire``) or with httpx-sse's line decoder + ``json.loads`` + the
+  dict accumulator (``httpx-sse``); only the gateway's thread is measured.
+* ``gateway cost`` (issue 26): the gateway as its own process, 50 concurrent streams of ~1,000
+  events from a paced upstream (one event per read, 5 ms apart, as a model sends them) or an
+  unpaced one (back to back), relaying and translating chat -> Messages, beside a plain aiohttp
+  proxy that parses nothing (``_plain_proxy.py``), on uvloop and on asyncio's loop.
+  ``extra_info["cpu_us_per_event"]`` is the gateway process's CPU (every thread, user +
+  system) per event, the best of the rounds; the figure to read. ``_gateway_load.py`` runs it;
+  ``gateway_table.py`` prints the same as a table.
 
 Each benchmark round runs the whole load and reports the CPU time of the measured thread
 (``time.thread_time`` for the client loop, the gateway thread's CPU clock for the gateway), so
@@ -37,6 +44,7 @@ import openai
 import pytest
 from httpx_sse._decoders import SSEDecoder
 
+import _gateway_load
 import _peers
 import ssewire
 from ssewire._bench import streams as _streams
@@ -152,15 +160,16 @@ class _HttpxSseMeter:
         self.text = codecs.getincrementaldecoder("utf-8")("replace")
         self.tail = ""
 
-    async def atap(self, chunks: Any) -> Any:
-        async for chunk in chunks:
-            lines = (self.tail + self.text.decode(chunk)).split("\n")
-            self.tail = lines.pop()
-            for line in lines:
-                event = self.decoder.decode(line.rstrip("\r"))
-                if event is not None and event.data and event.data != "[DONE]":
-                    self.acc.add(json.loads(event.data))
-            yield chunk
+    def consume(self, chunk: bytes) -> None:
+        lines = (self.tail + self.text.decode(chunk)).split("\n")
+        self.tail = lines.pop()
+        for line in lines:
+            event = self.decoder.decode(line.rstrip("\r"))
+            if event is not None and event.data and event.data != "[DONE]":
+                self.acc.add(json.loads(event.data))
+
+    def finish(self) -> None:
+        self.consume(b"\n\n")
 
     def result(self) -> Dict[str, Any]:
         return self.acc.result()  # type: ignore[no-any-return]
@@ -194,3 +203,34 @@ def test_gateway(benchmark: Any, request: Any, server: Any, body: bytes, peer: s
         benchmark.extra_info["gateway_cpu_s_per_1000_events"] = round(min(spent) / events * 1e3, 6)
     finally:
         gateway.close()
+
+
+GATEWAY_LOOPS = ["uvloop", "asyncio"]
+
+
+@pytest.mark.benchmark(group="services: gateway cost, gateway process CPU per event")
+@pytest.mark.skipif(not _gateway_load.have_proc(), reason="reads the gateway's CPU from /proc")
+@pytest.mark.parametrize("loop", GATEWAY_LOOPS)
+@pytest.mark.parametrize("pace", ["paced", "unpaced"])
+@pytest.mark.parametrize("mode", list(_gateway_load.MODES))
+def test_gateway_cost(benchmark: Any, request: Any, mode: str, pace: str, loop: str) -> None:
+    quick = _is_quick(request.config)
+    if loop == "uvloop":
+        pytest.importorskip("uvloop")
+    options = dict(streams=5, events=100, rounds=1) if quick else dict(streams=50, events=1004, rounds=3)
+    figures: List[Dict[str, Any]] = []
+
+    def run() -> None:
+        figures.append(_gateway_load.measure(mode, pace=0.005 if pace == "paced" else 0.0,
+                                             loop=loop, **options))  # fmt: skip
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    best = figures[0]
+    assert best["events"] > 0 and best["cpu_us_per_event"] > 0
+    benchmark.extra_info.update(best)
+
+
+def _is_quick(config: Any) -> bool:
+    from conftest import is_quick
+
+    return bool(is_quick(config))

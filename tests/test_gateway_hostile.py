@@ -7,6 +7,7 @@ import asyncio
 import json
 import logging
 import socket
+import threading
 import time
 from typing import Any, List, Tuple
 
@@ -33,10 +34,13 @@ def wait_for(predicate: Any, seconds: float = 10.0) -> None:
         time.sleep(0.02)
 
 
-def raw_post(port: int, path: str) -> socket.socket:
-    """A client that sends its request and then never reads (it only holds the socket)."""
+def raw_post(port: int, path: str, small_buffer: bool = True) -> socket.socket:
+    """A client that sends its request and then never reads (it only holds the socket).
+    ``small_buffer=False`` leaves the socket's receive buffer as the kernel sets it (a client
+    that will read later: a 4 KiB buffer set after the connect can leave the window shut)."""
     sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
-    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+    if small_buffer:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     body = b'{"stream": true}'
     sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  f"Content-Length: {len(body)}\r\n\r\n".encode() + body)  # fmt: skip
@@ -160,3 +164,111 @@ def test_a_huge_upstream_error_message_is_logged_in_short(upstream: LoopbackServ
         assert logged.startswith("xxx") and len(logged) < 600 and "5000000 characters" in logged
     finally:
         gw.close()
+
+
+def test_a_slow_client_gets_every_byte(upstream: LoopbackServer) -> None:
+    """Issue 26: the upstream's body goes onto the client's socket in the read's own callback;
+    when the socket is full, reading the upstream pauses, and resumes once the client drains.
+    A client that reads nothing for a while (less than ``write_timeout``) and then reads
+    everything gets the upstream's bytes exactly."""
+    big = _streams.chat_stream(n_chunks=20_000, seed=5)  # megabytes: fills the socket buffers
+    prefix = upstream.add(big, delay=0.0)
+    gw = Gateway(upstream.url(), write_timeout=20.0)
+    try:
+        sock = raw_post(gw.port, prefix + PATHS["chat"], small_buffer=False)
+        with sock:
+            time.sleep(1.0)  # the gateway meets a full socket and pauses the upstream
+            received = b""
+            deadline = time.monotonic() + TIMEOUT
+            while not received.endswith(b"\r\n0\r\n\r\n") and time.monotonic() < deadline:
+                data = sock.recv(1 << 16)
+                assert data, "the gateway closed the connection early"
+                received += data
+        head, _, chunked = received.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 200")
+        pieces, at = [], 0
+        for _ in range(len(chunked)):  # de-chunk: bounded by the bytes received
+            line_end = chunked.index(b"\r\n", at)
+            size = int(chunked[at:line_end], 16)
+            if size == 0:
+                break
+            pieces.append(chunked[line_end + 2 : line_end + 2 + size])
+            at = line_end + 4 + size
+        assert b"".join(pieces) == big
+        wait_for(lambda: len(gw.records) == 1)
+        assert gw.records[0]["done"] is True and gw.records[0]["client_disconnected"] is False
+    finally:
+        gw.close()
+
+
+@pytest.mark.parametrize("path", ["chat", "messages"])
+def test_an_upstream_cut_off_mid_body_cuts_the_client_off(upstream: LoopbackServer, path: str) -> None:
+    """The upstream's connection drops inside its chunked body: the client's response is
+    aborted too (not ended cleanly, which would pass a truncated stream for a whole one), and
+    the log tells the upstream's error. Relayed (chat) and translated (chat -> Messages)."""
+    body = _streams.chat_stream(n_chunks=200, seed=6)
+    prefix = upstream.add(body, delay=0.0, truncate=len(body) // 2)
+    gw = Gateway(upstream.url(), upstream_dialect="chat")
+    try:
+        async def fetch() -> Tuple[int, bytes, str]:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as s:
+                payload = {"model": "m", "stream": True, "max_tokens": 100,
+                           "messages": [{"role": "user", "content": "hi"}]}  # fmt: skip
+                async with s.post(gw.url(prefix + PATHS[path]), json=payload) as r:
+                    try:
+                        return r.status, await r.read(), "complete"
+                    except aiohttp.ClientPayloadError as e:
+                        return r.status, b"", type(e).__name__
+
+        status, _, how = asyncio.run(fetch())
+        assert status == 200 and how == "ClientPayloadError"
+        wait_for(lambda: len(gw.records) == 1)
+        [record] = gw.records
+        assert record["done"] is False and record["client_disconnected"] is False
+        assert "HTTPProtocolError" in record["upstream_error"]
+    finally:
+        gw.close()
+
+
+def test_the_gateway_relays_from_an_https_upstream(tmp_path: Any) -> None:
+    """The upstream connection is TLS for an ``https://`` upstream (verified with the given
+    context): a real TLS server on 127.0.0.1, the body relayed byte for byte."""
+    from test_http_wire import _certificate
+
+    server_ctx, client_ctx = _certificate(tmp_path)
+    body = _streams.chat_stream(n_chunks=50, seed=7)
+    seen: List[bytes] = []
+
+    async def answer(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        head = await asyncio.wait_for(reader.readuntil(b"\r\n\r\n"), TIMEOUT)
+        length = next(int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                      if line.lower().startswith(b"content-length:"))  # fmt: skip
+        seen.append(head + await asyncio.wait_for(reader.readexactly(length), TIMEOUT))
+        writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                     b"content-length: %d\r\n\r\n%s" % (len(body), body))  # fmt: skip
+        await writer.drain()
+        writer.close()
+
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, daemon=True)
+    thread.start()
+    server = asyncio.run_coroutine_threadsafe(
+        asyncio.start_server(answer, "127.0.0.1", 0, ssl=server_ctx), loop).result(TIMEOUT)  # fmt: skip
+    port = server.sockets[0].getsockname()[1]
+    gw = Gateway(f"https://127.0.0.1:{port}/base", ssl_context=client_ctx)
+    try:
+        async def fetch() -> bytes:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as s:
+                async with s.post(gw.url(PATHS["chat"]), json={"stream": True}) as r:
+                    return await r.read()
+
+        assert asyncio.run(fetch()) == body
+        assert seen and seen[0].startswith(b"POST /base" + PATHS["chat"].encode() + b" HTTP/1.1\r\n")
+        wait_for(lambda: len(gw.records) == 1)
+        assert gw.records[0]["done"] is True
+    finally:
+        gw.close()
+        server.close()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(TIMEOUT)
+        loop.close()

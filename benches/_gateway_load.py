@@ -1,0 +1,241 @@
+"""The gateway's cost under load (issue 26): CPU of the gateway *process* per event it relays or
+translates, for many concurrent streams over loopback.
+
+Three parts, two processes:
+
+- this process runs the **upstream** (an asyncio server on 127.0.0.1 that answers every POST
+  with one recorded-shape chat stream, each event in its own write: ``pace`` seconds apart
+  (``paced``, as a model sends them: the gateway reads one event per read) or back to back
+  (``unpaced``: the kernel joins them, reads carry many events)), and the **clients** (raw
+  asyncio connections reading the gateway's responses with ``ssewire.StreamProtocol``; each
+  one's final message is checked against the upstream's body);
+- the **gateway** is a child process (``examples/gateway.py``, or ``_plain_proxy.py``, a plain
+  aiohttp proxy that does not parse), and its CPU (all its threads, user + system, from
+  ``/proc/<pid>/task/*/schedstat``, nanoseconds) is read before and after the load.
+
+Linux only (``/proc``). Every wait is bounded (``TIMEOUT``); only 127.0.0.1 is bound or
+contacted. Used by ``bench_gateway.py`` (pytest-benchmark) and ``gateway_table.py`` (a table).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import ssewire
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+sys.path.insert(0, str(HERE))
+import _providers  # noqa: E402
+
+TIMEOUT = 300.0
+HOST = "127.0.0.1"
+#: The stream every upstream response carries: OpenAI's chat shape, text as models write it.
+SHAPE = "chat openai"
+
+#: mode -> (command after the interpreter, client path, client request body).
+MODES: Dict[str, Tuple[List[str], str, Dict[str, Any]]] = {
+    "plain aiohttp proxy (no parsing)": (
+        [str(HERE / "_plain_proxy.py")], "/v1/chat/completions",
+        {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+    ),
+    "gateway, relaying chat": (
+        [str(ROOT / "examples" / "gateway.py")], "/v1/chat/completions",
+        {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+    ),
+    "gateway, translating chat -> Messages": (
+        [str(ROOT / "examples" / "gateway.py"), "--upstream-dialect", "chat"], "/v1/messages",
+        {"model": "m", "stream": True, "max_tokens": 4096,
+         "messages": [{"role": "user", "content": "hi"}]},
+    ),
+}  # fmt: skip
+
+
+def body(events: int = 1004, seed: int = 0) -> bytes:
+    """A chat stream of about ``events`` events in the shape OpenAI sends."""
+    paragraphs = max(1, events * 37 // 1004)
+    return _providers.corpus(SHAPE, seed, paragraphs)
+
+
+def events_of(stream: bytes) -> List[bytes]:
+    """The stream's events, each with its blank line (one write each)."""
+    return [e + b"\n\n" for e in stream.split(b"\n\n") if e.strip()]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind((HOST, 0))
+        return int(s.getsockname()[1])
+
+
+def process_cpu_ns(pid: int) -> int:
+    """CPU time of every thread of ``pid`` so far (user + system), in nanoseconds."""
+    total = 0
+    task = Path(f"/proc/{pid}/task")
+    for t in task.iterdir():
+        try:
+            total += int((t / "schedstat").read_text().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended between the listing and the read
+    return total
+
+
+class Upstream(asyncio.Protocol):
+    """One upstream connection: reads requests (keep-alive), answers each with the stream."""
+
+    def __init__(self, events: List[bytes], pace: float) -> None:
+        self.events = events
+        self.pace = pace
+        self.buffer = b""
+        self.transport: Optional[asyncio.Transport] = None
+        self.busy = False
+        self.requests = 0
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        self.transport = transport  # type: ignore[assignment]
+
+    def data_received(self, data: bytes) -> None:
+        self.buffer += data
+        if len(self.buffer) > 1 << 20:
+            assert self.transport is not None
+            self.transport.close()
+            return
+        self._next()
+
+    def _next(self) -> None:
+        if self.busy:
+            return
+        head_end = self.buffer.find(b"\r\n\r\n")
+        if head_end < 0:
+            return
+        head = self.buffer[:head_end].decode("latin-1").lower()
+        length = 0
+        for line in head.split("\r\n")[1:]:
+            name, _, value = line.partition(":")
+            if name.strip() == "content-length":
+                length = int(value)
+        if len(self.buffer) < head_end + 4 + length:
+            return
+        self.buffer = self.buffer[head_end + 4 + length:]
+        self.busy = True
+        self.requests += 1
+        asyncio.get_running_loop().create_task(self._answer())
+
+    async def _answer(self) -> None:
+        t = self.transport
+        assert t is not None
+        t.write(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+                b"transfer-encoding: chunked\r\n\r\n")  # fmt: skip
+        pace = self.pace
+        # A random start, so the streams' events do not arrive in lockstep.
+        await asyncio.sleep(random.random() * pace)
+        for event in self.events:
+            if t.is_closing():
+                return
+            t.write(b"%x\r\n%s\r\n" % (len(event), event))
+            if pace:
+                await asyncio.sleep(pace)
+        t.write(b"0\r\n\r\n")
+        self.busy = False
+        self._next()
+
+
+def final_text(dialect: str, result: Dict[str, Any]) -> str:
+    if dialect == "chat":
+        return str(result["choices"][0]["message"]["content"])
+    return "".join(b.get("text", "") for b in result["content"] if b.get("type") == "text")
+
+
+async def _client(port: int, path: str, request: Dict[str, Any], dialect: str) -> str:
+    payload = json.dumps(request).encode()
+    head = (f"POST {path} HTTP/1.1\r\nhost: {HOST}:{port}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(payload)}\r\nauthorization: Bearer sk-bench\r\n"
+            "anthropic-version: 2023-06-01\r\n\r\n").encode()  # fmt: skip
+    stream = ssewire.MessagesStream() if dialect == "messages" else ssewire.ChatCompletionStream()
+    loop = asyncio.get_running_loop()
+    _, protocol = await loop.create_connection(
+        lambda: ssewire.StreamProtocol(stream, request=head + payload), HOST, port
+    )
+    await protocol.wait()
+    assert stream.error is None, stream.error
+    return final_text(dialect, stream.result())
+
+
+async def _wait_listening(port: int, proc: "subprocess.Popen[bytes]") -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"the gateway exited with {proc.returncode}")
+        try:
+            _, w = await asyncio.open_connection(HOST, port)
+            w.close()
+            return
+        except OSError:
+            await asyncio.sleep(0.05)
+    raise RuntimeError("the gateway did not listen within 60 s")
+
+
+async def run(mode: str, *, streams: int = 50, events: int = 1004, pace: float = 0.005,
+              rounds: int = 3, loop: str = "auto") -> Dict[str, Any]:  # fmt: skip
+    """Runs ``rounds`` loads of ``streams`` concurrent streams through a fresh gateway of
+    ``mode``; returns the best round's gateway CPU per event (µs) and the figures behind it."""
+    command, path, request = MODES[mode]
+    stream = body(events)
+    chunks = events_of(stream)
+    dialect = "messages" if path.endswith("/messages") else "chat"
+    want = final_text("chat", ssewire.accumulate(stream, "chat"))
+    running = asyncio.get_running_loop()
+    server = await running.create_server(lambda: Upstream(chunks, pace), HOST, 0)
+    up_port = server.sockets[0].getsockname()[1]
+    port = free_port()
+    argv = [sys.executable, *command, "--upstream", f"http://{HOST}:{up_port}",
+            "--host", HOST, "--port", str(port), "--loop", loop]  # fmt: skip
+    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        await _wait_listening(port, proc)
+        # A warm-up stream (imports, first connections), not counted.
+        assert await asyncio.wait_for(_client(port, path, request, dialect), TIMEOUT) == want
+        spent: List[float] = []
+        walls: List[float] = []
+        for _ in range(rounds):
+            before, t0 = process_cpu_ns(proc.pid), time.monotonic()
+            calls = [_client(port, path, request, dialect) for _ in range(streams)]
+            texts = await asyncio.wait_for(asyncio.gather(*calls), TIMEOUT)
+            spent.append(process_cpu_ns(proc.pid) - before)
+            walls.append(time.monotonic() - t0)
+            assert all(t == want for t in texts), mode
+        n = streams * len(chunks)
+        best = min(spent)
+        return {"mode": mode, "loop": loop, "pace_s": pace, "streams": streams,
+                "events_per_stream": len(chunks), "events": n,
+                "cpu_us_per_event": best / n / 1e3, "rounds_cpu_s": [s / 1e9 for s in spent],
+                "wall_s": min(walls)}  # fmt: skip
+    finally:
+        proc.terminate()
+        try:
+            _, err = proc.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            _, err = proc.communicate(timeout=30)
+        server.close()
+        await server.wait_closed()
+        if err and b"Traceback" in err:
+            sys.stderr.write(err.decode("utf-8", "replace")[-4000:])
+
+
+def measure(mode: str, **options: Any) -> Dict[str, Any]:
+    """``run`` in a fresh event loop of this process."""
+    return asyncio.run(run(mode, **options))
+
+
+def have_proc() -> bool:
+    return os.path.isdir(f"/proc/{os.getpid()}/task")

@@ -1,0 +1,54 @@
+"""The gateway-cost table of the README (issue 26): CPU of the gateway process per event, for
+50 concurrent streams of ~1,000 events over loopback, paced (one event per read, 5 ms apart, as
+a model sends them) and unpaced (written back to back), for ``examples/gateway.py`` relaying
+and translating chat -> Messages, beside a plain aiohttp proxy that parses nothing, on uvloop
+and on asyncio's own loop.
+
+    python benches/gateway_table.py [--rounds N] [--streams N] [--events N] [--pace SECONDS]
+
+The gateway runs as its own process; its CPU (every thread, user + system) is read from
+``/proc`` around each round, and the best round counts. The upstream and the clients share
+this process, on the other core. Linux only. Not a test: ``bench_gateway.py``'s
+``test_gateway_cost`` runs the same load under pytest-benchmark (small, once, in CI).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+import _gateway_load  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--streams", type=int, default=50)
+    parser.add_argument("--events", type=int, default=1004)
+    parser.add_argument("--pace", type=float, default=0.005, help="seconds between events, paced")
+    args = parser.parse_args()
+    loops = ["uvloop", "asyncio"]
+    try:
+        import uvloop  # noqa: F401
+    except ImportError:
+        loops = ["asyncio"]
+    print(f"{args.streams} streams x ~{args.events} events; gateway process CPU per event (µs), "
+          f"best of {args.rounds}")  # fmt: skip
+    header = ["what", *[f"{p}, {loop}" for p in ("paced", "unpaced") for loop in loops]]
+    print("| " + " | ".join(header) + " |")
+    print("|" + "---|" * len(header))
+    for mode in _gateway_load.MODES:
+        cells = []
+        for pace in (args.pace, 0.0):
+            for loop in loops:
+                r = _gateway_load.measure(mode, streams=args.streams, events=args.events,
+                                          pace=pace, rounds=args.rounds, loop=loop)  # fmt: skip
+                cells.append(f"{r['cpu_us_per_event']:.1f}")
+        print(f"| {mode} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
