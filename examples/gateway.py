@@ -288,6 +288,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
             response.enable_chunked_encoding()
         await response.prepare(request)  # the head is sent now; the body goes straight on
         client = request.transport
+        high = client.get_write_buffer_limits()[1] if client is not None else 0  # type: ignore[attr-defined]
         gone = False
 
         def sink(body: bytes) -> None:
@@ -298,7 +299,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
                 up.stop()
             elif out:
                 client.write(b"%x\r\n%s\r\n" % (len(out), out) if chunked else out)
-                if client.get_write_buffer_size() > client.get_write_buffer_limits()[1]:  # type: ignore[attr-defined]
+                if client.get_write_buffer_size() > high:
                     up.pause()
 
         for body in up.early:
