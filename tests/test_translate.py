@@ -29,9 +29,9 @@ from splitting import split_ways
 from test_sdks import MESSAGES, TIMEOUT, sdk_messages
 
 DATA = Path(__file__).resolve().parent / "data"
-DIALECTS = ("chat", "messages", "responses")
-# Gemini is a source only (issue 17): there is no Gemini writer.
-SOURCES = DIALECTS + ("gemini",)
+# Every dialect is a source and a target (Gemini a target since issue 27): twelve pairs.
+DIALECTS = ("chat", "messages", "responses", "gemini")
+SOURCES = DIALECTS
 STREAMS = {
     "chat": ssewire.ChatCompletionStream,
     "messages": ssewire.MessagesStream,
@@ -72,7 +72,36 @@ def sdk_responses(url: str) -> dict:
     return final
 
 
-SDKS = {"chat": sdk_chat, "messages": sdk_messages, "responses": sdk_responses}
+def sdk_gemini(url: str) -> dict:
+    """google-genai ``models.generate_content_stream`` (its models refuse unknown fields), the
+    chunks joined as a Gemini client joins them: candidate 0's text and thought text in
+    order, its function calls, the last finish reason and usage."""
+    genai = pytest.importorskip("google.genai")
+    from google.genai import types
+
+    client = genai.Client(api_key="dummy", http_options=types.HttpOptions(base_url=url, timeout=int(TIMEOUT * 1000)))
+    parts: list = []
+    final: dict = {}
+    for chunk in client.models.generate_content_stream(model="m", contents="hi"):
+        for candidate in chunk.candidates or []:
+            if (candidate.index or 0) != 0:
+                continue
+            for part in (candidate.content.parts if candidate.content else None) or []:
+                if part.function_call is not None:
+                    call = part.function_call
+                    parts.append({"functionCall": {"id": call.id, "name": call.name, "args": call.args}})
+                elif part.text is not None:
+                    parts.append({"text": part.text, "thought": bool(part.thought)})
+            if candidate.finish_reason is not None:
+                final["finishReason"] = candidate.finish_reason.value
+        if chunk.usage_metadata is not None:
+            final["usageMetadata"] = chunk.usage_metadata.model_dump(by_alias=True, exclude_none=True)
+    return {"candidates": [{"content": {"parts": parts}, "index": 0, **{k: v for k, v in final.items()
+                                                                      if k == "finishReason"}}],
+            "usageMetadata": final.get("usageMetadata")}  # fmt: skip
+
+
+SDKS = {"chat": sdk_chat, "messages": sdk_messages, "responses": sdk_responses, "gemini": sdk_gemini}
 
 
 def captures() -> list[tuple[str, str]]:
@@ -207,6 +236,9 @@ def comparable(source: dict, target: dict, lossy: tuple[bool, bool] = (False, Fa
     the source is a Responses stream whose terminal object differs from its deltas: live
     translation carries the deltas)."""
     source, target = dict(source), dict(target)
+    # A call without an id (chat's legacy function_call) has none in Gemini either.
+    target["calls"] = [("" if t[0] is None and s[0] == "" else t[0], *t[1:])
+                       for t, s in zip(target["calls"], source["calls"])] + target["calls"][len(source["calls"]):]  # fmt: skip
     if not source["usage"]:
         target["usage"] = {}
     if source["stop"] is None:  # the source never said; the target must say something
@@ -338,7 +370,8 @@ def test_live_gemini_one_chunk_per_read() -> None:
             for part in chunk["candidates"][0]["content"]["parts"]:
                 if part.get("text"):
                     assert json.dumps(part["text"], ensure_ascii=False)[1:-1].encode() in out
-        assert {"chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed"}[target] in out
+        assert {"chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed",
+                "gemini": b'"finishReason"'}[target] in out
         assert t.finish() == b""
 
 
@@ -398,7 +431,8 @@ def test_gemini_usage_after_the_finish_reason_crosses() -> None:
     closing events wait for it (they go out with the feed that carried it), so the target
     bills what Gemini counted, and nothing of it is lost."""
     body = body_of("gemini", "vertex_call_id_usage_after_finish")
-    closing = {"chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed"}
+    closing = {"chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed",
+               "gemini": b'"finishReason"'}
     for target in DIALECTS:
         t = ssewire.Translator("gemini", target)
         outs = [t.feed(f) for f in _frames(body)]
@@ -498,9 +532,11 @@ def test_gemini_ids_without_a_response_id_are_the_same_every_time() -> None:
     assert len({c["id"] for c in calls}) == 2
 
 
-def test_gemini_is_a_source_only() -> None:
-    with pytest.raises(ValueError, match="source only"):
-        ssewire.Translator("chat", "gemini")
+def test_unknown_dialects_are_refused() -> None:
+    with pytest.raises(ValueError, match="unknown target dialect"):
+        ssewire.Translator("chat", "bard")
+    with pytest.raises(ValueError, match="unknown source dialect"):
+        ssewire.Translator("palm", "gemini")
 
 
 def test_cut_upstream_gets_no_made_up_ending() -> None:

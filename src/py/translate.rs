@@ -51,13 +51,8 @@ fn source_dialect(name: &str) -> PyResult<Dialect> {
 
 fn target_dialect(name: &str) -> PyResult<Target> {
     Target::parse(name).ok_or_else(|| {
-        let gemini = if name == "gemini" {
-            " (Gemini is a source only: there is no Gemini writer)"
-        } else {
-            ""
-        };
         PyValueError::new_err(format!(
-            "unknown target dialect {:?}: expected \"chat\", \"messages\" or \"responses\"{gemini}",
+            "unknown target dialect {:?}: expected \"chat\", \"messages\", \"responses\" or \"gemini\"",
             name.chars().take(40).collect::<String>()
         ))
     })

@@ -38,7 +38,6 @@ pub enum Dialect {
     Chat,
     Messages,
     Responses,
-    /// A source only (there is no Gemini writer).
     Gemini,
 }
 
@@ -63,12 +62,13 @@ impl Dialect {
     }
 }
 
-/// A target dialect: one a writer serves (every source but Gemini, which has no writer).
+/// A target dialect: one a writer serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Target {
     Chat,
     Messages,
     Responses,
+    Gemini,
 }
 
 impl Target {
@@ -77,7 +77,7 @@ impl Target {
             Dialect::Chat => Some(Target::Chat),
             Dialect::Messages => Some(Target::Messages),
             Dialect::Responses => Some(Target::Responses),
-            Dialect::Gemini => None,
+            Dialect::Gemini => Some(Target::Gemini),
         }
     }
 
@@ -92,6 +92,7 @@ impl From<Target> for Dialect {
             Target::Chat => Dialect::Chat,
             Target::Messages => Dialect::Messages,
             Target::Responses => Dialect::Responses,
+            Target::Gemini => Dialect::Gemini,
         }
     }
 }

@@ -310,11 +310,15 @@ macro_rules! writer_impl {
     };
 }
 
+mod gemini;
+pub use gemini::GeminiWriter;
+
 /// A new writer for `target`.
 pub fn writer(target: super::Target) -> Box<dyn Writer + Send + Sync> {
     match target {
         super::Target::Chat => Box::<ChatWriter>::default(),
         super::Target::Messages => Box::<MessagesWriter>::default(),
+        super::Target::Gemini => Box::<GeminiWriter>::default(),
         super::Target::Responses => Box::new(ResponsesWriter {
             out: Written {
                 fold: ResponsesFold::unchecked(),
