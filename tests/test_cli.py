@@ -601,3 +601,16 @@ def test_translate_subcommand(capsys: pytest.CaptureFixture[str], files: Path) -
     assert chat.done and chat.result()["choices"][0]["message"]["tool_calls"]
     code, out, err = run(capsys, "translate", str(files / "cut.sse"), "--to", "messages")
     assert code == 3 and "message_stop" not in out
+
+
+def test_translate_subcommand_into_gemini(capsys: pytest.CaptureFixture[str], files: Path) -> None:
+    """Issue 27: ``--to gemini`` writes Gemini chunks that ssewire's Gemini stream reads back,
+    the tool call whole with its id."""
+    code, out, err = run(capsys, "translate", str(files / "messages.sse"), "--to", "gemini")
+    assert code == 0 and err == ""
+    gemini = ssewire.GeminiStream()
+    gemini.feed(out.encode())
+    gemini.finish()
+    parts = gemini.result()["candidates"][0]["content"]["parts"]
+    assert gemini.done and gemini.error is None
+    assert any("functionCall" in p and p["functionCall"].get("id") for p in parts)

@@ -155,7 +155,10 @@ def neutral(dialect: str, r: dict) -> dict:
             else:
                 text += content or ""
             text += m.get("refusal") or ""
-            reasoning += m.get("reasoning_content") or m.get("reasoning") or ""
+            # OpenRouter's `reasoning_details` alone: its text entries are the reasoning.
+            details = "".join(d.get("text") or d.get("summary") or "" for d in m.get("reasoning_details") or []
+                              if isinstance(d, dict) and d.get("type") in ("reasoning.text", "reasoning.summary"))  # fmt: skip
+            reasoning += m.get("reasoning_content") or m.get("reasoning") or details
             for t in m.get("tool_calls") or []:
                 f = t.get("function") or {}
                 calls.append((t.get("id"), f.get("name"), _args(f.get("arguments"))))

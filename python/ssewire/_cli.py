@@ -424,10 +424,10 @@ def _translate_main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="ssewire translate",
         description="Translate a captured LLM stream (chat, messages, responses or gemini) into "
-        "another dialect (chat, messages, responses), event by event, to stdout.",
+        "another dialect (chat, messages, responses or gemini), event by event, to stdout.",
     )
     parser.add_argument("file", metavar="FILE", help="a captured response body, or - for stdin")
-    parser.add_argument("--to", required=True, choices=("chat", "messages", "responses"),
+    parser.add_argument("--to", required=True, choices=("chat", "messages", "responses", "gemini"),
                         help="the target dialect")  # fmt: skip
     parser.add_argument("--from", dest="source", default="auto",
                         choices=("auto", "chat", "messages", "responses", "gemini"),

@@ -119,6 +119,8 @@ pub struct ChatReader {
     /// calls may interleave). `opened` answers "seen?" in O(1) for hostile streams of many.
     tools: Vec<i64>,
     opened: IntMap<()>,
+    /// Whether the stream has said its reasoning as `reasoning` / `reasoning_content`.
+    said_reasoning: bool,
 }
 
 impl ChatReader {
@@ -179,6 +181,11 @@ impl ChatReader {
         for reasoning in [v.reasoning_content, v.reasoning].into_iter().flatten() {
             self.text(CHAT_REASONING, Kind::Reasoning, reasoning, sink);
         }
+        // OpenRouter's `reasoning_details` (`[]` on every content chunk: nothing).
+        self.said_reasoning |= v.reasoning_content.or(v.reasoning).is_some();
+        if let Some(details) = v.reasoning_details.filter(|d| d.len() > 2) {
+            self.details(details, self.said_reasoning, sink);
+        }
         match v.content {
             Some(ContentView::Text(text)) => self.text(CHAT_TEXT, Kind::Text, text, sink),
             Some(ContentView::Parts(parts)) => self.parts(parts, sink),
@@ -212,6 +219,43 @@ impl ChatReader {
         }
         if let Some(reason) = v.finish_reason {
             sink.stop(Stop::from_chat(reason));
+        }
+    }
+
+    /// OpenRouter's `reasoning_details` entries: a `reasoning.text` entry's text is reasoning
+    /// (unless the stream says its reasoning as `reasoning`: OpenRouter repeats it there; the
+    /// fold's `reasoning` is then the message's) and its
+    /// `signature` the reasoning's signature; a `reasoning.summary` entry's summary is
+    /// reasoning; a `reasoning.encrypted` entry's `data` is redacted reasoning.
+    fn details(&mut self, details: &str, said: bool, sink: &mut dyn Sink) {
+        let Some(Json::Array(entries)) = Json::read(details) else {
+            return;
+        };
+        fn string(v: Option<&str>) -> Option<Cow<'_, str>> {
+            v.and_then(json_string).filter(|s| !s.is_empty())
+        }
+        for entry in entries {
+            let entry = entry.get();
+            let [kind, text, summary, signature, data] =
+                fields(entry, ["type", "text", "summary", "signature", "data"]);
+            match string(kind).as_deref() {
+                Some("reasoning.text") | Some("reasoning.summary") => {
+                    if !said {
+                        if let Some(text) = string(text).or_else(|| string(summary)) {
+                            self.text(CHAT_REASONING, Kind::Reasoning, &text, sink);
+                        }
+                    }
+                    if let Some(signature) = string(signature) {
+                        sink.signature(CHAT_REASONING, &signature);
+                    }
+                }
+                Some("reasoning.encrypted") => {
+                    if let Some(data) = string(data) {
+                        sink.redacted(CHAT_REASONING, &data);
+                    }
+                }
+                _ => {}
+            }
         }
     }
 
