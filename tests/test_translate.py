@@ -662,3 +662,71 @@ def test_output_events_larger_than_the_limit_are_fine() -> None:
     t = ssewire.Translator("chat", "responses", max_event_size=biggest + 16)
     out = t.feed(body) + t.finish()
     assert b"response.completed" in out and t.result()["status"] == "completed"
+
+
+# --- issue 27: the last losses -----------------------------------------------------------------
+
+
+def _messages_stop(reason: str) -> bytes:
+    events = [
+        ("message_start", {"type": "message_start", "message": {"id": "msg_p", "type": "message", "role": "assistant",
+                           "model": "claude-sonnet-4-6", "content": [], "stop_reason": None, "stop_sequence": None,
+                           "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                 "delta": {"type": "text_delta", "text": "Searching the web"}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": reason, "stop_sequence": None},
+                           "usage": {"output_tokens": 5}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    return "".join(f"event: {e}\ndata: {json.dumps(d)}\n\n" for e, d in events).encode()
+
+
+@pytest.mark.parametrize("target", ["chat", "responses", "gemini"])
+def test_a_foreign_stop_reason_is_mapped_and_named(target: str) -> None:
+    """Anthropic's ``pause_turn`` (a server tool still running) has no name in the other
+    dialects: the target ends the turn in its own words, and the notes name the original."""
+    t = ssewire.Translator("messages", target)
+    out = t.feed(_messages_stop("pause_turn")) + t.finish()
+    back = read(target, out)
+    assert back.done and back.error is None
+    result = back.result()
+    said = {"chat": lambda r: r["choices"][0]["finish_reason"], "responses": lambda r: r["status"],
+            "gemini": lambda r: r["candidates"][0]["finishReason"]}[target](result)  # fmt: skip
+    assert said == {"chat": "stop", "responses": "completed", "gemini": "STOP"}[target]
+    assert any("pause_turn" in n for n in t.notes), t.notes
+    assert b"pause_turn" not in out
+
+
+def test_a_foreign_stop_reason_into_messages_is_end_turn_and_its_own_are_kept() -> None:
+    chat = ssewire.translate(_messages_stop("pause_turn"), "messages", "chat")
+    weird = chat.replace(b'"finish_reason":"stop"', b'"finish_reason":"insufficient_system_resource"')
+    t = ssewire.Translator("chat", "messages")
+    back = read("messages", t.feed(weird) + t.finish())
+    assert back.result()["stop_reason"] == "end_turn"
+    assert any("insufficient_system_resource" in n for n in t.notes)
+    # Messages' own reasons cross Messages -> Messages as they are.
+    assert read("messages", ssewire.translate(_messages_stop("pause_turn"), "messages", "messages")).result()[
+        "stop_reason"] == "pause_turn"  # fmt: skip
+
+
+def test_reasoning_details_alone_cross_with_their_signature() -> None:
+    """OpenRouter's form: the reasoning only in ``reasoning_details`` entries (no
+    ``reasoning``); it reaches a Messages client as a thinking block with its signature, and
+    a Responses client as a reasoning item."""
+    body = body_of("chat", "openrouter_reasoning_details_only")
+    msg = read("messages", ssewire.translate(body, "chat", "messages")).result()
+    assert msg["content"][0] == {"type": "thinking", "thinking": "The user wants a short \"greeting\".\nKeep it brief.",
+                                 "signature": "EqQBCkgIBxABGAIiQL2sQm9va2luZw=="}  # fmt: skip
+    assert msg["content"][1] == {"type": "text", "text": "Hello there!"}
+    resp = read("responses", ssewire.translate(body, "chat", "responses")).result()
+    reasoning = [i for i in resp["output"] if i["type"] == "reasoning"]
+    assert reasoning and "greeting" in json.dumps(reasoning)
+
+
+def test_compaction_content_is_concatenated() -> None:
+    body = body_of("messages", "compaction_streamed")
+    block = read("messages", body).result()["content"][0]
+    assert block["content"] == "Summary so far: the user asked about the weather in Paris."
+    assert block["encrypted_content"] == "EqQBCkgIARABGAIiQOpaque=="

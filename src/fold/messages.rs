@@ -461,14 +461,31 @@ impl MessagesFold {
                 block.citations.get_or_insert_with(Vec::new).push(citation);
             }
             Some("compaction_delta") => {
-                // Each compaction delta holds the block's values whole (not fragments): they
-                // replace what came before, as the non-streaming block holds them.
+                // `content` streams as text does: each delta's is appended (a null one adds
+                // nothing), as the TypeScript SDK's accumulator does. Every other value
+                // (`encrypted_content`, sent whole) replaces the one before, unless null.
                 let delta = v.raw.and_then(Json::object).and_then(|entries| {
                     object_map(entries.iter().find(|(k, _)| k == "delta")?.1.get())
                 });
                 for (key, value) in delta.iter().flat_map(Map::iter) {
-                    if key != "type" {
+                    let null = matches!(value, Out::Json(v) if &**v == "null");
+                    if key == "type" || (null && block.sets.get(key).is_some()) {
+                        continue;
+                    }
+                    let more = (key == "content").then(|| string_of(Some(value))).flatten();
+                    let Some(more) = more else {
                         block.sets.set(key, value.clone());
+                        continue;
+                    };
+                    // Appended in place (linear in the content however many deltas come).
+                    match block.sets.get_mut(key) {
+                        Some(Out::Str(old)) => old.push_str(&more),
+                        Some(old) if string_of(Some(old)).is_some() => {
+                            let mut text = string_of(Some(old)).unwrap_or_default();
+                            text.push_str(&more);
+                            *old = Out::Str(text);
+                        }
+                        _ => block.sets.set(key, Out::Str(more)),
                     }
                 }
             }

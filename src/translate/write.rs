@@ -438,6 +438,18 @@ impl<T> Blocks<T> {
 
 // --- Messages ----------------------------------------------------------------------------------
 
+/// Messages' `stop_reason` values: a reason from another dialect that is none of them is
+/// written as `end_turn` (and noted).
+const MESSAGES_STOP_REASONS: &[&str] = &[
+    "end_turn",
+    "max_tokens",
+    "stop_sequence",
+    "tool_use",
+    "pause_turn",
+    "refusal",
+    "model_context_window_exceeded",
+];
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum MBlock {
     Text,
@@ -656,7 +668,16 @@ impl Sink for MessagesWriter {
             Stop::StopSequence(s) => s.map(str::to_owned),
             _ => None,
         };
-        self.stop = Some((stop.to_messages().to_owned(), sequence));
+        let reason = match stop {
+            Stop::Other(other) if !MESSAGES_STOP_REASONS.contains(&other) => {
+                self.notes.add(&format!(
+                    "stop reason {other:?} (Messages has no such stop_reason; written as \"end_turn\")"
+                ));
+                "end_turn"
+            }
+            stop => stop.to_messages(),
+        };
+        self.stop = Some((reason.to_owned(), sequence));
     }
 
     fn usage(&mut self, usage: &Usage) {
@@ -871,7 +892,16 @@ impl Sink for ChatWriter {
     fn close(&mut self, _: Key) {}
 
     fn stop(&mut self, stop: Stop<'_>) {
-        self.stop = Some(stop.to_chat().to_owned());
+        let reason = match stop {
+            Stop::Other(other) => {
+                self.notes.add(&format!(
+                    "stop reason {other:?} (chat has no such finish_reason; written as \"stop\")"
+                ));
+                "stop"
+            }
+            stop => stop.to_chat(),
+        };
+        self.stop = Some(reason.to_owned());
     }
 
     fn usage(&mut self, usage: &Usage) {
@@ -1508,7 +1538,12 @@ impl Sink for ResponsesWriter {
             Stop::Other(_) => Stop::Other(""),
         };
         let other = match stop {
-            Stop::Other(o) => Some(o.to_owned()),
+            Stop::Other(o) => {
+                self.notes.add(&format!(
+                    "stop reason {o:?} (Responses has no such status; written as completed)"
+                ));
+                Some(o.to_owned())
+            }
             _ => None,
         };
         self.stop = Some((owned, other));

@@ -9,7 +9,7 @@
 //!   `{"functionCall": {"id", "name", "args"}}` with the source's call id; arguments that are
 //!   not a JSON object are written as `{}` and noted.
 //! - The last chunk has the `finishReason` (`STOP`, `MAX_TOKENS`, `SAFETY`; a reason Gemini has
-//!   no name for is `OTHER`, noted) and `usageMetadata`: `promptTokenCount` (every prompt
+//!   no name for, such as Anthropic's `pause_turn`, is `STOP`, noted) and `usageMetadata`: `promptTokenCount` (every prompt
 //!   token, cached ones included), `cachedContentTokenCount`, `candidatesTokenCount` (output
 //!   without reasoning), `thoughtsTokenCount` (reasoning), `totalTokenCount` (their sum).
 //! - An upstream error is `{"error": {"code", "message", "status"}}`, Google's error form, and
@@ -94,7 +94,8 @@ pub struct GeminiWriter {
     notes: Notes,
 }
 
-/// Gemini's `finishReason` for a neutral stop reason (`None`: Gemini has no name for it).
+/// Gemini's `finishReason` for a neutral stop reason (`None`: Gemini has no name for it; the
+/// writer then ends the turn normally, `STOP`, as the other writers do).
 fn finish_reason(stop: Stop<'_>) -> Option<&'static str> {
     match stop {
         Stop::EndTurn | Stop::StopSequence(_) | Stop::ToolUse => Some("STOP"),
@@ -432,10 +433,10 @@ impl Sink for GeminiWriter {
         self.stop = Some(finish_reason(stop).unwrap_or_else(|| {
             if let Stop::Other(other) = stop {
                 self.notes.add(&format!(
-                    "stop reason {other:?} (Gemini has no such finishReason; written as OTHER)"
+                    "stop reason {other:?} (Gemini has no such finishReason; written as STOP)"
                 ));
             }
-            "OTHER"
+            "STOP"
         }));
     }
 
