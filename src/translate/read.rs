@@ -446,6 +446,11 @@ pub struct ResponsesReader {
     tools: bool,
     /// Reasoning items opened (their summary parts continue one block).
     reasoning: IntMap<()>,
+    /// The text each open message part streamed so far (by [`part_key`]), to hold against
+    /// the text its `.done` events restate: what they add is written before the part closes.
+    texts: IntMap<String>,
+    /// Message items whose `output_item.done` came (the terminal object restates the rest).
+    items_done: IntMap<()>,
 }
 
 impl ResponsesReader {
@@ -502,11 +507,25 @@ impl ResponsesReader {
             }
             b"response.output_text.delta" | b"response.refusal.delta" => {
                 if let Some(d) = delta {
-                    sink.delta(part_key(oi, v.content_index.unwrap_or(0)), d);
+                    let key = part_key(oi, v.content_index.unwrap_or(0));
+                    sink.delta(key, d);
+                    self.texts
+                        .get_or_insert_with(key as i64, String::new)
+                        .push_str(d);
+                }
+            }
+            b"response.output_text.done" | b"response.refusal.done" => {
+                if let Some(full) = v.text.or(v.refusal) {
+                    self.restated(part_key(oi, v.content_index.unwrap_or(0)), full, sink);
                 }
             }
             b"response.content_part.done" => {
-                sink.close(part_key(oi, v.content_index.unwrap_or(0)));
+                let key = part_key(oi, v.content_index.unwrap_or(0));
+                let [text, refusal] = v.part.map_or([None; 2], |p| fields(p, ["text", "refusal"]));
+                if let Some(full) = text.or(refusal).and_then(json_string) {
+                    self.restated(key, &full, sink);
+                }
+                sink.close(key);
             }
             b"response.reasoning_summary_text.delta" | b"response.reasoning_text.delta" => {
                 if let Some(d) = delta {
@@ -546,13 +565,24 @@ impl ResponsesReader {
                         }
                         sink.close(item_key(oi));
                     }
+                    Some("message") => self.message_done(oi, v.item.unwrap_or("{}"), sink),
                     _ => {}
                 }
             }
             b"response.completed" | b"response.incomplete" => {
-                let [usage, details] = v
-                    .response
-                    .map_or([None; 2], |r| fields(r, ["usage", "incomplete_details"]));
+                let [usage, details, output] = v.response.map_or([None; 3], |r| {
+                    fields(r, ["usage", "incomplete_details", "output"])
+                });
+                // The terminal object restates every item: the text of a message whose
+                // `.done` events never came is held against its deltas too.
+                if let Some(Json::Array(items)) = output.and_then(Json::read) {
+                    for (oi, item) in items.iter().enumerate() {
+                        let item = item.get();
+                        if str_field(item, "type").as_deref() == Some("message") {
+                            self.message_done(oi as i64, item, sink);
+                        }
+                    }
+                }
                 if let Some(usage) = usage.and_then(openai_usage) {
                     sink.usage(&usage);
                 }
@@ -567,6 +597,50 @@ impl ResponsesReader {
                 sink.end();
             }
             _ => {}
+        }
+    }
+}
+
+impl ResponsesReader {
+    /// A `.done` event restates part `key`'s whole text: what it adds to the deltas (a stream
+    /// that elided them, a server that sends a part whole) is written now, before the part
+    /// closes; a text that is not the deltas' continued is noted (the deltas stand: they were
+    /// written).
+    fn restated(&mut self, key: Key, full: &str, sink: &mut dyn Sink) {
+        let have = self.texts.get_or_insert_with(key as i64, String::new);
+        if full.len() > have.len() && full.starts_with(have.as_str()) {
+            let missing = full.get(have.len()..).unwrap_or_default();
+            sink.delta(key, missing);
+            have.push_str(missing);
+        } else if full != have.as_str() {
+            sink.drop_note(
+                "Responses text whose final form differs from its deltas (the deltas were written)",
+            );
+        }
+    }
+
+    /// A message item is done: each of its content parts' text restated (a part that never
+    /// streamed is written whole), then the parts closed and their text let go.
+    fn message_done(&mut self, oi: i64, item: &str, sink: &mut dyn Sink) {
+        if !self.items_done.add(oi) {
+            return;
+        }
+        let Some(Json::Array(parts)) = field(item, "content").and_then(Json::read) else {
+            return;
+        };
+        for (ci, part) in parts.iter().enumerate() {
+            let key = part_key(oi, ci as i64);
+            let [text, refusal] = fields(part.get(), ["text", "refusal"]);
+            if let Some(full) = text.or(refusal).and_then(json_string) {
+                if refusal.is_some() && text.is_none() && !self.texts.contains(key as i64) {
+                    sink.open(key, Kind::Refusal);
+                }
+                self.restated(key, &full, sink);
+            }
+            sink.close(key);
+            if let Some(text) = self.texts.get_mut(key as i64) {
+                *text = String::new(); // its memory freed (the part is closed)
+            }
         }
     }
 }
