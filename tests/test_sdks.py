@@ -234,6 +234,7 @@ SDK_DIFFERS: dict[str, str] = {
     "chat/later_chunks_omit_fields": _LOSES,
     "chat/null_optional_fields": _LOSES,
     "chat/openrouter_full": _CONCAT,
+    "chat/openrouter_reasoning_details_only": _CONCAT,
     "chat/tool_calls_repeated_id_name": _CONCAT,
     "chat/tool_call_type_missing": "the SDK leaves a tool call's missing type null",
     "chat/tool_calls_multi_fragment_one_chunk": "the SDK mixes up two tool calls in one chunk",

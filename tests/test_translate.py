@@ -786,3 +786,24 @@ def test_a_final_text_that_is_not_the_deltas_continued_is_noted() -> None:
     t.finish()
     assert any("differs from its deltas" in n for n in t.notes)
     assert read("chat", ssewire.translate(body, "responses", "chat")).result()["choices"][0]["message"]["content"] == "Nope"
+
+
+@pytest.mark.parametrize("target", DIALECTS)
+def test_a_body_of_the_wrong_dialect_reaches_the_client_as_an_error(target: str) -> None:
+    """``Translator("messages", ...)`` fed a chat body: the client gets the target's error
+    (what ``t.source.error`` says), never an empty, successful answer; whole or cut anywhere,
+    with or without the chat ``[DONE]``."""
+    body = body_of("chat", "basic_stop")
+    for upstream in (body, body.replace(b"data: [DONE]\n\n", b"")):
+        outs = set()
+        for way in split_ways(upstream):
+            t = ssewire.Translator("messages", target)
+            out = b"".join(t.feed(p) for p in way.pieces) + t.finish()
+            outs.add(out)
+            assert t.source.error is not None and t.source.error.code == "wrong_dialect"
+        assert len(outs) == 1
+        back = read(target, outs.pop())
+        assert back.error is not None and "another dialect" in back.error.message, target
+        assert not (back.done and back.error is None)
+        assert {"chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed",
+                "gemini": b'"finishReason"'}[target] not in out  # fmt: skip

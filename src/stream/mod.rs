@@ -260,7 +260,13 @@ impl State {
              body is another dialect's; read it with the matching stream class or \
              dialect=\"auto\""
         );
-        self.error = Some(Failure::own(message, "invalid_response", "wrong_dialect"));
+        let failure = Failure::own(message, "invalid_response", "wrong_dialect");
+        // A translation writes it as the target's error: the client must not take a body it
+        // could not read for an empty, successful answer.
+        if let Some(t) = &mut self.tap {
+            t.read(Upstream::Error(&failure.info()));
+        }
+        self.error = Some(failure);
     }
 
     /// Records the incomplete-stream error unless the stream is done or already failed.
@@ -472,8 +478,8 @@ impl<R: Dialect> Stream<R> {
         if let Some(frame) = last_event.map(to_frame) {
             cut_off = self.convert(&[frame], true, sink)?;
         }
-        self.state.tap(Upstream::End);
         self.state.check_dialect(R::NAME);
+        self.state.tap(Upstream::End);
         self.state.incomplete(cut_off, R::MARKER);
         Ok(())
     }
@@ -557,6 +563,9 @@ impl<R: Dialect> Stream<R> {
                         result = match doc {
                             Doc::Done => {
                                 state.done = true;
+                                // Before the marker reaches a translation: a body of another
+                                // dialect is an error there, not a clean end.
+                                state.check_dialect(R::NAME);
                                 state.tap(Upstream::Done);
                                 Ok(())
                             }
