@@ -807,3 +807,20 @@ def test_a_body_of_the_wrong_dialect_reaches_the_client_as_an_error(target: str)
         assert not (back.done and back.error is None)
         assert {"chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed",
                 "gemini": b'"finishReason"'}[target] not in out  # fmt: skip
+
+
+@pytest.mark.parametrize("target", DIALECTS)
+def test_nothing_is_written_after_finish(target: str) -> None:
+    """After ``finish()`` the client's stream has ended: a later ``feed()`` (the rest of a cut
+    upstream, or a whole body again) writes nothing, and the notes say it was ignored; a second
+    ``finish()`` writes nothing either."""
+    body = body_of("chat", "basic_stop")
+    for first, later in ((body, body), (body[: len(body) // 2], body[len(body) // 2 :])):
+        t = ssewire.Translator("chat", target)
+        written = t.feed(first) + t.finish()
+        result = t.result()
+        assert t.feed(later) == b"" and t.finish() == b""
+        assert t.result() == result
+        assert any("after finish()" in n for n in t.notes)
+        assert read(target, written).result() == result
+    assert ssewire.translate([body, body], "chat", target) == ssewire.translate(body + body, "chat", target)

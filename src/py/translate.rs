@@ -176,6 +176,9 @@ impl Translator {
         let mut this = errors::exclusive(slf, "translator")?;
         let input = Input::extract(data)?;
         let bytes = input.as_bytes();
+        if this.translation()?.refuse_after_end() {
+            return Ok(PyBytes::new(py, b""));
+        }
         if this.undecided.is_some() {
             this.sniff(py, bytes)?;
         } else {
@@ -188,15 +191,20 @@ impl Translator {
     }
 
     /// End of the upstream: the bytes still owed. An upstream cut before its terminal marker
-    /// gets no made-up ending (nothing is closed, no terminal event is written).
+    /// gets no made-up ending (nothing is closed, no terminal event is written). After it,
+    /// `feed()` and `finish()` write nothing (the input is ignored, and noted once).
     fn finish<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyBytes>> {
         let py = slf.py();
         let mut this = errors::exclusive(slf, "translator")?;
+        if this.translation()?.ended() {
+            return Ok(PyBytes::new(py, b""));
+        }
         if this.undecided.is_some() {
             this.decide(py, Dialect::Chat)?;
         }
         this.with_source(py, |py, s| s.finish_into(py, None))?;
         let t = this.translation()?;
+        t.end_input();
         let out = PyBytes::new(py, t.output());
         t.clear();
         Ok(out)

@@ -102,6 +102,9 @@ impl Standalone {
 
     /// Upstream bytes in, the target's complete events out (empty when nothing is owed yet).
     pub fn feed(&mut self, input: &[u8]) -> (Vec<u8>, Option<crate::sse::TooLarge>) {
+        if self.translation().refuse_after_end() {
+            return (Vec::new(), None);
+        }
         let mut too_large = None;
         match &mut self.undecided {
             Some(sniffer) => {
@@ -134,12 +137,17 @@ impl Standalone {
     /// End of the upstream: a last event never closed by its blank line is read; nothing is
     /// made up (an upstream cut before its terminal marker leaves the target cut too).
     pub fn finish(&mut self) -> Vec<u8> {
+        if self.translation().ended() {
+            return Vec::new();
+        }
         if self.undecided.is_some() {
             self.decide(Dialect::Chat);
         }
         if let Some(source) = &mut self.source {
             source.finish();
         }
-        self.translation().take()
+        let t = self.translation();
+        t.end_input();
+        t.take()
     }
 }

@@ -365,6 +365,8 @@ pub struct Translation {
     source: Option<Dialect>,
     writer: Box<dyn write::Writer + Send + Sync>,
     target: Target,
+    /// The upstream has ended (`finish()`): what comes after is not read.
+    ended: bool,
 }
 
 /// The most output room [`Translation::reserve_for`] makes ahead of one read.
@@ -420,7 +422,30 @@ impl Translation {
             source,
             writer: write::writer(target),
             target,
+            ended: false,
         }
+    }
+
+    /// The upstream has ended (its `finish()` ran): from now on nothing is read or written,
+    /// so that no event follows the target's terminal one.
+    pub fn end_input(&mut self) {
+        self.ended = true;
+    }
+
+    /// Whether the upstream has ended.
+    pub fn ended(&self) -> bool {
+        self.ended
+    }
+
+    /// Whether the upstream has ended; input offered after it is refused here, and noted
+    /// (once). The drivers ask before feeding their source stream.
+    pub fn refuse_after_end(&mut self) -> bool {
+        if self.ended {
+            self.writer.drop_note(
+                "upstream input after finish() (ignored: the client's stream has ended)",
+            );
+        }
+        self.ended
     }
 
     /// Tells the source dialect (once; later calls are ignored).
@@ -479,6 +504,9 @@ impl Translation {
 
     /// Reads one thing off the upstream stream and writes what the target owes for it.
     pub fn read(&mut self, up: Upstream<'_>) {
+        if self.ended {
+            return;
+        }
         let sink = self.writer.as_mut();
         match (up, self.reader.as_mut()) {
             (Upstream::Error(info), _) => read::send_error(info, sink),
