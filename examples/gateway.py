@@ -1,5 +1,5 @@
-"""A small LLM gateway: relays an upstream OpenAI-compatible chat, Anthropic Messages or OpenAI
-Responses stream to its client byte for byte, and logs each stream's usage and final text,
+"""A small LLM gateway: relays an upstream OpenAI-compatible chat, Anthropic Messages, OpenAI
+Responses or Google Gemini stream to its client byte for byte, and logs each stream's usage and final text,
 read off the relayed bytes by ``stream.consume()`` (no per-event objects are built). With
 ``--upstream-dialect`` it serves clients of the other dialects too: their requests mapped by
 ``ssewire.translate_request``, the upstream's stream translated live by ``ssewire.Translator``.
@@ -9,7 +9,8 @@ read off the relayed bytes by ``stream.consume()`` (no per-event objects are bui
          -H "content-type: application/json" -d '{"model": "...", "stream": true, ...}'
 
 The dialect comes from the request path (it ends in ``/v1/chat/completions``,
-``/v1/messages`` or ``/v1/responses``); the request is forwarded to ``upstream + path`` with
+``/v1/messages``, ``/v1/responses`` or Gemini's ``/v1beta/models/{model}:streamGenerateContent``
+(``:generateContent`` for no stream)); the request is forwarded to ``upstream + path`` with
 the headers that authenticate it; the upstream's status, ``content-type`` and body are relayed
 unchanged. One JSON log line per stream: dialect, model, usage, the final text's length and
 start, and the stream's error (``None`` for a complete stream).
@@ -31,10 +32,11 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import re
 import ssl
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple
+from typing import Any, Callable, Dict, List, NamedTuple, Optional, Tuple
 from urllib.parse import unquote, urlsplit
 
 from aiohttp import web
@@ -47,8 +49,35 @@ DIALECTS: Dict[str, Any] = {
     "/v1/messages": ("messages", ssewire.MessagesStream),
     "/v1/responses": ("responses", ssewire.ResponsesStream),
 }
+#: Gemini's paths: ``.../v1beta/models/{model}:streamGenerateContent`` (``?alt=sse``), or
+#: ``:generateContent`` for a client that asked for no stream.
+GEMINI_PATH = re.compile(r"^(?P<prefix>.*?)/(?P<version>v1(?:beta|alpha)?)/models/"
+                         r"(?P<model>[^/:]+):(?P<method>streamGenerateContent|generateContent)$")  # fmt: skip
+
+
+class Route(NamedTuple):
+    """What a request path asks for: the client's dialect, its stream class, the path before
+    the dialect's own part, and (Gemini) the model and whether a stream was asked for."""
+
+    dialect: str
+    stream_class: Any
+    prefix: str
+    model: Optional[str] = None
+    streaming: Optional[bool] = None
+
+
+def route(path: str) -> Optional[Route]:
+    """The route of a request path, or None for a path that is no LLM endpoint."""
+    for suffix, (dialect, stream_class) in DIALECTS.items():
+        if path.endswith(suffix):
+            return Route(dialect, stream_class, path[: -len(suffix)])
+    m = GEMINI_PATH.match(path)
+    if m is None:
+        return None
+    streaming = m["method"] == "streamGenerateContent"
+    return Route("gemini", ssewire.GeminiStream, m["prefix"], unquote(m["model"]), streaming)
 #: Request headers forwarded upstream (authentication and API versions).
-FORWARDED = frozenset(("authorization", "x-api-key", "anthropic-version", "anthropic-beta",
+FORWARDED = frozenset(("authorization", "x-api-key", "x-goog-api-key", "anthropic-version", "anthropic-beta",
                        "content-type", "openai-organization", "openai-project"))  # fmt: skip
 
 #: Response headers relayed to the client.
@@ -61,10 +90,15 @@ def final_text(dialect: str, result: Dict[str, Any]) -> str:
         choices = result.get("choices") or [{}]
         content = (choices[0].get("message") or {}).get("content")
         return content if isinstance(content, str) else ""
-    blocks = result.get("content") if dialect == "messages" else [
-        part for item in result.get("output") or [] if isinstance(item, dict)
-        for part in item.get("content") or []
-    ]  # fmt: skip
+    if dialect == "gemini":
+        candidates = result.get("candidates") or [{}]
+        blocks = [p for p in (candidates[0].get("content") or {}).get("parts") or []
+                  if isinstance(p, dict) and not p.get("thought")]  # fmt: skip
+    elif dialect == "messages":
+        blocks = result.get("content")
+    else:
+        blocks = [part for item in result.get("output") or [] if isinstance(item, dict)
+                  for part in item.get("content") or []]  # fmt: skip
     return "".join(
         b.get("text", "") for b in blocks or []
         if isinstance(b, dict) and isinstance(b.get("text"), str)
@@ -88,8 +122,8 @@ def record(dialect: str, stream: Any, client_gone: bool = False) -> Dict[str, An
         message = message[:LOGGED_MESSAGE] + f"... ({len(message)} characters)"
     return {
         "dialect": dialect,
-        "model": result.get("model"),
-        "usage": result.get("usage"),
+        "model": result.get("modelVersion" if dialect == "gemini" else "model"),
+        "usage": result.get("usageMetadata" if dialect == "gemini" else "usage"),
         "text_length": len(text),
         "text_start": text[:40],
         "done": done,
@@ -233,7 +267,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
              upstream_dialect: Optional[str] = None,
              ssl_context: Optional[ssl.SSLContext] = None) -> web.Application:  # fmt: skip
     """The gateway as an aiohttp application relaying to ``upstream`` (a base URL, ``http://``
-    or ``https://``). ``upstream_dialect`` ("chat", "messages" or "responses"): the upstream
+    or ``https://``). ``upstream_dialect`` ("chat", "messages", "responses" or "gemini"): the upstream
     speaks only that dialect; a client of another is served by translation (its request mapped
     by ``ssewire.translate_request``, the whole agent loop; the upstream's stream translated
     live by ``ssewire.Translator``, or whole into ``t.result()`` for a client that asked for no
@@ -338,12 +372,12 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
     async def relay(request: web.Request) -> web.StreamResponse:
         if not safe_path(request.raw_path):
             raise web.HTTPBadRequest(text="dot segments are not allowed in the path")
-        match = next((v for k, v in DIALECTS.items() if request.path.endswith(k)), None)
+        match = route(request.path)
         if match is None:
             raise web.HTTPNotFound(text="not an LLM streaming endpoint")
-        dialect, stream_class = match
+        dialect, stream_class = match.dialect, match.stream_class
         if upstream_dialect is not None and upstream_dialect != dialect:
-            return await translated(request, dialect)
+            return await translated(request, match)
         body = await request.read()
         headers = {k: v for k, v in request.headers.items() if k.lower() in FORWARDED}
         stream = (meters or {}).get(dialect, stream_class)()
@@ -366,21 +400,26 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
                 log(entry(dialect, stream, client_gone, up))
         return await end(request, response, client_gone, up)
 
-    async def translated(request: web.Request, client: str) -> web.StreamResponse:
-        """Serves a ``client``-dialect request from the ``upstream_dialect`` upstream."""
+    async def translated(request: web.Request, match: Route) -> web.StreamResponse:
+        """Serves a request of the client's dialect (``match``) from the ``upstream_dialect``
+        upstream."""
         assert upstream_dialect is not None
+        client = match.dialect
         try:
             wanted = json.loads(await request.read() or b"{}")
         except ValueError:
             raise web.HTTPBadRequest(text="the request body is not JSON") from None
-        prefix = request.path[: -len(next(k for k, (d, _) in DIALECTS.items() if d == client))]
-        up_path = prefix + next(k for k, (d, _) in DIALECTS.items() if d == upstream_dialect)
+        if not isinstance(wanted, dict):
+            raise web.HTTPBadRequest(text="the request body is not a JSON object")
         try:
             # The whole request is mapped: tool calls and results, images, settings; what
-            # the upstream cannot take is in r.notes (logged with the stream's).
-            r = ssewire.translate_request(wanted, client, upstream_dialect)
+            # the upstream cannot take is in r.notes (logged with the stream's). A Gemini
+            # client names its model in the path.
+            r = ssewire.translate_request(wanted, client, upstream_dialect, model=match.model)
         except ssewire.RequestError as e:
             raise web.HTTPBadRequest(text=str(e)) from None
+        up_path = match.prefix + r.path
+        streaming = match.streaming if match.streaming is not None else bool(wanted.get("stream"))
         headers = {k: v for k, v in request.headers.items() if k.lower() in FORWARDED}
         headers["content-type"] = "application/json"
         t = ssewire.Translator(upstream_dialect, client)
@@ -391,7 +430,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
                 up = await open_upstream(up_path, json.dumps(r.body).encode(), headers)
                 if (up.reader.status or 502) >= 400:
                     return await refused(up, client)
-                if not wanted.get("stream"):
+                if not streaming:
                     return await whole(up, t)
                 response, client_gone = await serve(request, up, t.feed)
                 if not client_gone and not up.failed():
@@ -447,7 +486,7 @@ def main(argv: Optional[list] = None) -> None:
     parser.add_argument("--upstream", required=True, help="upstream base URL")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
-    parser.add_argument("--upstream-dialect", choices=("chat", "messages", "responses"),
+    parser.add_argument("--upstream-dialect", choices=("chat", "messages", "responses", "gemini"),
                         help="the one dialect the upstream speaks: clients of the others are "
                         "served by translation (default: relay every request as is)")  # fmt: skip
     parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",

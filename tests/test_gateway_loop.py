@@ -3,8 +3,9 @@ upstream_dialect=...)``), over real sockets on 127.0.0.1. A scripted upstream of
 streams a tool call; when a request carries that call and its result (in the upstream's own
 form: chat `tool` messages, Messages `tool_result` blocks, Responses `function_call_output`
 items), it streams the answer, else it answers 404 and the loop fails. The clients are the SDKs'
-own tool loops: the openai SDK's chat and Responses, the anthropic SDK's Messages; each
-completes. Bounded: two requests per loop, every wait timed."""
+own tool loops: the openai SDK's chat and Responses, the anthropic SDK's Messages, google-genai's
+Gemini (issue 27: a Gemini client served from each other upstream, and a Gemini upstream serving
+the others); each completes. Bounded: two requests per loop, every wait timed."""
 
 from __future__ import annotations
 
@@ -61,6 +62,16 @@ def _call_and_result(dialect: str, body: dict[str, Any]) -> Optional[tuple[str, 
                     content = b["content"]
                     text = content if isinstance(content, str) else "".join(x.get("text", "") for x in content)
                     return b["tool_use_id"], text
+    elif dialect == "gemini":
+        for content in body.get("contents", []):
+            for part in content.get("parts") or []:
+                if "functionCall" in part:
+                    call = part["functionCall"]
+                    calls[call.get("id") or call["name"]] = call["name"]
+                response = part.get("functionResponse")
+                if response and (response.get("id") or response["name"]) in calls:
+                    said = response.get("response") or {}
+                    return response.get("id") or response["name"], str(said.get("result", said))
     else:
         for item in body.get("input", []):
             if item.get("type") == "function_call":
@@ -124,7 +135,35 @@ def _loop_responses(url: str) -> str:
     raise AssertionError("the loop did not end")
 
 
-LOOPS = {"chat": _loop_chat, "messages": _loop_messages, "responses": _loop_responses}
+def _loop_gemini(url: str) -> str:
+    """google-genai's ``generate_content_stream``, its automatic function calling off: the
+    model's parts (the call, with its id) go back with a ``functionResponse`` under the call."""
+    genai = pytest.importorskip("google.genai")
+    from google.genai import types
+
+    client = genai.Client(api_key="dummy", http_options=types.HttpOptions(base_url=url, timeout=int(TIMEOUT * 1000)))
+    config = types.GenerateContentConfig(
+        tools=[types.Tool(function_declarations=[types.FunctionDeclaration(
+            name=TOOL["name"], description=TOOL["description"], parameters_json_schema=TOOL["parameters"])])],
+        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
+    )  # fmt: skip
+    contents: list[Any] = [types.Content(role="user", parts=[types.Part(text="Weather in Paris?")])]
+    for _ in range(2):
+        parts: list[Any] = []
+        for chunk in client.models.generate_content_stream(model="m", contents=contents, config=config):
+            for candidate in chunk.candidates or []:
+                parts += (candidate.content.parts if candidate.content else None) or []
+        calls = [p.function_call for p in parts if p.function_call is not None]
+        if not calls:
+            return "".join(p.text or "" for p in parts if not p.thought)
+        contents.append(types.Content(role="model", parts=parts))
+        contents.append(types.Content(role="user", parts=[
+            types.Part(function_response=types.FunctionResponse(id=c.id, name=c.name, response={"result": "18C"}))
+            for c in calls]))  # fmt: skip
+    raise AssertionError("the loop did not end")
+
+
+LOOPS = {"chat": _loop_chat, "messages": _loop_messages, "responses": _loop_responses, "gemini": _loop_gemini}
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
@@ -138,7 +177,7 @@ def test_an_sdk_tool_loop_completes_through_the_gateway(upstream_dialect: str, c
         body = json.loads(request.body)
         found = _call_and_result(upstream_dialect, body)
         seen.append(found)
-        has_user_turn = bool(body.get("messages") or body.get("input"))
+        has_user_turn = bool(body.get("messages") or body.get("input") or body.get("contents"))
         if not has_user_turn:
             return None
         return answer if found is not None else call
@@ -156,4 +195,7 @@ def test_an_sdk_tool_loop_completes_through_the_gateway(upstream_dialect: str, c
     assert len(seen) == 2 and seen[0] is None
     assert seen[1] is not None and seen[1][1] == "18C"
     sent = json.loads(upstream.requests[1].body)
-    assert sent["stream"] is True
+    if upstream_dialect == "gemini":  # streaming is in the path
+        assert ":streamGenerateContent?alt=sse" in upstream.requests[1].path
+    else:
+        assert sent["stream"] is True

@@ -18,11 +18,11 @@ import ssewire
 from loopback import LoopbackServer
 from test_examples import EXAMPLES, TIMEOUT, Gateway
 from test_sdks import sdk_messages
-from test_translate import comparable, lossy, neutral, sdk_chat, sdk_responses
+from test_translate import comparable, lossy, neutral, sdk_chat, sdk_gemini, sdk_responses
 
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not in this tree")
 DATA = Path(__file__).resolve().parent / "data"
-SDKS = {"chat": sdk_chat, "messages": sdk_messages, "responses": sdk_responses}
+SDKS = {"chat": sdk_chat, "messages": sdk_messages, "responses": sdk_responses, "gemini": sdk_gemini}
 CASES = [
     ("chat", "tool_calls_parallel_interleaved", "messages"),
     ("chat", "basic_stop", "messages"),
@@ -31,12 +31,17 @@ CASES = [
     ("messages", "cache_usage_stop_sequence", "chat"),
     ("messages", "thinking_signature", "responses"),
     ("messages", "text_basic", "responses"),
+    # Issue 27: google-genai clients, from each other upstream, and a Gemini upstream.
+    ("chat", "tool_calls_parallel_interleaved", "gemini"),
+    ("messages", "thinking_signature", "gemini"),
+    ("responses", "function_call", "gemini"),
+    ("gemini", "parallel_calls", "messages"),
 ]
 
 
 def source_result(dialect: str, body: bytes) -> Any:
     s = {"chat": ssewire.ChatCompletionStream, "messages": ssewire.MessagesStream,
-         "responses": ssewire.ResponsesStream}[dialect]()  # fmt: skip
+         "responses": ssewire.ResponsesStream, "gemini": ssewire.GeminiStream}[dialect]()  # fmt: skip
     s.feed(body)
     s.finish()
     return s
@@ -67,9 +72,39 @@ def test_an_sdk_client_served_from_another_dialect(upstream_dialect: str, name: 
     assert have == want
     # The upstream got a request of its own dialect, streaming.
     request = json.loads(sent.body)
-    assert request["stream"] is True
-    assert ("messages" in request) if upstream_dialect in ("chat", "messages") else ("input" in request)
+    if upstream_dialect == "gemini":
+        assert ":streamGenerateContent?alt=sse" in sent.path and "contents" in request
+    else:
+        assert request["stream"] is True
+        assert ("messages" in request) if upstream_dialect in ("chat", "messages") else ("input" in request)
     # Metering: the upstream's own usage, and what the client could not be given.
     assert entry["served_as"] == client and entry["done"] is True
-    assert entry["usage"] == src.result().get("usage")
+    usage_key = "usageMetadata" if upstream_dialect == "gemini" else "usage"
+    assert entry["usage"] == src.result().get(usage_key)
     assert isinstance(entry["notes"], list)
+
+
+def test_a_gemini_client_that_asks_for_no_stream_gets_the_whole_response() -> None:
+    """google-genai's ``generate_content`` (``:generateContent``, no stream) in front of a chat
+    upstream: the gateway streams from the upstream and answers with ``t.result()``, the
+    GenerateContentResponse, which the SDK reads (its models refuse unknown fields)."""
+    genai = pytest.importorskip("google.genai")
+    from google.genai import types
+
+    body = (DATA / "chat" / "basic_stop.sse").read_bytes()
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        prefix = upstream.add(body, delay=0.0)
+        gw = Gateway(upstream.url(), upstream_dialect="chat")
+        try:
+            client = genai.Client(api_key="dummy", http_options=types.HttpOptions(
+                base_url=gw.url(prefix), timeout=int(TIMEOUT * 1000)))  # fmt: skip
+            response = client.models.generate_content(model="gemini-x", contents="hi")
+            [sent] = upstream.requests
+        finally:
+            gw.close()
+    want = source_result("chat", body).result()["choices"][0]["message"]["content"]
+    assert response.text == want
+    assert response.candidates[0].finish_reason == types.FinishReason.STOP
+    request = json.loads(sent.body)
+    assert request["model"] == "gemini-x" and request["stream"] is True
+    assert sent.path.endswith("/v1/chat/completions")
