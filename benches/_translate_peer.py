@@ -240,7 +240,63 @@ class ResponsesOut:
                    response=self.response(status, [self.item(self.items[k], "completed") for k in self.order], usage))  # fmt: skip
 
 
-WRITERS = {"chat": ChatOut, "messages": MessagesOut, "responses": ResponsesOut}
+TO_GEMINI = {"end": "STOP", "max": "MAX_TOKENS", "tool": "STOP", "filter": "SAFETY"}
+
+
+class GeminiOut:
+    """Gemini chunks: a chunk per text delta, a function call whole at its close."""
+
+    def __init__(self) -> None:
+        self.out: List[bytes] = []
+        self.kind: Dict[Any, str] = {}
+        self.calls: Dict[Any, List[Any]] = {}
+        self.meta: Dict[str, Any] = {}
+        self.stop_reason = "end"
+        self.usage: Dict[str, int] = {}
+
+    def chunk(self, parts: List[Dict[str, Any]], finish: Optional[str] = None, usage: Any = None) -> None:
+        cand: Dict[str, Any] = {"content": {"parts": parts, "role": "model"}, "index": 0}
+        if finish:
+            cand["finishReason"] = finish
+        obj: Dict[str, Any] = {"candidates": [cand]}
+        if usage is not None:
+            obj["usageMetadata"] = usage
+        obj["modelVersion"], obj["responseId"] = self.meta.get("model", ""), self.meta.get("id", "")
+        self.out.append(sse(None, obj))
+
+    def start(self) -> None:
+        pass
+
+    def open_block(self, key: Any, kind: str, id_: str = "", name: str = "") -> None:
+        self.kind[key] = kind
+        if kind == "tool":
+            self.calls[key] = [id_, name, []]
+
+    def delta(self, key: Any, text: str) -> None:
+        kind = self.kind.setdefault(key, "text")
+        if kind == "tool":
+            self.calls[key][2].append(text)
+        elif kind == "reasoning":
+            self.chunk([{"text": text, "thought": True}])
+        else:
+            self.chunk([{"text": text}])
+
+    def close(self, key: Any) -> None:
+        call = self.calls.pop(key, None)
+        if call is not None:
+            args = "".join(call[2])
+            self.chunk([{"functionCall": {"id": call[0], "name": call[1], "args": loads(args) if args else {}}}])
+
+    def end(self) -> None:
+        for key in list(self.calls):
+            self.close(key)
+        u = self.usage
+        usage = {"promptTokenCount": u.get("input", 0), "candidatesTokenCount": u.get("output", 0),
+                 "totalTokenCount": u.get("input", 0) + u.get("output", 0)}  # fmt: skip
+        self.chunk([], TO_GEMINI.get(self.stop_reason, "STOP"), usage)
+
+
+WRITERS = {"chat": ChatOut, "messages": MessagesOut, "responses": ResponsesOut, "gemini": GeminiOut}
 
 
 def read_chat(obj: Dict[str, Any], w: Any, state: Dict[str, Any]) -> None:

@@ -1,7 +1,7 @@
 """Translation benchmarks (issue 16): ``ssewire.Translator`` against a straightforward
 pure-Python translator (``_translate_peer.py``: ``PureSSEParser`` + ``orjson`` in, dict state,
 ``orjson`` out), and against ``consume()`` of the same upstream (the cost of only reading it),
-for every ordered pair of chat, Messages and Responses and from Gemini to each, on the bench corpora
+for every ordered pair of chat, Messages, Responses and Gemini (twelve), on the bench corpora
 (``_peers.DIALECTS``): the whole body in one read, 4 KiB reads and one read per event.
 
 Correctness before timing: the pure-Python peer's output, read back by ssewire's target
@@ -26,9 +26,9 @@ import _translate_peer
 import ssewire
 from ssewire._bench import _final_text
 
-DIALECTS = ("chat", "messages", "responses")
-# Gemini is a source only (issue 17).
-PAIRS = [(s, t) for s in DIALECTS + ("gemini",) for t in DIALECTS if s != t]
+DIALECTS = ("chat", "messages", "responses", "gemini")
+# Every ordered pair: Gemini a target too since issue 27.
+PAIRS = [(s, t) for s in DIALECTS for t in DIALECTS if s != t]
 STREAMS = {"chat": ssewire.ChatCompletionStream, "messages": ssewire.MessagesStream,
            "responses": ssewire.ResponsesStream, "gemini": ssewire.GeminiStream}  # fmt: skip
 

@@ -125,6 +125,10 @@ def _final_text(dialect: str, result: Any) -> str:
         return "".join(
             _get(b, "text") or "" for b in _get(result, "content") or () if _get(b, "type") == "text"
         )
+    if dialect == "gemini":
+        candidates = _get(result, "candidates") or []
+        parts = _get(_get(candidates[0], "content"), "parts") or () if candidates else ()
+        return "".join(_get(p, "text") or "" for p in parts if not _get(p, "thought"))
     return "".join(
         _get(c, "text") or ""
         for item in _get(result, "output") or ()
