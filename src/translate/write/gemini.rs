@@ -83,6 +83,9 @@ pub struct GeminiWriter {
     out: Written<GeminiFold>,
     id: Option<String>,
     model: Option<String>,
+    /// A chunk's closing after its parts: `],"role":"model"},"index":0}]`, the response's
+    /// identity and the closing brace, written once per identity, not once per chunk.
+    tail: String,
     blocks: Blocks<GBlock>,
     /// The tool blocks in the order they opened, and how many of them are written: a call
     /// goes out when it and every call opened before it have closed (the source's order).
@@ -236,6 +239,14 @@ impl GeminiWriter {
         j.push('}');
     }
 
+    /// The closing of a chunk with no finish reason and no usage (see `tail`).
+    fn plain_tail(&self) -> String {
+        let mut j = String::from(r#"],"role":"model"},"index":0}]"#);
+        self.push_identity(&mut j);
+        j.push('}');
+        j
+    }
+
     fn push_identity(&self, j: &mut String) {
         if let Some(model) = self.model.as_deref().filter(|m| !m.is_empty()) {
             j.push_str(r#","modelVersion":"#);
@@ -338,9 +349,11 @@ impl Sink for GeminiWriter {
         };
         if better(&self.id, meta.id) {
             self.id = meta.id.map(str::to_owned);
+            self.tail.clear();
         }
         if better(&self.model, meta.model) {
             self.model = meta.model.map(str::to_owned);
+            self.tail.clear();
         }
     }
 
@@ -363,6 +376,9 @@ impl Sink for GeminiWriter {
             Some(GBlock::Reasoning) => Field::Reasoning,
             _ => Field::Text,
         };
+        if self.tail.is_empty() {
+            self.tail = self.plain_tail();
+        }
         let o = &mut self.out;
         o.open(None);
         Self::open_chunk(&mut o.buf);
@@ -372,17 +388,7 @@ impl Sink for GeminiWriter {
             o.buf.push_str(r#","thought":true"#);
         }
         o.buf.push('}');
-        // `close_chunk` without `self`'s borrow of `out`: the same tail, written here.
-        o.buf.push_str(r#"],"role":"model"},"index":0}]"#);
-        if let Some(model) = self.model.as_deref().filter(|m| !m.is_empty()) {
-            o.buf.push_str(r#","modelVersion":"#);
-            push_str(&mut o.buf, model);
-        }
-        if let Some(id) = self.id.as_deref().filter(|i| !i.is_empty()) {
-            o.buf.push_str(r#","responseId":"#);
-            push_str(&mut o.buf, id);
-        }
-        o.buf.push('}');
+        o.buf.push_str(&self.tail);
         o.close();
         let place = Place {
             kind: "",
