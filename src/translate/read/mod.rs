@@ -1,0 +1,114 @@
+//! The source readers: each dialect's decoded documents (`crate::dialect`'s structs) as calls
+//! on a [`Sink`], a file each (`chat`, `messages`, `responses`, `gemini`); here the JSON
+//! helpers and the usage and error readers they share. A reader keeps only which block is
+//! open and what it must not repeat (a chat tool call's opening, whether a Responses call
+//! streamed its arguments, the text a Responses part streamed until its `.done` restates it).
+//!
+//! Keys: chat text 1, reasoning 2, refusal 3, tool call `i` is `16 + i`; Messages content block
+//! `i` is `i`; Responses output item `i` is `i << 20` and its content part `c` is
+//! `(i << 20) + 1 + c`.
+
+use std::borrow::Cow;
+
+use super::{json_string, Failure, Key, Kind, Meta, Sink, Stop, Usage};
+use crate::dialect::ErrorInfo;
+use crate::fold::chat::{ChunkView, ContentView, ToolView};
+use crate::fold::{IntMap, Json};
+
+/// The raw JSON of `key` in the object `text`.
+fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
+    let [value] = fields(text, [key]);
+    value
+}
+
+/// The raw JSON of each of `keys` in the object `text` (the first of duplicates), read in one
+/// pass: an item or a whole response holds the whole text once more.
+fn fields<'a, const N: usize>(text: &'a str, keys: [&str; N]) -> [Option<&'a str>; N] {
+    let mut found = [None; N];
+    for (k, v) in Json::object(text).unwrap_or_default() {
+        if let Some(at) = keys.iter().position(|key| *key == k) {
+            if let Some(slot @ None) = found.get_mut(at) {
+                *slot = Some(v.get());
+            }
+        }
+    }
+    found
+}
+
+fn str_field<'a>(text: &'a str, key: &str) -> Option<Cow<'a, str>> {
+    json_string(field(text, key)?)
+}
+
+fn u64_field(text: &str, key: &str) -> Option<u64> {
+    field(text, key)?.trim().parse::<u64>().ok()
+}
+
+/// An error read out of the wire, as a sink takes it.
+pub fn failure_of<'a>(
+    info: &'a ErrorInfo<'a>,
+) -> (Cow<'a, str>, Option<Cow<'a, str>>, Option<Cow<'a, str>>) {
+    let plain = |raw: Option<&'a str>| -> Option<Cow<'a, str>> {
+        let raw = raw?;
+        json_string(raw).or(Some(Cow::Borrowed(raw)))
+    };
+    (
+        Cow::Borrowed(info.message.as_ref()),
+        plain(info.type_),
+        plain(info.code),
+    )
+}
+
+/// Sends an error read out of the wire to `sink`.
+pub fn send_error(info: &ErrorInfo<'_>, sink: &mut dyn Sink) {
+    let (message, type_, code) = failure_of(info);
+    sink.error(Failure {
+        message: &message,
+        type_: type_.as_deref(),
+        code: code.as_deref(),
+    });
+}
+
+/// OpenAI usage (chat or Responses names) in neutral terms.
+fn openai_usage(text: &str) -> Option<Usage> {
+    let entries = Json::object(text)?;
+    let mut u = Usage::default();
+    for (key, value) in entries {
+        let v = value.get();
+        match key.as_ref() {
+            "prompt_tokens" | "input_tokens" => u.input = v.trim().parse().ok(),
+            "completion_tokens" | "output_tokens" => u.output = v.trim().parse().ok(),
+            "prompt_tokens_details" | "input_tokens_details" => {
+                u.cache_read = u64_field(v, "cached_tokens");
+                if let Some(n) = u64_field(v, "cache_write_tokens") {
+                    u.cache_write = Some(n);
+                }
+            }
+            "completion_tokens_details" | "output_tokens_details" => {
+                u.reasoning = u64_field(v, "reasoning_tokens");
+            }
+            _ => {}
+        }
+    }
+    Some(u)
+}
+
+/// Anthropic usage in neutral terms (its `input_tokens` excludes the cached ones).
+fn anthropic_usage(text: &str) -> Option<Usage> {
+    Some(Usage {
+        input: None,
+        uncached: u64_field(text, "input_tokens"),
+        cache_read: u64_field(text, "cache_read_input_tokens"),
+        cache_write: u64_field(text, "cache_creation_input_tokens"),
+        output: u64_field(text, "output_tokens"),
+        reasoning: None,
+    })
+}
+
+mod chat;
+mod gemini;
+mod messages;
+mod responses;
+pub use chat::ChatReader;
+pub use gemini::GeminiReader;
+pub use messages::MessagesReader;
+pub use responses::ResponsesReader;

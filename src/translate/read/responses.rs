@@ -1,0 +1,221 @@
+//! The OpenAI Responses reader.
+
+use super::*;
+use crate::fold::responses;
+
+// --- Responses --------------------------------------------------------------------------------
+
+fn item_key(output_index: i64) -> Key {
+    (output_index as u64) << 20
+}
+
+fn part_key(output_index: i64, content_index: i64) -> Key {
+    item_key(output_index).wrapping_add(1 + (content_index as u64 & 0xFFFFF))
+}
+
+/// Reads an OpenAI Responses stream.
+#[derive(Debug, Default)]
+pub struct ResponsesReader {
+    /// Function calls whose arguments streamed (the others are written from `.done`).
+    streamed: IntMap<()>,
+    tools: bool,
+    /// Reasoning items opened (their summary parts continue one block).
+    reasoning: IntMap<()>,
+    /// The text each open message part streamed so far (by [`part_key`]), to hold against
+    /// the text its `.done` events restate: what they add is written before the part closes.
+    texts: IntMap<String>,
+    /// Message items whose `output_item.done` came (the terminal object restates the rest).
+    items_done: IntMap<()>,
+}
+
+impl ResponsesReader {
+    /// One event, as the Responses fold reads it (errors, `response.failed`'s included,
+    /// come to the translation apart).
+    pub fn view(&mut self, v: &responses::EventView<'_>, sink: &mut dyn Sink) {
+        let kind = v.kind.as_bytes();
+        let oi = v.output_index.unwrap_or(0);
+        let delta = v.delta;
+        match kind {
+            b"response.created" | b"response.in_progress" => {
+                if let Some(r) = v.response {
+                    let [id, model, created] = fields(r, ["id", "model", "created_at"]);
+                    let (id, model) = (id.and_then(json_string), model.and_then(json_string));
+                    sink.meta(Meta {
+                        id: id.as_deref(),
+                        model: model.as_deref(),
+                        created: created.and_then(|c| c.trim().parse().ok()),
+                    });
+                }
+            }
+            b"response.output_item.added" => {
+                let Some(item) = v.item else {
+                    return;
+                };
+                match str_field(item, "type").as_deref() {
+                    Some("function_call") => {
+                        self.tools = true;
+                        let id = str_field(item, "call_id").unwrap_or_default();
+                        let name = str_field(item, "name").unwrap_or_default();
+                        sink.open(
+                            item_key(oi),
+                            Kind::Tool {
+                                id: &id,
+                                name: &name,
+                            },
+                        );
+                    }
+                    Some("reasoning") => {
+                        self.reasoning.add(oi);
+                        sink.open(item_key(oi), Kind::Reasoning);
+                    }
+                    Some("message") => {}
+                    _ => sink.drop_note("output items of a type the target has no place for"),
+                }
+            }
+            b"response.content_part.added" => {
+                let key = part_key(oi, v.content_index.unwrap_or(0));
+                let type_ = v.part.and_then(|p| str_field(p, "type"));
+                match type_.as_deref() {
+                    Some("refusal") => sink.open(key, Kind::Refusal),
+                    _ => sink.open(key, Kind::Text),
+                }
+            }
+            b"response.output_text.delta" | b"response.refusal.delta" => {
+                if let Some(d) = delta {
+                    let key = part_key(oi, v.content_index.unwrap_or(0));
+                    sink.delta(key, d);
+                    self.texts
+                        .get_or_insert_with(key as i64, String::new)
+                        .push_str(d);
+                }
+            }
+            b"response.output_text.done" | b"response.refusal.done" => {
+                if let Some(full) = v.text.or(v.refusal) {
+                    self.restated(part_key(oi, v.content_index.unwrap_or(0)), full, sink);
+                }
+            }
+            b"response.content_part.done" => {
+                let key = part_key(oi, v.content_index.unwrap_or(0));
+                let [text, refusal] = v.part.map_or([None; 2], |p| fields(p, ["text", "refusal"]));
+                if let Some(full) = text.or(refusal).and_then(json_string) {
+                    self.restated(key, &full, sink);
+                }
+                sink.close(key);
+            }
+            b"response.reasoning_summary_text.delta" | b"response.reasoning_text.delta" => {
+                if let Some(d) = delta {
+                    if self.reasoning.add(oi) {
+                        sink.open(item_key(oi), Kind::Reasoning);
+                    }
+                    sink.delta(item_key(oi), d);
+                }
+            }
+            b"response.reasoning_summary_part.added" if v.summary_index.is_some_and(|i| i > 0) => {
+                sink.delta(item_key(oi), "\n\n")
+            }
+            b"response.function_call_arguments.delta" => {
+                if let Some(d) = delta.filter(|d| !d.is_empty()) {
+                    self.streamed.add(oi);
+                    sink.delta(item_key(oi), d);
+                }
+            }
+            b"response.output_item.done" => {
+                let [type_, arguments, encrypted] = v.item.map_or([None; 3], |i| {
+                    fields(i, ["type", "arguments", "encrypted_content"])
+                });
+                match type_.and_then(json_string).as_deref() {
+                    Some("function_call") => {
+                        if !self.streamed.contains(oi) {
+                            if let Some(args) = arguments.and_then(json_string) {
+                                if !args.is_empty() {
+                                    sink.delta(item_key(oi), &args);
+                                }
+                            }
+                        }
+                        sink.close(item_key(oi));
+                    }
+                    Some("reasoning") => {
+                        if let Some(enc) = encrypted.and_then(json_string) {
+                            sink.signature(item_key(oi), &enc);
+                        }
+                        sink.close(item_key(oi));
+                    }
+                    Some("message") => self.message_done(oi, v.item.unwrap_or("{}"), sink),
+                    _ => {}
+                }
+            }
+            b"response.completed" | b"response.incomplete" => {
+                let [usage, details, output] = v.response.map_or([None; 3], |r| {
+                    fields(r, ["usage", "incomplete_details", "output"])
+                });
+                // The terminal object restates every item: the text of a message whose
+                // `.done` events never came is held against its deltas too.
+                if let Some(Json::Array(items)) = output.and_then(Json::read) {
+                    for (oi, item) in items.iter().enumerate() {
+                        let item = item.get();
+                        if str_field(item, "type").as_deref() == Some("message") {
+                            self.message_done(oi as i64, item, sink);
+                        }
+                    }
+                }
+                if let Some(usage) = usage.and_then(openai_usage) {
+                    sink.usage(&usage);
+                }
+                let reason = details.and_then(|d| str_field(d, "reason"));
+                let stop = match (kind, reason.as_deref()) {
+                    (b"response.incomplete", Some("content_filter")) => Stop::Filtered,
+                    (b"response.incomplete", _) => Stop::MaxTokens,
+                    _ if self.tools => Stop::ToolUse,
+                    _ => Stop::EndTurn,
+                };
+                sink.stop(stop);
+                sink.end();
+            }
+            _ => {}
+        }
+    }
+}
+
+impl ResponsesReader {
+    /// A `.done` event restates part `key`'s whole text: what it adds to the deltas (a stream
+    /// that elided them, a server that sends a part whole) is written now, before the part
+    /// closes; a text that is not the deltas' continued is noted (the deltas stand: they were
+    /// written).
+    fn restated(&mut self, key: Key, full: &str, sink: &mut dyn Sink) {
+        let have = self.texts.get_or_insert_with(key as i64, String::new);
+        if full.len() > have.len() && full.starts_with(have.as_str()) {
+            let missing = full.get(have.len()..).unwrap_or_default();
+            sink.delta(key, missing);
+            have.push_str(missing);
+        } else if full != have.as_str() {
+            sink.drop_note(
+                "Responses text whose final form differs from its deltas (the deltas were written)",
+            );
+        }
+    }
+
+    /// A message item is done: each of its content parts' text restated (a part that never
+    /// streamed is written whole), then the parts closed and their text let go.
+    fn message_done(&mut self, oi: i64, item: &str, sink: &mut dyn Sink) {
+        if !self.items_done.add(oi) {
+            return;
+        }
+        let Some(Json::Array(parts)) = field(item, "content").and_then(Json::read) else {
+            return;
+        };
+        for (ci, part) in parts.iter().enumerate() {
+            let key = part_key(oi, ci as i64);
+            let [text, refusal] = fields(part.get(), ["text", "refusal"]);
+            if let Some(full) = text.or(refusal).and_then(json_string) {
+                if refusal.is_some() && text.is_none() && !self.texts.contains(key as i64) {
+                    sink.open(key, Kind::Refusal);
+                }
+                self.restated(key, &full, sink);
+            }
+            sink.close(key);
+            if let Some(text) = self.texts.get_mut(key as i64) {
+                *text = String::new(); // its memory freed (the part is closed)
+            }
+        }
+    }
+}
