@@ -34,7 +34,7 @@ FOLDS = os.environ.get("SSEWIRE_FUZZ_FOLDS", "1") == "1"
 STREAMS = (ssewire.ChatCompletionStream, ssewire.MessagesStream, ssewire.ResponsesStream, ssewire.GeminiStream)
 DIALECTS = ("chat", "messages", "responses", "gemini")
 #: The dialects a translation writes (Gemini is a source only).
-TARGETS = ("chat", "messages", "responses")
+TARGETS = ("chat", "messages", "responses", "gemini")
 
 
 def _value(v: Any) -> str:

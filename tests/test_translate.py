@@ -824,3 +824,23 @@ def test_nothing_is_written_after_finish(target: str) -> None:
         assert any("after finish()" in n for n in t.notes)
         assert read(target, written).result() == result
     assert ssewire.translate([body, body], "chat", target) == ssewire.translate(body + body, "chat", target)
+
+
+@pytest.mark.parametrize(("source", "name"), [("chat", "reasoning_content_field"), ("responses", "reasoning_summary"),
+                                              ("messages", "cache_usage_stop_sequence"), ("chat", "openrouter_full")])  # fmt: skip
+def test_usage_into_gemini_adds_up(source: str, name: str) -> None:
+    """Into Gemini: every prompt token (cached ones included) in ``promptTokenCount``, the
+    reasoning in ``thoughtsTokenCount``, the rest of the output in ``candidatesTokenCount``, and
+    ``totalTokenCount`` their sum; read back, the neutral figures are the source's."""
+    body = body_of(source, name)
+    usage = read("gemini", ssewire.translate(body, source, "gemini")).result()["usageMetadata"]
+    want = neutral(source, read(source, body).result())["usage"]
+    thoughts = usage.get("thoughtsTokenCount", 0)
+    assert usage["totalTokenCount"] == usage["promptTokenCount"] + usage["candidatesTokenCount"] + thoughts
+    assert usage["promptTokenCount"] == want["input"]
+    assert usage["candidatesTokenCount"] + thoughts == want["output"]
+    assert usage.get("cachedContentTokenCount", 0) == want["cached"]
+    src = read(source, body).result()
+    reasoning = ((src.get("usage") or {}).get("completion_tokens_details") or
+                 (src.get("usage") or {}).get("output_tokens_details") or {}).get("reasoning_tokens", 0)  # fmt: skip
+    assert thoughts == reasoning

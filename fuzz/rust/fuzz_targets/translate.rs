@@ -10,7 +10,7 @@ use ssewire::translate::{Dialect, Target};
 mod common;
 
 const SOURCES: [Dialect; 4] = [Dialect::Chat, Dialect::Messages, Dialect::Responses, Dialect::Gemini];
-const TARGETS: [Target; 3] = [Target::Chat, Target::Messages, Target::Responses];
+const TARGETS: [Target; 4] = [Target::Chat, Target::Messages, Target::Responses, Target::Gemini];
 
 fn run(source: Option<Dialect>, target: Target, pieces: &[&[u8]]) -> (Vec<u8>, Vec<String>) {
     let mut t = Standalone::new(source, target, 4096);
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         4 => None,
         n => Some(SOURCES[n]),
     };
-    let target = TARGETS[(pick / 5) % 3];
+    let target = TARGETS[(pick / 5) % 4];
     let whole = run(source, target, &[body]);
     let (a, b) = body.split_at(cut);
     assert_eq!(run(source, target, &[a, b]), whole, "the output depends on the cut");
