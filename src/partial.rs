@@ -32,6 +32,8 @@
 
 use std::borrow::Cow;
 
+pub mod changes;
+
 /// The kind of an open container.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {

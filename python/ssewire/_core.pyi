@@ -448,7 +448,13 @@ class PartialJSON:
     """One JSON document arriving as fragments; ``value`` is the document so far."""
 
     def __new__(cls) -> Self: ...
-    def feed(self, fragment: Union[str, _Bytes]) -> None: ...
+    def feed(self, fragment: Union[str, _Bytes]) -> list[tuple[str, str, Any]]:
+        """Feeds a fragment; returns what changed in ``value`` since the last feed:
+        ``("add", path, value)``, ``("append", path, text)``, ``("replace", path, value)``,
+        ``path`` a JSON Pointer (RFC 6901, ``""`` the root). Applied in order to ``None`` they
+        rebuild ``value``."""
+    def changes(self) -> list[tuple[str, str, Any]]:
+        """The changes no ``feed()`` returned yet (``finish()``'s, or a failed feed's)."""
     @property
     def value(self) -> Any: ...
     @property

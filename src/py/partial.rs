@@ -16,7 +16,9 @@ use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
 
 use super::input::Input;
 use super::strings::Names;
+use crate::partial::changes::{Change, Changes, Value};
 use crate::partial::{Error, Event, Kind, Number, PartialJson};
+use std::sync::Arc;
 
 enum Frame {
     List(Py<PyList>),
@@ -61,7 +63,13 @@ impl Mirror {
 
     /// Applies the events `core` logged since the last call.
     pub fn apply(&mut self, py: Python<'_>, core: &mut PartialJson) -> PyResult<()> {
-        for event in core.drain_events() {
+        let events: Vec<Event> = core.drain_events().collect();
+        self.apply_events(py, &events)
+    }
+
+    /// Applies `events`, in order.
+    pub fn apply_events(&mut self, py: Python<'_>, events: &[Event]) -> PyResult<()> {
+        for event in events {
             let obj = match event {
                 Event::Open(Kind::Array) => {
                     let list = PyList::empty(py).unbind();
@@ -85,10 +93,8 @@ impl Mirror {
                     }
                     continue;
                 }
-                Event::Str(s) => PyString::new(py, &s).into_any().unbind(),
-                Event::Num(Number::Int(i)) => i.into_pyobject(py)?.into_any().unbind(),
-                Event::Num(Number::Float(f)) => PyFloat::new(py, f).into_any().unbind(),
-                Event::Num(Number::Big(s)) => big_int(py, &s),
+                Event::Str(s) => PyString::new(py, s).into_any().unbind(),
+                Event::Num(n) => number(py, n)?,
                 Event::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
                 Event::Null => py.None(),
             };
@@ -110,6 +116,56 @@ impl Mirror {
             .root
             .as_ref()
             .map_or_else(|| py.None(), |r| r.clone_ref(py)))
+    }
+}
+
+/// A complete number as Python reads it.
+fn number(py: Python<'_>, n: &Number) -> PyResult<Py<PyAny>> {
+    Ok(match n {
+        Number::Int(i) => i.into_pyobject(py)?.into_any().unbind(),
+        Number::Float(f) => PyFloat::new(py, *f).into_any().unbind(),
+        Number::Big(s) => big_int(py, s),
+    })
+}
+
+/// The Python objects of [`Change`]s: `(op, path, value)` tuples. The path of a string that
+/// grows is one `str` shared by its appends (a read costs the new text, not the path again).
+#[derive(Default)]
+struct ChangeObjects {
+    path: Option<(Arc<str>, Py<PyString>)>,
+}
+
+impl ChangeObjects {
+    fn path(&mut self, py: Python<'_>, path: &Arc<str>) -> Py<PyString> {
+        if let Some((p, obj)) = &self.path {
+            if Arc::ptr_eq(p, path) {
+                return obj.clone_ref(py);
+            }
+        }
+        let obj = PyString::new(py, path).unbind();
+        self.path = Some((path.clone(), obj.clone_ref(py)));
+        obj
+    }
+
+    fn list<'py>(&mut self, py: Python<'py>, changes: Vec<Change>) -> PyResult<Bound<'py, PyList>> {
+        let list = PyList::empty(py);
+        for change in changes {
+            let op = change.op();
+            let path = self.path(py, change.path());
+            let value: Py<PyAny> = match change {
+                Change::Append(_, text) => PyString::new(py, &text).into_any().unbind(),
+                Change::Add(_, v) | Change::Replace(_, v) => match v {
+                    Value::Empty(Kind::Array) => PyList::empty(py).into_any().unbind(),
+                    Value::Empty(Kind::Object) => PyDict::new(py).into_any().unbind(),
+                    Value::Str(s) => PyString::new(py, &s).into_any().unbind(),
+                    Value::Num(n) => number(py, &n)?,
+                    Value::Bool(b) => b.into_pyobject(py)?.to_owned().into_any().unbind(),
+                    Value::Null => py.None(),
+                },
+            };
+            list.append((op, path, value))?;
+        }
+        Ok(list)
     }
 }
 
@@ -183,6 +239,13 @@ pub fn decode_error(py: Python<'_>, err: &Error, text: &str) -> PyErr {
 pub struct PartialJSON {
     core: PartialJson,
     mirror: Mirror,
+    /// The edits of the value (what `feed()` returns), and those not taken yet (`finish()`'s,
+    /// or those of a feed that raised), given by `changes()`.
+    changes: Changes,
+    pending: Vec<Change>,
+    objects: ChangeObjects,
+    /// The pointers outgrew their budget: no more edits can be given (the value still can).
+    too_long: bool,
     /// The error raised once the text stopped being JSON, raised again by later feeds (the
     /// same object: no copy of the text per call).
     error: Option<Py<PyAny>>,
@@ -191,6 +254,37 @@ pub struct PartialJSON {
 }
 
 impl PartialJSON {
+    /// Applies the parser's new events to the value, and adds their edits to `pending`.
+    fn update(&mut self, py: Python<'_>) -> PyResult<()> {
+        let events: Vec<Event> = self.core.drain_events().collect();
+        self.mirror.apply_events(py, &events)?;
+        if self.too_long {
+            return Ok(());
+        }
+        let open = self.core.open_string();
+        let text_len = self.core.text().len();
+        if self
+            .changes
+            .take(events, open, text_len, &mut self.pending)
+            .is_err()
+        {
+            self.too_long = true;
+            self.pending.clear();
+        }
+        Ok(())
+    }
+
+    /// The edits not taken yet, as a list (`[]` after the pointer budget ran out: see
+    /// `update`; `feed()` raises then).
+    fn take_changes<'py>(&mut self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let pending = std::mem::take(&mut self.pending);
+        self.objects.list(py, pending)
+    }
+
+    fn too_long_error(&self) -> PyErr {
+        PyValueError::new_err(crate::partial::changes::TooLong.to_string())
+    }
+
     fn failed(&mut self, py: Python<'_>, err: &Error) -> PyErr {
         let exc = decode_error(py, err, self.core.text());
         self.error = Some(exc.value(py).clone().into_any().unbind());
@@ -237,15 +331,29 @@ impl PartialJSON {
         PartialJSON {
             core: PartialJson::with_events(),
             mirror: Mirror::default(),
+            changes: Changes::new(),
+            pending: Vec::new(),
+            objects: ChangeObjects::default(),
+            too_long: false,
             error: None,
             high: None,
         }
     }
 
     /// Feeds a fragment: `str`, or UTF-8 `bytes`/`bytearray`/`memoryview` cut anywhere.
-    /// Raises `json.JSONDecodeError` (a `ValueError`) once the text cannot be JSON; `value`
-    /// then keeps what was valid before the error, and later feeds raise the same error.
-    fn feed(slf: &Bound<'_, Self>, fragment: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// Returns what changed in `value` since the last feed: `(op, path, value)` tuples, `path`
+    /// a JSON Pointer (`""` the root): `("add", path, value)` a key or item appeared (a
+    /// container appears empty, its items follow), `("append", path, text)` the unfinished
+    /// string at `path` grew, `("replace", path, value)` a key came again. Applied in order to
+    /// `None` they rebuild `value`. Raises `json.JSONDecodeError` (a `ValueError`) once the
+    /// text cannot be JSON; `value` then keeps what was valid before the error (its changes
+    /// wait in `changes()`), and later feeds raise the same error. A `ValueError` too when the
+    /// changes' pointers would outgrow 256 times the text (keys far too long for the number of
+    /// values under them); `value` still follows the document.
+    fn feed<'py>(
+        slf: &Bound<'py, Self>,
+        fragment: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyList>> {
         let py = slf.py();
         let mut this = super::errors::exclusive(slf, "PartialJSON")?;
         if let Some(err) = this.raise_again(py) {
@@ -253,8 +361,19 @@ impl PartialJSON {
         }
         let result = this.feed_text(fragment)?;
         let this = &mut *this;
-        this.mirror.apply(py, &mut this.core)?;
-        result.map_err(|e| this.failed(py, &e))
+        this.update(py)?;
+        result.map_err(|e| this.failed(py, &e))?;
+        if this.too_long {
+            return Err(this.too_long_error());
+        }
+        this.take_changes(py)
+    }
+
+    /// The changes not taken by a `feed()` yet: those `finish()` made (a top-level number
+    /// that the end completes), or those of a feed that raised; then `[]`.
+    fn changes<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyList>> {
+        let mut this = super::errors::exclusive(slf, "PartialJSON")?;
+        this.take_changes(slf.py())
     }
 
     /// The document so far (see the class docs); `None` before anything is known.
@@ -281,7 +400,7 @@ impl PartialJSON {
         }
         let this = &mut *this;
         let result = this.flush_high().and_then(|()| this.core.finish());
-        this.mirror.apply(py, &mut this.core)?;
+        this.update(py)?;
         result.map_err(|e| this.failed(py, &e))?;
         this.mirror.value(py, &this.core)
     }
