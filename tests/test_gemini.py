@@ -436,3 +436,68 @@ def test_generated_streams_never_raise_and_read_the_same_however_cut(
         t = ssewire.Translator("gemini", target)
         out = b"".join(t.feed(p) for p in pieces) + t.finish()
         assert out == ssewire.translate(body, "gemini", target)
+
+
+# --- issue 28: loose ends ------------------------------------------------------------------------
+
+
+def test_every_function_call_of_a_chunk_is_given() -> None:
+    """A model that calls tools in parallel sends the calls in one chunk: ``function_calls``
+    has them all, in order; ``function_call`` stays the first."""
+    a = {"functionCall": {"name": "get_weather", "args": {"city": "Paris"}}}
+    b = {"functionCall": {"name": "get_time", "args": {"tz": "CET"}}}
+    items, _ = read(sse(chunk(a, b, finish="STOP")))
+    [item] = [i for i in items if i.function_call is not None]
+    assert item.function_call == a["functionCall"]
+    assert item.function_calls == [a["functionCall"], b["functionCall"]]
+    plain, _ = read(sse(chunk({"text": "hi"}, finish="STOP")))
+    assert all(i.function_calls == [] for i in plain)
+
+
+def _streamed(*pieces: dict) -> bytes:
+    return sse(chunk({"functionCall": {"name": "f", "willContinue": True, "partialArgs": list(pieces)}}),
+               chunk({"functionCall": {}}, finish="STOP"))  # fmt: skip
+
+
+def test_a_streamed_argument_index_is_its_place() -> None:
+    """``$.l[0]`` then ``$.l[2]``: item 1 was never sent, so it is null (the index is the
+    place, as in the non-streaming call), not packed into ``[1, 3]``."""
+    _, s = read(_streamed({"jsonPath": "$.l[0]", "numberValue": 1}, {"jsonPath": "$.l[2]", "numberValue": 3}))
+    assert s.result()["candidates"][0]["content"]["parts"][0]["functionCall"]["args"] == {"l": [1, None, 3]}
+    assert s.partial_arguments(0) == {"l": [1, None, 3]}
+    # Nested: a new array whose first index is 1.
+    _, s = read(_streamed({"jsonPath": "$.m[1].k", "stringValue": "v"}))
+    assert s.result()["candidates"][0]["content"]["parts"][0]["functionCall"]["args"] == {"m": [None, {"k": "v"}]}
+
+
+def test_an_index_far_ahead_is_refused_not_filled() -> None:
+    """The gap is filled with nulls only as far as the pieces read pay for it (a hostile index
+    of 10**12 must not write terabytes): such a piece is skipped and noted."""
+    _, s = read(_streamed({"jsonPath": "$.l[0]", "numberValue": 1},
+                          {"jsonPath": "$.l[1000000000000]", "numberValue": 2}))  # fmt: skip
+    assert s.result()["candidates"][0]["content"]["parts"][0]["functionCall"]["args"] == {"l": [1]}
+    assert any("far past" in w for w in s.warnings)
+
+
+def test_infinite_number_values_are_numbers() -> None:
+    """protobuf's JSON writes the numbers JSON has no literal for as strings: they are floats
+    (``inf``), and a NaN is null; a numeric string is its number."""
+    _, s = read(_streamed({"jsonPath": "$.a", "numberValue": "Infinity"}, {"jsonPath": "$.b", "numberValue": "-Infinity"},
+                          {"jsonPath": "$.c", "numberValue": "NaN"}, {"jsonPath": "$.d", "numberValue": "12"},
+                          {"jsonPath": "$.e", "numberValue": 0.5}))  # fmt: skip
+    args = s.result()["candidates"][0]["content"]["parts"][0]["functionCall"]["args"]
+    assert args == {"a": float("inf"), "b": float("-inf"), "c": None, "d": 12, "e": 0.5}
+
+
+@pytest.mark.parametrize("reason", ["MALFORMED_FUNCTION_CALL", "UNEXPECTED_TOOL_CALL", "OTHER"])
+def test_a_turn_gemini_ended_badly_is_a_failed_response(reason: str) -> None:
+    """Into Responses, a finish reason that means the turn gave no valid answer is
+    ``response.failed`` naming it, not ``completed``."""
+    body = sse(chunk({"text": "I will call"}), chunk(finish=reason, usageMetadata={"promptTokenCount": 3,
+                                                                               "candidatesTokenCount": 2}))  # fmt: skip
+    out = ssewire.translate(body, "gemini", "responses")
+    back = ssewire.ResponsesStream()
+    back.feed(out)
+    back.finish()
+    assert b"response.failed" in out and b"response.completed" not in out
+    assert back.error is not None and reason in back.error.message

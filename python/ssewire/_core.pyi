@@ -411,6 +411,9 @@ class GeminiChunk:
     @property
     def function_call(self) -> Optional[dict[str, Any]]: ...
     @property
+    def function_calls(self) -> list[dict[str, Any]]:
+        """Every ``functionCall`` of the candidate in this chunk, in order (``[]`` if none)."""
+    @property
     def usage(self) -> Optional[dict[str, Any]]: ...
     @property
     def parts(self) -> Optional[list[Any]]: ...

@@ -87,6 +87,30 @@ pub fn parse_path(path: &str) -> Option<Vec<Seg>> {
     Some(segs)
 }
 
+/// A `numberValue` or `boolValue` as JSON text: protobuf's JSON writes the numbers JSON has no
+/// literal for as strings (`"Infinity"`, `"-Infinity"`, `"NaN"`); infinities become `1e999`
+/// and `-1e999` (numbers every JSON reader reads as infinite: Python's `inf`), `NaN` `null`.
+/// A numeric string (`"12"`, allowed too) is its number.
+fn push_number(out: &mut String, raw: &str) {
+    let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
+        out.push_str(raw);
+        return;
+    };
+    match inner {
+        "Infinity" => out.push_str("1e999"),
+        "-Infinity" => out.push_str("-1e999"),
+        "NaN" => out.push_str("null"),
+        n if !n.is_empty()
+            && serde_json::from_str::<serde::de::IgnoredAny>(n).is_ok()
+            && n.bytes()
+                .all(|b| b.is_ascii_digit() || matches!(b, b'-' | b'+' | b'.' | b'e' | b'E')) =>
+        {
+            out.push_str(n)
+        }
+        _ => out.push_str(raw), // a string after all: kept as sent
+    }
+}
+
 /// How deep a path may go: the arguments it builds must stay within the crate's nesting limit.
 const MAX_PATH: usize = crate::dialect::json::MAX_DEPTH - 1;
 
@@ -114,6 +138,10 @@ pub struct ArgsText {
     /// The path of the string value left open, if any.
     open_string: Option<Vec<Seg>>,
     closed: bool,
+    /// The bytes of the pieces read (paths and values), and the `null`s written to fill gaps
+    /// in array indexes: the fill may not outgrow what was read (a hostile index far ahead).
+    read: usize,
+    filled: usize,
 }
 
 impl ArgsText {
@@ -129,6 +157,14 @@ impl ArgsText {
         if self.closed {
             return Err("an argument piece after the call was closed".into());
         }
+        self.read = self
+            .read
+            .saturating_add(path.len() + 16)
+            .saturating_add(match value {
+                ArgValue::Str(s) => s.as_str().len(),
+                ArgValue::Raw(raw) => raw.get().len(),
+                _ => 0,
+            });
         let segs = parse_path(path)
             .filter(|s| s.len() <= MAX_PATH)
             .ok_or_else(|| format!("a jsonPath this reader does not follow: {path:?}"))?;
@@ -169,6 +205,30 @@ impl ArgsText {
                 "a jsonPath that does not fit the arguments written before it: {path:?}"
             ));
         }
+        // Indexes past the next item leave a gap, filled with nulls: bounded by what was read.
+        let gaps: usize = segs
+            .iter()
+            .enumerate()
+            .filter_map(|(k, seg)| match seg {
+                Seg::Index(i) => {
+                    let next = if k < common {
+                        return None; // a container already open: not a new item
+                    } else if k == common {
+                        self.stack.get(common).map_or(0, |l| l.count as u64)
+                    } else {
+                        0
+                    };
+                    Some(usize::try_from(i.saturating_sub(next)).unwrap_or(usize::MAX))
+                }
+                Seg::Key(_) => None,
+            })
+            .fold(0usize, usize::saturating_add);
+        if self.filled.saturating_add(gaps) > self.read {
+            return Err(format!(
+                "an array index far past the items written before it: {path:?}"
+            ));
+        }
+        self.filled += gaps;
         if self.open_string.take().is_some() {
             out.push('"');
         }
@@ -205,15 +265,22 @@ impl ArgsText {
                     out.push('"');
                 }
             }
-            ArgValue::Raw(raw) => out.push_str(raw.get().trim()),
+            ArgValue::Raw(raw) => push_number(out, raw.get().trim()),
             ArgValue::Null | ArgValue::None => out.push_str("null"),
         }
         Ok(())
     }
 
-    /// Starts a member of the innermost container (its key, in an object).
+    /// Starts a member of the innermost container: its key, in an object; in an array, the
+    /// `null`s of the items its index skips (the index is the item's place).
     fn member(&mut self, seg: &Seg, out: &mut String) {
         if let Some(level) = self.stack.last_mut() {
+            if let (Seg::Index(i), true) = (seg, level.array) {
+                while (level.count as u64) < *i {
+                    out.push_str(if level.count > 0 { ",null" } else { "null" });
+                    level.count += 1;
+                }
+            }
             if level.count > 0 {
                 out.push(',');
             }

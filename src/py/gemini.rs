@@ -41,6 +41,8 @@ pub struct GeminiChunk {
     #[pyo3(get)]
     response_id: Py<PyAny>,
     function_call_json: Option<Box<str>>,
+    /// Every `functionCall` of the candidate in this chunk, as a JSON list (with the first).
+    function_calls_json: Option<Box<str>>,
     usage_json: Option<Box<str>>,
     raw_json: Option<std::sync::Arc<str>>,
     /// The candidate's position in the chunk's `candidates` (for `parts`).
@@ -54,6 +56,16 @@ impl GeminiChunk {
     #[getter]
     fn function_call<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         lazy(py, self.function_call_json.as_deref())
+    }
+
+    /// Every `functionCall` of the candidate in this chunk, in order, as sent (a list; empty
+    /// when there is none). A model that calls tools in parallel sends them in one chunk.
+    #[getter]
+    fn function_calls<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        match lazy(py, self.function_calls_json.as_deref())? {
+            Some(list) => Ok(list),
+            None => Ok(pyo3::types::PyList::empty(py).into_any()),
+        }
     }
 
     /// The chunk's `usageMetadata` (cumulative: the last one counts the whole answer).
@@ -162,6 +174,7 @@ impl GeminiItems for Out<'_, '_, GeminiNames> {
             model_version: shared.model_version.clone_ref(py),
             response_id: shared.response_id.clone_ref(py),
             function_call_json: it.function_call.map(Box::from),
+            function_calls_json: it.function_call.map(|_| calls_json(it.parts)),
             usage_json: shared.usage.clone(),
             raw_json: Some(shared.raw.clone()),
             position: it.position,
@@ -199,6 +212,7 @@ impl GeminiItems for Out<'_, '_, GeminiNames> {
             model_version: model_version.clone_ref(py),
             response_id: response_id.clone_ref(py),
             function_call_json: None,
+            function_calls_json: None,
             usage_json: usage.map(Box::from),
             raw_json: doc.map(Arc::from),
             position: Some(0),
@@ -214,3 +228,16 @@ dialect_stream!(
     GeminiNames,
     "Google Gemini `streamGenerateContent` stream (Gemini API and Vertex AI, `?alt=sse` or a JSON array): framing and chunk decoding."
 );
+
+/// The `functionCall`s of `parts`, as sent, in a JSON list.
+fn calls_json(parts: &[crate::dialect::gemini::Part<'_>]) -> Box<str> {
+    let mut out = String::from("[");
+    for raw in parts.iter().filter_map(|p| p.function_call.as_ref()?.raw) {
+        if out.len() > 1 {
+            out.push(',');
+        }
+        out.push_str(raw.get());
+    }
+    out.push(']');
+    out.into()
+}

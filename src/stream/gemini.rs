@@ -31,6 +31,8 @@ pub struct GeminiItem<'a> {
     pub thought_signature: Option<&'a str>,
     /// The candidate's first `functionCall` in this chunk, as sent (on its last item).
     pub function_call: Option<&'a str>,
+    /// The candidate's parts (for all its `functionCall`s, on the item that has the first).
+    pub parts: &'a [crate::dialect::gemini::Part<'a>],
     pub finish_reason: Option<&'a Str<'a>>,
 }
 
@@ -219,6 +221,7 @@ fn items<S: GeminiItems>(sink: &mut S, chunk: &Chunk<'_>, doc: &str) -> Result<(
             thought: false,
             thought_signature: None,
             function_call: None,
+            parts: &[],
             finish_reason: None,
         };
         return sink.item(chunk, doc, &item, true);
@@ -242,6 +245,7 @@ fn items<S: GeminiItems>(sink: &mut S, chunk: &Chunk<'_>, doc: &str) -> Result<(
             thought: false,
             thought_signature: sig_elsewhere.map(Str::as_str),
             function_call: call,
+            parts: &c.parts,
             finish_reason: c.finish_reason.as_ref(),
         };
         if runs.is_empty() {

@@ -129,6 +129,19 @@ pub struct ResponsesWriter {
     pending: Option<(usize, usize)>,
 }
 
+/// Finish reasons (Gemini's) that end a turn without a valid answer: a Responses target
+/// writes them as `response.failed`, naming the reason (the other targets' vocabularies have
+/// no failed turn: there they are the end of turn, noted).
+const FAILED_TURNS: &[&str] = &[
+    "MALFORMED_FUNCTION_CALL",
+    "UNEXPECTED_TOOL_CALL",
+    "TOO_MANY_TOOL_CALLS",
+    "OTHER",
+    "LANGUAGE",
+    "NO_IMAGE",
+    "IMAGE_OTHER",
+];
+
 impl ResponsesWriter {
     /// A writer whose fold does not compare the terminal object with the deltas (it writes
     /// both from the same calls).
@@ -637,6 +650,7 @@ impl Sink for ResponsesWriter {
             Stop::Other(_) => Stop::Other(""),
         };
         let other = match stop {
+            Stop::Other(o) if FAILED_TURNS.contains(&o) => Some(o.to_owned()),
             Stop::Other(o) => {
                 self.notes.add(&format!(
                     "stop reason {o:?} (Responses has no such status; written as completed)"
@@ -662,6 +676,23 @@ impl Sink for ResponsesWriter {
     fn end(&mut self) {
         if self.done {
             return;
+        }
+        let failed = match &self.stop {
+            Some((_, Some(reason))) if FAILED_TURNS.contains(&reason.as_str()) => {
+                Some(reason.clone())
+            }
+            _ => None,
+        };
+        if let Some(reason) = failed {
+            let message = format!(
+                "the model's turn ended with {reason} (no valid answer: the upstream's finish reason)"
+            );
+            let failure = Failure {
+                message: &message,
+                type_: Some("server_error"),
+                code: Some("server_error"),
+            };
+            return self.finish("failed", "response.failed", Some(failure));
         }
         match self.stop.as_ref().map(|(s, _)| *s) {
             Some(Stop::MaxTokens | Stop::Filtered) => {
