@@ -22,6 +22,7 @@ from typing import Any, AsyncIterator, Dict, Iterator, List
 import pytest
 
 import ssewire
+from pathlib import Path
 from ssewire import AccumulateError, StreamError, accumulate, aaccumulate, detect_dialect
 from ssewire._bench import streams as _streams
 from ssewire._api import SNIFF_LIMIT, _Assembly
@@ -299,6 +300,8 @@ def test_a_cut_line_does_not_decide_early() -> None:
     asm.feed(b"event: message_sta")
     assert asm.dialect is None  # still buffering
     asm.feed(b"rt\ndata: ")
+    assert asm.dialect is None  # an event decides once it is complete (the decoders' rules)
+    asm.feed(b'{}\n\nevent: ping\ndata: {"type": "ping"}\n\n')
     assert asm.dialect == "messages"
 
 
@@ -307,10 +310,12 @@ def test_sniffing_buffers_across_tiny_reads(dialect: str) -> None:
     body = generated(dialect)
     asm = _Assembly()
     items: List[Any] = []
+    first_event = body.index(b"\n\n") + 2
     for i, read in enumerate(one_byte_reads(body)):
         items += asm.feed(read)
         if asm.dialect is None:
-            assert not items and i < 400  # nothing decoded while sniffing, and not for long
+            # Nothing decoded while sniffing, and not for long: the first event decides.
+            assert not items and i < first_event + 512
     items += asm.finish()
     assert asm.dialect == dialect
     assert asm.error is None
@@ -474,3 +479,21 @@ def test_sse_cut_mid_event_raises() -> None:
     err = info.value
     assert err.code == "incomplete_stream" and err.dialect == "sse"
     assert err.result == {"events": [{"event": "message", "data": "one", "id": None, "retry": None}]}
+
+
+def test_one_detector_for_detect_dialect_and_the_translator() -> None:
+    """Issue 28: ``detect_dialect`` and ``Translator("auto")`` apply the same (Rust) rules, so
+    they agree on every capture of every dialect (the translator takes a body no event of
+    which decides for chat after its sniffing window, where ``detect_dialect`` says "sse")."""
+    data = Path(__file__).resolve().parent / "data"
+    checked = 0
+    for path in sorted(data.glob("*/*.sse")):
+        body = path.read_bytes()
+        said = detect_dialect(body)
+        t = ssewire.Translator("auto", "chat")
+        t.feed(body)
+        t.finish()
+        told = t.source_dialect
+        assert said == told or (said == "sse" and told == "chat"), (path.name, said, told)
+        checked += 1
+    assert checked > 100

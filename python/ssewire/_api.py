@@ -18,7 +18,6 @@ wants the text can therefore write ``except ssewire.StreamError as e: partial = 
 
 from __future__ import annotations
 
-import re
 from typing import Any, AsyncIterable, Iterable, List, Optional, Union
 
 from ssewire import _core
@@ -44,93 +43,37 @@ SNIFF_LIMIT = 16 * 1024
 _BytesLike = Union[bytes, bytearray, memoryview]
 
 # --- dialect detection -----------------------------------------------------------------------
-# The patterns run on the raw bytes (every marker is ASCII, so no decoding and no trouble with
-# a UTF-8 character cut at the end of the head) after CRLF / CR line ends became LF. A quoted
-# key inside a JSON *string* is escaped (`\"type\"`), so text a model wrote cannot match.
+# One detector: the Rust decoders' own rules (`_core._detect_dialect`, which
+# `Translator("auto")` applies too), event by event, the earliest decisive event winning.
 
-_MESSAGES_TYPES = rb"message_start|message_delta|message_stop|content_block_(?:start|delta|stop)"
 
-# One pass, earliest decisive line wins. The `event:` forms and `[DONE]` need their line end
-# (a cut-off name must not decide); a `data:` line decides as soon as its marker has arrived.
-_DECISIVE = re.compile(
-    rb"^event: ?(?P<m_event>(?:" + _MESSAGES_TYPES + rb"))\n"
-    rb"|^event: ?(?P<r_event>response\.)"
-    rb'|^data:[^\n]*?"type"\s*:\s*"(?:(?P<m_type>(?:' + _MESSAGES_TYPES + rb'))"|(?P<r_type>response\.))'
-    rb'|^data:[^\n]*?"(?P<c_key>object"\s*:\s*"chat\.completion\.chunk"|choices"\s*:)'
-    rb'|^data:[^\n]*?"(?P<g_key>candidates|usageMetadata|promptFeedback)"\s*:'
-    rb"|^data: ?(?P<c_done>\[DONE\])\n",
-    re.M,
-)
-_GROUP_DIALECT = {
-    "m_event": "messages",
-    "m_type": "messages",
-    "r_event": "responses",
-    "r_type": "responses",
-    "c_key": "chat",
-    "c_done": "chat",
-    "g_key": "gemini",
-}
-
-# Fallbacks when nothing decided: an error alone (a stream that failed before its first
-# event, or a JSON error body) still says which API sent it.
-_TYPE_ERROR = re.compile(rb'"type"\s*:\s*"error"')
-_SEQUENCE_NUMBER = re.compile(rb'"sequence_number"\s*:')
-_ERROR_KEY = re.compile(rb'"error"\s*:')
 _WHITESPACE = b" \t\r\n"
 _BOM = b"\xef\xbb\xbf"
-
-
-def _normalize(head: bytes) -> bytes:
-    if b"\r" in head:
-        head = head.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
-    return head
 
 
 def _first_significant(head: bytes) -> bytes:
     """The first byte after a BOM and white space (``b""`` if there is none yet)."""
     if head.startswith(_BOM):
         head = head[3:]
-    stripped = head.lstrip(_WHITESPACE)
-    return stripped[:1]
+    return head.lstrip(_WHITESPACE)[:1]
 
 
 def _decide(head: bytes, final: bool) -> Optional[str]:
     """The dialect the head shows, or ``None`` while it may still show one."""
-    if _first_significant(head) == b"[":
-        # A JSON array: Gemini's streamGenerateContent without ?alt=sse (no other API
-        # streams one).
-        return "gemini"
-    text = _normalize(head[3:] if head.startswith(_BOM) else head)
-    if final:
-        text += b"\n"  # the last line is complete now
-    m = _DECISIVE.search(text)
-    if m is not None:
-        return _GROUP_DIALECT[m.lastgroup or ""]
-    if not final:
-        return None
-    if _TYPE_ERROR.search(text):
-        # Anthropic: {"type":"error","error":{...}}; OpenAI Responses: {"type":"error",
-        # "code":...,"message":...,"sequence_number":N}.
-        return "responses" if _SEQUENCE_NUMBER.search(text) else "messages"
-    if _ERROR_KEY.search(text) or _first_significant(head) in (b"{", b"["):
-        # An OpenAI-style error frame or body, or some other JSON body: a dialect stream
-        # reports it as a StreamError (an SSEParser would take it for an unknown field).
-        return "chat"
-    return "sse"
+    return _core._detect_dialect(head, final)  # type: ignore[no-any-return]
 
 
 def detect_dialect(first_bytes: Union[_BytesLike, str]) -> str:
     """Tell which dialect a response body is from its first bytes.
 
-    Returns ``"messages"`` (Anthropic Messages: an ``event:`` line or a ``data:`` JSON
-    ``"type"`` of ``message_start`` / ``message_delta`` / ``message_stop`` /
-    ``content_block_*``), ``"responses"`` (OpenAI Responses: an ``event: response.*`` line
-    or a ``"type":"response.*"`` in a ``data:`` line), ``"chat"`` (Chat Completions: a
-    ``data:`` line with ``"object":"chat.completion.chunk"`` or a ``"choices"`` key, or
-    ``data: [DONE]``), ``"gemini"`` (Google Gemini: a ``data:`` line with a
-    ``"candidates"``, ``"usageMetadata"`` or ``"promptFeedback"`` key, or a body that is a JSON
-    array) or ``"sse"`` (anything else: a generic event stream). The earliest
-    decisive line wins. When no line decides, an error alone still points to its API:
+    Returns ``"messages"``, ``"responses"``, ``"chat"``, ``"gemini"`` or ``"sse"`` (a generic
+    event stream): the dialect of the earliest event that is one dialect's own, by the rules
+    the dialect streams' decoders apply (the ones ``Translator("auto")`` uses too): an
+    Anthropic event name or ``"type"`` (``message_start``, ``content_block_delta``, ...), a
+    Responses one (``response.*``), a chat chunk (``"object":"chat.completion.chunk"`` or
+    ``choices``) or ``data: [DONE]``, a Gemini chunk (``candidates``, ``usageMetadata``,
+    ``promptFeedback``) or a body that is a JSON array. An event counts once it is complete
+    (its blank line, or the end of ``first_bytes``). When no line decides, an error alone still points to its API:
     ``{"type":"error"...}`` is Anthropic's form (``"responses"`` if it also has a
     ``sequence_number``), and an ``"error"`` key or any other JSON body gives ``"chat"``, so
     that a dialect stream reports it as a ``StreamError``.

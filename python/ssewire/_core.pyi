@@ -15,6 +15,7 @@ __all__ = [
     "Event",
     "encode_event",
     "_is_event_stream",
+    "_detect_dialect",
     "_translate_request",
     "Translator",
     "HTTPResponseReader",
@@ -73,6 +74,7 @@ class Event:
     def __hash__(self) -> int: ...
 
 def _is_event_stream(head: _Bytes) -> bool: ...
+def _detect_dialect(head: _Bytes, fin: bool) -> Optional[str]: ...
 def _translate_request(
     body: str, source: str, target: str, model: Optional[str] = None
 ) -> tuple[str, str, list[str]]: ...

@@ -37,6 +37,15 @@ fn is_event_stream(head: &Bound<'_, PyAny>) -> PyResult<bool> {
     Ok(crate::dialect::body::is_event_stream(input.as_bytes()))
 }
 
+/// The dialect a body's head shows, by the Rust decoders' rules (`crate::translate::detect`):
+/// `detect_dialect` and `accumulate(dialect="auto")` ask it, as `Translator("auto")` does.
+#[pyfunction]
+#[pyo3(name = "_detect_dialect")]
+fn detect_dialect(head: &Bound<'_, PyAny>, fin: bool) -> PyResult<Option<&'static str>> {
+    let input = crate::py::input::Input::extract(head)?;
+    Ok(crate::translate::detect(input.as_bytes(), fin))
+}
+
 /// `ssewire._core` made in this process without importing the package: for
 /// `benches/stages.rs`, which links the crate into a binary that embeds an interpreter and
 /// times the Python side (item objects, `result()`'s dict) beside the pure-Rust stages.
@@ -56,6 +65,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<sse::Event>()?;
     m.add_function(wrap_pyfunction!(sse::encode_event, m)?)?;
     m.add_function(wrap_pyfunction!(is_event_stream, m)?)?;
+    m.add_function(wrap_pyfunction!(detect_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(request::translate_request, m)?)?;
     errors::register(m)?;
     m.add_class::<stream::ErrorItem>()?;

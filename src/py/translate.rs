@@ -199,8 +199,8 @@ impl Translator {
         if this.translation()?.ended() {
             return Ok(PyBytes::new(py, b""));
         }
-        if this.undecided.is_some() {
-            this.decide(py, Dialect::Chat)?;
+        if let Some(dialect) = this.undecided.as_ref().map(Sniffer::at_end) {
+            this.decide(py, dialect)?;
         }
         this.with_source(py, |py, s| s.finish_into(py, None))?;
         let t = this.translation()?;

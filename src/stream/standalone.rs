@@ -140,8 +140,8 @@ impl Standalone {
         if self.translation().ended() {
             return Vec::new();
         }
-        if self.undecided.is_some() {
-            self.decide(Dialect::Chat);
+        if let Some(dialect) = self.undecided.as_ref().map(Sniffer::at_end) {
+            self.decide(dialect);
         }
         if let Some(source) = &mut self.source {
             source.finish();

@@ -413,6 +413,64 @@ pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
     found
 }
 
+/// The dialect a body's head shows (`detect_dialect`, `accumulate(dialect="auto")`): by the
+/// same rules as [`sniff`], event by event, the earliest decisive event winning; a body that is
+/// a JSON array is Gemini's. `fin`: the head is all there is (its last event counts even
+/// without its blank line, and when nothing decided, the fallbacks below answer); otherwise
+/// `None` while no complete event has decided. Fallbacks: an error alone still tells its API
+/// (`{"type": "error"}` is Anthropic's, or the Responses API's when it has a
+/// `sequence_number`; any other `error` key, or any JSON body, chat's, so that a dialect stream
+/// reports it); anything else is a generic event stream, `"sse"`.
+pub fn detect(head: &[u8], fin: bool) -> Option<&'static str> {
+    let bare = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let first = bare.iter().find(|b| !b" \t\r\n".contains(b));
+    if first == Some(&b'[') {
+        return Some(Dialect::Gemini.name()); // streamGenerateContent without ?alt=sse
+    }
+    let mut body = crate::dialect::body::Body::new(crate::sse::DEFAULT_MAX_EVENT_SIZE);
+    let mut events = Vec::new();
+    body.feed(head, &mut events);
+    let mut docs: Vec<(Option<Vec<u8>>, Vec<u8>)> = events
+        .into_iter()
+        .map(|e| (e.event.map(|n| n.into_owned()), e.data.into_owned()))
+        .collect();
+    if fin {
+        let end = body.finish();
+        if let Some(e) = end.last_event {
+            docs.push((e.event.map(|n| n.into_owned()), e.data.into_owned()));
+        }
+        if let Some(json) = end.json {
+            docs.push((None, json.into_bytes()));
+        }
+    }
+    for (event, data) in &docs {
+        if let Some(dialect) = sniff(event.as_deref(), data) {
+            return Some(dialect.name());
+        }
+    }
+    if !fin {
+        return None;
+    }
+    for (_, data) in &docs {
+        let Ok(map) = serde_json::from_slice::<
+            std::collections::BTreeMap<String, &serde_json::value::RawValue>,
+        >(data) else {
+            continue;
+        };
+        if map.get("type").map(|t| t.get().trim()) == Some("\"error\"") {
+            let responses = map.contains_key("sequence_number");
+            return Some(if responses { "responses" } else { "messages" });
+        }
+        if map.contains_key("error") {
+            return Some(Dialect::Chat.name());
+        }
+    }
+    if first == Some(&b'{') {
+        return Some(Dialect::Chat.name()); // some other JSON body: a stream reports it
+    }
+    Some("sse")
+}
+
 impl Translation {
     /// A translation from `source` (`None`: not told yet, see [`Translation::set_source`]) to
     /// `target`.
@@ -566,6 +624,15 @@ impl Sniffer {
             told = Some(Dialect::Chat);
         }
         told
+    }
+
+    /// The source dialect when the input ended before an event told it: by [`detect`]'s
+    /// rules over all that was held (its last event counts without its blank line, an error
+    /// alone tells its API), chat when nothing does.
+    pub fn at_end(&self) -> Dialect {
+        detect(&self.held, true)
+            .and_then(Dialect::parse)
+            .unwrap_or(Dialect::Chat)
     }
 
     /// The input held, for the source stream to read once it is made.
