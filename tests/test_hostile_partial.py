@@ -278,3 +278,38 @@ def test_tool_input_with_a_number_out_of_float_range_is_valid_json() -> None:
     s.feed(body)
     assert s.result()["content"][0]["input"] == {"x": float("inf"), "y": 2}
     assert s.warnings == []
+
+
+def _gemini_call(*pieces: dict) -> bytes:
+    chunks = [{"candidates": [{"content": {"role": "model", "parts": [
+        {"functionCall": {"name": "f", "willContinue": True, "partialArgs": list(pieces)}}]}, "index": 0}]},
+              {"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {}}]},
+                               "finishReason": "STOP", "index": 0}]}]  # fmt: skip
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\r\n\r\n" for c in chunks)
+
+
+def test_gemini_streamed_arguments_nesting_stops_at_the_limit() -> None:
+    """Issue 28: a Vertex ``jsonPath`` nested past the limit is a piece skipped (and noted),
+    never arguments deeper than 128 levels; the pieces around it are kept."""
+    deep = "$" + ".a" * 300
+    s = ssewire.GeminiStream()
+    s.feed(_gemini_call({"jsonPath": "$.x", "numberValue": 1}, {"jsonPath": deep, "numberValue": 2},
+                        {"jsonPath": "$.y", "stringValue": "ok"}))  # fmt: skip
+    s.finish()
+    value = s.partial_arguments(0)
+    assert value == {"x": 1, "y": "ok"} and depth(value) <= 128
+    assert any("jsonPath" in w for w in s.warnings)
+    json.dumps(s.result())
+
+
+def test_gemini_streamed_index_gaps_cost_what_was_read() -> None:
+    """Issue 28: indexes far ahead are filled with nulls only as far as the pieces read pay for
+    (linear output), whatever the index says."""
+    pieces = [{"jsonPath": f"$.l[{i * 1000}]", "numberValue": i} for i in range(200)]
+    s = ssewire.GeminiStream()
+    body = _gemini_call(*pieces)
+    s.feed(body)
+    s.finish()
+    value = s.partial_arguments(0)
+    assert len(json.dumps(value)) < 8 * len(body)
+    assert any("far past" in w for w in s.warnings)

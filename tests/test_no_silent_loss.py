@@ -26,6 +26,7 @@ STREAMS = {
     "chat": ssewire.ChatCompletionStream,
     "messages": ssewire.MessagesStream,
     "responses": ssewire.ResponsesStream,
+    "gemini": ssewire.GeminiStream,  # issue 28: the same guarantees for the fourth dialect
 }
 ACCUMULATORS = {
     "chat": ssewire.ChatCompletionAccumulator,
@@ -244,8 +245,10 @@ def test_cli_exits_2_on_an_html_page(tmp_path: Path, capsys: pytest.CaptureFixtu
         ("messages", sample("messages").rstrip(b"\n") + b"\n"),
         ("responses", sample("responses").rstrip(b"\n") + b"\n"),
         ("chat", sample("chat").rstrip(b"\n")),
+        ("gemini", sample("gemini").rstrip(b"\r\n") + b"\r\n"),
     ],
-    ids=["chat-no-blank-line", "messages-no-blank-line", "responses-no-blank-line", "chat-no-newline"],
+    ids=["chat-no-blank-line", "messages-no-blank-line", "responses-no-blank-line", "chat-no-newline",
+         "gemini-no-blank-line"],
 )
 def test_dialect_streams_decode_an_unclosed_last_event_at_finish(dialect: str, body: bytes) -> None:
     """The terminal marker cut just before its blank line still counts (finish() flushes)."""
