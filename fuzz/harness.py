@@ -157,16 +157,42 @@ def run_encoder(data: bytes) -> None:
         raise AssertionError(f"round trip: {got!r} != {expected!r}")
 
 
+def apply_changes(root: Any, changes: Sequence[Any]) -> Any:
+    """PartialJSON's changes applied to ``root`` (RFC 6901 pointers; an add at an array's end)."""
+    for op, path, value in changes:
+        if path == "":
+            root = root + value if op == "append" else value
+            continue
+        tokens = [t.replace("~1", "/").replace("~0", "~") for t in path[1:].split("/")]
+        parent = root
+        for t in tokens[:-1]:
+            parent = parent[int(t)] if isinstance(parent, list) else parent[t]
+        last: Any = int(tokens[-1]) if isinstance(parent, list) else tokens[-1]
+        if op == "append":
+            parent[last] += value
+        elif isinstance(parent, list) and op == "add":
+            assert last == len(parent), "an add that is not at the array's end"
+            parent.append(value)
+        else:
+            parent[last] = value
+    return root
+
+
 def run_partial(pieces: Sequence[bytes]) -> list[str]:
-    """PartialJSON over ``pieces``: the value after the last piece, complete, the outcome."""
+    """PartialJSON over ``pieces``: the value after the last piece, complete, the outcome; the
+    changes it returned, applied in order, rebuild the value after every piece."""
     p = ssewire.PartialJSON()
     out: list[str] = []
     error = None
+    mirror: Any = None
     for piece in pieces:
         try:
-            p.feed(piece)
+            mirror = apply_changes(mirror, p.feed(piece))
         except ValueError as e:
             error = error or repr((type(e).__name__, getattr(e, "pos", None)))
+            mirror = apply_changes(mirror, p.changes())
+        if "JSON Pointers" not in (error or ""):
+            assert repr(mirror) == repr(p.value), "the changes do not rebuild the value"
     out.append(repr(p.value))
     out.append(f"complete={p.complete} error={error}")
     try:
