@@ -18,7 +18,7 @@
 //! Every chunk names `modelVersion` and `responseId` once the upstream has said them. Gemini
 //! has no terminal marker: the stream ends with the chunk that has the finish reason.
 
-use super::{Blocks, Field, Place, Run, TargetFold, Writer, Written};
+use super::{take_better, Blocks, Field, Place, Run, TargetFold, Writer, Written};
 use crate::dialect::gemini::{Candidate, Chunk, Part};
 use crate::dialect::json::Str;
 use crate::fold::gemini::GeminiFold;
@@ -342,17 +342,8 @@ impl GeminiWriter {
 
 impl Sink for GeminiWriter {
     fn meta(&mut self, meta: Meta<'_>) {
-        let better = |now: &Option<String>, new: Option<&str>| match (now.as_deref(), new) {
-            (None, Some(_)) => true,
-            (Some(""), Some(new)) => !new.is_empty(),
-            _ => false,
-        };
-        if better(&self.id, meta.id) {
-            self.id = meta.id.map(str::to_owned);
-            self.tail.clear();
-        }
-        if better(&self.model, meta.model) {
-            self.model = meta.model.map(str::to_owned);
+        let changed = take_better(&mut self.id, meta.id) | take_better(&mut self.model, meta.model);
+        if changed {
             self.tail.clear();
         }
     }

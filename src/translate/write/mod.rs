@@ -229,24 +229,26 @@ struct Head {
     chunk_prefix: String,
 }
 
+/// Takes `new` for an identity field (an id, a model) when it says more than `now`: the first
+/// one that comes, or a real one after an empty one (Together sends `"id": ""` with every
+/// chunk: the same again changes nothing). Whether it changed.
+fn take_better(now: &mut Option<String>, new: Option<&str>) -> bool {
+    let better = match (now.as_deref(), new) {
+        (None, Some(_)) => true,
+        (Some(""), Some(new)) => !new.is_empty(),
+        _ => false,
+    };
+    if better {
+        *now = new.map(str::to_owned);
+    }
+    better
+}
+
 impl Head {
     fn update(&mut self, meta: Meta<'_>) {
         let mut changed = self.chunk_prefix.is_empty();
-        // An empty id or model is taken until a real one comes (Together sends `"id": ""`
-        // with every chunk: the same again changes nothing).
-        let better = |now: &Option<String>, new: Option<&str>| match (now.as_deref(), new) {
-            (None, Some(_)) => true,
-            (Some(""), Some(new)) => !new.is_empty(),
-            _ => false,
-        };
-        if better(&self.id, meta.id) {
-            self.id = meta.id.map(str::to_owned);
-            changed = true;
-        }
-        if better(&self.model, meta.model) {
-            self.model = meta.model.map(str::to_owned);
-            changed = true;
-        }
+        changed |= take_better(&mut self.id, meta.id);
+        changed |= take_better(&mut self.model, meta.model);
         if self.created.is_none() && meta.created.is_some() {
             self.created = meta.created;
             changed = true;
