@@ -426,10 +426,12 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
         async with limit():
             up = None
             client_gone = False
+            refusal: Optional[Dict[str, Any]] = None
             try:
                 up = await open_upstream(up_path, json.dumps(r.body).encode(), headers)
                 if (up.reader.status or 502) >= 400:
-                    return await refused(up, client)
+                    answer, refusal = await refused(up, client)
+                    return answer
                 if not streaming:
                     return await whole(up, t)
                 response, client_gone = await serve(request, up, t.feed)
@@ -440,23 +442,26 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None],
             finally:
                 if up is not None:
                     up.stop()
-                logged = entry(upstream_dialect, t.source, client_gone, up) if t.source is not None else {}
-                logged.update({"served_as": client, "notes": t.notes, "request_notes": r.notes})
-                log(logged)
+                if refusal is not None:  # no stream came: the upstream's error is the record
+                    log(refusal)
+                else:
+                    logged = entry(upstream_dialect, t.source, client_gone, up) if t.source is not None else {}
+                    logged.update({"served_as": client, "notes": t.notes, "request_notes": r.notes})
+                    log(logged)
         return await end(request, response, client_gone, up)
 
-    async def refused(up: Upstream, client: str) -> web.Response:
-        """An error before the stream: relayed as the upstream said it."""
+    async def refused(up: Upstream, client: str) -> Tuple[web.Response, Dict[str, Any]]:
+        """An error before the stream: relayed as the upstream said it; and its log record."""
         up.sink = up.early.append
         try:
             await asyncio.shield(up.end)
         except (OSError, asyncio.TimeoutError, ssewire.HTTPProtocolError):
             pass  # relayed as far as it came
         text = b"".join(up.early)
-        log({"dialect": upstream_dialect, "served_as": client, "status": up.reader.status,
-             "error": text[:LOGGED_MESSAGE].decode("utf-8", "replace")})  # fmt: skip
+        logged = {"dialect": upstream_dialect, "served_as": client, "status": up.reader.status,
+                  "error": text[:LOGGED_MESSAGE].decode("utf-8", "replace")}  # fmt: skip
         kind = str(up.reader.header("content-type", "application/json")).split(";")[0].strip()
-        return web.Response(status=up.reader.status or 502, body=text, content_type=kind)
+        return web.Response(status=up.reader.status or 502, body=text, content_type=kind), logged
 
     async def whole(up: Upstream, t: Any) -> web.Response:
         """A client that asked for no stream: the upstream's stream translated whole, answered
