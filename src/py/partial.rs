@@ -63,13 +63,17 @@ impl Mirror {
 
     /// Applies the events `core` logged since the last call.
     pub fn apply(&mut self, py: Python<'_>, core: &mut PartialJson) -> PyResult<()> {
-        let events: Vec<Event> = core.drain_events().collect();
-        self.apply_events(py, &events)
+        self.apply_events(py, core.drain_events())
     }
 
     /// Applies `events`, in order.
-    pub fn apply_events(&mut self, py: Python<'_>, events: &[Event]) -> PyResult<()> {
+    pub fn apply_events<E: std::borrow::Borrow<Event>>(
+        &mut self,
+        py: Python<'_>,
+        events: impl IntoIterator<Item = E>,
+    ) -> PyResult<()> {
         for event in events {
+            let event = event.borrow();
             let obj = match event {
                 Event::Open(Kind::Array) => {
                     let list = PyList::empty(py).unbind();
