@@ -14,6 +14,7 @@ import pytest
 
 import ssewire
 from splitting import split_ways
+from test_gemini import _streamed
 
 
 def ev(kind: str, obj: Any) -> bytes:
@@ -280,20 +281,13 @@ def test_tool_input_with_a_number_out_of_float_range_is_valid_json() -> None:
     assert s.warnings == []
 
 
-def _gemini_call(*pieces: dict) -> bytes:
-    chunks = [{"candidates": [{"content": {"role": "model", "parts": [
-        {"functionCall": {"name": "f", "willContinue": True, "partialArgs": list(pieces)}}]}, "index": 0}]},
-              {"candidates": [{"content": {"role": "model", "parts": [{"functionCall": {}}]},
-                               "finishReason": "STOP", "index": 0}]}]  # fmt: skip
-    return b"".join(b"data: " + json.dumps(c).encode() + b"\r\n\r\n" for c in chunks)
-
-
 def test_gemini_streamed_arguments_nesting_stops_at_the_limit() -> None:
+
     """Issue 28: a Vertex ``jsonPath`` nested past the limit is a piece skipped (and noted),
     never arguments deeper than 128 levels; the pieces around it are kept."""
     deep = "$" + ".a" * 300
     s = ssewire.GeminiStream()
-    s.feed(_gemini_call({"jsonPath": "$.x", "numberValue": 1}, {"jsonPath": deep, "numberValue": 2},
+    s.feed(_streamed({"jsonPath": "$.x", "numberValue": 1}, {"jsonPath": deep, "numberValue": 2},
                         {"jsonPath": "$.y", "stringValue": "ok"}))  # fmt: skip
     s.finish()
     value = s.partial_arguments(0)
@@ -303,11 +297,12 @@ def test_gemini_streamed_arguments_nesting_stops_at_the_limit() -> None:
 
 
 def test_gemini_streamed_index_gaps_cost_what_was_read() -> None:
+
     """Issue 28: indexes far ahead are filled with nulls only as far as the pieces read pay for
     (linear output), whatever the index says."""
     pieces = [{"jsonPath": f"$.l[{i * 1000}]", "numberValue": i} for i in range(200)]
     s = ssewire.GeminiStream()
-    body = _gemini_call(*pieces)
+    body = _streamed(*pieces)
     s.feed(body)
     s.finish()
     value = s.partial_arguments(0)
