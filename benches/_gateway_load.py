@@ -9,7 +9,7 @@ Three parts, two processes:
   (``unpaced``: the kernel joins them, reads carry many events)), and the **clients** (raw
   asyncio connections reading the gateway's responses with ``ssewire.StreamProtocol``; each
   one's final message is checked against the upstream's body);
-- the **gateway** is a child process (``examples/gateway.py``, or ``_plain_proxy.py``, a plain
+- the **gateway** is a child process (``python -m ssewire.gateway``, or ``_plain_proxy.py``, a plain
   aiohttp proxy that does not parse), and its CPU (all its threads, user + system, from
   ``/proc/<pid>/task/*/schedstat``, nanoseconds) is read before and after the load.
 
@@ -49,11 +49,11 @@ MODES: Dict[str, Tuple[List[str], str, Dict[str, Any]]] = {
         {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
     ),
     "gateway, relaying chat": (
-        [str(ROOT / "examples" / "gateway.py")], "/v1/chat/completions",
+        ["-m", "ssewire.gateway"], "/v1/chat/completions",
         {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
     ),
     "gateway, translating chat -> Messages": (
-        [str(ROOT / "examples" / "gateway.py"), "--upstream-dialect", "chat"], "/v1/messages",
+        ["-m", "ssewire.gateway", "--upstream-dialect", "chat"], "/v1/messages",
         {"model": "m", "stream": True, "max_tokens": 4096,
          "messages": [{"role": "user", "content": "hi"}]},
     ),

@@ -8,7 +8,7 @@ services read them today.
   ``result()``); ``httpx-sse`` (``aconnect_sse`` + ``json.loads`` + the dict accumulator of
   ``_peers.py``); ``openai-sdk`` (``AsyncOpenAI(...).chat.completions.create(stream=True)``,
   every chunk iterated).
-* ``gateway``: the same load through ``examples/gateway.py`` (aiohttp), metering with
+* ``gateway``: the same load through ``ssewire.gateway`` (aiohttp), metering with
   ``stream.consume()`` (``ssewire``) or with httpx-sse's line decoder + ``json.loads`` + the
   dict accumulator (``httpx-sse``); only the gateway's thread is measured.
 * ``gateway cost`` (issue 26): the gateway as its own process, 50 concurrent streams of ~1,000

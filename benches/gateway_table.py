@@ -1,6 +1,6 @@
 """The gateway-cost table of the README (issue 26): CPU of the gateway process per event, for
 50 concurrent streams of ~1,000 events over loopback, paced (one event per read, 5 ms apart, as
-a model sends them) and unpaced (written back to back), for ``examples/gateway.py`` relaying
+a model sends them) and unpaced (written back to back), for ``ssewire.gateway`` relaying
 and translating chat -> Messages, beside a plain aiohttp proxy that parses nothing, on uvloop
 and on asyncio's own loop.
 

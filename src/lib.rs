@@ -31,6 +31,7 @@
     )
 )]
 
+pub mod base64;
 pub mod dialect;
 pub mod encode;
 pub mod fold;

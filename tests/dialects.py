@@ -11,6 +11,25 @@ import ssewire
 from splitting import check_all_ways, split_ways
 
 
+def carried(call_id: Any) -> Optional[dict[str, Any]]:
+    """What a tool call id written by a translation carries (API.md section 10: reasoning a
+    thinking model signed, carried through a client of another dialect): ``{"id": original,
+    "dialect": letter, "reasoning": [...]}``, or None for an id that carries nothing."""
+    if not isinstance(call_id, str) or not call_id.startswith("sswc1_"):
+        return None
+    import base64
+
+    letter, coded = call_id[len("sswc1_")], call_id[len("sswc1_") + 2 :]
+    payload = json.loads(base64.urlsafe_b64decode(coded + "=" * (-len(coded) % 4)))
+    return {"id": payload["i"], "dialect": letter, "reasoning": payload["r"]}
+
+
+def original_id(call_id: Any) -> Any:
+    """The upstream's own id of a tool call id a translation wrote."""
+    found = carried(call_id)
+    return call_id if found is None else found["id"]
+
+
 def error_fields(error: Optional[ssewire.StreamError]) -> Any:
     """The fields of a ``StreamError`` as a comparable tuple (None for no error)."""
     if error is None:

@@ -1,7 +1,7 @@
-"""The examples in ``examples/`` run for real: the gateway relays streams from a real upstream
-server (``tests/loopback.py``, on 127.0.0.1) to real clients, byte for byte, and logs what the
-upstream sent; each client example reads a stream through ``iter`` / ``aiter``. Loopback only;
-every wait has a timeout and every loop a count.
+"""The examples in ``examples/`` and the gateway (``ssewire.gateway``) run for real: the gateway
+relays streams from a real upstream server (``tests/loopback.py``, on 127.0.0.1) to real
+clients, byte for byte, and logs what the upstream sent; each client example reads a stream
+through ``iter`` / ``aiter``. Loopback only; every wait has a timeout and every loop a count.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import pytest
 from aiohttp import web
 
 import ssewire
+import ssewire.gateway as gateway_module
 from loopback import LoopbackServer
 from ssewire._bench import streams as _streams
 
@@ -43,7 +44,7 @@ def example(name: str) -> Any:
 
 
 class Gateway:
-    """``examples/gateway.py`` served on 127.0.0.1 (a free port) from its own event loop thread;
+    """``ssewire.gateway`` served on 127.0.0.1 (a free port) from its own event loop thread;
     its log records are collected in ``records``."""
 
     def __init__(self, upstream: str, meters: Any = None, **options: Any) -> None:
@@ -51,9 +52,9 @@ class Gateway:
         self.loop = asyncio.new_event_loop()
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
-        app = example("gateway").make_app(upstream, self.records.append, timeout=TIMEOUT,
-                                          meters=meters, **options)  # fmt: skip
-        self.runner = web.AppRunner(app)
+        app = gateway_module.make_app(upstream, self.records.append, timeout=TIMEOUT,
+                                      meters=meters, **options)  # fmt: skip
+        self.runner = gateway_module.runner(app)
         self.port = asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(TIMEOUT)
 
     async def _start(self) -> int:
@@ -109,11 +110,17 @@ def expected_record(dialect: str, body: bytes) -> Dict[str, Any]:
               "responses": ssewire.ResponsesStream}[dialect]()  # fmt: skip
     stream.feed(body)
     stream.finish()
-    return example("gateway").record(dialect, stream)  # type: ignore[no-any-return]
+    return gateway_module.record(dialect, stream)
+
+
+#: The keys of ``gateway_module.record``: what a stream's log line says of the stream (the
+#: line also names the request: its path, model, status).
+RECORD_KEYS = ("dialect", "model", "usage", "text_length", "text_start", "done",
+               "client_disconnected", "error")  # fmt: skip
 
 
 def key(record: Dict[str, Any]) -> str:
-    return json.dumps(record, sort_keys=True)
+    return json.dumps({k: record[k] for k in RECORD_KEYS}, sort_keys=True)
 
 
 async def _fetch(session: aiohttp.ClientSession, url: str) -> Tuple[int, bytes]:
@@ -196,14 +203,46 @@ def test_client_examples(
         if asyncio.iscoroutine(result):
             result = asyncio.run(asyncio.wait_for(result, TIMEOUT))
     assert result == ssewire.accumulate(body, dialect)
-    text = example("gateway").final_text(dialect, result)
+    text = gateway_module.final_text(dialect, result)
     assert text and text in printed.getvalue()
 
 
-def test_gateway_command_line_help() -> None:
-    """The example runs as a program (``python examples/gateway.py --help``)."""
+@pytest.mark.parametrize("argv", [["-m", "ssewire.gateway"], ["-m", "ssewire", "gateway"]])
+def test_gateway_command_line_help(argv: List[str]) -> None:
+    """The gateway runs as a command (``ssewire gateway``, ``python -m ssewire.gateway``)."""
     import subprocess
 
-    out = subprocess.run([sys.executable, str(EXAMPLES / "gateway.py"), "--help"],
+    out = subprocess.run([sys.executable, *argv, "--help"],
                          capture_output=True, text=True, timeout=TIMEOUT, check=True)  # fmt: skip
-    assert "--upstream" in out.stdout
+    for option in ("--upstream", "--upstream-dialect", "--upstream-key-env", "--client-keys-env",
+                   "--pass-through-auth", "--max-body-size"):  # fmt: skip
+        assert option in out.stdout
+
+
+def test_gateway_embedding_example(upstream: LoopbackServer) -> None:
+    """``examples/gateway.py`` builds the gateway into an application with a route of its own
+    and logs through the caller's function."""
+    module = example("gateway")
+    body = (DATA / "chat" / "basic_stop.sse").read_bytes()
+    prefix = upstream.add(body)
+    lines: List[Dict[str, Any]] = []
+    app = module.build(upstream.url(prefix), lines.append)
+
+    async def run() -> Tuple[int, bytes, int]:
+        runner = web.AppRunner(app)
+        await runner.setup()
+        site = web.TCPSite(runner, "127.0.0.1", 0)
+        await site.start()
+        port = runner.addresses[0][1]
+        try:
+            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as s:
+                async with s.get(f"http://127.0.0.1:{port}/healthz") as r:
+                    health = r.status
+                async with s.post(f"http://127.0.0.1:{port}/v1/chat/completions", json={"stream": True}) as r:
+                    return r.status, await r.read(), health
+        finally:
+            await runner.cleanup()
+
+    status, got, health = asyncio.run(run())
+    assert (status, got, health) == (200, body, 200)
+    assert [line["text_length"] for line in lines] == [len(ssewire.accumulate(body, "chat")["choices"][0]["message"]["content"])]

@@ -276,7 +276,8 @@ def test_the_gateway_relays_from_an_https_upstream(tmp_path: Any) -> None:
 
 def test_a_translated_upstream_error_is_relayed_and_logged_once(upstream: LoopbackServer) -> None:
     """An upstream that answers an error instead of a stream, in front of a client of another
-    dialect: the client gets the upstream's status and body, and the log holds one record
+    dialect: the client gets the upstream's status and its error in the client's dialect, and
+    the log holds one record
     (the upstream's error), not a second one for a stream that never came."""
     body = json.dumps({"error": {"message": "rate limited", "type": "rate_limit_error"}}).encode()
     prefix = upstream.add(body, status=429, content_type="application/json", framing="length")
@@ -289,10 +290,13 @@ def test_a_translated_upstream_error_is_relayed_and_logged_once(upstream: Loopba
                 async with s.post(gw.url(prefix + PATHS["messages"]), json=payload) as r:
                     return r.status, await r.read()
 
-        assert asyncio.run(one()) == (429, body)
+        status, got = asyncio.run(one())
+        # In the client's own words (issue 33): Anthropic's error object, the message kept.
+        assert status == 429
+        assert json.loads(got) == {"type": "error", "error": {"type": "rate_limit_error", "message": "rate limited"}}
         wait_for(lambda: len(gw.records) >= 1)
         time.sleep(0.2)  # a second record would be written by now
         assert len(gw.records) == 1
-        assert gw.records[0]["status"] == 429 and "rate limited" in gw.records[0]["error"]
+        assert gw.records[0]["status"] == 429 and "rate limited" in gw.records[0]["error"]["message"]
     finally:
         gw.close()

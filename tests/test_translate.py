@@ -24,6 +24,7 @@ from typing import Any, Optional
 import pytest
 
 import ssewire
+from dialects import original_id
 from loopback import LoopbackServer
 from splitting import split_ways
 from test_sdks import MESSAGES, TIMEOUT, sdk_messages
@@ -225,6 +226,8 @@ def neutral(dialect: str, r: dict) -> dict:
         if u:
             usage = {"input": u.get("input_tokens"), "output": u.get("output_tokens"),
                      "cached": (u.get("input_tokens_details") or {}).get("cached_tokens") or 0}  # fmt: skip
+    # A call id may carry the reasoning the upstream signed (its own id inside).
+    calls = [(original_id(i), *rest) for i, *rest in calls]
     return {"text": text, "reasoning": reasoning, "calls": calls, "stop": stop, "usage": usage}
 
 

@@ -39,7 +39,7 @@ from ssewire._reading import (
 )
 from ssewire._protocol import StreamProtocol
 from ssewire._translate import Translator, translate
-from ssewire._request import RequestTranslation, translate_request
+from ssewire._request import ErrorTranslation, RequestTranslation, translate_error, translate_request
 from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
 from ssewire._errors import HTTPProtocolError, HTTPStatusError, RequestError
 
@@ -54,6 +54,7 @@ __all__ = [
     "HTTPProtocolError",
     "HTTPResponseReader",
     "HTTPStatusError",
+    "ErrorTranslation",
     "Event",
     "EventTooLargeError",
     "GeminiChunk",
@@ -78,5 +79,6 @@ __all__ = [
     "detect_dialect",
     "encode_event",
     "translate",
+    "translate_error",
     "translate_request",
 ]

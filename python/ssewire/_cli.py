@@ -482,6 +482,16 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             "'ssewire translate FILE --to DIALECT' to translate a stream"
         )
         return EXIT_USAGE
+    if args_list and args_list[0] == "gateway" and not os.path.exists("gateway"):
+        try:
+            from ssewire import gateway
+        except ImportError as e:
+            _err(str(e))
+            return EXIT_USAGE
+        try:
+            return gateway.main(args_list[1:])
+        except KeyboardInterrupt:
+            return 130
     if args_list and args_list[0] == "bench":
         from ssewire import _bench
 

@@ -17,6 +17,9 @@ __all__ = [
     "_is_event_stream",
     "_detect_dialect",
     "_translate_request",
+    "_translate_error",
+    "_error_body",
+    "_model_segment",
     "Translator",
     "HTTPResponseReader",
     "HTTPProtocolError",
@@ -78,6 +81,9 @@ def _detect_dialect(head: _Bytes, fin: bool) -> Optional[str]: ...
 def _translate_request(
     body: str, source: str, target: str, model: Optional[str] = None
 ) -> tuple[str, str, list[str]]: ...
+def _translate_error(status: int, body: bytes, source: str, target: str) -> tuple[int, bytes, str]: ...
+def _error_body(status: int, message: str, target: str) -> bytes: ...
+def _model_segment(model: str) -> str: ...
 def encode_event(
     data: str,
     event: Optional[str] = None,

@@ -11,7 +11,7 @@ from typing import Any, Optional
 from ssewire import _core
 from ssewire._errors import RequestError
 
-__all__ = ["RequestTranslation", "translate_request"]
+__all__ = ["ErrorTranslation", "RequestTranslation", "translate_error", "translate_request"]
 
 
 class RequestTranslation:
@@ -49,3 +49,36 @@ def translate_request(
         raise RequestError(f"the body is not JSON: {e}", "$") from None
     out, path, notes = _core._translate_request(text, source, target, model)
     return RequestTranslation(json.loads(out), path, notes)
+
+
+class ErrorTranslation:
+    """An upstream's error response as the client's dialect spells it: ``status`` (int),
+    ``body`` (bytes: the client dialect's error object), ``content_type`` (str)."""
+
+    __slots__ = ("status", "body", "content_type")
+
+    def __init__(self, status: int, body: bytes, content_type: str) -> None:
+        self.status = status
+        self.body = body
+        self.content_type = content_type
+
+    def __repr__(self) -> str:
+        return f"ErrorTranslation(status={self.status!r}, body={self.body[:80]!r}...)"
+
+
+ErrorTranslation.__module__ = "ssewire"
+
+
+def translate_error(status: int, body: bytes, source: str, target: str) -> ErrorTranslation:
+    """An upstream's error response (``status``, ``body`` bytes, in dialect ``source``) as a
+    client of dialect ``target`` expects it (API.md section 10): the same status (Anthropic's
+    529 kept only for Messages clients, 503 for the others; a status that is no error, 502),
+    the target's error object with the upstream's message and its type and code mapped
+    (Anthropic ``{"type": "error", "error": {"type", "message"}}``, OpenAI ``{"error":
+    {"message", "type", "param", "code"}}``, Google ``{"error": {"code", "message",
+    "status"}}``). A body that is no error object keeps its text as the message. ``ValueError``
+    for an unknown dialect."""
+    if isinstance(body, str):
+        body = body.encode("utf-8", "replace")
+    out_status, out_body, content_type = _core._translate_error(int(status), bytes(body), source, target)
+    return ErrorTranslation(out_status, out_body, content_type)

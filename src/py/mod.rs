@@ -67,6 +67,9 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_event_stream, m)?)?;
     m.add_function(wrap_pyfunction!(detect_dialect, m)?)?;
     m.add_function(wrap_pyfunction!(request::translate_request, m)?)?;
+    m.add_function(wrap_pyfunction!(request::translate_error, m)?)?;
+    m.add_function(wrap_pyfunction!(request::error_body, m)?)?;
+    m.add_function(wrap_pyfunction!(request::model_segment, m)?)?;
     errors::register(m)?;
     m.add_class::<stream::ErrorItem>()?;
     m.add_class::<chat::ChatChunk>()?;

@@ -50,3 +50,41 @@ pub fn translate_request(
         translated.notes,
     ))
 }
+
+/// An upstream's error response (`status`, `body` in dialect `source`) as a client of
+/// `target` expects it: its status, body and content type (`crate::translate::error`).
+#[pyfunction]
+#[pyo3(name = "_translate_error")]
+pub fn translate_error(
+    status: i64,
+    body: &[u8],
+    source: &str,
+    target: &str,
+) -> PyResult<(u16, Vec<u8>, &'static str)> {
+    let (source, target) = (dialect(source, "source")?, dialect(target, "target")?);
+    let status = u16::try_from(status).unwrap_or(0);
+    let e = crate::translate::error::translate_error(status, body, source, target);
+    Ok((e.status, e.body, e.content_type))
+}
+
+/// The error object a client of `target` reads for a failure of HTTP `status` with
+/// `message` (the gateway's own errors: 400, 401, 404, 408, 413, 502, 504).
+#[pyfunction]
+#[pyo3(name = "_error_body")]
+pub fn error_body(status: u16, message: &str, target: &str) -> PyResult<Vec<u8>> {
+    use crate::translate::error::{write_error, Class};
+    let target = dialect(target, "target")?;
+    let class = Class::from_status(status);
+    Ok(write_error(target, status, class, message, None)
+        .to_string()
+        .into_bytes())
+}
+
+/// `model` as the one path segment that names it in a request line (percent-encoded; a
+/// leading `models/` dropped); `RequestError` for a model name no provider accepts.
+#[pyfunction]
+#[pyo3(name = "_model_segment")]
+pub fn model_segment(py: Python<'_>, model: &str) -> PyResult<String> {
+    crate::request::check_model(model).map_err(|e| request_error(py, &e.message, &e.path))?;
+    Ok(crate::request::model_segment(model))
+}

@@ -15,7 +15,7 @@ use super::{
 use crate::translate::Dialect;
 
 /// Keys a chat request may have that the neutral model reads.
-const READ: [&str; 17] = [
+const READ: [&str; 15] = [
     "model",
     "messages",
     "tools",
@@ -31,8 +31,6 @@ const READ: [&str; 17] = [
     "stream",
     "stream_options",
     "n",
-    "user",
-    "metadata",
 ];
 
 /// Reads a chat completions request.
@@ -132,7 +130,7 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
         r.unmapped.push("n (more than one choice)".into());
     }
     for key in map.keys() {
-        if !READ.contains(&key.as_str()) {
+        if !READ.contains(&key.as_str()) && !super::is_setting(Dialect::Chat, key) {
             r.unmapped.push(key.clone());
         }
     }

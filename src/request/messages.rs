@@ -16,7 +16,7 @@ use super::{
 };
 use crate::translate::Dialect;
 
-const READ: [&str; 15] = [
+const READ: [&str; 13] = [
     "model",
     "messages",
     "system",
@@ -29,8 +29,6 @@ const READ: [&str; 15] = [
     "thinking",
     "output_config",
     "stream",
-    "metadata",
-    "top_k",
     "service_tier",
 ];
 
@@ -158,11 +156,8 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
             });
         }
     }
-    if map.contains_key("top_k") {
-        r.unmapped.push("top_k".into());
-    }
     for key in map.keys() {
-        if !READ.contains(&key.as_str()) {
+        if !READ.contains(&key.as_str()) && !super::is_setting(Dialect::Messages, key) {
             r.unmapped.push(key.clone());
         }
     }

@@ -248,6 +248,8 @@ pub struct Request {
     pub stop: Vec<String>,
     pub output: Option<Output>,
     pub thinking: Option<Thinking>,
+    /// The settings of [`SETTINGS`] the source gave, as it gave them.
+    pub settings: Vec<(Setting, Value)>,
     /// Source fields no target takes (named in the notes when written).
     pub unmapped: Vec<String>,
     /// The tool each call of the history called, by call id.
@@ -303,11 +305,16 @@ pub fn translate(
     if let Some(model) = model {
         request.model = Some(model.to_owned());
     }
+    if let Some(model) = &request.model {
+        check_model(model)?;
+    }
+    request.settings = read_settings(body, source);
     let mut notes = Notes::default();
     for field in &request.unmapped {
         notes.add(format!("{field} (no equivalent in the target's request)"));
     }
-    let (body, path) = match target {
+    restore_carried(&mut request, target, &mut notes);
+    let (mut body, path) = match target {
         Dialect::Chat => (
             chat::write(&request, &mut notes),
             "/v1/chat/completions".into(),
@@ -319,10 +326,14 @@ pub fn translate(
         ),
         Dialect::Gemini => {
             let model = request.model.as_deref().unwrap_or("unknown-model");
-            let path = format!("/v1beta/models/{model}:streamGenerateContent?alt=sse");
+            let path = format!(
+                "/v1beta/models/{}:streamGenerateContent?alt=sse",
+                model_segment(model)
+            );
             (gemini::write(&request, &mut notes), path)
         }
     };
+    write_settings(&request.settings, target, &mut body, &mut notes);
     Ok(Translated {
         body,
         path,
@@ -538,6 +549,257 @@ pub fn reasoning_note(notes: &mut Notes, target: &str) {
     notes.add(format!(
         "reasoning from another dialect in the history ({target} reads back only its own)"
     ));
+}
+
+// -- model names, settings, carried reasoning -----------------------------------------------
+
+/// The longest model name any provider takes (bytes).
+pub const MAX_MODEL: usize = 256;
+
+/// Refuses a model name no provider accepts: empty, longer than [`MAX_MODEL`] bytes, or with
+/// a control character (a CR or LF in one could otherwise reach a request line).
+pub fn check_model(model: &str) -> Result<(), RequestError> {
+    if model.is_empty() {
+        return error("$.model", "the model name is empty");
+    }
+    if model.len() > MAX_MODEL {
+        return error(
+            "$.model",
+            format!("the model name is longer than {MAX_MODEL} bytes"),
+        );
+    }
+    if model.chars().any(char::is_control) {
+        return error("$.model", "the model name has a control character");
+    }
+    Ok(())
+}
+
+/// `text` as one percent-encoded path segment (RFC 3986): every byte but the unreserved
+/// `A-Z a-z 0-9 - . _ ~` is `%XX`, so that no `/`, `?`, `#`, `%`, `:`, space, CR, LF or
+/// non-ASCII byte can change the request line, the path or the query it is put in.
+pub fn path_segment(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for b in text.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    if out == "." || out == ".." {
+        out = out.replace('.', "%2E"); // a dot segment would climb the path
+    }
+    out
+}
+
+/// A model name as the one path segment that names it (Gemini's `models/{model}`): a leading
+/// `models/` (how Google's SDKs may spell it) dropped, the rest [`path_segment`].
+pub fn model_segment(model: &str) -> String {
+    path_segment(model.strip_prefix("models/").unwrap_or(model))
+}
+
+/// A setting that only some dialects have, crossing where the target has it too.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Setting {
+    TopK,
+    Seed,
+    PresencePenalty,
+    FrequencyPenalty,
+    /// The end user's identifier.
+    User,
+    /// The caller's key-value metadata.
+    Metadata,
+    /// Whether the provider keeps the response.
+    Store,
+}
+
+/// Each setting's name and where each dialect spells it (chat, Messages, Responses, Gemini),
+/// a dotted path into the body; `None` where the dialect has no such setting. The one table
+/// that the readers (which keys they take) and [`translate`] (what crosses) read.
+pub const SETTINGS: [(Setting, &str, [Option<&str>; 4]); 7] = [
+    (
+        Setting::TopK,
+        "top_k",
+        [None, Some("top_k"), None, Some("generationConfig.topK")],
+    ),
+    (
+        Setting::Seed,
+        "seed",
+        [Some("seed"), None, None, Some("generationConfig.seed")],
+    ),
+    (
+        Setting::PresencePenalty,
+        "presence_penalty",
+        [
+            Some("presence_penalty"),
+            None,
+            None,
+            Some("generationConfig.presencePenalty"),
+        ],
+    ),
+    (
+        Setting::FrequencyPenalty,
+        "frequency_penalty",
+        [
+            Some("frequency_penalty"),
+            None,
+            None,
+            Some("generationConfig.frequencyPenalty"),
+        ],
+    ),
+    (
+        Setting::User,
+        "user",
+        [Some("user"), Some("metadata.user_id"), Some("user"), None],
+    ),
+    (
+        Setting::Metadata,
+        "metadata",
+        [Some("metadata"), None, Some("metadata"), None],
+    ),
+    (
+        Setting::Store,
+        "store",
+        [Some("store"), None, Some("store"), None],
+    ),
+];
+
+fn column(dialect: Dialect) -> usize {
+    match dialect {
+        Dialect::Chat => 0,
+        Dialect::Messages => 1,
+        Dialect::Responses => 2,
+        Dialect::Gemini => 3,
+    }
+}
+
+/// Whether `key`, a top-level key of a `dialect` request, holds a setting of [`SETTINGS`]
+/// (the readers take it: it is not "unmapped").
+pub fn is_setting(dialect: Dialect, key: &str) -> bool {
+    SETTINGS.iter().any(|(_, _, paths)| {
+        paths
+            .get(column(dialect))
+            .copied()
+            .flatten()
+            .is_some_and(|p| p.split('.').next() == Some(key))
+    })
+}
+
+fn at_path<'a>(body: &'a Value, path: &str) -> Option<&'a Value> {
+    path.split('.').try_fold(body, |v, key| v.get(key))
+}
+
+/// The settings of [`SETTINGS`] that `body` (a request of `source`) gives.
+fn read_settings(body: &Value, source: Dialect) -> Vec<(Setting, Value)> {
+    SETTINGS
+        .iter()
+        .filter_map(|(setting, _, paths)| {
+            let path = paths.get(column(source)).copied().flatten()?;
+            let value = at_path(body, path).filter(|v| !v.is_null())?;
+            Some((*setting, value.clone()))
+        })
+        .collect()
+}
+
+/// Writes `settings` into `body` (a request of `target`) where the target has them; the
+/// others are named in `notes`.
+fn write_settings(
+    settings: &[(Setting, Value)],
+    target: Dialect,
+    body: &mut Value,
+    notes: &mut Notes,
+) {
+    for (setting, value) in settings {
+        let Some((_, name, paths)) = SETTINGS.iter().find(|(s, _, _)| s == setting) else {
+            continue;
+        };
+        let Some(path) = paths.get(column(target)).copied().flatten() else {
+            notes.add(format!("{name} (no equivalent in the target's request)"));
+            continue;
+        };
+        let mut at = &mut *body;
+        let mut keys = path.split('.').peekable();
+        while let Some(key) = keys.next() {
+            let Value::Object(map) = at else { break };
+            if keys.peek().is_none() {
+                map.insert(key.to_owned(), value.clone());
+                break;
+            }
+            at = map
+                .entry(key.to_owned())
+                .or_insert_with(|| Value::Object(Map::new()));
+        }
+    }
+}
+
+/// Every tool call id that carries reasoning ([`crate::translate::carry`]) back to its
+/// original, in the calls and in the results under them; the reasoning it carries put back
+/// where an upstream of `target` wants it (Messages and Responses: at the start of the turn,
+/// before the turn's text, as Anthropic requires of a thinking block; Gemini: just before the
+/// call, whose part takes its signature). Reasoning carried for another dialect's upstream,
+/// or an id that looks like a carrier but does not decode, is dropped with a note.
+fn restore_carried(request: &mut Request, target: Dialect, notes: &mut Notes) {
+    use crate::translate::carry;
+    for turn in &mut request.turns {
+        let mut parts = Vec::with_capacity(turn.parts.len());
+        let mut front = 0;
+        for mut part in std::mem::take(&mut turn.parts) {
+            let is_call = matches!(part, Part::Call { .. });
+            let id = match &mut part {
+                Part::Call { id, .. } | Part::Result { id, .. } => id,
+                _ => {
+                    parts.push(part);
+                    continue;
+                }
+            };
+            match carry::decode(id) {
+                None => {}
+                Some(Err(())) => notes.add(
+                    "tool call ids that look like ssewire's carried reasoning but do not decode (kept as they are)",
+                ),
+                Some(Ok((original, dialect, reasoning))) => {
+                    *id = original;
+                    if is_call && dialect != target {
+                        notes.add(format!(
+                            "reasoning carried for a {} upstream (this one reads only its own)",
+                            dialect.name()
+                        ));
+                    } else if is_call {
+                        for r in reasoning {
+                            let r = Part::Reasoning(Reasoning {
+                                from: Some(dialect),
+                                text: r.text,
+                                signature: r.signature,
+                                id: r.id,
+                                encrypted: r.encrypted,
+                            });
+                            if target == Dialect::Gemini {
+                                parts.push(r);
+                            } else {
+                                parts.insert(front.min(parts.len()), r);
+                                front += 1;
+                            }
+                        }
+                    }
+                }
+            }
+            parts.push(part);
+        }
+        turn.parts = parts;
+    }
+    // The calls' names, by their ids as they now are.
+    let renamed: Vec<(String, String)> = request
+        .turns
+        .iter()
+        .flat_map(|t| t.parts.iter())
+        .filter_map(|p| match p {
+            Part::Call { id, name, .. } => Some((id.clone(), name.clone())),
+            _ => None,
+        })
+        .collect();
+    for (id, name) in renamed {
+        request.calls.entry(id).or_insert(name);
+    }
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use super::{
 };
 use crate::translate::Dialect;
 
-const READ: [&str; 14] = [
+const READ: [&str; 12] = [
     "model",
     "input",
     "instructions",
@@ -26,8 +26,6 @@ const READ: [&str; 14] = [
     "text",
     "reasoning",
     "stream",
-    "store",
-    "metadata",
 ];
 
 /// Reads a Responses request.
@@ -138,7 +136,7 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
         });
     }
     for key in map.keys() {
-        if !READ.contains(&key.as_str()) {
+        if !READ.contains(&key.as_str()) && !super::is_setting(Dialect::Responses, key) {
             r.unmapped.push(key.clone());
         }
     }

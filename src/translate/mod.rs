@@ -29,6 +29,8 @@ use std::borrow::Cow;
 use crate::dialect::{Doc, ErrorInfo};
 use crate::jsonw::push_str;
 
+pub mod carry;
+pub mod error;
 pub mod read;
 pub mod write;
 
@@ -279,6 +281,14 @@ pub trait Sink {
     /// Opaque reasoning the target may carry (Messages `redacted_thinking` data, Responses
     /// `encrypted_content`).
     fn redacted(&mut self, key: Key, data: &str);
+    /// The id of the reasoning block `key` (a Responses reasoning item's), which an upstream
+    /// wants back with it; no target writes it (the carry keeps it: [`carry`]).
+    fn reasoning_id(&mut self, _key: Key, _id: &str) {}
+    /// The signature of the tool call that opens next under `key` (Gemini's `thoughtSignature`
+    /// on a `functionCall` part): no target has a place for it, only the carry ([`carry`]).
+    fn call_signature(&mut self, _key: Key, _signature: &str) {
+        self.drop_note("thought signatures of function calls");
+    }
     /// A block ends.
     fn close(&mut self, key: Key);
     fn stop(&mut self, stop: Stop<'_>);
@@ -365,6 +375,8 @@ pub struct Translation {
     source: Option<Dialect>,
     writer: Box<dyn write::Writer + Send + Sync>,
     target: Target,
+    /// The signed reasoning kept for the next tool call's id, when the pair carries it.
+    carry: Option<carry::CarryState>,
     /// The upstream has ended (`finish()`): what comes after is not read.
     ended: bool,
 }
@@ -480,6 +492,9 @@ impl Translation {
             source,
             writer: write::writer(target),
             target,
+            carry: source
+                .filter(|s| carry::carries(*s, target.into()))
+                .map(|_| carry::CarryState::default()),
             ended: false,
         }
     }
@@ -511,6 +526,9 @@ impl Translation {
         if self.source.is_none() {
             self.source = Some(source);
             self.reader = Some(reader_for(source));
+            if carry::carries(source, self.target.into()) {
+                self.carry = Some(carry::CarryState::default());
+            }
         }
     }
 
@@ -565,7 +583,19 @@ impl Translation {
         if self.ended {
             return;
         }
-        let sink = self.writer.as_mut();
+        let writer: &mut dyn Sink = self.writer.as_mut();
+        let mut carrying;
+        let sink: &mut dyn Sink = match (self.carry.as_mut(), self.source) {
+            (Some(state), Some(source)) => {
+                carrying = carry::Carrying {
+                    sink: writer,
+                    state,
+                    source,
+                };
+                &mut carrying
+            }
+            _ => writer,
+        };
         match (up, self.reader.as_mut()) {
             (Upstream::Error(info), _) => read::send_error(info, sink),
             (Upstream::Malformed, _) => {

@@ -293,12 +293,12 @@ impl GeminiReader {
         }
         for part in &c.parts {
             if let Some(call) = &part.function_call {
-                if part.thought_signature.is_some() {
-                    sink.drop_note("thought signatures of function calls");
-                }
                 let continues = self.streamed.is_some() && call.name.is_none();
                 if !continues {
                     self.close_open(sink);
+                }
+                if let (false, Some(signature)) = (continues, &part.thought_signature) {
+                    sink.call_signature(self.next + 1, signature.as_str());
                 }
                 if call.is_empty() && !continues {
                     continue;

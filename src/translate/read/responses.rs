@@ -120,8 +120,8 @@ impl ResponsesReader {
                 }
             }
             b"response.output_item.done" => {
-                let [type_, arguments, encrypted] = v.item.map_or([None; 3], |i| {
-                    fields(i, ["type", "arguments", "encrypted_content"])
+                let [type_, arguments, encrypted, id] = v.item.map_or([None; 4], |i| {
+                    fields(i, ["type", "arguments", "encrypted_content", "id"])
                 });
                 match type_.and_then(json_string).as_deref() {
                     Some("function_call") => {
@@ -135,6 +135,9 @@ impl ResponsesReader {
                         sink.close(item_key(oi));
                     }
                     Some("reasoning") => {
+                        if let Some(id) = id.and_then(json_string) {
+                            sink.reasoning_id(item_key(oi), &id);
+                        }
                         if let Some(enc) = encrypted.and_then(json_string) {
                             sink.signature(item_key(oi), &enc);
                         }

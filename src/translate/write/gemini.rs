@@ -133,35 +133,7 @@ const FINISH_REASONS: &[&str] = &[
 
 /// Google's error code and status for an upstream error's type or code.
 fn error_status(failure: &Failure<'_>) -> (u16, &'static str) {
-    let said = [failure.type_, failure.code];
-    let any = |names: &[&str]| said.iter().flatten().any(|s| names.contains(s));
-    if any(&[
-        "rate_limit_error",
-        "rate_limit_exceeded",
-        "RESOURCE_EXHAUSTED",
-        "insufficient_quota",
-    ]) {
-        (429, "RESOURCE_EXHAUSTED")
-    } else if any(&["overloaded_error", "UNAVAILABLE", "server_overloaded"]) {
-        (503, "UNAVAILABLE")
-    } else if any(&[
-        "invalid_request_error",
-        "INVALID_ARGUMENT",
-        "invalid_prompt",
-        "context_length_exceeded",
-    ]) {
-        (400, "INVALID_ARGUMENT")
-    } else if any(&["authentication_error", "UNAUTHENTICATED", "invalid_api_key"]) {
-        (401, "UNAUTHENTICATED")
-    } else if any(&["permission_error", "PERMISSION_DENIED"]) {
-        (403, "PERMISSION_DENIED")
-    } else if any(&["not_found_error", "NOT_FOUND", "model_not_found"]) {
-        (404, "NOT_FOUND")
-    } else if any(&["timeout_error", "DEADLINE_EXCEEDED"]) {
-        (504, "DEADLINE_EXCEEDED")
-    } else {
-        (500, "INTERNAL")
-    }
+    crate::translate::error::classify(500, failure.type_, failure.code).google()
 }
 
 /// Whether `s` is base64 (standard or URL-safe alphabet, padding optional): what
