@@ -13,6 +13,7 @@ are relayed to the upstream in their own dialect, and each request is logged thr
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import sys
 from typing import Any, Callable, Dict
@@ -38,7 +39,7 @@ def main() -> None:
     logger = logging.getLogger("gateway")
     app = build(sys.argv[1], lambda entry: logger.info("%s", entry))
     port = int(sys.argv[2]) if len(sys.argv) > 2 else 8080
-    web.run_app(app, host="127.0.0.1", port=port, keepalive_timeout=app[ssewire.gateway.HEAD_TIMEOUT])
+    asyncio.run(ssewire.gateway.serve(app, "127.0.0.1", port))
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@ const URL_SAFE: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwx
 
 fn encode_with(data: &[u8], alphabet: &[u8; 64], pad: bool) -> String {
     let mut out = String::with_capacity(data.len().div_ceil(3) * 4);
-    let symbol = |v: u32| char::from(alphabet[(v & 63) as usize]);
+    let symbol = |v: u32| char::from(alphabet.get((v & 63) as usize).copied().unwrap_or(b'A'));
     for chunk in data.chunks(3) {
         let b = |i: usize| u32::from(chunk.get(i).copied().unwrap_or(0));
         let n = (b(0) << 16) | (b(1) << 8) | b(2);

@@ -63,7 +63,7 @@ except ImportError as e:  # pragma: no cover - the extra is not installed
 import ssewire
 from ssewire import _core
 
-__all__ = ["HEAD_TIMEOUT", "Route", "final_text", "main", "make_app", "record", "route", "runner"]
+__all__ = ["HEAD_TIMEOUT", "Route", "final_text", "main", "make_app", "record", "route", "runner", "serve"]
 
 #: Path suffix -> client dialect.
 PATHS: Dict[str, str] = {
@@ -388,6 +388,8 @@ def error_response(client: str, status: int, message: str,
     response = web.Response(status=status, body=body, content_type="application/json")
     for k, v in headers or []:
         response.headers[k] = v
+    # The connection is not kept: a body left unread (too large, too slow) is not waited for.
+    response.force_close()
     return response
 
 
@@ -567,20 +569,20 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             pass  # what came is what there is
         return b"".join(up.early)[:MAX_ERROR_BODY]
 
-    def stream_outcome(stream: Any, up: Upstream) -> Optional[Tuple[int, bytes]]:
-        """For a client that asked for no stream: the error status and body (in the
-        upstream's chat-like form, for ``translate_error``) when the stream failed, was cut or
+    def stream_outcome(stream: Any, up: Upstream, client: str) -> Optional[Tuple[int, bytes]]:
+        """For a client that asked for no stream: the error status and the client dialect's
+        error body when the stream failed (the upstream's error, its type mapped), was cut or
         timed out; None when it ended well."""
         exc = up.end.exception() if up.end.done() else None
         error = getattr(stream, "error", None)
         if error is not None:
             said = {"error": {"message": str(error.message), "type": error.type, "code": error.code}}
-            return 0, json.dumps(said).encode()
+            e = ssewire.translate_error(0, json.dumps(said).encode(), "responses", client)
+            return e.status, e.body
         if isinstance(exc, asyncio.TimeoutError):
-            return 504, b'{"error": {"message": "the upstream took too long to answer"}}'
+            return 504, _core._error_body(504, "the upstream took too long to answer", client)
         if exc is not None or not getattr(stream, "done", False):
-            message = "the upstream's stream was cut off before its end"
-            return 502, json.dumps({"error": {"message": message}}).encode()
+            return 502, _core._error_body(502, "the upstream's stream was cut off before its end", client)
         return None
 
     async def read_request(request: web.Request, client: str) -> Tuple[bytes, Dict[str, Any]]:
@@ -769,12 +771,13 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             t.finish()
         except (OSError, asyncio.TimeoutError, ssewire.HTTPProtocolError):
             pass  # the stream's error, or its missing end, tells it below
-        outcome = stream_outcome(t.source, up) if t.source is not None else (502, b"{}")
+        if t.source is None:  # nothing came that could tell the dialect
+            outcome: Optional[Tuple[int, bytes]] = (502, _core._error_body(502, "the upstream sent no stream", client))
+        else:
+            outcome = stream_outcome(t.source, up, client)
         if outcome is not None:
-            status, said = outcome
-            e = ssewire.translate_error(status, said, "chat", client)
-            entry["status"] = e.status
-            answer = web.Response(status=e.status, body=e.body, content_type=e.content_type)
+            entry["status"] = outcome[0]
+            answer = web.Response(status=outcome[0], body=outcome[1], content_type="application/json")
         else:
             entry["status"] = 200
             answer = web.json_response(t.result())
@@ -782,15 +785,32 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             answer.headers[k] = v
         return answer
 
-    app.router.add_route("POST", "/{path:.*}", handle)
+    app.router.add_route("POST", r"/{path:[\s\S]*}", handle)  # every path: the handler routes
     return app
+
+
+#: How long the rest of a body the gateway refused (too large, too slow) is read and dropped
+#: before the connection closes (aiohttp's default is 10 s).
+LINGER = 1.0
 
 
 def runner(app: web.Application) -> web.AppRunner:
     """An ``aiohttp.web.AppRunner`` for a gateway app, with its ``head_timeout``: a connection
     that has not sent a whole request head by then (a client trickling it byte by byte) is
-    closed."""
-    return web.AppRunner(app, keepalive_timeout=app[HEAD_TIMEOUT])
+    closed; the unread body of a refused request is not waited for past ``LINGER``."""
+    return web.AppRunner(app, keepalive_timeout=app[HEAD_TIMEOUT], lingering_time=LINGER)
+
+
+async def serve(app: web.Application, host: str, port: int) -> None:
+    """Serves a gateway app on ``host:port`` until cancelled."""
+    run = runner(app)
+    await run.setup()
+    try:
+        await web.TCPSite(run, host, port).start()
+        print(f"ssewire gateway: serving on http://{host}:{port}", file=sys.stderr, flush=True)
+        await asyncio.Event().wait()
+    finally:
+        await run.cleanup()
 
 
 def new_loop(name: str = "auto") -> asyncio.AbstractEventLoop:
@@ -860,8 +880,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         return 2
     loop = new_loop(args.loop)
     asyncio.set_event_loop(loop)
-    web.run_app(app, host=args.host, port=args.port, loop=loop, print=None,
-                keepalive_timeout=app[HEAD_TIMEOUT])  # fmt: skip
+    try:
+        loop.run_until_complete(serve(app, args.host, args.port))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        loop.close()
     return 0
 
 

@@ -90,11 +90,14 @@ pub fn encode(original: &str, upstream: Dialect, reasoning: &[Carried]) -> Strin
     out
 }
 
+/// What a carrier id holds: the original id, the upstream dialect it is for, the reasoning.
+pub type Decoded = (String, Dialect, Vec<Carried>);
+
 /// What an id carries: `None` for an id that is not a carrier; `Some(Err(()))` for one that
 /// looks like ssewire's but does not decode (a client changed it); else the original id, the
 /// upstream dialect it is for and the reasoning.
 #[allow(clippy::result_unit_err)]
-pub fn decode(id: &str) -> Option<Result<(String, Dialect, Vec<Carried>), ()>> {
+pub fn decode(id: &str) -> Option<Result<Decoded, ()>> {
     let rest = id.strip_prefix(PREFIX)?;
     let decoded = (|| {
         let (&tag, rest) = rest.as_bytes().split_first()?;

@@ -136,15 +136,10 @@ fn error_status(failure: &Failure<'_>) -> (u16, &'static str) {
     crate::translate::error::classify(500, failure.type_, failure.code).google()
 }
 
-/// Whether `s` is base64 (standard or URL-safe alphabet, padding optional): what
-/// google-genai reads a `thoughtSignature` as.
+/// Whether `s` is base64 (standard or URL-safe alphabet, padding optional, a length an
+/// encoding has): what google-genai reads a `thoughtSignature` as.
 fn is_base64(s: &str) -> bool {
-    let body = s.trim_end_matches('=');
-    s.len() - body.len() <= 2
-        && !body.is_empty()
-        && body
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'+' | b'/' | b'-' | b'_'))
+    !s.is_empty() && crate::base64::decode(s).is_some()
 }
 
 /// Valid JSON `json` without the whitespace between its tokens (strings kept as they are).
@@ -470,7 +465,8 @@ mod tests {
 
     #[test]
     fn base64_signatures_only() {
-        assert!(is_base64("EqQBCkgIARABGAIiQH9v+/=="));
+        assert!(is_base64("EqQBCkgIARABGAIiQH9v+/8="));
+        assert!(!is_base64("gAAAAABo-fake-encrypted-reasoning=="));
         assert!(!is_base64("not base64!"));
         assert!(!is_base64(""));
     }
