@@ -101,3 +101,76 @@ def test_an_agent_framework_loop_completes_through_the_gateway(framework: str) -
     assert CALLS == ["Paris"], "the framework ran the tool once"
     assert seen[0] is None and seen[-1] is not None and seen[-1][1] == "18C"
     assert len(seen) == 2
+
+
+# -- issue 33: the same frameworks, reasoning on, against strict upstreams of the other dialects ---
+
+FRAMEWORK_DIALECT = {"openai-agents": "responses", "pydantic-ai-anthropic": "messages",
+                     "pydantic-ai-responses": "responses", "pydantic-ai-chat": "chat"}  # fmt: skip
+
+
+async def _thinking_framework(url: str, framework: str) -> str:
+    from openai import AsyncOpenAI
+
+    if framework == "openai-agents":
+        from agents import Agent, ModelSettings, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+        from openai.types.shared import Reasoning
+
+        set_tracing_disabled(True)
+        client = AsyncOpenAI(api_key="client-key", base_url=url + "/v1", max_retries=0, timeout=TIMEOUT)
+        agent = Agent(name="w", instructions="Answer briefly.", tools=[function_tool(get_weather)],
+                      model=OpenAIResponsesModel(model="m", openai_client=client),
+                      model_settings=ModelSettings(reasoning=Reasoning(effort="low")))  # fmt: skip
+        result = Runner.run_streamed(agent, "Weather in Paris?", max_turns=4)
+        async for _ in result.stream_events():
+            pass
+        return str(result.final_output)
+    from pydantic_ai import Agent as PAgent
+
+    settings: Any
+    if framework == "pydantic-ai-anthropic":
+        from anthropic import AsyncAnthropic
+        from pydantic_ai.models.anthropic import AnthropicModel, AnthropicModelSettings
+        from pydantic_ai.providers.anthropic import AnthropicProvider
+
+        aclient = AsyncAnthropic(api_key="client-key", base_url=url, max_retries=0, timeout=TIMEOUT)
+        model: Any = AnthropicModel("m", provider=AnthropicProvider(anthropic_client=aclient))
+        settings = AnthropicModelSettings(anthropic_thinking={"type": "enabled", "budget_tokens": 1024}, max_tokens=2048)
+    else:
+        from pydantic_ai.providers.openai import OpenAIProvider
+
+        oclient = AsyncOpenAI(api_key="client-key", base_url=url + "/v1", max_retries=0, timeout=TIMEOUT)
+        if framework == "pydantic-ai-responses":
+            from pydantic_ai.models.openai import OpenAIResponsesModel, OpenAIResponsesModelSettings
+
+            model = OpenAIResponsesModel("m", provider=OpenAIProvider(openai_client=oclient))
+            settings = OpenAIResponsesModelSettings(openai_reasoning_effort="low")
+        else:
+            from pydantic_ai.models.openai import OpenAIChatModel, OpenAIChatModelSettings
+
+            model = OpenAIChatModel("m", provider=OpenAIProvider(openai_client=oclient))
+            settings = OpenAIChatModelSettings(openai_reasoning_effort="low")
+    agent = PAgent(model, instructions="Answer briefly.", tools=[get_weather], model_settings=settings)
+    async with agent.run_stream("Weather in Paris?") as run:
+        return str(await run.get_output())
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::UserWarning")
+@pytest.mark.parametrize(("framework", "upstream_dialect"),
+                         [(f, u) for f in FRAMEWORK_DIALECT for u in ("chat", "messages", "responses", "gemini")
+                          if u != FRAMEWORK_DIALECT[f]])  # fmt: skip
+def test_a_thinking_agent_loop_completes_against_a_strict_upstream(framework: str, upstream_dialect: str) -> None:
+    """Reasoning on, the upstream as strict as its provider (``tests/strict_upstream.py``): the
+    framework's loop completes in two upstream requests, every provider rule held."""
+    from strict_upstream import KEY, StrictUpstream
+
+    CALLS.clear()
+    with StrictUpstream(upstream_dialect) as up:
+        gw = Gateway(up.url(), upstream_dialect=upstream_dialect, upstream_key=KEY)
+        try:
+            text = asyncio.run(asyncio.wait_for(_thinking_framework(gw.url(), framework), TIMEOUT))
+        finally:
+            gw.close()
+    assert up.violations == [], up.violations
+    assert text == ANSWER and CALLS == ["Paris"]
+    assert len(up.requests) == 2

@@ -177,22 +177,32 @@ def test_the_same_loops_pass_h11s_strict_parser(upstream_dialect: str, client: s
     _run_loop(upstream_dialect, client, True, "h11")
 
 
-@pytest.mark.parametrize("client", ["chat", "responses", "gemini"])
-def test_messages_upstream_refuses_a_tool_use_turn_without_its_thinking_block(client: str) -> None:
-    """The strict upstream is strict: the second turn with the carried reasoning taken out (a
-    client that rewrote its tool call ids) is refused with Anthropic's own rule."""
-    with StrictUpstream("messages") as up:
-        gw = Gateway(up.url(), upstream_dialect="messages", upstream_key=KEY)
+RULES = {"messages": "must start with a thinking block", "gemini": "missing a thought_signature",
+         "responses": "without its required 'reasoning' item"}  # fmt: skip
+
+
+@pytest.mark.parametrize("upstream_dialect", sorted(RULES))
+@pytest.mark.parametrize("client", DIALECTS)
+def test_a_strict_upstream_refuses_a_turn_without_its_signed_reasoning(upstream_dialect: str, client: str) -> None:
+    """The strict upstreams are strict: the second turn sent with the upstream's own call id
+    (a client that dropped the carried reasoning) is refused by the provider's rule, while the
+    id the gateway wrote carries it."""
+    if client == upstream_dialect:
+        pytest.skip("relayed, not translated")
+    with StrictUpstream(upstream_dialect) as up:
+        gw = Gateway(up.url(), upstream_dialect=upstream_dialect, upstream_key=KEY)
         try:
             first = _post(gw, client, _first_turn(client))
             assert first[0] == 200
             call_id = _call_id(client, first[1])
-            assert call_id.startswith("sswc1_m_")  # the thinking block rides in the id
-            second = _post(gw, client, _second_turn(client, "toolu_w1"))
+            assert call_id.startswith(f"sswc1_{upstream_dialect[0]}_")  # the reasoning rides in the id
+            plain = {"messages": "toolu_w1", "gemini": "fc_w1", "responses": "call_w1"}[upstream_dialect]
+            second = _post(gw, client, _second_turn(client, plain))
+            carried = _post(gw, client, _second_turn(client, call_id))
         finally:
             gw.close()
-    assert second[0] == 400
-    assert any("must start with a thinking block" in v for v in up.violations)
+    assert second[0] == 400 and RULES[upstream_dialect] in _client_error_shape(client, second[1])
+    assert carried[0] == 200, carried[1]
 
 
 # -- helpers for raw requests -------------------------------------------------------------------
@@ -618,3 +628,50 @@ def test_translate_error_maps_every_dialect() -> None:
     assert ssewire.translate_error(529, overloaded, "messages", "messages").status == 529
     html = ssewire.translate_error(502, b"<html>bad gateway</html>", "chat", "gemini")
     assert json.loads(html.body)["error"] == {"code": 502, "message": "<html>bad gateway</html>", "status": "INTERNAL"}
+
+
+def test_ssewire_gateway_serves_a_client_in_one_command() -> None:
+    """``ssewire gateway`` as a user starts it: a process, its key from the environment, a
+    Messages client served from a chat upstream, one log line on stdout."""
+    import os
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with StrictUpstream("chat") as up:
+        env = {**os.environ, "UPSTREAM_KEY": KEY}
+        argv = [sys.executable, "-m", "ssewire", "gateway", "--upstream", up.url(), "--upstream-dialect", "chat",
+                "--upstream-key-env", "UPSTREAM_KEY", "--port", str(port)]  # fmt: skip
+        proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        try:
+            deadline = time.monotonic() + TIMEOUT
+            while time.monotonic() < deadline:
+                try:
+                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                    break
+                except OSError:
+                    time.sleep(0.05)
+            import anthropic
+
+            client = anthropic.Anthropic(api_key="client", base_url=f"http://127.0.0.1:{port}", max_retries=0,
+                                         timeout=TIMEOUT)  # fmt: skip
+            message = client.messages.create(model="m", max_tokens=100,
+                                             messages=[{"role": "user", "content": "Weather in Paris?"}])  # fmt: skip
+        finally:
+            proc.terminate()
+            out, _ = proc.communicate(timeout=TIMEOUT)
+    assert message.stop_reason == "tool_use" and up.violations == []
+    [line] = [json.loads(x) for x in out.decode().splitlines() if x.strip()]
+    assert line["status"] == 200 and line["served_as"] == "messages" and line["dialect"] == "chat"
+
+
+def test_the_gateway_refuses_to_start_without_its_key() -> None:
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-m", "ssewire.gateway", "--upstream", "http://127.0.0.1:9",
+                          "--upstream-key-env", "SSEWIRE_NO_SUCH_VARIABLE"],
+                         capture_output=True, text=True, timeout=TIMEOUT)  # fmt: skip
+    assert out.returncode != 0 and "SSEWIRE_NO_SUCH_VARIABLE" in out.stderr

@@ -285,3 +285,114 @@ fn effort_and_budget_map_by_the_table() {
     );
     assert_eq!(Thinking::Off.effort(&["low"]), None);
 }
+
+#[test]
+fn a_model_name_is_one_path_segment_or_refused() {
+    let body = json!({"model": "m", "messages": [{"role": "user", "content": "hi"}]});
+    for (model, segment) in [
+        ("gemini-2.5-pro", "gemini-2.5-pro"),
+        ("models/gemini-3", "gemini-3"),
+        ("../../admin/x", "..%2F..%2Fadmin%2Fx"),
+        ("m?key=X#f", "m%3Fkey%3DX%23f"),
+        ("m:generateContent", "m%3AgenerateContent"),
+        ("modèle 1%", "mod%C3%A8le%201%25"),
+        ("..", "%2E%2E"),
+    ] {
+        let t = translate(&body, Dialect::Chat, Dialect::Gemini, Some(model)).unwrap();
+        assert_eq!(
+            t.path,
+            format!("/v1beta/models/{segment}:streamGenerateContent?alt=sse")
+        );
+    }
+    for bad in [
+        "",
+        "m\r\nX-Injected: yes",
+        "m\u{0}",
+        &"m".repeat(MAX_MODEL + 1),
+    ] {
+        for target in [Dialect::Gemini, Dialect::Messages] {
+            let e = translate(&body, Dialect::Chat, target, Some(bad)).unwrap_err();
+            assert_eq!(e.path, "$.model", "{bad:?}");
+        }
+    }
+}
+
+fn carried_turn(id: &str) -> Value {
+    json!({"model": "m", "messages": [
+        {"role": "user", "content": "Weather?"},
+        {"role": "assistant", "content": "Let me look.", "tool_calls": [
+            {"id": id, "type": "function", "function": {"name": "weather", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": id, "content": "18C"}
+    ]})
+}
+
+#[test]
+fn carried_reasoning_is_restored_for_its_own_upstream_only() {
+    use crate::translate::carry::{encode, Carried};
+    let thinking = Carried {
+        text: "Think.".into(),
+        signature: Some("c2ln".into()),
+        ..Carried::default()
+    };
+    let id = encode("toolu_1", Dialect::Messages, &[thinking]);
+    let m = translate(&carried_turn(&id), Dialect::Chat, Dialect::Messages, None).unwrap();
+    let content = &m.body["messages"][1]["content"];
+    assert_eq!(
+        content[0],
+        json!({"type": "thinking", "thinking": "Think.", "signature": "c2ln"})
+    );
+    assert_eq!(content[1]["type"], "text");
+    assert_eq!(content[2]["id"], "toolu_1");
+    assert_eq!(
+        m.body["messages"][2]["content"][0]["tool_use_id"],
+        "toolu_1"
+    );
+    // For a Gemini upstream the id is the original and the thinking a note.
+    let g = translate(&carried_turn(&id), Dialect::Chat, Dialect::Gemini, None).unwrap();
+    let parts = &g.body["contents"][1]["parts"];
+    assert!(parts
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|p| p.get("thoughtSignature").is_none()));
+    assert_eq!(parts[1]["functionCall"]["id"], "toolu_1");
+    assert!(g
+        .notes
+        .iter()
+        .any(|n| n.contains("carried for a messages upstream")));
+    // A Gemini signature goes on the call's own part.
+    let sig = Carried {
+        signature: Some("Z3NpZw==".into()),
+        ..Carried::default()
+    };
+    let gid = encode("fc_1", Dialect::Gemini, &[sig]);
+    let g = translate(&carried_turn(&gid), Dialect::Chat, Dialect::Gemini, None).unwrap();
+    let parts = &g.body["contents"][1]["parts"];
+    assert_eq!(parts[1]["thoughtSignature"], "Z3NpZw==");
+    assert_eq!(parts[1]["functionCall"]["id"], "fc_1");
+    assert!(parts[0].get("thoughtSignature").is_none());
+    // An id that looks like a carrier but does not decode stays, with a note.
+    let r = translate(
+        &carried_turn("sswc1_m_!!"),
+        Dialect::Chat,
+        Dialect::Responses,
+        None,
+    )
+    .unwrap();
+    assert!(r.notes.iter().any(|n| n.contains("do not decode")));
+}
+
+#[test]
+fn settings_cross_where_the_target_has_them() {
+    let body = json!({"model": "m", "seed": 3, "user": "u", "store": true,
+        "messages": [{"role": "user", "content": "hi"}]});
+    let g = translate(&body, Dialect::Chat, Dialect::Gemini, None).unwrap();
+    assert_eq!(g.body["generationConfig"]["seed"], 3);
+    assert!(g.notes.iter().any(|n| n.starts_with("user ")));
+    assert!(g.notes.iter().any(|n| n.starts_with("store ")));
+    let m = translate(&body, Dialect::Chat, Dialect::Messages, None).unwrap();
+    assert_eq!(m.body["metadata"]["user_id"], "u");
+    assert!(m.notes.iter().any(|n| n.starts_with("seed ")));
+    let back = translate(&m.body, Dialect::Messages, Dialect::Chat, None).unwrap();
+    assert_eq!(back.body["user"], "u");
+}

@@ -1,6 +1,7 @@
 //! Request translation: any JSON body (the input's bytes after its first, if they are JSON),
 //! read as each dialect and written as each other; no panic, the output bounded by a constant
-//! times the input, memory bounded (libFuzzer's -malloc_limit_mb).
+//! times the input, memory bounded (libFuzzer's -malloc_limit_mb); the same bytes as a tool call
+//! id carrying reasoning (`translate::carry`), decoded without a panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use ssewire::request::translate;
@@ -10,6 +11,10 @@ const ALL: [Dialect; 4] = [Dialect::Chat, Dialect::Messages, Dialect::Responses,
 
 fuzz_target!(|data: &[u8]| {
     let Some((_, body)) = data.split_first() else { return };
+    // A tool call id a client sends back: any bytes as a carrier's payload, and as an id.
+    let carrier = format!("sswc1_m_{}", ssewire::base64::encode_url(body));
+    let _ = ssewire::translate::carry::decode(&carrier);
+    let _ = ssewire::translate::carry::decode(&String::from_utf8_lossy(body));
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else { return };
     for source in ALL {
         for target in ALL {
