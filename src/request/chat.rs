@@ -152,7 +152,11 @@ fn message_into(r: &mut Request, message: &Value, path: &str) -> Result<(), Requ
                 r.unmapped
                     .push("images or files in a system message".into());
             }
-            r.system.push(text);
+            if r.turns.is_empty() {
+                r.system.push(text);
+            } else {
+                r.push(Role::System, Part::Text(text)); // it keeps its place
+            }
         }
         "user" => {
             for part in content(m.get("content"), &format!("{path}.content"))? {
@@ -232,21 +236,16 @@ fn message_into(r: &mut Request, message: &Value, path: &str) -> Result<(), Requ
                     )
                 }
             };
-            let Some(name) = r
+            // A result whose call is not in the history (a trimmed history) crosses too.
+            let name = r
                 .call_name(&id)
-                .or_else(|| (role == "function").then(|| id.clone()))
-            else {
-                return error(
-                    format!("{path}.tool_call_id"),
-                    format!("a tool result for no call: no assistant tool call has id {id:?}"),
-                );
-            };
+                .or_else(|| (role == "function").then(|| id.clone()));
             let content = content(m.get("content"), &format!("{path}.content"))?;
             r.push(
                 Role::User,
                 Part::Result {
                     id,
-                    name: Some(name),
+                    name,
                     content,
                     error: false,
                 },
@@ -282,10 +281,39 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
                     ..Media::default()
                 })
             }
+            "input_audio" => Part::Document(Media::from_input_audio(p.get("input_audio"))),
+            // Mistral's reasoning in an assistant's history: text, or a list of text chunks.
+            "thinking" => {
+                let text = match p.get("thinking") {
+                    Some(Value::String(s)) => s.clone(),
+                    Some(Value::Array(chunks)) => chunks
+                        .iter()
+                        .filter_map(|c| c.get("text").and_then(Value::as_str))
+                        .collect(),
+                    _ => String::new(),
+                };
+                Part::Reasoning(Reasoning {
+                    from: Some(Dialect::Chat),
+                    text,
+                    ..Reasoning::default()
+                })
+            }
             "file" => {
                 let f = p.get("file").and_then(Value::as_object);
                 let data = f.and_then(|f| f.get("file_data")).and_then(Value::as_str);
                 let name = f.and_then(|f| f.get("filename")).and_then(Value::as_str);
+                let file_id = f.and_then(|f| f.get("file_id")).and_then(Value::as_str);
+                if data.is_none()
+                    || data.is_some_and(|d| d.starts_with("http://") || d.starts_with("https://"))
+                {
+                    // An uploaded file, or a document given by URL (some clients put one here).
+                    return Ok(Some(Part::Document(Media {
+                        url: data.map(str::to_owned),
+                        file_id: file_id.map(str::to_owned),
+                        name: name.map(str::to_owned),
+                        ..Media::default()
+                    })));
+                }
                 let media = Media {
                     url: data.map(str::to_owned),
                     name: name.map(str::to_owned),
@@ -295,10 +323,10 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
                 Part::Document(match media.inline() {
                     Some(_) => media,
                     None => Media {
-                        url: None,
                         data: data.map(str::to_owned),
                         media_type: data.map(|_| "application/pdf".to_owned()),
                         name: name.map(str::to_owned),
+                        ..Media::default()
                     },
                 })
             }
@@ -317,6 +345,9 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
         match turn.role {
             Role::User => user_messages(&turn.parts, &mut messages, notes),
             Role::Assistant => messages.push(assistant_message(&turn.parts, notes)),
+            Role::System => {
+                messages.push(json!({"role": "system", "content": super::system_text(&turn.parts)}))
+            }
         }
     }
     let mut body = Map::new();
@@ -451,6 +482,14 @@ fn content_part(part: &Part, notes: &mut Notes) -> Option<Value> {
         Part::Text(t) => Some(json!({"type": "text", "text": t})),
         Part::Image(m) => Some(json!({"type": "image_url", "image_url": {"url": m.as_url()?}})),
         Part::Document(m) => {
+            if let (Some(format), Some((data, _))) = (m.audio_format(), m.inline()) {
+                return Some(
+                    json!({"type": "input_audio", "input_audio": {"data": data, "format": format}}),
+                );
+            }
+            if let Some(id) = &m.file_id {
+                return Some(json!({"type": "file", "file": {"file_id": id}}));
+            }
             let Some(url) = m.as_url().filter(|u| u.starts_with("data:")) else {
                 notes.add("documents given by URL (chat takes a document's data)");
                 return None;
@@ -471,10 +510,16 @@ fn content_part(part: &Part, notes: &mut Notes) -> Option<Value> {
 /// An assistant turn: its text as the content, its calls as `tool_calls`.
 fn assistant_message(parts: &[Part], notes: &mut Notes) -> Value {
     let mut text = String::new();
+    let mut texts: Vec<&str> = Vec::new();
     let mut calls = Vec::new();
     for part in parts {
         match part {
-            Part::Text(t) => text.push_str(t),
+            Part::Text(t) => {
+                text.push_str(t);
+                if !t.is_empty() {
+                    texts.push(t);
+                }
+            }
             Part::Call {
                 id,
                 name,
@@ -497,6 +542,14 @@ fn assistant_message(parts: &[Part], notes: &mut Notes) -> Value {
         "content".into(),
         if text.is_empty() && !calls.is_empty() {
             Value::Null
+        } else if texts.len() > 1 {
+            // Texts apart in the source (around a call): kept apart, as text parts.
+            Value::Array(
+                texts
+                    .iter()
+                    .map(|t| json!({"type": "text", "text": t}))
+                    .collect(),
+            )
         } else {
             json!(text)
         },

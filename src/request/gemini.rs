@@ -153,14 +153,8 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                         .find(|open_id| !answered.contains(open_id))
                     {
                         Some(id) => id,
-                        None => {
-                            return error(
-                                format!("{ppath}.functionResponse.name"),
-                                format!(
-                                "a tool result for no call: no functionCall of {name:?} before it"
-                            ),
-                            )
-                        }
+                        // A result whose call is not in the history crosses under its name.
+                        None => name.clone(),
                     },
                 };
                 let value = field(fr, "response").cloned().unwrap_or(Value::Null);
@@ -272,11 +266,13 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                 .collect();
             r.tool_choice = match text_field(f, "mode", "$.toolConfig")?.as_deref() {
                 Some("NONE") => Some(ToolChoice::None),
-                Some("ANY") | Some("VALIDATED") => match names.as_slice() {
+                Some("ANY") => match names.as_slice() {
                     [one] => Some(ToolChoice::Named(one.clone())),
                     _ => Some(ToolChoice::Required),
                 },
-                Some("AUTO") => Some(ToolChoice::Auto),
+                // VALIDATED: the model answers in text or calls a function (with schema
+                // adherence, which no other dialect names): a choice, as AUTO.
+                Some("AUTO") | Some("VALIDATED") => Some(ToolChoice::Auto),
                 _ => None,
             };
         }
@@ -378,6 +374,9 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
                             let kind = m.media_type.clone().unwrap_or_else(|| guess_type(url));
                             parts.push(json!({"fileData": {"mimeType": kind, "fileUri": url}}));
                         }
+                        None if m.file_id.is_some() => notes.add(
+                            "uploaded file ids (a file belongs to the provider it was uploaded to)",
+                        ),
                         None => notes.add("media without data or URL"),
                     },
                 },
@@ -439,8 +438,17 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
         contents.push(json!({"role": role, "parts": parts}));
     }
     let mut body = Map::new();
+    let only_system = contents.is_empty() && !r.system.is_empty();
+    if only_system {
+        // Gemini refuses a request without contents: a conversation that is only a system
+        // prompt is sent as the user's text.
+        notes.add(
+            "a request with no user or model turn (its system prompt was sent as the user's text)",
+        );
+        contents.push(json!({"role": "user", "parts": [{"text": r.system.join("\n\n")}]}));
+    }
     body.insert("contents".into(), Value::Array(contents));
-    if !r.system.is_empty() {
+    if !r.system.is_empty() && !only_system {
         body.insert(
             "systemInstruction".into(),
             json!({"parts": [{"text": r.system.join("\n\n")}]}),

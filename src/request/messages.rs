@@ -62,10 +62,12 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
         let role = match string(m, "role", &path)?.as_deref() {
             Some("user") => Role::User,
             Some("assistant") => Role::Assistant,
+            // The newest API takes system messages inside the conversation.
+            Some("system") => Role::System,
             other => {
                 return error(
                     format!("{path}.role"),
-                    format!("expected \"user\" or \"assistant\", not {other:?}"),
+                    format!("expected \"user\", \"assistant\" or \"system\", not {other:?}"),
                 )
             }
         };
@@ -201,12 +203,8 @@ fn block_part(r: &mut Request, block: &Value, path: &str) -> Result<Option<Part>
                     "a tool_result needs tool_use_id",
                 );
             };
-            let Some(name) = r.call_name(&id) else {
-                return error(
-                    format!("{path}.tool_use_id"),
-                    format!("a tool result for no call: no tool_use block has id {id:?}"),
-                );
-            };
+            // A result whose call is not in the history (a server tool's) crosses too.
+            let name = r.call_name(&id);
             let content = match b.get("content") {
                 None | Some(Value::Null) => Vec::new(),
                 Some(Value::String(s)) => vec![Part::Text(s.clone())],
@@ -228,7 +226,7 @@ fn block_part(r: &mut Request, block: &Value, path: &str) -> Result<Option<Part>
             };
             Part::Result {
                 id,
-                name: Some(name),
+                name,
                 content,
                 error: b.get("is_error").and_then(Value::as_bool).unwrap_or(false),
             }
@@ -261,6 +259,10 @@ fn source(b: &Map<String, Value>, path: &str) -> Result<Media, RequestError> {
             url: string(s, "url", &spath)?,
             ..Media::default()
         },
+        Some("file") => Media {
+            file_id: string(s, "file_id", &spath)?,
+            ..Media::default()
+        },
         _ => Media {
             data: string(s, "data", &spath)?,
             media_type: string(s, "media_type", &spath)?,
@@ -288,26 +290,15 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
             _ => messages.push((turn.role, blocks)),
         }
     }
-    if messages
-        .first()
-        .is_some_and(|(role, _)| *role == Role::Assistant)
-    {
-        notes.add("a conversation that starts with the assistant (Messages starts with the user: an empty user turn was added)");
-        messages.insert(
-            0,
-            (
-                Role::User,
-                vec![json!({"type": "text", "text": "(continue)"})],
-            ),
-        );
-    }
+    // A history that starts with the assistant is sent as it is: the API takes it, and a
+    // made-up user turn would change the conversation the model sees.
     let messages: Vec<Value> = messages
         .into_iter()
         .map(|(role, blocks)| {
-            let role = if role == Role::User {
-                "user"
-            } else {
-                "assistant"
+            let role = match role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+                Role::System => "system",
             };
             json!({"role": role, "content": blocks})
         })
@@ -412,6 +403,14 @@ fn block(part: &Part, notes: &mut Notes) -> Option<Value> {
         Part::Text(t) => json!({"type": "text", "text": t}),
         Part::Image(m) => json!({"type": "image", "source": media_source(m)?}),
         Part::Document(m) => {
+            if m.audio_format().is_some()
+                || m.media_type
+                    .as_deref()
+                    .is_some_and(|k| k.starts_with("audio/"))
+            {
+                notes.add("audio (Messages takes none)");
+                return None;
+            }
             if m.inline()
                 .is_some_and(|(_, kind)| kind != "application/pdf")
             {
@@ -479,6 +478,9 @@ fn block(part: &Part, notes: &mut Notes) -> Option<Value> {
 
 /// A Messages `source` for media.
 fn media_source(m: &Media) -> Option<Value> {
+    if let Some(id) = &m.file_id {
+        return Some(json!({"type": "file", "file_id": id}));
+    }
     if let Some((data, kind)) = m.inline() {
         return Some(json!({"type": "base64", "media_type": kind, "data": data}));
     }

@@ -46,6 +46,9 @@ pub fn error<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T
 pub enum Role {
     User,
     Assistant,
+    /// A system (or developer) message in the middle of the conversation: its turns hold
+    /// text only (the system prompt before the first turn is [`Request::system`]).
+    System,
 }
 
 /// Media given by URL (a `data:` URL included) or as base64 data with its type.
@@ -56,9 +59,30 @@ pub struct Media {
     pub media_type: Option<String>,
     /// A file name, where the source gave one.
     pub name: Option<String>,
+    /// A file uploaded to the provider, by its id (valid only there).
+    pub file_id: Option<String>,
 }
 
 impl Media {
+    /// OpenAI's `input_audio` format of audio data (`wav`, `mp3`), by its media type.
+    pub fn audio_format(&self) -> Option<&'static str> {
+        match self.media_type.as_deref()? {
+            "audio/wav" | "audio/x-wav" | "audio/wave" => Some("wav"),
+            "audio/mp3" | "audio/mpeg" => Some("mp3"),
+            _ => None,
+        }
+    }
+
+    /// An `input_audio` object's media (OpenAI: `{"data": base64, "format": "wav"}`).
+    pub fn from_input_audio(audio: Option<&Value>) -> Media {
+        let field = |k: &str| audio.and_then(|a| a.get(k)).and_then(Value::as_str);
+        Media {
+            data: field("data").map(str::to_owned),
+            media_type: Some(format!("audio/{}", field("format").unwrap_or("wav"))),
+            ..Media::default()
+        }
+    }
+
     /// The base64 data and media type, from `data` or from a `data:` URL.
     pub fn inline(&self) -> Option<(String, String)> {
         if let (Some(data), Some(kind)) = (&self.data, &self.media_type) {
@@ -313,7 +337,11 @@ pub fn translate(
     for field in &request.unmapped {
         notes.add(format!("{field} (no equivalent in the target's request)"));
     }
+    if target == Dialect::Gemini {
+        system_turns_into_prompt(&mut request, &mut notes);
+    }
     restore_carried(&mut request, target, &mut notes);
+    orphan_results(&mut request, target, &mut notes);
     let (mut body, path) = match target {
         Dialect::Chat => (
             chat::write(&request, &mut notes),
@@ -729,6 +757,81 @@ fn write_settings(
                 .entry(key.to_owned())
                 .or_insert_with(|| Value::Object(Map::new()));
         }
+    }
+}
+
+/// Gemini has no system turn inside `contents`: a mid-conversation system message joins the
+/// system instruction (its nearest form: what it says still reaches the model), noted.
+fn system_turns_into_prompt(request: &mut Request, notes: &mut Notes) {
+    let mut kept = Vec::with_capacity(request.turns.len());
+    for turn in std::mem::take(&mut request.turns) {
+        if turn.role != Role::System {
+            kept.push(turn);
+            continue;
+        }
+        notes.add("system messages inside the conversation (Gemini has none there: joined to systemInstruction)");
+        for part in turn.parts {
+            if let Part::Text(t) = part {
+                request.system.push(t);
+            }
+        }
+    }
+    request.turns = kept;
+}
+
+/// The text of a system turn's parts, joined.
+pub fn system_text(parts: &[Part]) -> String {
+    parts
+        .iter()
+        .filter_map(|p| match p {
+            Part::Text(t) => Some(t.as_str()),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+/// Tool results whose call is not in the history (a server tool's call the provider ran, a
+/// history trimmed to fit): a target that pairs every result with a call of the same
+/// request (chat, Messages, Responses refuse one alone) gets the result as the user's text,
+/// naming the call; Gemini, which pairs by name, gets it as it is. Noted either way.
+fn orphan_results(request: &mut Request, target: Dialect, notes: &mut Notes) {
+    let calls: std::collections::HashSet<String> = request
+        .turns
+        .iter()
+        .flat_map(|t| t.parts.iter())
+        .filter_map(|p| match p {
+            Part::Call { id, .. } => Some(id.clone()),
+            _ => None,
+        })
+        .collect();
+    for part in request.turns.iter_mut().flat_map(|t| t.parts.iter_mut()) {
+        let Part::Result {
+            id, name, content, ..
+        } = part
+        else {
+            continue;
+        };
+        if calls.contains(id.as_str()) {
+            continue;
+        }
+        if target == Dialect::Gemini {
+            notes.add(
+                "tool results whose call is not in the history (written under the tool's name)",
+            );
+            if name.is_none() {
+                *name = Some(id.clone());
+            }
+            continue;
+        }
+        notes.add("tool results whose call is not in the history (written as the user's text, naming the call)");
+        let mut inner = Notes::default();
+        let text = text_of(content, &mut inner, "a tool result");
+        let label = match name {
+            Some(n) => format!("[the result of tool call {id} ({n})]\n{text}"),
+            None => format!("[the result of tool call {id}]\n{text}"),
+        };
+        *part = Part::Text(label);
     }
 }
 

@@ -153,8 +153,12 @@ fn item_into(r: &mut Request, item: &Value, path: &str) -> Result<(), RequestErr
             match role.as_str() {
                 "system" | "developer" => {
                     let mut notes = Notes::default();
-                    r.system
-                        .push(text_of(&parts, &mut notes, "a system prompt"));
+                    let text = text_of(&parts, &mut notes, "a system prompt");
+                    if r.turns.is_empty() {
+                        r.system.push(text);
+                    } else {
+                        r.push(Role::System, Part::Text(text)); // it keeps its place
+                    }
                 }
                 "user" => parts.into_iter().for_each(|p| r.push(Role::User, p)),
                 "assistant" => parts.into_iter().for_each(|p| r.push(Role::Assistant, p)),
@@ -186,12 +190,8 @@ fn item_into(r: &mut Request, item: &Value, path: &str) -> Result<(), RequestErr
                     "a function_call_output needs call_id",
                 );
             };
-            let Some(name) = r.call_name(&id) else {
-                return error(
-                    format!("{path}.call_id"),
-                    format!("a tool result for no call: no function_call has call_id {id:?}"),
-                );
-            };
+            // A result whose call is not in the history (a trimmed history) crosses too.
+            let name = r.call_name(&id);
             let content = match it.get("output") {
                 Some(Value::String(s)) => vec![Part::Text(s.clone())],
                 other => content(other, &format!("{path}.output"))?,
@@ -200,7 +200,7 @@ fn item_into(r: &mut Request, item: &Value, path: &str) -> Result<(), RequestErr
                 Role::User,
                 Part::Result {
                     id,
-                    name: Some(name),
+                    name,
                     content,
                     error: false,
                 },
@@ -236,6 +236,7 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
                 url: string(p, "image_url", ipath)?,
                 ..Media::default()
             }),
+            "input_audio" => Part::Document(Media::from_input_audio(p.get("input_audio"))),
             "input_file" => {
                 let data = string(p, "file_data", ipath)?;
                 let url = string(p, "file_url", ipath)?;
@@ -243,6 +244,7 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
                 let media = Media {
                     url: data.clone().filter(|d| d.starts_with("data:")).or(url),
                     name,
+                    file_id: string(p, "file_id", ipath)?,
                     ..Media::default()
                 };
                 Part::Document(match (&media.url, data) {
@@ -263,6 +265,11 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
 pub fn write(r: &Request, notes: &mut Notes) -> Value {
     let mut input = Vec::new();
     for turn in &r.turns {
+        if turn.role == Role::System {
+            let text = super::system_text(&turn.parts);
+            input.push(json!({"type": "message", "role": "system", "content": text}));
+            continue;
+        }
         let mut content = Vec::new();
         // An assistant message is written in its input form: its text as a string (the
         // output form needs the item's id and status).
@@ -272,7 +279,9 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
             }
             let parts = std::mem::take(content);
             let item = match turn.role {
-                Role::User => json!({"type": "message", "role": "user", "content": parts}),
+                Role::User | Role::System => {
+                    json!({"type": "message", "role": "user", "content": parts})
+                }
                 Role::Assistant => {
                     let text: String = parts
                         .iter()
@@ -287,7 +296,7 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
             match part {
                 Part::Text(t) if t.is_empty() => {}
                 Part::Text(t) => content.push(match turn.role {
-                    Role::User => json!({"type": "input_text", "text": t}),
+                    Role::User | Role::System => json!({"type": "input_text", "text": t}),
                     Role::Assistant => json!({"type": "output_text", "text": t, "annotations": []}),
                 }),
                 Part::Image(m) => match m.as_url() {
@@ -297,6 +306,13 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
                 },
                 Part::Document(m) => match file_part(m) {
                     Some(p) if turn.role == Role::User => content.push(p),
+                    _ if m
+                        .media_type
+                        .as_deref()
+                        .is_some_and(|k| k.starts_with("audio/")) =>
+                    {
+                        notes.add("audio (the Responses request takes none in a message)")
+                    }
                     _ => notes.add("documents in assistant turns or without data"),
                 },
                 Part::Call {
@@ -446,8 +462,18 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
 
 /// An `input_file` part for a document.
 fn file_part(m: &Media) -> Option<Value> {
+    if m.media_type
+        .as_deref()
+        .is_some_and(|k| k.starts_with("audio/"))
+    {
+        return None; // the Responses request's message content takes no audio
+    }
     let mut p = Map::new();
     p.insert("type".into(), json!("input_file"));
+    if let Some(id) = &m.file_id {
+        p.insert("file_id".into(), json!(id));
+        return Some(Value::Object(p));
+    }
     match (m.inline(), &m.url) {
         (Some((data, kind)), _) => {
             p.insert(

@@ -167,13 +167,28 @@ fn streaming_and_paths_are_the_targets() {
 }
 
 #[test]
-fn a_tool_result_for_no_call_is_an_error_that_says_where() {
-    let body = json!({"messages": [
+fn a_tool_result_for_no_call_crosses_with_a_note_and_bad_bodies_say_where() {
+    // A result whose call is not in the history (a server tool's, a trimmed history): the
+    // provider accepted it, so it crosses; where the target pairs results with calls, as
+    // the user's text naming the call.
+    let body = json!({"model": "m", "messages": [
         {"role": "user", "content": "hi"},
         {"role": "tool", "tool_call_id": "nope", "content": "x"}
     ]});
-    let e = chat::read(&body).unwrap_err();
-    assert_eq!(e.path, "$.messages[1].tool_call_id");
+    let m = translate(&body, Dialect::Chat, Dialect::Messages, None).unwrap();
+    assert_eq!(
+        m.body["messages"][0]["content"][1],
+        json!({"type": "text", "text": "[the result of tool call nope]\nx"})
+    );
+    assert!(m
+        .notes
+        .iter()
+        .any(|n| n.contains("call is not in the history")));
+    let g = translate(&body, Dialect::Chat, Dialect::Gemini, None).unwrap();
+    assert_eq!(
+        g.body["contents"][0]["parts"][1]["functionResponse"]["name"],
+        "nope"
+    );
     let e = messages::read(&json!({"messages": [{"role": "user", "content": 5}]})).unwrap_err();
     assert_eq!(e.path, "$.messages[0].content");
     assert!(chat::read(&json!([1])).is_err());

@@ -69,9 +69,14 @@ pub fn send_error(info: &ErrorInfo<'_>, sink: &mut dyn Sink) {
 }
 
 /// OpenAI usage (chat or Responses names) in neutral terms.
+/// OpenAI-style usage in neutral terms: output counts reasoning, as OpenAI's
+/// `completion_tokens` does. xAI counts its reasoning tokens outside `completion_tokens`
+/// (`total_tokens` = prompt + completion + reasoning): where the stated total says so, the
+/// reasoning is added to the output here, the one place that convention is resolved.
 fn openai_usage(text: &str) -> Option<Usage> {
     let entries = Json::object(text)?;
     let mut u = Usage::default();
+    let mut total: Option<u64> = None;
     for (key, value) in entries {
         let v = value.get();
         match key.as_ref() {
@@ -86,7 +91,16 @@ fn openai_usage(text: &str) -> Option<Usage> {
             "completion_tokens_details" | "output_tokens_details" => {
                 u.reasoning = u64_field(v, "reasoning_tokens");
             }
+            "total_tokens" => total = v.trim().parse().ok(),
             _ => {}
+        }
+    }
+    if let (Some(total), Some(input), Some(output), Some(reasoning)) =
+        (total, u.input, u.output, u.reasoning)
+    {
+        let inside = input.saturating_add(output);
+        if reasoning > 0 && total != inside && total == inside.saturating_add(reasoning) {
+            u.output = Some(output.saturating_add(reasoning));
         }
     }
     Some(u)

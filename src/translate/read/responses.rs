@@ -26,6 +26,18 @@ pub struct ResponsesReader {
     texts: IntMap<String>,
     /// Message items whose `output_item.done` came (the terminal object restates the rest).
     items_done: IntMap<()>,
+    /// Each item's output index, by its id (from `output_item.added`): an event that names
+    /// its item by id is read against that item, whatever its `output_index` says.
+    ids: std::collections::HashMap<String, i64>,
+}
+
+/// A content part that is reasoning, not answer text (open-weight models' `reasoning_text`,
+/// a summary's `summary_text`): its text streams through the reasoning events.
+fn reasoning_part(part: Option<&str>) -> bool {
+    matches!(
+        part.and_then(|p| str_field(p, "type")).as_deref(),
+        Some("reasoning_text") | Some("summary_text")
+    )
 }
 
 impl ResponsesReader {
@@ -33,7 +45,21 @@ impl ResponsesReader {
     /// come to the translation apart).
     pub fn view(&mut self, v: &responses::EventView<'_>, sink: &mut dyn Sink) {
         let kind = v.kind.as_bytes();
-        let oi = v.output_index.unwrap_or(0);
+        let oi = match v.item_id {
+            Some(id) if !self.ids.is_empty() => {
+                match self.ids.get(id) {
+                    Some(&at) => at,
+                    None => {
+                        // An event for an item the stream never opened: nothing to add it to.
+                        sink.drop_note(
+                            "Responses events for an item that was never added (ignored)",
+                        );
+                        return;
+                    }
+                }
+            }
+            _ => v.output_index.unwrap_or(0),
+        };
         let delta = v.delta;
         match kind {
             b"response.created" | b"response.in_progress" => {
@@ -51,6 +77,9 @@ impl ResponsesReader {
                 let Some(item) = v.item else {
                     return;
                 };
+                if let Some(id) = str_field(item, "id") {
+                    self.ids.insert(id.into_owned(), oi);
+                }
                 match str_field(item, "type").as_deref() {
                     Some("function_call") => {
                         self.tools = true;
@@ -72,6 +101,8 @@ impl ResponsesReader {
                     _ => sink.drop_note("output items of a type the target has no place for"),
                 }
             }
+            b"response.content_part.added" | b"response.content_part.done"
+                if reasoning_part(v.part) => {}
             b"response.content_part.added" => {
                 let key = part_key(oi, v.content_index.unwrap_or(0));
                 let type_ = v.part.and_then(|p| str_field(p, "type"));

@@ -292,13 +292,28 @@ impl GeminiWriter {
         part.push_str(r#""name":"#);
         push_str(&mut part, name);
         part.push_str(r#","args":"#);
+        // Arguments cut off (the upstream ended inside them): the object as far as it was
+        // read, by the partial JSON rules (what `partial_arguments()` gives).
+        let partial = (!args_ok && trimmed.starts_with('{'))
+            .then(|| {
+                let mut p = crate::partial::PartialJson::new();
+                p.feed_str(trimmed).ok()?;
+                p.value_json().filter(|v| v.starts_with('{'))
+            })
+            .flatten();
         if args_ok && !trimmed.is_empty() {
             push_compact(&mut part, trimmed); // one line: the frame's `data:` line
+        } else if let Some(value) = &partial {
+            push_compact(&mut part, value);
         } else {
             part.push_str("{}");
         }
         part.push_str("}}");
-        if !args_ok {
+        if partial.is_some() {
+            self.notes.add(
+                "tool call arguments cut off before their end (written as far as they were read)",
+            );
+        } else if !args_ok {
             self.notes.add(
                 "tool call arguments that are not a JSON object (Gemini's args is one; written as {})",
             );
