@@ -1,12 +1,12 @@
 """One-call helpers: ``accumulate()`` a whole response body, ``detect_dialect()`` of a body.
 
 Strategy. ``accumulate()`` is a thin driver over the push API: it sniffs the dialect from the
-first bytes (buffering at most :data:`SNIFF_LIMIT` bytes, and only until a line decides),
+first bytes (the Rust detector, ``translate::Sniffer``, shared with ``Translator("auto")``:
+buffering at most :data:`SNIFF_LIMIT` bytes or 16 events, and only until an event decides),
 then feeds every read to the dialect's Rust stream and every decoded item to the dialect's
-accumulator, and returns ``result()``. Nothing is re-parsed: the sniffer looks at the buffered
-head with a few byte regexes, re-checked only when the head has grown by half or by 512 bytes,
-so sniffing costs O(``SNIFF_LIMIT``) whatever the read sizes, and the rest is O(bytes) in Rust
-plus O(items) in the accumulator.
+accumulator, and returns ``result()``. The sniffer frames each read once, so sniffing costs
+O(bytes held) whatever the read sizes, and the rest is O(bytes) in Rust plus O(items) in the
+accumulator.
 
 Errors are made visible with an exception that still carries the partial result:
 :class:`AccumulateError` (a subclass of ``ssewire.StreamError``) is raised when the stream
@@ -36,9 +36,13 @@ __all__ = [
 #: The dialect names ``accumulate()`` and the command line take (``"auto"`` besides).
 DIALECTS = ("chat", "messages", "responses", "gemini", "sse")
 
-#: ``dialect="auto"`` decides within this many bytes of input; a head that has shown no
-#: decisive line by then falls back as ``detect_dialect`` describes.
-SNIFF_LIMIT = 16 * 1024
+#: ``dialect="auto"`` decides within this many bytes of input (or ``_core.SNIFF_EVENTS``
+#: events): the one buffering policy of the Rust detector, which ``Translator("auto")`` and the
+#: command line share. A head that has shown no decisive event by then falls back as
+#: ``detect_dialect`` describes.
+SNIFF_LIMIT: int = _core.SNIFF_BYTES
+#: How much of a body's head ``accumulate`` keeps for its error messages.
+_HEAD_KEPT = 16 * 1024
 
 _BytesLike = Union[bytes, bytearray, memoryview]
 
@@ -56,11 +60,6 @@ def _first_significant(head: bytes) -> bytes:
     if head.startswith(_BOM):
         head = head[3:]
     return head.lstrip(_WHITESPACE)[:1]
-
-
-def _decide(head: bytes, final: bool) -> Optional[str]:
-    """The dialect the head shows, or ``None`` while it may still show one."""
-    return _core._detect_dialect(head, final)  # type: ignore[no-any-return]
 
 
 def detect_dialect(first_bytes: Union[_BytesLike, str]) -> str:
@@ -84,49 +83,8 @@ def detect_dialect(first_bytes: Union[_BytesLike, str]) -> str:
     """
     if isinstance(first_bytes, str):
         first_bytes = first_bytes.encode("utf-8")
-    head = bytes(first_bytes[:SNIFF_LIMIT])
-    return _decide(head, True) or "sse"
-
-
-class _Sniffer:
-    """Buffers the head of a body until ``_decide`` can tell its dialect."""
-
-    __slots__ = ("_parts", "_size", "_checked")
-
-    def __init__(self) -> None:
-        self._parts: List[bytes] = []
-        self._size = 0
-        self._checked = 0
-
-    def feed(self, data: _BytesLike) -> Optional[str]:
-        chunk = bytes(data)  # a copy: the caller may reuse a bytearray
-        if not chunk:
-            return None
-        self._parts.append(chunk)
-        self._size += len(chunk)
-        # Re-check when the head grew by half or by 512 bytes, so that tiny reads do not make
-        # sniffing quadratic; a whole first event (the usual first read) is checked at once.
-        if self._size >= SNIFF_LIMIT:
-            # Only the first SNIFF_LIMIT bytes count, however the input was cut into reads.
-            return _decide(self.head()[:SNIFF_LIMIT], True)
-        if self._size - self._checked >= min(512, max(1, self._checked // 2)) or not self._checked:
-            self._checked = self._size
-            return _decide(self.head(), False)
-        return None
-
-    def finish(self) -> str:
-        return _decide(self.head()[:SNIFF_LIMIT], True) or "sse"
-
-    def head(self) -> bytes:
-        if len(self._parts) > 1:
-            self._parts = [b"".join(self._parts)]
-        return self._parts[0] if self._parts else b""
-
-    def take(self) -> bytes:
-        """Everything buffered (also beyond the sniffed head), to be fed on."""
-        data = self.head()
-        self._parts = []
-        return data
+    sniffer = _core._DialectSniffer()
+    return sniffer.feed(memoryview(first_bytes)[: SNIFF_LIMIT + 1]) or sniffer.finish()
 
 
 # --- the generic "sse" dialect ---------------------------------------------------------------
@@ -306,14 +264,14 @@ class _Assembly:
         self.dialect: Optional[str] = None
         self.stream: Any = None
         self.acc: Any = None
-        #: The first bytes of the body (up to ``SNIFF_LIMIT``), for diagnostics.
+        #: The first bytes of the body (up to 16 KiB), for diagnostics.
         self.head = bytearray()
         self.size = 0
         #: ``EventTooLargeError``s met (only with ``record_too_large``; else they raise).
         self.too_large: List[EventTooLargeError] = []
-        self._sniffer: Optional[_Sniffer] = None
+        self._sniffer: Optional[_core._DialectSniffer] = None
         if dialect == "auto":
-            self._sniffer = _Sniffer()
+            self._sniffer = _core._DialectSniffer(_core.DEFAULT_MAX_EVENT_SIZE if max_event_size is None else max_event_size)
         else:
             self._start(dialect)
 
@@ -331,7 +289,7 @@ class _Assembly:
         if not (view.c_contiguous and view.ndim == 1 and view.itemsize == 1):
             data = view.tobytes()
             view = memoryview(data)
-        room = SNIFF_LIMIT - len(self.head)
+        room = _HEAD_KEPT - len(self.head)
         if room > 0:
             self.head += view[:room]
         self.size += view.nbytes

@@ -46,7 +46,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
-use super::{IntMap, Json, Map, Out};
+use super::{IntMap, Json, Keyed, Map, Out};
 use crate::partial::PartialJson;
 
 /// One fragment of a tool call, as a view.
@@ -335,7 +335,7 @@ struct ChoiceMore {
     details: Option<DetailsState>,
     logprobs: Option<Logprobs>,
     choice_extra: Option<Map>,
-    delta_extra: Option<Vec<(String, Merged)>>,
+    delta_extra: Option<Keyed<Merged>>,
     /// The last `choice_extra` and `delta_extra` texts, not merged yet. A run of chunks whose
     /// vendor objects differ only in the values of their strings and numbers (the same keys,
     /// nulls and nesting: Together's `text`, `seed` and `token_id` on every chunk) merges as
@@ -395,7 +395,7 @@ struct Details {
 #[derive(Debug)]
 enum Block {
     Raw(Box<str>),
-    Merged(Vec<(String, Merged)>),
+    Merged(Keyed<Merged>),
 }
 
 #[derive(Debug, Default)]
@@ -415,7 +415,7 @@ enum Merged {
     /// element of that index (Groq's `executed_tools`: a tool's call, then its output).
     List(MergedList),
     /// An object, merged key by key.
-    Object(Vec<(String, Merged)>),
+    Object(Keyed<Merged>),
     /// Any other value, as sent (the last one wins).
     Json(Box<str>),
 }
@@ -460,21 +460,9 @@ impl ChatFold {
     }
 
     fn add_head(&mut self, v: &ChunkView<'_>) {
-        if self.id.as_deref().is_none_or(str::is_empty) {
-            if let Some(id) = v.id {
-                self.id = Some(id.to_owned());
-            }
-        }
-        if self.created.is_none_or(|c| c == 0) {
-            if let Some(created) = v.created {
-                self.created = Some(created);
-            }
-        }
-        if self.model.as_deref().is_none_or(str::is_empty) {
-            if let Some(model) = v.model {
-                self.model = Some(model.to_owned());
-            }
-        }
+        super::take_better(&mut self.id, v.id);
+        super::take_better_time(&mut self.created, v.created);
+        super::take_better(&mut self.model, v.model);
     }
 
     /// The arguments of tool call `index` of choice `choice` so far, `None` if there is no
@@ -716,7 +704,7 @@ impl ChoiceMore {
             merge_delta_extra(&mut delta_extra, pending);
         }
         if let Some(extra) = &delta_extra {
-            for (key, value) in extra {
+            for (key, value) in extra.iter() {
                 message.set(key, value.build());
             }
         }
@@ -762,9 +750,9 @@ fn continues_run(
 }
 
 /// Merges a delta's vendor object `text` into `target`, key by key.
-fn merge_delta_extra(target: &mut Option<Vec<(String, Merged)>>, text: &str) {
+fn merge_delta_extra(target: &mut Option<Keyed<Merged>>, text: &str) {
     if let Some(entries) = Json::object(text) {
-        let target = target.get_or_insert_with(Vec::new);
+        let target = target.get_or_insert_with(Keyed::new);
         for (key, value) in entries {
             merge_value(target, &key, value.get(), false);
         }
@@ -995,7 +983,7 @@ impl Details {
         let at = match self.by_index.get(index) {
             Some(&at) => at,
             None => {
-                self.blocks.push(Block::Merged(Vec::new()));
+                self.blocks.push(Block::Merged(Keyed::new()));
                 let at = self.blocks.len() - 1;
                 self.by_index.insert(index.into(), at);
                 at
@@ -1008,21 +996,21 @@ impl Details {
             let text = value.get();
             if REASONING_TEXT_KEYS.contains(&key.as_ref()) {
                 if let Some(Json::Str(s)) = Json::read(text) {
-                    match find(fields, &key) {
+                    match fields.get_mut(&key) {
                         Some(Merged::Parts(cur)) => cur.push_str(&s),
                         Some(slot) => *slot = Merged::Parts(s.into_owned()),
-                        None => fields.push((key.into_owned(), Merged::Parts(s.into_owned()))),
+                        None => fields.set(&key, Merged::Parts(s.into_owned())),
                     }
                     continue;
                 }
             }
             let null = is_null(text);
-            match find(fields, &key) {
+            match fields.get_mut(&key) {
                 // The same value again (a block's type, format and index on every delta).
                 Some(Merged::Json(same)) if **same == *text => {}
                 Some(slot) if !null => *slot = Merged::Json(text.into()),
                 Some(_) => {}
-                None => fields.push((key.into_owned(), Merged::Json(text.into()))),
+                None => fields.set(&key, Merged::Json(text.into())),
             }
         }
     }
@@ -1070,31 +1058,25 @@ impl Logprobs {
     }
 }
 
-fn find<'m>(fields: &'m mut [(String, Merged)], key: &str) -> Option<&'m mut Merged> {
-    fields.iter_mut().find(|(k, _)| k == key).map(|(_, v)| v)
-}
-
 /// Merges one unknown-delta value into `target[key]` (see the module docs). A `null` only
 /// fills a key not seen before. Nested objects recurse once per JSON level.
-fn merge_value(target: &mut Vec<(String, Merged)>, key: &str, value: &str, identity: bool) {
+fn merge_value(target: &mut Keyed<Merged>, key: &str, value: &str, identity: bool) {
     let Some(json) = Json::read(value) else {
         return;
     };
-    let slot = match target.iter().position(|(k, _)| k == key) {
-        Some(i) => target.get_mut(i).map(|(_, v)| v),
-        None => None,
-    };
+    // Looked up by the hashed index past a few keys: one frame may carry tens of thousands.
+    let slot = target.get_mut(key);
     match (json, slot) {
         (Json::Null, Some(_)) => {}
-        (Json::Null, None) => target.push((key.to_owned(), Merged::Json("null".into()))),
+        (Json::Null, None) => target.set(key, Merged::Json("null".into())),
         (Json::Str(s), slot) if identity && IDENTITY_KEYS.contains(&key) => match slot {
             Some(cur) if !cur.is_empty_like() => {}
             Some(cur) => *cur = Merged::Str(s.into_owned()),
-            None => target.push((key.to_owned(), Merged::Str(s.into_owned()))),
+            None => target.set(key, Merged::Str(s.into_owned())),
         },
         (Json::Str(s), Some(Merged::Parts(cur))) => cur.push_str(&s),
         (Json::Str(s), Some(cur)) => *cur = Merged::Parts(s.into_owned()),
-        (Json::Str(s), None) => target.push((key.to_owned(), Merged::Parts(s.into_owned()))),
+        (Json::Str(s), None) => target.set(key, Merged::Parts(s.into_owned())),
         (Json::Array(items), slot) => {
             let list = match slot {
                 Some(Merged::List(cur)) => cur,
@@ -1105,13 +1087,10 @@ fn merge_value(target: &mut Vec<(String, Merged)>, key: &str, value: &str, ident
                         _ => return,
                     }
                 }
-                None => {
-                    target.push((key.to_owned(), Merged::List(MergedList::default())));
-                    match target.last_mut() {
-                        Some((_, Merged::List(list))) => list,
-                        _ => return,
-                    }
-                }
+                None => match target.entry(key, || Merged::List(MergedList::default())) {
+                    Merged::List(list) => list,
+                    _ => return,
+                },
             };
             for item in items {
                 list.add(item.get());
@@ -1121,26 +1100,23 @@ fn merge_value(target: &mut Vec<(String, Merged)>, key: &str, value: &str, ident
             let inner = match slot {
                 Some(Merged::Object(inner)) => inner,
                 Some(cur) => {
-                    *cur = Merged::Object(Vec::new());
+                    *cur = Merged::Object(Keyed::new());
                     match cur {
                         Merged::Object(inner) => inner,
                         _ => return,
                     }
                 }
-                None => {
-                    target.push((key.to_owned(), Merged::Object(Vec::new())));
-                    match target.last_mut() {
-                        Some((_, Merged::Object(inner))) => inner,
-                        _ => return,
-                    }
-                }
+                None => match target.entry(key, || Merged::Object(Keyed::new())) {
+                    Merged::Object(inner) => inner,
+                    _ => return,
+                },
             };
             for (k, v) in entries {
                 merge_value(inner, &k, v.get(), true);
             }
         }
         (Json::Scalar(s), Some(cur)) => *cur = Merged::Json(s.into()),
-        (Json::Scalar(s), None) => target.push((key.to_owned(), Merged::Json(s.into()))),
+        (Json::Scalar(s), None) => target.set(key, Merged::Json(s.into())),
     }
 }
 
@@ -1198,8 +1174,13 @@ impl MergedList {
     }
 }
 
-fn build_object(fields: &[(String, Merged)]) -> Out {
-    Out::Map(fields.iter().map(|(k, v)| (k.clone(), v.build())).collect())
+fn build_object(fields: &Keyed<Merged>) -> Out {
+    Out::Map(
+        fields
+            .iter()
+            .map(|(k, v)| (k.to_owned(), v.build()))
+            .collect(),
+    )
 }
 
 #[cfg(test)]

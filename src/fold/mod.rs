@@ -217,25 +217,40 @@ impl<T> IntMap<T> {
 /// and rehashing).
 const INDEX_FROM: usize = 32;
 
-/// A JSON object under construction: keys in insertion order, a later `set` of the same key
-/// replacing the value in place (as a Python dict does).
-#[derive(Debug, Clone, Default)]
-pub struct Map {
-    entries: Vec<(String, Out)>,
+/// Keys in insertion order, a later `set` of the same key replacing the value in place (as a
+/// Python dict does), found through a hashed index once there are more than [`INDEX_FROM`]
+/// (hostile input can send tens of thousands of keys in one object: a scan per key would be
+/// quadratic). The one keyed map of the folds: [`Map`] (a JSON object under construction) and
+/// the chat fold's merge of vendor keys.
+#[derive(Debug, Clone)]
+pub struct Keyed<V> {
+    entries: Vec<(String, V)>,
     /// Boxed: most maps have no index, and an `Out` is as large as its largest variant.
     #[allow(clippy::box_collection)]
     index: Option<Box<HashMap<String, usize>>>,
 }
 
-impl PartialEq for Map {
+/// A JSON object under construction.
+pub type Map = Keyed<Out>;
+
+impl<V> Default for Keyed<V> {
+    fn default() -> Self {
+        Keyed {
+            entries: Vec::new(),
+            index: None,
+        }
+    }
+}
+
+impl<V: PartialEq> PartialEq for Keyed<V> {
     fn eq(&self, other: &Self) -> bool {
         self.entries == other.entries
     }
 }
 
-impl Map {
+impl<V> Keyed<V> {
     pub fn new() -> Self {
-        Map::default()
+        Keyed::default()
     }
 
     pub fn len(&self) -> usize {
@@ -253,12 +268,12 @@ impl Map {
         }
     }
 
-    pub fn get(&self, key: &str) -> Option<&Out> {
+    pub fn get(&self, key: &str) -> Option<&V> {
         let i = self.position(key)?;
         self.entries.get(i).map(|(_, v)| v)
     }
 
-    pub fn get_mut(&mut self, key: &str) -> Option<&mut Out> {
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
         let i = self.position(key)?;
         self.entries.get_mut(i).map(|(_, v)| v)
     }
@@ -268,7 +283,7 @@ impl Map {
     }
 
     /// Sets `key` to `value`: in place when the key exists, else appended.
-    pub fn set(&mut self, key: &str, value: Out) {
+    pub fn set(&mut self, key: &str, value: V) {
         if let Some(slot) = self.get_mut(key) {
             *slot = value;
             return;
@@ -290,7 +305,7 @@ impl Map {
 
     /// The value of `key`, inserting `default()` first when the key is missing.
     #[allow(clippy::indexing_slicing)] // `i` is a found position or the entry just pushed
-    pub fn entry(&mut self, key: &str, default: impl FnOnce() -> Out) -> &mut Out {
+    pub fn entry(&mut self, key: &str, default: impl FnOnce() -> V) -> &mut V {
         let i = match self.position(key) {
             Some(i) => i,
             None => {
@@ -302,7 +317,7 @@ impl Map {
     }
 
     /// Removes `key`, keeping the order of the others.
-    pub fn remove(&mut self, key: &str) -> Option<Out> {
+    pub fn remove(&mut self, key: &str) -> Option<V> {
         let i = self.position(key)?;
         let (_, value) = self.entries.remove(i);
         if self.index.is_some() {
@@ -317,11 +332,11 @@ impl Map {
         Some(value)
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = (&str, &Out)> {
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
-    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut Out)> {
+    pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut V)> {
         self.entries.iter_mut().map(|(k, v)| (k.as_str(), v))
     }
 }
@@ -374,6 +389,36 @@ pub fn list_of(value: Option<&Out>) -> Option<Vec<Out>> {
 /// At most this many notes (warnings, mismatches) are kept per fold: each note costs memory,
 /// and hostile input could make one per event.
 pub const MAX_NOTES: usize = 100;
+
+/// The one rule for a message's identity (its id, model and creation time) as its chunks
+/// restate it, which the folds and every translation writer follow: the first value that says
+/// something wins; an empty `""` or a `0` (Azure's prompt-filter chunk comes first, with
+/// `"id": ""` and `"created": 0`) says nothing, and a later value replaces it. True when `now`
+/// changed.
+pub fn take_better(now: &mut Option<String>, new: Option<&str>) -> bool {
+    let better = match (now.as_deref(), new) {
+        (None, Some(_)) => true,
+        (Some(""), Some(new)) => !new.is_empty(),
+        _ => false,
+    };
+    if better {
+        *now = new.map(str::to_owned);
+    }
+    better
+}
+
+/// [`take_better`] for a creation time (`0`: not said).
+pub fn take_better_time(now: &mut Option<i64>, new: Option<i64>) -> bool {
+    let better = match (*now, new) {
+        (None, Some(_)) => true,
+        (Some(0), Some(new)) => new != 0,
+        _ => false,
+    };
+    if better {
+        *now = new;
+    }
+    better
+}
 
 /// Records a note unless the fold already holds [`MAX_NOTES`] of them (the last one kept
 /// then says so). Returns whether `text` was kept.

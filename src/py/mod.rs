@@ -46,6 +46,46 @@ fn detect_dialect(head: &Bound<'_, PyAny>, fin: bool) -> PyResult<Option<&'stati
     Ok(crate::translate::detect(input.as_bytes(), fin))
 }
 
+/// The one dialect detector with its one buffering policy (`crate::translate::Sniffer`), for
+/// `accumulate(dialect="auto")`, `detect_dialect()` and the command line (private: the
+/// package's own objects guard it).
+#[pyclass(module = "ssewire._core", name = "_DialectSniffer")]
+struct DialectSniffer {
+    inner: crate::translate::Sniffer,
+}
+
+#[pymethods]
+impl DialectSniffer {
+    #[new]
+    #[pyo3(signature = (max_event_size = crate::sse::DEFAULT_MAX_EVENT_SIZE))]
+    fn new(max_event_size: usize) -> Self {
+        DialectSniffer {
+            inner: crate::translate::Sniffer::new(max_event_size),
+        }
+    }
+
+    /// Holds `data`; the dialect's name once it is told.
+    fn feed(&mut self, data: &Bound<'_, PyAny>) -> PyResult<Option<&'static str>> {
+        let input = crate::py::input::Input::extract(data)?;
+        Ok(self.inner.feed_name(input.as_bytes()))
+    }
+
+    /// The dialect's name at the end of the input (`"sse"` when nothing tells).
+    fn finish(&self) -> &'static str {
+        self.inner.at_end_name()
+    }
+
+    /// The bytes held, taken.
+    fn take<'py>(&mut self, py: Python<'py>) -> Bound<'py, pyo3::types::PyBytes> {
+        pyo3::types::PyBytes::new(py, &self.inner.take_held())
+    }
+
+    #[getter]
+    fn held(&self) -> usize {
+        self.inner.held_len()
+    }
+}
+
 /// `ssewire._core` made in this process without importing the package: for
 /// `benches/stages.rs`, which links the crate into a binary that embeds an interpreter and
 /// times the Python side (item objects, `result()`'s dict) beside the pure-Rust stages.
@@ -66,6 +106,9 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(sse::encode_event, m)?)?;
     m.add_function(wrap_pyfunction!(is_event_stream, m)?)?;
     m.add_function(wrap_pyfunction!(detect_dialect, m)?)?;
+    m.add_class::<DialectSniffer>()?;
+    m.add("SNIFF_BYTES", crate::translate::SNIFF_BYTES)?;
+    m.add("SNIFF_EVENTS", crate::translate::SNIFF_EVENTS)?;
     m.add_function(wrap_pyfunction!(request::translate_request, m)?)?;
     m.add_function(wrap_pyfunction!(request::translate_error, m)?)?;
     m.add_function(wrap_pyfunction!(request::error_body, m)?)?;

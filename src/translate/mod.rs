@@ -639,30 +639,60 @@ impl Sniffer {
         }
     }
 
-    /// Holds `data`; the source dialect when it is told: by an event that is one dialect's
-    /// own, else chat after [`SNIFF_EVENTS`] events or [`SNIFF_BYTES`] bytes.
-    pub fn feed(&mut self, data: &[u8]) -> Option<Dialect> {
+    /// Holds `data`; the body's dialect name once it is told, by the one buffering policy
+    /// that `detect_dialect`, `accumulate("auto")`, the command line and `Translator("auto")`
+    /// share: the first event that is one dialect's own decides; after [`SNIFF_EVENTS`]
+    /// events or [`SNIFF_BYTES`] bytes (comments, such as keep-alives, are no events) that
+    /// none decided, [`detect`]'s fallbacks over what was held (an error alone tells its API;
+    /// anything else is a generic event stream, `"sse"`).
+    pub fn feed_name(&mut self, data: &[u8]) -> Option<&'static str> {
+        // Only the first SNIFF_BYTES (and one) count, however the input is cut into reads.
+        let room = (SNIFF_BYTES + 1).saturating_sub(self.held.len());
+        let counted = data.get(..room.min(data.len())).unwrap_or_default();
         self.held.extend_from_slice(data);
         let mut events = Vec::new();
-        self.body.feed(data, &mut events);
+        self.body.feed(counted, &mut events);
         let mut told = None;
         for event in &events {
             self.events += 1;
             told = told.or_else(|| sniff(event.event.as_deref(), &event.data));
         }
-        if told.is_none() && (self.events >= SNIFF_EVENTS || self.held.len() > SNIFF_BYTES) {
-            told = Some(Dialect::Chat);
+        if let Some(dialect) = told {
+            return Some(dialect.name());
         }
-        told
+        if self.events >= SNIFF_EVENTS || self.held.len() > SNIFF_BYTES {
+            return Some(self.at_end_name());
+        }
+        None
     }
 
-    /// The source dialect when the input ended before an event told it: by [`detect`]'s
-    /// rules over all that was held (its last event counts without its blank line, an error
-    /// alone tells its API), chat when nothing does.
+    /// [`Sniffer::feed_name`] for a translation: a generic event stream is read as chat.
+    pub fn feed(&mut self, data: &[u8]) -> Option<Dialect> {
+        self.feed_name(data)
+            .map(|name| Dialect::parse(name).unwrap_or(Dialect::Chat))
+    }
+
+    /// The dialect name when the input ended before an event told it: by [`detect`]'s rules
+    /// over all that was held (its last event counts without its blank line, an error alone
+    /// tells its API), `"sse"` when nothing does.
+    pub fn at_end_name(&self) -> &'static str {
+        let counted = self.held.get(..self.held.len().min(SNIFF_BYTES + 1));
+        detect(counted.unwrap_or_default(), true).unwrap_or("sse")
+    }
+
+    /// [`Sniffer::at_end_name`] for a translation: chat when nothing tells.
     pub fn at_end(&self) -> Dialect {
-        detect(&self.held, true)
-            .and_then(Dialect::parse)
-            .unwrap_or(Dialect::Chat)
+        Dialect::parse(self.at_end_name()).unwrap_or(Dialect::Chat)
+    }
+
+    /// How many bytes are held.
+    pub fn held_len(&self) -> usize {
+        self.held.len()
+    }
+
+    /// The input held, taken (the sniffer holds nothing after).
+    pub fn take_held(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.held)
     }
 
     /// The input held, for the source stream to read once it is made.

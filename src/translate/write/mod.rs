@@ -17,6 +17,7 @@
 use super::{push_opt, Failure, Key, Kind, Meta, Notes, Sink, Stop, Usage};
 use crate::fold::chat::ChatFold;
 use crate::fold::messages::MessagesFold;
+pub(crate) use crate::fold::{take_better, take_better_time};
 use crate::fold::{IntMap, Out};
 use crate::jsonw::{push_num, push_str};
 
@@ -229,30 +230,12 @@ struct Head {
     chunk_prefix: String,
 }
 
-/// Takes `new` for an identity field (an id, a model) when it says more than `now`: the first
-/// one that comes, or a real one after an empty one (Together sends `"id": ""` with every
-/// chunk: the same again changes nothing). Whether it changed.
-fn take_better(now: &mut Option<String>, new: Option<&str>) -> bool {
-    let better = match (now.as_deref(), new) {
-        (None, Some(_)) => true,
-        (Some(""), Some(new)) => !new.is_empty(),
-        _ => false,
-    };
-    if better {
-        *now = new.map(str::to_owned);
-    }
-    better
-}
-
 impl Head {
     fn update(&mut self, meta: Meta<'_>) {
         let mut changed = self.chunk_prefix.is_empty();
         changed |= take_better(&mut self.id, meta.id);
         changed |= take_better(&mut self.model, meta.model);
-        if self.created.is_none() && meta.created.is_some() {
-            self.created = meta.created;
-            changed = true;
-        }
+        changed |= take_better_time(&mut self.created, meta.created);
         if changed {
             let mut j = String::new();
             self.write_chunk_prefix(&mut j);

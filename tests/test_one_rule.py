@@ -1,0 +1,85 @@
+"""Issue 35: rules that had several homes, and disagreed, now have one. Each test is a
+disagreement that was measured: the message's identity (an Azure prompt-filter chunk with
+``created: 0`` first), the dialect detector's buffering (a body that opens with 20 KB of
+keep-alive comments), and the chat fold's merge of vendor keys (40,000 keys in one frame cost
+linear time, on the hashed map the folds share)."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import ssewire
+
+AZURE = [
+    {"id": "", "object": "", "created": 0, "model": "", "choices": [],
+     "prompt_filter_results": [{"prompt_index": 0, "content_filter_results": {}}]},
+    {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000, "model": "gpt-4o",
+     "choices": [{"index": 0, "delta": {"role": "assistant", "content": "Hi"}, "finish_reason": None}]},
+    {"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1700000000, "model": "gpt-4o",
+     "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]},
+]  # fmt: skip
+
+
+def _sse(chunks: list) -> bytes:
+    return b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+
+
+def test_the_identity_is_the_first_that_says_something_everywhere() -> None:
+    body = _sse(AZURE)
+    folded = ssewire.accumulate(body, "chat")
+    assert (folded["id"], folded["created"], folded["model"]) == ("chatcmpl-1", 1700000000, "gpt-4o")
+    chat = ssewire.Translator("chat", "chat")
+    written = chat.feed(body) + chat.finish()
+    assert chat.result()["created"] == 1700000000
+    # The chunks that carry content say the real identity (the opening one echoes Azure's).
+    chunks = [json.loads(line[6:]) for line in written.decode().splitlines() if line.startswith("data: {")]
+    assert [c["created"] for c in chunks[1:]] == [1700000000, 1700000000]
+    responses = ssewire.Translator("chat", "responses")
+    responses.feed(body)
+    responses.finish()
+    assert responses.result()["created_at"] == 1700000000
+
+
+def test_one_detector_one_buffering_policy() -> None:
+    messages = (b"event: message_start\ndata: " + json.dumps({"type": "message_start", "message": {
+        "id": "msg_1", "type": "message", "role": "assistant", "model": "claude", "content": [],
+        "stop_reason": None, "usage": {"input_tokens": 1, "output_tokens": 1}}}).encode() + b"\n\n"
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":"Hello"}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"end_turn"},"usage":{"output_tokens":2}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n')  # fmt: skip
+    body = b": keep-alive\n\n" * (20 * 1024 // 14) + messages
+    assert len(body) > 20 * 1024
+    assert ssewire.detect_dialect(body) == "messages"
+    assert ssewire.accumulate(body)["content"] == [{"type": "text", "text": "Hello"}]
+    t = ssewire.Translator("auto", "chat")
+    t.feed(body)
+    t.finish()
+    assert t.result()["choices"][0]["message"]["content"] == "Hello"
+    # Nothing decisive in 16 events: a generic event stream to all of them.
+    plain = b"".join(b"data: tick %d\n\n" % i for i in range(20))
+    assert ssewire.detect_dialect(plain) == "sse"
+    assert ssewire.accumulate(plain)["events"][0]["data"] == "tick 0"
+
+
+def _consume_seconds(keys: int) -> float:
+    delta = {"role": "assistant", "content": "x", **{f"vendor_key_{i}": i for i in range(keys)}}
+    chunk = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m",
+             "choices": [{"index": 0, "delta": delta, "finish_reason": None}]}  # fmt: skip
+    body = _sse([chunk, chunk])
+    best = float("inf")
+    for _ in range(3):
+        s = ssewire.ChatCompletionStream()
+        t0 = time.perf_counter()
+        s.consume(body)
+        s.finish()
+        s.result()
+        best = min(best, time.perf_counter() - t0)
+    return best
+
+
+def test_forty_thousand_vendor_keys_cost_linear_time() -> None:
+    small, large = _consume_seconds(10_000), _consume_seconds(40_000)
+    assert large < small * 4 * 3, (small, large)  # 4x the keys: ~4x the time (slack 3)
