@@ -11,8 +11,14 @@ from __future__ import annotations
 
 import re
 import sys
+from pathlib import Path
 
 import pytest
+
+# The suite's shared support code (stream generators, the pure-Python peer, the side-by-side
+# benchmark harness) is the package `support` in tests/, for tests/ and benches/ alike: it is
+# not part of the installed wheel.
+sys.path.insert(0, str(Path(__file__).resolve().parent / "tests"))
 
 # Import names of the test extras in pyproject.toml (and of the packages they pull in).
 PEERS = frozenset(

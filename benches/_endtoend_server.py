@@ -69,7 +69,8 @@ def bodies(chunks: int) -> Dict[str, bytes]:
     chat stream with two tool calls and a usage chunk, an Anthropic Messages stream with a
     thinking block, a text block and a tool_use block. The clients build the same bodies for
     their references."""
-    from ssewire._bench import streams
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the suite's support
+    from support import streams
 
     return {
         "chat": streams.chat_stream(chunks, seed=7, tool_calls=True),

@@ -10,7 +10,7 @@ is one stream.
 Pure-Python peers, written to be as fast as honest Python gets, so that the ratios are
 conservative:
 
-* the framer is ``ssewire._bench.pure.PureSSEParser`` (bytes-level splitting, one decode per read,
+* the framer is ``support.pure.PureSSEParser`` (bytes-level splitting, one decode per read,
   one ``str.split`` for a run of plain ``data:`` events);
 * JSON is ``orjson.loads``, once per frame;
 * the dict accumulators below keep one small ``__slots__`` object per choice / block / output
@@ -35,8 +35,8 @@ import orjson
 import pytest
 
 import ssewire
-from ssewire._bench import streams as _streams
-from ssewire._bench.pure import PureSSEParser
+from support import streams as _streams
+from support.pure import PureSSEParser
 
 # -- corpora -------------------------------------------------------------------------------
 

@@ -15,7 +15,7 @@ from typing import Any, Dict, List, Optional
 
 import orjson
 
-from ssewire._bench.pure import PureSSEParser
+from support.pure import PureSSEParser
 
 dumps = orjson.dumps
 loads = orjson.loads

@@ -5,14 +5,14 @@ Peers (all in the same run, so every figure is a ratio measured minutes apart on
 machine, never an absolute number from a different day):
 
 * ``ssewire``: ``ssewire.SSEParser`` (Rust).
-* ``pure-python``: ``ssewire._bench.pure.PureSSEParser``, a tuned pure-Python framer with the same
+* ``pure-python``: ``support.pure.PureSSEParser``, a tuned pure-Python framer with the same
   rules: the best that honest pure Python does (bytes-level splitting, one decode per read).
 * ``openai-sdk``: ``openai._streaming.SSEDecoder().iter_bytes()``, what ``openai.Stream`` runs.
 * ``httpx-sse``: ``httpx_sse.EventSource(response).iter_sse()`` over an ``httpx.Response``
   streaming the reads (the ``connect_sse`` path, including httpx's text decoding).
 * ``sseclient-py``: ``sseclient.SSEClient(reads).events()``.
 
-Corpora (``ssewire._bench.streams``, deterministic): an OpenAI Chat Completions stream, an Anthropic
+Corpora (``support.streams``, deterministic): an OpenAI Chat Completions stream, an Anthropic
 Messages stream (named events) and an OpenAI Responses stream, each cut into 4 KiB reads,
 irregular reads (1 B - 8 KiB) and one read per event; plus one event with a 4 MiB ``data:``
 line fed in 1 KiB reads (throughput; a parser that re-buffers shows up as quadratic here).
@@ -44,7 +44,7 @@ import sseclient
 from openai._streaming import SSEDecoder as OpenAISSEDecoder
 
 import ssewire
-from ssewire._bench.pure import PureSSEParser
+from support.pure import PureSSEParser
 
 # -- peers ---------------------------------------------------------------------------------
 # Each runner frames a whole stream given as a list of reads and returns the event objects,

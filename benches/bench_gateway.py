@@ -47,7 +47,7 @@ from httpx_sse._decoders import SSEDecoder
 import _gateway_load
 import _peers
 import ssewire
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))

@@ -24,7 +24,7 @@ import pytest
 import _peers
 import _translate_peer
 import ssewire
-from ssewire._bench import _final_text
+from support import _final_text
 
 DIALECTS = ("chat", "messages", "responses", "gemini")
 # Every ordered pair: Gemini a target too since issue 27.

@@ -19,7 +19,7 @@ from typing import Any, Callable, Dict, List, Tuple
 import pytest
 
 import ssewire
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 
 # -- sizes ---------------------------------------------------------------------------------
 

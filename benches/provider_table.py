@@ -27,7 +27,7 @@ import msgspec  # noqa: E402
 import _providers  # noqa: E402
 from consume_table import best  # noqa: E402
 import ssewire  # noqa: E402
-from ssewire._bench import streams as _streams  # noqa: E402
+from support import streams as _streams  # noqa: E402
 
 CLASSES = {
     "chat": ssewire.ChatCompletionStream,

@@ -24,7 +24,7 @@ import pytest
 import ssewire
 from pathlib import Path
 from ssewire import AccumulateError, StreamError, accumulate, aaccumulate, detect_dialect
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 from ssewire._api import SNIFF_LIMIT, _Assembly
 
 CHAT_TEXT = (

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 
 import ssewire
 from ssewire import ChatCompletionAccumulator, ChatCompletionStream, StreamError
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 from dialects import DialectKit
 
 DATA = Path(__file__).parent / "data" / "chat"

@@ -22,7 +22,8 @@ from typing import Any, List, Tuple
 import pytest
 
 import ssewire
-from ssewire import _bench, _cli
+import support as _bench
+from ssewire import _cli
 
 SAMPLES = {"chat": "chat.sse", "messages": "messages.sse", "responses": "responses.sse", "gemini": "gemini.sse",
            "sse": "events.sse"}  # fmt: skip
@@ -60,6 +61,15 @@ def files(tmp_path: Path) -> Path:
 
 def run(capsys: pytest.CaptureFixture[str], *argv: str) -> Tuple[int, str, str]:
     code = _cli.main(list(argv))
+    out, err = capsys.readouterr()
+    assert "Traceback" not in err
+    return code, out, err
+
+
+def run_bench(capsys: pytest.CaptureFixture[str], *argv: str) -> Tuple[int, str, str]:
+    """The side-by-side benchmark (``benches/side_by_side.py``, the harness in
+    ``tests/support``), as the command runs it."""
+    code = _bench.main(list(argv))
     out, err = capsys.readouterr()
     assert "Traceback" not in err
     return code, out, err
@@ -371,7 +381,7 @@ def test_directory(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
 def test_a_file_named_bench_hint(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.chdir(tmp_path)
     code, _, err = run(capsys, "--json", "bench")
-    assert code == 2 and "ssewire bench" in err
+    assert code == 2 and "benches/side_by_side.py" in err
     (tmp_path / "bench").write_bytes(b"data: x\n\n")
     code, out, _ = run(capsys, "./bench", "--json")
     assert code == 0 and json.loads(out)["events"][0]["data"] == "x"
@@ -390,7 +400,7 @@ def test_bad_arguments(capsys: pytest.CaptureFixture[str], argv: List[str]) -> N
 def test_help_and_version(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = run(capsys, "--help")
     assert code == 0
-    assert "--dialect" in out and "exit status" in out and "ssewire bench" in out
+    assert "--dialect" in out and "exit status" in out and "benches/side_by_side.py" in out
     code, out, _ = run(capsys, "--version")
     assert code == 0 and out.strip() == f"ssewire {ssewire.__version__}"
 
@@ -416,8 +426,8 @@ TINY = ["--chunks", "12", "--read-size", "256", "--budget", "0", "--min-repeats"
 
 def test_bench_quick_tiny(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out_file = tmp_path / "figures.json"
-    code, out, err = run(
-        capsys, "bench", "--quick", "--peers", "pure-python", "--json", str(out_file), *TINY
+    code, out, err = run_bench(
+        capsys, "--quick", "--peers", "pure-python", "--json", str(out_file), *TINY
     )
     assert code == 0
     lines = out.splitlines()
@@ -453,7 +463,7 @@ def test_bench_quick_tiny(capsys: pytest.CaptureFixture[str], tmp_path: Path) ->
 
 def test_bench_every_installed_peer_passes_its_check(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     out_file = tmp_path / "all.json"
-    code, out, err = run(capsys, "bench", "--no-progress", "--json", str(out_file), *TINY)
+    code, out, err = run_bench(capsys, "--no-progress", "--json", str(out_file), *TINY)
     assert code == 0
     figures = json.loads(out_file.read_text())
     # The peers are test dependencies: every one must be installed and give ssewire's result.
@@ -518,19 +528,20 @@ def test_bench_progress_on_a_terminal() -> None:
     [["--chunks", "0"], ["--read-size", "x"], ["--dialect", "sse"], ["--peers", "nope"], ["--bogus"]],
 )
 def test_bench_bad_arguments(capsys: pytest.CaptureFixture[str], argv: List[str]) -> None:
-    code, out, err = run(capsys, "bench", *argv)
+    assert run(capsys, "bench")[0] == 2  # the command points to benches/side_by_side.py
+    code, out, err = run_bench(capsys, *argv)
     assert code == 2 and out == ""
     assert err.startswith("usage: ssewire bench")
 
 
 def test_bench_unwritable_json_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    code, out, err = run(capsys, "bench", "--json", str(tmp_path / "no" / "such" / "dir.json"), *TINY)
+    code, out, err = run_bench(capsys, "--json", str(tmp_path / "no" / "such" / "dir.json"), *TINY)
     assert code == 2 and out == ""
     assert err.startswith("ssewire bench: cannot write ")
 
 
 def test_bench_help(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "bench", "--help")
+    code, out, _ = run_bench(capsys, "--help")
     assert code == 0
     for option in ("--quick", "--json FILE", "--dialect", "--chunks N", "--read-size BYTES"):
         assert option in out

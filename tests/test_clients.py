@@ -4,7 +4,7 @@
 The server (``loopback.py``) writes every body in random-sized, delayed writes, cut inside
 multi-byte UTF-8 characters and between CR and LF. Each client reads every capture of
 ``tests/data`` (all three dialects, errors, malformed frames and cut-off streams included) and
-generated streams (``ssewire._bench.streams``, with non-ASCII text, tool calls, reasoning, and a CRLF
+generated streams (``support.streams``, with non-ASCII text, tool calls, reasoning, and a CRLF
 copy). The reference for each body is a fresh stream fed the whole body then finished: the
 items (every attribute), ``result()``, ``done`` and ``error`` must be equal; ``tap`` relays
 every chunk the client gave, the same objects, and the relayed bytes equal the body. The
@@ -28,7 +28,7 @@ import pytest
 import requests
 
 import ssewire
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 from dialects import error_fields, snap
 from loopback import LoopbackServer, split_points
 

@@ -24,7 +24,7 @@ from aiohttp import web
 import ssewire
 import ssewire.gateway as gateway_module
 from loopback import LoopbackServer
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 DATA = Path(__file__).resolve().parent / "data"

@@ -15,7 +15,7 @@ import aiohttp
 import pytest
 
 from loopback import LoopbackServer
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 from test_examples import EXAMPLES, PATHS, TIMEOUT, Gateway
 
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not in this tree")

@@ -176,7 +176,7 @@ def test_a_signature_stays_with_its_text() -> None:
 def test_the_template_path_gives_the_same_items_as_a_fresh_decode() -> None:
     """A long run of chunks of one shape (the fast path reads them off the wire) gives exactly
     the items, usage and result that decoding each chunk alone gives."""
-    from ssewire._bench import streams
+    from support import streams
 
     body = streams.gemini_stream(200, seed=9, thinking=True, function_call=True)
     items, s = read(body)

@@ -16,7 +16,7 @@ import pytest
 import ssewire
 from loopback import LoopbackServer
 from splitting import split_ways
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 
 TIMEOUT = 20.0
 BODY = _streams.chat_stream(n_chunks=80, seed=7, tool_calls=True)

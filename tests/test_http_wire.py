@@ -33,7 +33,7 @@ from typing import Any, Callable, Optional
 import pytest
 
 import ssewire
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 from loopback import LoopbackServer
 
 HOST = "127.0.0.1"

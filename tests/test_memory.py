@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 import ssewire
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc")
 
@@ -71,7 +71,7 @@ _MEASURE = """
 import gc, json, resource, sys
 from pathlib import Path
 import ssewire
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 
 def rss():
     return int(Path("/proc/self/statm").read_text().split()[1]) * resource.getpagesize()
@@ -108,8 +108,14 @@ def test_memory_per_stream_is_the_folded_text_once(dialect: str) -> None:
     cannot hide anything. Prints the figures (``pytest -s``)."""
     import subprocess
 
+    import os
+    from pathlib import Path
+
+    # The child imports the suite's `support` package (tests/), as the suite does.
+    here = str(Path(__file__).resolve().parent)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [here, os.environ.get("PYTHONPATH")]))}
     out = subprocess.run([sys.executable, "-c", _MEASURE, dialect], capture_output=True,
-                         text=True, timeout=120, check=True).stdout  # fmt: skip
+                         text=True, timeout=120, check=True, env=env).stdout  # fmt: skip
     idle, folded, text, wire = json.loads(out)
     print(f"\n{dialect}: idle stream {idle / 1024:.1f} KiB; after a 1,000-token reply "
           f"({wire / 1024:.0f} KiB on the wire, result {text / 1024:.1f} KiB as JSON): "

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 
 import ssewire
 from ssewire import MessageAccumulator, MessagesStream, StreamError
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 from dialects import DialectKit, assert_notes
 
 DATA = Path(__file__).parent / "data" / "messages"
@@ -581,7 +581,7 @@ def _sdk_message(events: list[dict[str, Any]]) -> dict[str, Any]:
     from anthropic._models import construct_type
     from anthropic.types import RawMessageStreamEvent
 
-    from ssewire._bench import anthropic_accumulator
+    from support import anthropic_accumulator
 
     snapshot = None
     step = anthropic_accumulator()

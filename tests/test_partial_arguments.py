@@ -17,7 +17,7 @@ import pytest
 from test_partial_json import reference_partial, tagged
 
 import ssewire
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 from splitting import split_ways
 
 DATA = Path(__file__).parent / "data"

@@ -1,5 +1,5 @@
-"""``ssewire._bench.pure.PureSSEParser`` agrees with the Rust ``ssewire.SSEParser``, and the
-``ssewire._bench.streams`` generators make valid, deterministic LLM stream bodies.
+"""``support.pure.PureSSEParser`` agrees with the Rust ``ssewire.SSEParser``, and the
+``support.streams`` generators make valid, deterministic LLM stream bodies.
 
 Every comparison feeds both parsers the same pieces and compares everything observable: the
 events, the exceptions for oversized events (limit, size, surviving events), and the state
@@ -16,8 +16,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ssewire
-from ssewire._bench import streams as _streams
-from ssewire._bench.pure import PureEvent, PureSSEParser
+from support import streams as _streams
+from support.pure import PureEvent, PureSSEParser
 from splitting import check_all_ways, feed_all_ways
 
 Parser = Callable[..., Any]

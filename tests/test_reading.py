@@ -16,7 +16,7 @@ from typing import Any, AsyncIterator, Iterator
 import pytest
 
 import ssewire
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 from dialects import error_fields, snap
 from splitting import split_ways
 

@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 import ssewire
 from ssewire import ResponseAccumulator, ResponsesStream, StreamError
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 from dialects import DialectKit, assert_notes
 
 DATA = Path(__file__).parent / "data" / "responses"

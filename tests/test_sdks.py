@@ -38,7 +38,7 @@ import openai
 import pytest
 
 import ssewire
-from ssewire._bench import streams as _streams
+from support import streams as _streams
 from loopback import LoopbackServer
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -10,26 +10,29 @@ as they arrive, get events out::
         print(event.event, event.data)
 """
 
+from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
 from ssewire._core import (
-    ResponseAccumulator,
-    MessageAccumulator,
-    ChatCompletionAccumulator,
     DEFAULT_MAX_EVENT_SIZE,
     ChatChunk,
+    ChatCompletionAccumulator,
     ConcurrentUseError,
     ErrorItem,
     Event,
     EventTooLargeError,
     GeminiChunk,
     HTTPResponseReader,
+    MessageAccumulator,
     MessageEvent,
     PartialJSON,
+    ResponseAccumulator,
     ResponseEvent,
     StreamError,
     ToolCallDelta,
     __version__,
     encode_event,
 )
+from ssewire._errors import HTTPProtocolError, HTTPStatusError, RequestError
+from ssewire._protocol import StreamProtocol
 from ssewire._reading import (
     ChatCompletionStream,
     GeminiStream,
@@ -37,11 +40,8 @@ from ssewire._reading import (
     ResponsesStream,
     SSEParser,
 )
-from ssewire._protocol import StreamProtocol
-from ssewire._translate import Translator, translate
 from ssewire._request import ErrorTranslation, RequestTranslation, translate_error, translate_request
-from ssewire._api import AccumulateError, aaccumulate, accumulate, detect_dialect
-from ssewire._errors import HTTPProtocolError, HTTPStatusError, RequestError
+from ssewire._translate import Translator, translate
 
 __all__ = [
     "AccumulateError",

@@ -170,10 +170,7 @@ class _EventListAccumulator:
 
     def result(self) -> dict:  # type: ignore[type-arg]
         return {
-            "events": [
-                {"event": e.event, "data": e.data, "id": e.id, "retry": e.retry}
-                for e in self._events
-            ]
+            "events": [{"event": e.event, "data": e.data, "id": e.id, "retry": e.retry} for e in self._events]
         }
 
 
@@ -185,6 +182,8 @@ _STREAM_CLASSES = {
     "responses": "ResponsesStream",
     "gemini": "GeminiStream",
 }
+
+
 def _new_stream(dialect: str, max_event_size: Optional[int]) -> Any:
     kwargs = {} if max_event_size is None else {"max_event_size": max_event_size}
     if dialect == "sse":
@@ -194,9 +193,7 @@ def _new_stream(dialect: str, max_event_size: Optional[int]) -> Any:
 
 def _check_dialect(dialect: str) -> str:
     if dialect != "auto" and dialect not in DIALECTS:
-        raise ValueError(
-            f"unknown dialect {dialect!r}: expected 'auto', " + ", ".join(map(repr, DIALECTS))
-        )
+        raise ValueError(f"unknown dialect {dialect!r}: expected 'auto', " + ", ".join(map(repr, DIALECTS)))
     return dialect
 
 
@@ -271,7 +268,9 @@ class _Assembly:
         self.too_large: List[EventTooLargeError] = []
         self._sniffer: Optional[_core._DialectSniffer] = None
         if dialect == "auto":
-            self._sniffer = _core._DialectSniffer(_core.DEFAULT_MAX_EVENT_SIZE if max_event_size is None else max_event_size)
+            self._sniffer = _core._DialectSniffer(
+                _core.DEFAULT_MAX_EVENT_SIZE if max_event_size is None else max_event_size
+            )
         else:
             self._start(dialect)
 
@@ -315,9 +314,7 @@ class _Assembly:
 
     def feed(self, data: _BytesLike) -> List[Any]:
         if isinstance(data, str):
-            raise TypeError(
-                "response bodies are bytes: got a str chunk (use iter_bytes(), not iter_text())"
-            )
+            raise TypeError("response bodies are bytes: got a str chunk (use iter_bytes(), not iter_text())")
         data = self._note(data)
         sniffer = self._sniffer
         if sniffer is not None:

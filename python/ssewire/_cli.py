@@ -3,7 +3,8 @@
 ::
 
     ssewire [FILE|-] [--dialect auto|chat|messages|responses|gemini|sse] [--events] [--json]
-    ssewire bench [--quick] [--json FILE] [--dialect ...] [--chunks N] [--read-size BYTES]
+    ssewire translate FILE --to DIALECT
+    ssewire gateway --upstream URL [--upstream-dialect D] ...
 
 Strategy: the input is read in 64 KiB reads (from a pipe, as soon as they arrive) and pushed
 through the same driver as ``ssewire.accumulate()`` (``_api._Assembly``), so memory stays at
@@ -50,18 +51,58 @@ SAMPLES = (
 # --- JSON forms of the decoded items ---------------------------------------------------------
 
 _CHAT_FIELDS = (
-    "id", "object", "created", "model", "system_fingerprint", "service_tier", "index", "role",
-    "content", "refusal", "reasoning", "reasoning_content", "tool_calls", "finish_reason",
-    "reasoning_details", "logprobs", "usage", "extra", "choice_extra", "delta_extra",
+    "id",
+    "object",
+    "created",
+    "model",
+    "system_fingerprint",
+    "service_tier",
+    "index",
+    "role",
+    "content",
+    "refusal",
+    "reasoning",
+    "reasoning_content",
+    "tool_calls",
+    "finish_reason",
+    "reasoning_details",
+    "logprobs",
+    "usage",
+    "extra",
+    "choice_extra",
+    "delta_extra",
 )
 _TOOL_CALL_FIELDS = ("index", "id", "type", "name", "arguments")
 _MESSAGE_FIELDS = (
-    "type", "index", "delta_type", "text", "partial_json", "thinking", "signature",
-    "stop_reason", "stop_sequence", "content_block", "message", "usage", "citation",
+    "type",
+    "index",
+    "delta_type",
+    "text",
+    "partial_json",
+    "thinking",
+    "signature",
+    "stop_reason",
+    "stop_sequence",
+    "content_block",
+    "message",
+    "usage",
+    "citation",
 )
 _RESPONSE_FIELDS = (
-    "type", "sequence_number", "output_index", "content_index", "summary_index", "item_id",
-    "delta", "text", "refusal", "arguments", "item", "part", "response", "logprobs",
+    "type",
+    "sequence_number",
+    "output_index",
+    "content_index",
+    "summary_index",
+    "item_id",
+    "delta",
+    "text",
+    "refusal",
+    "arguments",
+    "item",
+    "part",
+    "response",
+    "logprobs",
 )
 # Keys of an event's raw JSON that the typed fields above already show.
 _MESSAGE_SHOWN = frozenset(("type", "index", "message", "content_block", "usage"))
@@ -70,8 +111,15 @@ _MESSAGE_TYPED_DELTAS = frozenset(
 )
 _RESPONSE_SHOWN = frozenset(_RESPONSE_FIELDS)
 _GEMINI_FIELDS = (
-    "index", "text", "thought", "thought_signature", "function_call", "finish_reason", "usage",
-    "model_version", "response_id",
+    "index",
+    "text",
+    "thought",
+    "thought_signature",
+    "function_call",
+    "finish_reason",
+    "usage",
+    "model_version",
+    "response_id",
 )
 # Keys of a chunk's candidate that the typed fields above already show.
 _GEMINI_SHOWN = frozenset(("content", "finishReason", "index"))
@@ -238,11 +286,7 @@ def _not_a_stream(asm: _Assembly, n_items: int) -> Optional[str]:
     if not _first_significant(head):
         return "the input is empty" if not asm.size else "the input is only white space"
     err = asm.error
-    if (
-        err is not None
-        and err.type == "invalid_response"
-        and _first_significant(head) in (b"{", b"[")
-    ):
+    if err is not None and err.type == "invalid_response" and _first_significant(head) in (b"{", b"["):
         return "the input is a JSON document, not an event stream (and not an error body)"
     not_sse = err is not None and err.code == "not_event_stream"
     if not_sse or (n_items == 0 and not _core._is_event_stream(head)):
@@ -259,8 +303,7 @@ def _is_rejected_json_item(item: Any, asm: _Assembly) -> bool:
     return isinstance(item, _core.ErrorItem) and (
         item.error.code == "not_event_stream"
         or (
-            item.error.type == "invalid_response"
-            and _first_significant(bytes(asm.head[:64])) in (b"{", b"[")
+            item.error.type == "invalid_response" and _first_significant(bytes(asm.head[:64])) in (b"{", b"[")
         )
     )
 
@@ -268,9 +311,7 @@ def _is_rejected_json_item(item: Any, asm: _Assembly) -> bool:
 # --- running ---------------------------------------------------------------------------------
 
 
-def _process(
-    reads: Iterator[bytes], dialect: str, events: bool, out: _Out
-) -> Tuple[int, Optional[str]]:
+def _process(reads: Iterator[bytes], dialect: str, events: bool, out: _Out) -> Tuple[int, Optional[str]]:
     """Read one body; print its events or its result. Returns (exit status, dialect used)."""
     asm = _Assembly(dialect, record_too_large=True)
     n_items = 0
@@ -333,7 +374,9 @@ def _run_file(args: argparse.Namespace, out: _Out) -> int:
     try:
         f = _open_input(args.file)
     except OSError as e:
-        hint = " (to run the benchmark: ssewire bench)" if args.file == "bench" else ""
+        hint = (
+            " (the benchmark: python benches/side_by_side.py, from a clone)" if args.file == "bench" else ""
+        )
         _err(f"cannot read {args.file}: {e.strerror or e}{hint}")
         return EXIT_USAGE
     try:
@@ -381,7 +424,8 @@ def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ssewire",
         usage="%(prog)s [FILE|-] [--dialect auto|chat|messages|responses|gemini|sse] [--events] [--json]\n"
-        "       %(prog)s bench [--quick] [--json FILE] [--dialect ...] [--chunks N] [--read-size BYTES]",
+        "       %(prog)s translate FILE --to DIALECT\n"
+        "       %(prog)s gateway --upstream URL [--upstream-dialect DIALECT] ...",
         description=(
             "Read a captured raw LLM streaming response body (text/event-stream) and print the "
             "final object it assembles, as JSON: a chat.completion (OpenAI Chat Completions), a "
@@ -394,23 +438,30 @@ def make_parser() -> argparse.ArgumentParser:
             "exit status: 0 complete stream; 3 the stream carried an error or ended before its "
             "terminal marker (the partial result is still printed, the error goes to stderr); "
             "2 unusable arguments or input that is not an event stream.  "
-            "'ssewire bench --help' describes the benchmark (a file named bench: ./bench)."
+            "'ssewire gateway --help' describes the gateway. The side-by-side benchmark lives in "
+            "the repository: python benches/side_by_side.py (a file named bench: ./bench)."
         ),
     )
     parser.add_argument(
-        "file", nargs="?", metavar="FILE|-",
+        "file",
+        nargs="?",
+        metavar="FILE|-",
         help="the captured response body; - reads standard input (e.g. curl -N ... | ssewire -)",
     )
     parser.add_argument(
-        "--dialect", choices=("auto",) + DIALECTS, default="auto",
+        "--dialect",
+        choices=("auto", *DIALECTS),
+        default="auto",
         help="how to read the stream (default: auto, detected from its first bytes)",
     )
     parser.add_argument(
-        "--events", action="store_true",
+        "--events",
+        action="store_true",
         help="print one JSON line per decoded event instead of the assembled object",
     )
     parser.add_argument(
-        "--json", action="store_true",
+        "--json",
+        action="store_true",
         help="compact JSON on one line (default: indented by 2)",
     )
     parser.add_argument("--version", action="version", version=f"ssewire {_core.__version__}")
@@ -492,14 +543,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             return gateway.main(args_list[1:])
         except KeyboardInterrupt:
             return 130
-    if args_list and args_list[0] == "bench":
-        from ssewire import _bench
-
-        try:
-            return _bench.main(args_list[1:])
-        except KeyboardInterrupt:
-            sys.stderr.write("\n")
-            return 130
+    if args_list and args_list[0] == "bench" and not os.path.exists("bench"):
+        _err(
+            "the side-by-side benchmark is not part of the installed package (it imports the "
+            "SDKs' private modules): from a clone, run 'python benches/side_by_side.py --quick'"
+        )
+        return EXIT_USAGE
     try:
         args = make_parser().parse_args(args_list)
     except SystemExit as e:  # --help, --version, or a usage error already reported

@@ -19,6 +19,7 @@ __all__ = [
     "_translate_request",
     "_translate_error",
     "_DialectSniffer",
+    "_set_stream_classes",
     "SNIFF_BYTES",
     "SNIFF_EVENTS",
     "_error_body",
@@ -49,10 +50,10 @@ DEFAULT_MAX_HEAD_SIZE: Final[int]
 _Bytes = Union[bytes, bytearray, memoryview, Buffer]
 
 # The exception classes are defined in Python (see ssewire/_errors.py) and re-exported.
-from ssewire._errors import EventTooLargeError as EventTooLargeError
-from ssewire._errors import StreamError as StreamError
-from ssewire._errors import ConcurrentUseError as ConcurrentUseError
-from ssewire._errors import HTTPProtocolError as HTTPProtocolError
+from ssewire._errors import ConcurrentUseError as ConcurrentUseError  # noqa: E402
+from ssewire._errors import EventTooLargeError as EventTooLargeError  # noqa: E402
+from ssewire._errors import HTTPProtocolError as HTTPProtocolError  # noqa: E402
+from ssewire._errors import StreamError as StreamError  # noqa: E402
 
 @final
 class Event:
@@ -90,6 +91,8 @@ def _error_body(status: int, message: str, target: str) -> bytes: ...
 SNIFF_BYTES: int
 SNIFF_EVENTS: int
 
+def _set_stream_classes(chat: Any, messages: Any, responses: Any, gemini: Any) -> None: ...
+
 @final
 class _DialectSniffer:
     def __new__(cls, max_event_size: int = ...) -> Self: ...
@@ -98,6 +101,7 @@ class _DialectSniffer:
     def take(self) -> bytes: ...
     @property
     def held(self) -> int: ...
+
 def _model_segment(model: str) -> str: ...
 def encode_event(
     data: str,

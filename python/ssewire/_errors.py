@@ -36,7 +36,11 @@ class StreamError(Exception):
         self.raw: dict[str, Any] = {} if raw is None else raw
 
     def __str__(self) -> str:
-        details = [f"{name}={value}" for name, value in (("type", self.type), ("code", self.code)) if value is not None]
+        details = [
+            f"{name}={value}"
+            for name, value in (("type", self.type), ("code", self.code))
+            if value is not None
+        ]
         return f"{self.message} ({', '.join(details)})" if details else self.message
 
     def __repr__(self) -> str:

@@ -99,9 +99,7 @@ class _Reading:
 
     __slots__ = ()
 
-    def iter(
-        self: _Feeds[_Item], chunks: Union[Iterable[_BytesLike], _BytesLike]
-    ) -> Iterator[_Item]:
+    def iter(self: _Feeds[_Item], chunks: Union[Iterable[_BytesLike], _BytesLike]) -> Iterator[_Item]:
         """Yields the items of every chunk of ``chunks`` as it is read, then those of
         ``finish()``. See the module ``ssewire._reading`` for sources, early stops and errors."""
         feed = self.feed
@@ -189,3 +187,5 @@ class GeminiStream(_Tapping, _core.GeminiStream):
 for _cls in (SSEParser, ChatCompletionStream, MessagesStream, ResponsesStream, GeminiStream):
     _cls.__module__ = "ssewire"
 del _cls
+# The core makes a Translator's source stream of these classes (it imports no Python module).
+_core._set_stream_classes(ChatCompletionStream, MessagesStream, ResponsesStream, GeminiStream)

@@ -56,9 +56,7 @@ from urllib.parse import parse_qsl, unquote, urlencode, urlsplit
 try:
     from aiohttp import web
 except ImportError as e:  # pragma: no cover - the extra is not installed
-    raise ImportError(
-        "ssewire.gateway needs aiohttp: pip install 'ssewire[gateway]'"
-    ) from e
+    raise ImportError("ssewire.gateway needs aiohttp: pip install 'ssewire[gateway]'") from e
 
 import ssewire
 from ssewire import _core
@@ -195,13 +193,16 @@ def safe_prefix(prefix: str) -> bool:
 
 def client_credential(dialect: str, headers: Any, query: Dict[str, str]) -> Optional[str]:
     """The credential a client of ``dialect`` sent, in its dialect's own place."""
-    auth = headers.get("authorization", "")
+    auth = str(headers.get("authorization", ""))
     bearer = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+    found: Optional[str]
     if dialect == "messages":
-        return headers.get("x-api-key") or bearer
-    if dialect == "gemini":
-        return headers.get("x-goog-api-key") or query.get("key") or bearer
-    return bearer or headers.get("api-key")
+        found = headers.get("x-api-key") or bearer
+    elif dialect == "gemini":
+        found = headers.get("x-goog-api-key") or query.get("key") or bearer
+    else:
+        found = bearer or headers.get("api-key")
+    return found
 
 
 def credential_headers(dialect: str, key: str) -> List[Tuple[str, str]]:
@@ -272,12 +273,12 @@ class Upstream(asyncio.Protocol):
         loop = asyncio.get_running_loop()
         self.request = request
         self.reader = ssewire.HTTPResponseReader()
-        self.head: "asyncio.Future[None]" = loop.create_future()
-        self.end: "asyncio.Future[None]" = loop.create_future()
+        self.head: asyncio.Future[None] = loop.create_future()
+        self.end: asyncio.Future[None] = loop.create_future()
         self.sink: Optional[Callable[[bytes], None]] = None
         self.early: List[bytes] = []
         self.transport: Optional[asyncio.Transport] = None
-        self._wake: Optional["asyncio.Future[None]"] = None
+        self._wake: Optional[asyncio.Future[None]] = None
         self._timer = None
         if timeout is not None:
             error = asyncio.TimeoutError("the upstream request took too long")
@@ -511,7 +512,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             response.enable_chunked_encoding()
         await response.prepare(request)  # the head is sent now; the body goes straight on
         client = request.transport
-        high = client.get_write_buffer_limits()[1] if client is not None else 0  # type: ignore[attr-defined]
+        high = client.get_write_buffer_limits()[1] if client is not None else 0
         gone = False
 
         def sink(body: bytes) -> None:
@@ -522,7 +523,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
                 up.stop()
             elif out:
                 client.write(b"%x\r\n%s\r\n" % (len(out), out) if chunked else out)
-                if client.get_write_buffer_size() > high:  # type: ignore[attr-defined]
+                if client.get_write_buffer_size() > high:
                     up.pause()
 
         for body in up.early:
@@ -674,7 +675,9 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
                 except asyncio.TimeoutError:
                     raise Refused(504, "the upstream did not answer in time") from None
                 status = up.reader.status or 502
-                passed = [(k, v) for k, v in up.reader.headers if k.lower() in ("content-type", "cache-control")]
+                passed = [
+                    (k, v) for k, v in up.reader.headers if k.lower() in ("content-type", "cache-control")
+                ]
                 passed += passed_headers(dialect, dialect, list(up.reader.headers))
                 response, client_gone = await serve(request, up, meter, passed)
                 if not client_gone and not up.failed():
@@ -726,17 +729,21 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
                 passed = passed_headers(upstream_dialect, client, list(up.reader.headers))
                 if status >= 400:
                     body = await error_body(up)
-                    e = ssewire.translate_error(status, body, upstream_dialect, client)
-                    entry.update({"status": e.status,
+                    said = ssewire.translate_error(status, body, upstream_dialect, client)
+                    entry.update({"status": said.status,
                                   "error": {"message": body[:LOGGED_MESSAGE].decode("utf-8", "replace")}})  # fmt: skip
-                    answer = web.Response(status=e.status, body=e.body, content_type=e.content_type)
+                    answer = web.Response(status=said.status, body=said.body, content_type=said.content_type)
                     for k, v in passed:
                         answer.headers[k] = v
                     return answer
                 if not streaming:
                     return await whole(up, t, client, passed, entry)
-                kind = "application/json" if client == "gemini" and match.streaming is False else "text/event-stream"
-                response, client_gone = await serve(request, up, t.feed, [("content-type", kind)] + passed)
+                kind = (
+                    "application/json"
+                    if client == "gemini" and match.streaming is False
+                    else "text/event-stream"
+                )
+                response, client_gone = await serve(request, up, t.feed, [("content-type", kind), *passed])
                 entry["status"] = status
                 if not client_gone and not up.failed():
                     tail = t.finish()  # the events that close the client's stream, if any
@@ -772,7 +779,10 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
         except (OSError, asyncio.TimeoutError, ssewire.HTTPProtocolError):
             pass  # the stream's error, or its missing end, tells it below
         if t.source is None:  # nothing came that could tell the dialect
-            outcome: Optional[Tuple[int, bytes]] = (502, _core._error_body(502, "the upstream sent no stream", client))
+            outcome: Optional[Tuple[int, bytes]] = (
+                502,
+                _core._error_body(502, "the upstream sent no stream", client),
+            )
         else:
             outcome = stream_outcome(t.source, up, client)
         if outcome is not None:
@@ -822,7 +832,7 @@ def new_loop(name: str = "auto") -> asyncio.AbstractEventLoop:
             if name == "uvloop":
                 raise
         else:
-            return uvloop.new_event_loop()  # type: ignore[no-any-return]
+            return uvloop.new_event_loop()
     return asyncio.new_event_loop()
 
 

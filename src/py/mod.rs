@@ -107,6 +107,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_event_stream, m)?)?;
     m.add_function(wrap_pyfunction!(detect_dialect, m)?)?;
     m.add_class::<DialectSniffer>()?;
+    m.add_function(wrap_pyfunction!(translate::set_stream_classes, m)?)?;
     m.add("SNIFF_BYTES", crate::translate::SNIFF_BYTES)?;
     m.add("SNIFF_EVENTS", crate::translate::SNIFF_EVENTS)?;
     m.add_function(wrap_pyfunction!(request::translate_request, m)?)?;

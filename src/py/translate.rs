@@ -23,15 +23,42 @@ use super::responses::ResponsesStream;
 use super::stream::Source;
 use crate::translate::{Dialect, Sniffer, Target, Translation};
 
+/// The public stream classes (`ssewire.ChatCompletionStream`, `MessagesStream`,
+/// `ResponsesStream`, `GeminiStream`: the Python subclasses of this module's classes), handed
+/// to the core by `ssewire._reading` when it defines them (`_set_stream_classes`): the core
+/// imports no Python module.
+static STREAM_CLASSES: pyo3::sync::PyOnceLock<[Py<PyAny>; 4]> = pyo3::sync::PyOnceLock::new();
+
+/// Records the public stream classes (once; `ssewire._reading` calls it on import).
+#[pyfunction]
+#[pyo3(name = "_set_stream_classes")]
+pub fn set_stream_classes(
+    py: Python<'_>,
+    chat: Py<PyAny>,
+    messages: Py<PyAny>,
+    responses: Py<PyAny>,
+    gemini: Py<PyAny>,
+) {
+    let _ = STREAM_CLASSES.set(py, [chat, messages, responses, gemini]);
+}
+
 /// The public stream class of a dialect (`ssewire.MessagesStream`, ...).
 fn stream_class<'py>(py: Python<'py>, dialect: Dialect) -> PyResult<Bound<'py, PyAny>> {
-    let name = match dialect {
-        Dialect::Chat => "ChatCompletionStream",
-        Dialect::Messages => "MessagesStream",
-        Dialect::Responses => "ResponsesStream",
-        Dialect::Gemini => "GeminiStream",
+    let Some(classes) = STREAM_CLASSES.get(py) else {
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "ssewire's stream classes are not registered (import ssewire, not ssewire._core)",
+        ));
     };
-    py.import("ssewire._reading")?.getattr(name)
+    let at = match dialect {
+        Dialect::Chat => 0,
+        Dialect::Messages => 1,
+        Dialect::Responses => 2,
+        Dialect::Gemini => 3,
+    };
+    match classes.get(at) {
+        Some(class) => Ok(class.bind(py).clone()),
+        None => Err(pyo3::exceptions::PyRuntimeError::new_err("no stream class")),
+    }
 }
 
 fn new_stream(py: Python<'_>, dialect: Dialect, max_event_size: usize) -> PyResult<Py<PyAny>> {

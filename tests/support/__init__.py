@@ -1,6 +1,6 @@
 """``ssewire bench``: ssewire side by side with every pure-Python SSE parser that is installed.
 
-Strategy. For each dialect a deterministic stream body is generated (``ssewire._bench.streams``) and
+Strategy. For each dialect a deterministic stream body is generated (``support.streams``) and
 cut into socket-sized reads; then three tasks are timed on the same reads:
 
 - ``framing``: bytes -> events (``ssewire.SSEParser``);
@@ -36,8 +36,8 @@ import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import ssewire
-from ssewire._bench import streams as _streams
-from ssewire._bench.pure import PureSSEParser
+from support import streams as _streams
+from support.pure import PureSSEParser
 
 __all__ = ["main", "run"]
 
