@@ -82,7 +82,7 @@ def _reference(body: bytes) -> Any:
 
 async def _ssewire(client: httpx.AsyncClient, url: str) -> Any:
     stream = ssewire.ChatCompletionStream()
-    async with client.stream("POST", url + "/v1/chat/completions", json={}) as r:
+    async with client.stream("POST", url + "/v1/chat/completions", json={"stream": True}) as r:
         async for _ in stream.aiter(r.aiter_bytes()):
             pass
     result = stream.result()
@@ -91,7 +91,7 @@ async def _ssewire(client: httpx.AsyncClient, url: str) -> Any:
 
 async def _httpx_sse(client: httpx.AsyncClient, url: str) -> Any:
     acc = _peers.ChatDictAccumulator()
-    async with httpx_sse.aconnect_sse(client, "POST", url + "/v1/chat/completions", json={}) as es:
+    async with httpx_sse.aconnect_sse(client, "POST", url + "/v1/chat/completions", json={"stream": True}) as es:
         async for event in es.aiter_sse():
             if event.data == "[DONE]":
                 break

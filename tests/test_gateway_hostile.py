@@ -65,7 +65,7 @@ def test_client_disconnect_is_logged_as_such_without_a_traceback(
     try:
         async def leave_early() -> None:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as s:
-                async with s.post(gw.url(prefix + PATHS["chat"]), json={}) as r:
+                async with s.post(gw.url(prefix + PATHS["chat"]), json={"stream": True}) as r:
                     await r.content.readexactly(200)  # a little, then go away
 
         with caplog.at_level(logging.DEBUG):

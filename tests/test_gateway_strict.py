@@ -675,3 +675,170 @@ def test_the_gateway_refuses_to_start_without_its_key() -> None:
                           "--upstream-key-env", "SSEWIRE_NO_SUCH_VARIABLE"],
                          capture_output=True, text=True, timeout=TIMEOUT)  # fmt: skip
     assert out.returncode != 0 and "SSEWIRE_NO_SUCH_VARIABLE" in out.stderr
+
+
+# -- what a review of the gateway found (each was reproduced before its fix) ---------------------
+
+
+class RawUpstream:
+    """An upstream on 127.0.0.1 that reads one request head and answers ``reply`` (bytes, as
+    is), then closes: for answers a strict server would not make (a body cut short, a body
+    delimited by the close)."""
+
+    def __init__(self, reply: bytes, pause: float = 0.0) -> None:
+        import threading
+
+        self.reply = reply
+        self.pause = pause
+        self.heads: List[bytes] = []
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.sock.settimeout(TIMEOUT)
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+        self.thread.start()
+
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.sock.getsockname()[1]}"
+
+    def _serve(self) -> None:
+        for _ in range(8):
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            with conn:
+                conn.settimeout(TIMEOUT)
+                data = b""
+                for _ in range(1000):
+                    chunk = conn.recv(65536)
+                    if not chunk:
+                        break
+                    data += chunk
+                    head, sep, body = data.partition(b"\r\n\r\n")
+                    length = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+                    if sep and len(body) >= (length[0] if length else 0):
+                        break
+                self.heads.append(data.split(b"\r\n\r\n")[0])
+                if self.pause:
+                    time.sleep(self.pause)
+                conn.sendall(self.reply)
+
+    def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept() that waits
+        except OSError:
+            pass
+        self.sock.close()
+        self.thread.join(TIMEOUT)
+
+
+CHAT_SSE = (b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+            b'"delta":{"role":"assistant","content":"Hello"},"finish_reason":null}]}\n\n'
+            b'data: {"id":"c","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,'
+            b'"delta":{},"finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')  # fmt: skip
+
+
+@pytest.mark.parametrize("target", ["http://evil.example/v1/chat/completions", "//evil.example/v1/chat/completions",
+                                    "/..;/admin/v1/chat/completions", "/a/..;/v1/chat/completions"])  # fmt: skip
+def test_a_request_target_cannot_name_another_host_or_climb(target: str) -> None:
+    up = RawUpstream(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
+    gw = Gateway(up.url(), upstream_key="sk-gw")
+    try:
+        body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}).encode()
+        got = _raw(gw.port, f"POST {target} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                   f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode() + body)  # fmt: skip
+    finally:
+        gw.close()
+        up.close()
+    assert got.startswith(b"HTTP/1.1 400"), got[:80]
+    assert up.heads == []
+
+
+def test_a_key_that_is_not_ascii_is_a_401_not_a_500() -> None:
+    with StrictUpstream("chat") as up:
+        gw = Gateway(up.url(), upstream_dialect="chat", upstream_key=KEY, client_keys=["k1"])
+        try:
+            body = json.dumps(_first_turn("messages")).encode()
+            got = _raw(gw.port, b"POST /v1/messages HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
+                       b"x-api-key: \xff\xfe\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)  # fmt: skip
+        finally:
+            gw.close()
+    assert got.startswith(b"HTTP/1.1 401")
+    _client_error_shape("messages", got.split(b"\r\n\r\n", 1)[1])
+
+
+@pytest.mark.parametrize("upstream_dialect", [None, "chat"], ids=["relayed", "translated"])
+def test_a_body_cut_short_or_ended_by_the_close_never_stalls_the_gateway(upstream_dialect: Optional[str]) -> None:
+    """Declared longer than it is, then closed: the client is cut off too, at once, and the
+    gateway serves the next request. Delimited by the close: a complete answer."""
+    cut = RawUpstream(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s"
+                      % (len(CHAT_SSE) + 1000, CHAT_SSE))  # fmt: skip
+    whole = RawUpstream(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\n" + CHAT_SSE)
+    client = "chat" if upstream_dialect is None else "messages"
+    body = _first_turn(client)
+    try:
+        for up, complete in ((cut, False), (whole, True)):
+            gw = Gateway(up.url(), upstream_dialect=upstream_dialect)
+            try:
+                started = time.monotonic()
+                status, got, _ = (0, b"", {})
+                try:
+                    status, got, _ = _post(gw, client, body)
+                except aiohttp.ClientPayloadError:
+                    status = -1  # the response was cut off, as the upstream's was
+                assert time.monotonic() - started < 10
+                if complete:
+                    assert status == 200 and b"Hello" in got
+                    assert gw.records[-1]["done"] is True and "upstream_error" not in gw.records[-1]
+                else:
+                    assert status == -1
+                # The gateway still answers.
+                again = _post(gw, "chat", {"model": "m", "stream": True, "messages": []}, path="/v1/embeddings")
+                assert again[0] == 404
+            finally:
+                gw.close()
+    finally:
+        cut.close()
+        whole.close()
+
+
+@pytest.mark.parametrize("http10", [False, True], ids=["http11", "http10"])
+def test_a_relayed_client_that_asked_for_no_stream_never_gets_200_for_a_cut_answer(http10: bool) -> None:
+    answer = json.dumps({"id": "c", "object": "chat.completion", "choices": []}).encode()
+    up = RawUpstream(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: %d\r\n\r\n%s"
+                     % (len(answer) + 500, answer))  # fmt: skip
+    gw = Gateway(up.url())
+    try:
+        body = json.dumps({"model": "m", "stream": False, "messages": [{"role": "user", "content": "x"}]}).encode()
+        version = "HTTP/1.0" if http10 else "HTTP/1.1"
+        got = _raw(gw.port, f"POST /v1/chat/completions {version}\r\nhost: x\r\ncontent-type: application/json\r\n"
+                   f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode() + body)  # fmt: skip
+    finally:
+        gw.close()
+        up.close()
+    assert got.split(b"\r\n", 1)[0].endswith(b"502 Bad Gateway"), got[:100]
+    assert "cut off" in _client_error_shape("chat", got.split(b"\r\n\r\n", 1)[1])
+
+
+def test_carried_reasoning_costs_linear_time() -> None:
+    """Many tool calls, each carrying its reasoning: restoring them does linear work."""
+    import base64
+
+    def timed(n: int) -> float:
+        def carrier(i: int) -> str:
+            payload = json.dumps({"i": f"toolu_{i}", "r": [{"t": "x", "s": "c2ln"}]}).encode()
+            return "sswc1_m_" + base64.urlsafe_b64encode(payload).decode().rstrip("=")
+
+        calls = [{"id": carrier(i), "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in range(n)]
+        body = {"model": "m", "messages": [{"role": "user", "content": "go"},
+                                           {"role": "assistant", "content": None, "tool_calls": calls}]}  # fmt: skip
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            ssewire.translate_request(body, "chat", "messages")
+            best = min(best, time.perf_counter() - t0)
+        return best
+
+    small, large = timed(2000), timed(8000)
+    assert large < small * 4 * 3, (small, large)

@@ -93,6 +93,8 @@ QUERY: Dict[str, Tuple[str, ...]] = {
 }
 #: The default body limit: a real multimodal request (several base64 images or a PDF).
 MAX_BODY = 32 * 1024 * 1024
+#: The most of an upstream's answer read whole, for a client that asked for no stream.
+MAX_WHOLE_BODY = 64 * 1024 * 1024
 #: The most of an upstream's error body read (the rest is not waited for).
 MAX_ERROR_BODY = 1024 * 1024
 #: Longest error message logged (an upstream may send megabytes in one).
@@ -183,8 +185,10 @@ def safe_prefix(prefix: str) -> bool:
     """A raw path prefix the upstream path may carry: RFC 3986 path characters only, and no
     dot segment (``..``, ``.``, percent-encoded too): it must not climb out of the upstream's
     base path."""
-    if not RAW_PATH.match(prefix):
-        return False
+    if prefix and (not prefix.startswith("/") or prefix.startswith("//")):
+        return False  # absolute form (http://host/...) or //host would name another host
+    if not RAW_PATH.match(prefix) or ";" in prefix:
+        return False  # ..;/ reads as ../ to some servers
     return all(seg not in (".", "..") for seg in unquote(prefix).replace("\\", "/").split("/"))
 
 
@@ -279,6 +283,8 @@ class Upstream(asyncio.Protocol):
         self.early: List[bytes] = []
         self.transport: Optional[asyncio.Transport] = None
         self._wake: Optional[asyncio.Future[None]] = None
+        #: Reading paused by ``pause()`` (the client's socket is full).
+        self.paused = False
         self._timer = None
         if timeout is not None:
             error = asyncio.TimeoutError("the upstream request took too long")
@@ -311,7 +317,15 @@ class Upstream(asyncio.Protocol):
                 self.reader.finish()  # a close inside the head or a framed body: an error
             except ssewire.HTTPProtocolError as error:
                 exc = error
+            else:
+                if self.reader.body_complete:  # a body delimited by the close: it ended well
+                    self.stop()
+                    return
         self.stop(exc or ConnectionResetError("the upstream closed the connection"))
+
+    def eof_received(self) -> Optional[bool]:
+        self._poke()
+        return None
 
     def stop(self, error: Optional[BaseException] = None) -> None:
         """Ends the request (``error``: why, when it did not end well) and closes the
@@ -340,10 +354,12 @@ class Upstream(asyncio.Protocol):
         """The client's socket is full: stop reading the upstream, wake the handler."""
         if self.transport is not None and not self.end.done():
             self.transport.pause_reading()
+            self.paused = True
             self._poke()
 
     def resume(self) -> None:
         if self.transport is not None and not self.end.done():
+            self.paused = False
             self.transport.resume_reading()
 
     def _poke(self) -> None:
@@ -351,8 +367,10 @@ class Upstream(asyncio.Protocol):
             self._wake.set_result(None)
 
     async def wait(self) -> None:
-        """Returns when the request has ended, or its reading is paused."""
-        if self.end.done() or (self.transport is not None and not self.transport.is_reading()):
+        """Returns when the request has ended, or its reading was paused by ``pause()`` (its
+        own flag: a transport that the upstream closed reads nothing either, and is not
+        waited on as if paused, or the loop would spin before ``connection_lost`` runs)."""
+        if self.end.done() or self.paused:
             return
         self._wake = asyncio.get_running_loop().create_future()
         await self._wake
@@ -553,6 +571,26 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
                 pass  # the client left after the last byte: nothing was lost
         return response
 
+    async def whole_body(up: Upstream) -> bytes:
+        """An upstream's whole body, for a client that asked for no stream (at most
+        ``MAX_WHOLE_BODY``: past it the request is stopped, a failure)."""
+        parts = list(up.early)
+        up.early.clear()
+        size = [sum(len(b) for b in parts)]
+
+        def keep(body: bytes) -> None:
+            parts.append(body)
+            size[0] += len(body)
+            if size[0] > MAX_WHOLE_BODY:
+                up.stop(ValueError("the upstream's answer is larger than the gateway takes"))
+
+        up.sink = keep
+        try:
+            await asyncio.shield(up.end)
+        except (OSError, asyncio.TimeoutError, ValueError, ssewire.HTTPProtocolError):
+            pass  # up.end tells it
+        return b"".join(parts)
+
     async def error_body(up: Upstream) -> bytes:
         """An upstream's error body, as far as it comes (at most ``MAX_ERROR_BODY``)."""
         size = [sum(len(b) for b in up.early)]
@@ -621,7 +659,8 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             query = dict(parse_qsl(raw_query, keep_blank_values=True))
             if keys:
                 given = client_credential(client, request.headers, query) or ""
-                if not any(hmac.compare_digest(given.encode(), k) for k in keys):
+                raw = given.encode("utf-8", "surrogateescape")  # undecodable bytes compare too
+                if not any(hmac.compare_digest(raw, k) for k in keys):
                     raise Refused(401, "no valid key for this gateway")
             raw, wanted = await read_request(request, client)
             model = match.model if match.model is not None else wanted.get("model")
@@ -667,6 +706,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             up: Optional[Upstream] = None
             client_gone = True
             status = 502
+            refused = False
             try:
                 try:
                     up = await open_upstream(path, raw, headers)
@@ -679,17 +719,35 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
                     (k, v) for k, v in up.reader.headers if k.lower() in ("content-type", "cache-control")
                 ]
                 passed += passed_headers(dialect, dialect, list(up.reader.headers))
+                streaming = match.streaming if match.streaming is not None else wanted.get("stream") is True
+                if not streaming:
+                    # A client that asked for no stream gets the whole answer or an error, never
+                    # 200 and a body cut short: read it all first (bounded), then answer.
+                    body = await whole_body(up)
+                    exc = up.end.exception() if up.end.done() else None
+                    if exc is not None:
+                        status = 504 if isinstance(exc, asyncio.TimeoutError) else 502
+                        raise Refused(status, "the upstream's answer was cut off before its end")
+                    client_gone = False
+                    stream.consume(body)
+                    stream.finish()
+                    answer = web.Response(status=status, body=body)
+                    for k, v in passed:
+                        answer.headers[k] = v
+                    return answer
                 response, client_gone = await serve(request, up, meter, passed)
                 if not client_gone and not up.failed():
                     stream.finish()
             except Refused:
+                refused = True  # handle() answers and logs it
                 raise
             finally:
                 if up is not None:
                     up.stop()
-                    entry.update(entry_of(dialect, stream, client_gone, up))
-                    entry["status"] = status
-                    log(entry)
+                    if not refused:
+                        entry.update(entry_of(dialect, stream, client_gone, up))
+                        entry["status"] = status
+                        log(entry)
         return await end(request, response, client_gone, up)
 
     def entry_of(dialect: str, stream: Any, client_gone: bool, up: Optional[Upstream]) -> Dict[str, Any]:

@@ -845,7 +845,9 @@ fn restore_carried(request: &mut Request, target: Dialect, notes: &mut Notes) {
     use crate::translate::carry;
     for turn in &mut request.turns {
         let mut parts = Vec::with_capacity(turn.parts.len());
-        let mut front = 0;
+        // Reasoning that goes to the start of the turn, put there once at the end (an
+        // insertion at the front per piece would cost quadratic time).
+        let mut front = Vec::new();
         for mut part in std::mem::take(&mut turn.parts) {
             let is_call = matches!(part, Part::Call { .. });
             let id = match &mut part {
@@ -879,14 +881,17 @@ fn restore_carried(request: &mut Request, target: Dialect, notes: &mut Notes) {
                             if target == Dialect::Gemini {
                                 parts.push(r);
                             } else {
-                                parts.insert(front.min(parts.len()), r);
-                                front += 1;
+                                front.push(r);
                             }
                         }
                     }
                 }
             }
             parts.push(part);
+        }
+        if !front.is_empty() {
+            front.append(&mut parts);
+            parts = front;
         }
         turn.parts = parts;
     }

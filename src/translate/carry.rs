@@ -25,6 +25,10 @@ pub const PREFIX: &str = "sswc1_";
 /// and noted.
 pub const MAX_CARRIED: usize = 256 * 1024;
 
+/// The most pieces of reasoning one carrier holds (the reasoning blocks open at once, and the
+/// redacted ones, before one tool call).
+pub const MAX_PIECES: usize = 64;
+
 /// One piece of reasoning, in the upstream's terms (the fields of `crate::request::Reasoning`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Carried {
@@ -105,6 +109,10 @@ pub fn decode(id: &str) -> Option<Result<Decoded, ()>> {
         let coded = std::str::from_utf8(rest.strip_prefix(b"_")?).ok()?;
         let json = crate::base64::decode(coded)?;
         let payload: Payload = serde_json::from_slice(&json).ok()?;
+        // No stream writes more than the open-block bound: more is not ssewire's.
+        if payload.reasoning.len() > MAX_PIECES {
+            return None;
+        }
         Some((payload.id, dialect, payload.reasoning))
     })();
     Some(decoded.ok_or(()))
@@ -176,7 +184,7 @@ impl Sink for Carrying<'_> {
             // wanted back (on that call's part).
             Kind::Reasoning if self.source == Dialect::Gemini => self.sink.open(key, kind),
             Kind::Reasoning => {
-                if self.state.size <= MAX_CARRIED && self.state.open.len() < 64 {
+                if self.state.size <= MAX_CARRIED && self.state.open.len() < MAX_PIECES {
                     self.state.open.push((key, Carried::default()));
                 }
                 self.sink.open(key, kind)
@@ -191,6 +199,12 @@ impl Sink for Carrying<'_> {
                 }
                 self.state.size = 0;
                 carried.retain(Carried::signed);
+                if carried.len() > MAX_PIECES {
+                    self.sink.drop_note(
+                        "more reasoning blocks before a tool call than a tool call's id carries (the next turn goes without them)",
+                    );
+                    carried.clear();
+                }
                 if carried.is_empty() {
                     self.sink.open(key, kind)
                 } else {
