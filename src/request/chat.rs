@@ -12,7 +12,7 @@ use super::{
     count, error, list, number, object, reasoning_note, stops, string, text_of, Media, Notes,
     Output, Part, Reasoning, Request, RequestError, Role, Thinking, Tool, ToolChoice,
 };
-use crate::translate::Dialect;
+use crate::dialect::Dialect;
 
 /// Keys a chat request may have that the neutral model reads.
 const READ: [&str; 15] = [

@@ -15,7 +15,7 @@ use super::{
     arguments_object, error, object, object_schema, Media, Notes, Output, Part, Reasoning, Request,
     RequestError, Role, Thinking, Tool, ToolChoice,
 };
-use crate::translate::Dialect;
+use crate::dialect::Dialect;
 
 /// The value of a field under its JSON name or its proto name.
 fn field<'a>(map: &'a Map<String, Value>, camel: &str) -> Option<&'a Value> {

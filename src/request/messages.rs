@@ -14,7 +14,7 @@ use super::{
     stops, string, text_of, Media, Notes, Output, Part, Reasoning, Request, RequestError, Role,
     Thinking, Tool, ToolChoice, DEFAULT_MAX_TOKENS,
 };
-use crate::translate::Dialect;
+use crate::dialect::Dialect;
 
 const READ: [&str; 13] = [
     "model",

@@ -11,7 +11,7 @@ use super::{
     count, error, list, number, object, object_schema, reasoning_note, string, text_of, Media,
     Notes, Output, Part, Reasoning, Request, RequestError, Role, Thinking, Tool, ToolChoice,
 };
-use crate::translate::Dialect;
+use crate::dialect::Dialect;
 
 const READ: [&str; 12] = [
     "model",

@@ -1,0 +1,190 @@
+//! The one dialect detector (`detect_dialect`, `accumulate(dialect="auto")`, the command line,
+//! `Translator("auto")`): an event is a dialect's own by the dialect decoders' own `belongs`
+//! rules, the earliest decisive event wins, and one buffering policy ([`Sniffer`]) bounds
+//! how long a body may stay undecided.
+
+use crate::dialect::{Dialect, Doc};
+
+/// With `source: "auto"`, how many events may pass before the source is taken to be chat (the
+/// dialect whose events have no name and no `type`).
+pub const SNIFF_EVENTS: usize = 16;
+
+/// The dialect whose own event this is (by the dialect decoders' own `belongs` rules: the
+/// event name or the JSON `type` / `object` / `choices`), if any; `[DONE]` is chat's.
+pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
+    use crate::dialect::{chat, gemini, messages, responses, Belongs};
+    let name = event.unwrap_or(b"message");
+    let text = crate::text::lossy_cow(std::borrow::Cow::Borrowed(data));
+    let mut found = None;
+    crate::dialect::split_docs(
+        &text,
+        serde_json::from_str::<&serde_json::value::RawValue>,
+        |doc| {
+            if found.is_some() {
+                return;
+            }
+            found = match doc {
+                Doc::Done => Some(Dialect::Chat),
+                Doc::Value(doc, _) => {
+                    if messages::decode(doc).is_ok_and(|e| e.belongs(name) == Belongs::Own) {
+                        Some(Dialect::Messages)
+                    } else if responses::decode(doc).is_ok_and(|e| e.belongs(name) == Belongs::Own)
+                    {
+                        Some(Dialect::Responses)
+                    } else if gemini::decode(doc).is_ok_and(|c| c.belongs() == Belongs::Own) {
+                        Some(Dialect::Gemini)
+                    } else if chat::decode(doc).is_ok_and(|c| c.belongs() == Belongs::Own) {
+                        Some(Dialect::Chat)
+                    } else {
+                        None
+                    }
+                }
+                Doc::Malformed(_) => None,
+            };
+        },
+    );
+    found
+}
+
+/// The dialect a body's head shows (`detect_dialect`, `accumulate(dialect="auto")`): by the
+/// same rules as [`sniff`], event by event, the earliest decisive event winning; a body that is
+/// a JSON array is Gemini's. `fin`: the head is all there is (its last event counts even
+/// without its blank line, and when nothing decided, the fallbacks below answer); otherwise
+/// `None` while no complete event has decided. Fallbacks: an error alone still tells its API
+/// (`{"type": "error"}` is Anthropic's, or the Responses API's when it has a
+/// `sequence_number`; any other `error` key, or any JSON body, chat's, so that a dialect stream
+/// reports it); anything else is a generic event stream, `"sse"`.
+pub fn detect(head: &[u8], fin: bool) -> Option<&'static str> {
+    let bare = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
+    let first = bare.iter().find(|b| !b" \t\r\n".contains(b));
+    if first == Some(&b'[') {
+        return Some(Dialect::Gemini.name()); // streamGenerateContent without ?alt=sse
+    }
+    let mut body = crate::dialect::body::Body::new(crate::sse::DEFAULT_MAX_EVENT_SIZE);
+    let mut events = Vec::new();
+    body.feed(head, &mut events);
+    let mut docs: Vec<(Option<Vec<u8>>, Vec<u8>)> = events
+        .into_iter()
+        .map(|e| (e.event.map(|n| n.into_owned()), e.data.into_owned()))
+        .collect();
+    if fin {
+        let end = body.finish();
+        if let Some(e) = end.last_event {
+            docs.push((e.event.map(|n| n.into_owned()), e.data.into_owned()));
+        }
+        if let Some(json) = end.json {
+            docs.push((None, json.into_bytes()));
+        }
+    }
+    for (event, data) in &docs {
+        if let Some(dialect) = sniff(event.as_deref(), data) {
+            return Some(dialect.name());
+        }
+    }
+    if !fin {
+        return None;
+    }
+    for (_, data) in &docs {
+        let Ok(map) = serde_json::from_slice::<
+            std::collections::BTreeMap<String, &serde_json::value::RawValue>,
+        >(data) else {
+            continue;
+        };
+        if map.get("type").map(|t| t.get().trim()) == Some("\"error\"") {
+            let responses = map.contains_key("sequence_number");
+            return Some(if responses { "responses" } else { "messages" });
+        }
+        if map.contains_key("error") {
+            return Some(Dialect::Chat.name());
+        }
+    }
+    if first == Some(&b'{') {
+        return Some(Dialect::Chat.name()); // some other JSON body: a stream reports it
+    }
+    Some("sse")
+}
+
+/// With `source: "auto"`, how much input may be held before the source is taken to be chat
+/// (every dialect's own first event comes long before).
+pub const SNIFF_BYTES: usize = 1 << 20;
+
+/// The input of an "auto" source before its dialect is told: held whole, and framed (a Gemini
+/// JSON array's elements too) to find the first event that is one dialect's own.
+pub struct Sniffer {
+    body: crate::dialect::body::Body,
+    held: Vec<u8>,
+    events: usize,
+}
+
+impl Sniffer {
+    pub fn new(max_event_size: usize) -> Self {
+        let mut body = crate::dialect::body::Body::new(max_event_size);
+        body.read_json_arrays();
+        Sniffer {
+            body,
+            held: Vec::new(),
+            events: 0,
+        }
+    }
+
+    /// Holds `data`; the body's dialect name once it is told, by the one buffering policy
+    /// that `detect_dialect`, `accumulate("auto")`, the command line and `Translator("auto")`
+    /// share: the first event that is one dialect's own decides; after [`SNIFF_EVENTS`]
+    /// events or [`SNIFF_BYTES`] bytes (comments, such as keep-alives, are no events) that
+    /// none decided, [`detect`]'s fallbacks over what was held (an error alone tells its API;
+    /// anything else is a generic event stream, `"sse"`).
+    pub fn feed_name(&mut self, data: &[u8]) -> Option<&'static str> {
+        // Only the first SNIFF_BYTES (and one) count, however the input is cut into reads.
+        let room = (SNIFF_BYTES + 1).saturating_sub(self.held.len());
+        let counted = data.get(..room.min(data.len())).unwrap_or_default();
+        self.held.extend_from_slice(data);
+        let mut events = Vec::new();
+        self.body.feed(counted, &mut events);
+        let mut told = None;
+        for event in &events {
+            self.events += 1;
+            told = told.or_else(|| sniff(event.event.as_deref(), &event.data));
+        }
+        if let Some(dialect) = told {
+            return Some(dialect.name());
+        }
+        if self.events >= SNIFF_EVENTS || self.held.len() > SNIFF_BYTES {
+            return Some(self.at_end_name());
+        }
+        None
+    }
+
+    /// [`Sniffer::feed_name`] for a translation: a generic event stream is read as chat.
+    pub fn feed(&mut self, data: &[u8]) -> Option<Dialect> {
+        self.feed_name(data)
+            .map(|name| Dialect::parse(name).unwrap_or(Dialect::Chat))
+    }
+
+    /// The dialect name when the input ended before an event told it: by [`detect`]'s rules
+    /// over all that was held (its last event counts without its blank line, an error alone
+    /// tells its API), `"sse"` when nothing does.
+    pub fn at_end_name(&self) -> &'static str {
+        let counted = self.held.get(..self.held.len().min(SNIFF_BYTES + 1));
+        detect(counted.unwrap_or_default(), true).unwrap_or("sse")
+    }
+
+    /// [`Sniffer::at_end_name`] for a translation: chat when nothing tells.
+    pub fn at_end(&self) -> Dialect {
+        Dialect::parse(self.at_end_name()).unwrap_or(Dialect::Chat)
+    }
+
+    /// How many bytes are held.
+    pub fn held_len(&self) -> usize {
+        self.held.len()
+    }
+
+    /// The input held, taken (the sniffer holds nothing after).
+    pub fn take_held(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.held)
+    }
+
+    /// The input held, for the source stream to read once it is made.
+    pub fn held(self) -> Vec<u8> {
+        self.held
+    }
+}

@@ -1,0 +1,293 @@
+//! Tests of `chat`.
+
+use super::*;
+
+fn text(index: i64, content: &str) -> ChunkView<'_> {
+    ChunkView {
+        id: Some("c1"),
+        model: Some("m"),
+        created: Some(1),
+        index: Some(index),
+        content: Some(ContentView::Text(content)),
+        ..ChunkView::default()
+    }
+}
+
+fn message(fold: &ChatFold, choice: usize) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(&fold.result().to_json()).unwrap();
+    v["choices"][choice]["message"].clone()
+}
+
+#[test]
+fn text_is_joined_and_choices_sorted() {
+    let mut f = ChatFold::new();
+    f.add(&text(1, "b"));
+    f.add(&text(0, "Hel"));
+    f.add(&text(0, "lo"));
+    let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+    assert_eq!(v["object"], "chat.completion");
+    assert_eq!(v["choices"][0]["message"]["content"], "Hello");
+    assert_eq!(v["choices"][0]["message"]["role"], "assistant");
+    assert_eq!(v["choices"][1]["index"], 1);
+    assert_eq!(v["usage"], serde_json::Value::Null);
+}
+
+#[test]
+fn empty_head_values_are_replaced() {
+    let mut f = ChatFold::new();
+    f.add(&ChunkView {
+        id: Some(""),
+        model: Some(""),
+        created: Some(0),
+        ..ChunkView::default()
+    });
+    f.add(&text(0, "x"));
+    let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+    assert_eq!(
+        (v["id"].as_str(), v["created"].as_i64()),
+        (Some("c1"), Some(1))
+    );
+}
+
+#[test]
+fn tool_calls_keep_first_id_and_join_arguments() {
+    let calls = [
+        ToolView {
+            index: 0,
+            id: Some("call_1"),
+            name: Some("f"),
+            arguments: Some("{\"a\""),
+            ..ToolView::default()
+        },
+        ToolView {
+            index: 0,
+            id: Some("call_1"),
+            name: Some("f"),
+            arguments: Some(":1}"),
+            ..ToolView::default()
+        },
+    ];
+    let mut f = ChatFold::new();
+    for call in &calls {
+        f.add(&ChunkView {
+            index: Some(0),
+            tool_calls: std::slice::from_ref(call),
+            ..ChunkView::default()
+        });
+    }
+    let m = message(&f, 0);
+    assert_eq!(m["tool_calls"][0]["id"], "call_1");
+    assert_eq!(m["tool_calls"][0]["type"], "function");
+    assert_eq!(m["tool_calls"][0]["function"]["name"], "f");
+    assert_eq!(m["tool_calls"][0]["function"]["arguments"], "{\"a\":1}");
+}
+
+#[test]
+fn mistral_content_parts_merge() {
+    let mut f = ChatFold::new();
+    let parts = [
+        r#"[{"type":"thinking","thinking":[{"type":"text","text":"Let me"}]}]"#,
+        r#"[{"type":"thinking","thinking":[{"type":"text","text":" think"}]}]"#,
+        r#"[{"type":"text","text":"Hi"}]"#,
+    ];
+    for p in parts {
+        f.add(&ChunkView {
+            index: Some(0),
+            content: Some(ContentView::Parts(p)),
+            ..ChunkView::default()
+        });
+    }
+    f.add(&text(0, " there"));
+    assert_eq!(
+        message(&f, 0)["content"],
+        serde_json::json!([
+            {"type": "thinking", "thinking": [{"type": "text", "text": "Let me think"}]},
+            {"type": "text", "text": "Hi there"}
+        ])
+    );
+}
+
+#[test]
+fn reasoning_details_merge_by_index_and_wrong_types_are_kept() {
+    let mut f = ChatFold::new();
+    for d in [
+        r#"[{"type":"reasoning.text","index":0,"text":"a","signature":null}]"#,
+        r#"[{"type":"reasoning.text","index":0,"text":"b","signature":"s"}]"#,
+        r#"[{"type":"reasoning.encrypted","data":"x"}]"#,
+        "[]",
+        "1",
+        "true",
+    ] {
+        f.add(&ChunkView {
+            index: Some(0),
+            reasoning_details: Some(d),
+            ..ChunkView::default()
+        });
+    }
+    assert_eq!(
+        message(&f, 0)["reasoning_details"],
+        serde_json::json!([
+            {"type": "reasoning.text", "index": 0, "text": "ab", "signature": "s"},
+            {"type": "reasoning.encrypted", "data": "x"},
+            1,
+            true
+        ])
+    );
+    let mut f = ChatFold::new();
+    for d in ["1", "{}", "true"] {
+        f.add(&ChunkView {
+            index: Some(0),
+            reasoning_details: Some(d),
+            ..ChunkView::default()
+        });
+    }
+    assert_eq!(message(&f, 0)["reasoning_details"], serde_json::json!(true));
+    f.add(&ChunkView {
+        index: Some(0),
+        reasoning_details: Some(r#"[{"index":1,"text":"a"}]"#),
+        ..ChunkView::default()
+    });
+    assert_eq!(
+        message(&f, 0)["reasoning_details"],
+        serde_json::json!([true, {"index": 1, "text": "a"}])
+    );
+}
+
+/// A run of vendor objects of one skeleton is merged as its last (issue 25); a change of
+/// skeleton flushes it. The result is what merging every chunk at once gives.
+#[test]
+fn runs_of_vendor_objects_fold_as_merged_one_by_one() {
+    let choice = [
+        r#"{"text":"a","seed":null}"#,
+        r#"{"text":"b\"q","seed":null}"#,
+        r#"{"text":"c","seed":5}"#,
+        r#"{"text":"d","seed":null}"#,
+        r#"{"text":"e","seed":null,"n":1.5e3}"#,
+        r#"{"text":"f","seed":null,"n":-2}"#,
+    ];
+    let delta = [
+        r#"{"token_id":1,"ok":true}"#,
+        r#"{"token_id":2,"ok":true}"#,
+        r#"{"token_id":2,"x":"s"}"#,
+        r#"{"token_id":3,"x":"t"}"#,
+        r#"{"token_id":4,"ok":null}"#,
+        r#"{"token_id":5,"ok":false}"#,
+    ];
+    let mut f = ChatFold::new();
+    for (c, d) in choice.iter().zip(delta) {
+        f.add(&ChunkView {
+            index: Some(0),
+            choice_extra: Some(c),
+            delta_extra: Some(d),
+            ..ChunkView::default()
+        });
+    }
+    let out: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+    let c = &out["choices"][0];
+    assert_eq!(c["text"], "f");
+    assert_eq!(c["seed"], 5);
+    assert_eq!(c["n"], -2);
+    let m = &c["message"];
+    assert_eq!(m["token_id"], 5);
+    assert_eq!(m["ok"], false);
+    assert_eq!(m["x"], "st");
+    assert!(same_skeleton(
+        r#"{"a":"x","b":[1,{"c":null}]}"#,
+        r#"{"a":"yy\"","b":[-2.5e3,{"c":null}]}"#
+    ));
+    for (a, b) in [
+        (r#"{"a":"x"}"#, r#"{"b":"x"}"#),
+        (r#"{"a":"x"}"#, r#"{"a":1}"#),
+        (r#"{"a":null}"#, r#"{"a":"x"}"#),
+        (r#"{"a":true}"#, r#"{"a":false}"#),
+        (r#"{"a":[1]}"#, r#"{"a":[1,2]}"#),
+        (r#"{"a":1}"#, r#"{"a":1,"b":2}"#),
+    ] {
+        assert!(!same_skeleton(a, b), "{a} {b}");
+    }
+}
+
+#[test]
+fn delta_extras_merge() {
+    let mut f = ChatFold::new();
+    for d in [
+        r#"{"function_call":{"name":"f","arguments":"{\"a"}, "annotations":[1], "audio":null}"#,
+        r#"{"function_call":{"name":"f","arguments":"\":1}"}, "annotations":[2], "audio":{"id":"a1","transcript":"he"}}"#,
+        r#"{"audio":{"id":"a1","transcript":"llo"}}"#,
+    ] {
+        f.add(&ChunkView {
+            index: Some(0),
+            delta_extra: Some(d),
+            ..ChunkView::default()
+        });
+    }
+    let m = message(&f, 0);
+    assert_eq!(
+        m["function_call"],
+        serde_json::json!({"name": "f", "arguments": "{\"a\":1}"})
+    );
+    assert_eq!(m["annotations"], serde_json::json!([1, 2]));
+    assert_eq!(
+        m["audio"],
+        serde_json::json!({"id": "a1", "transcript": "hello"})
+    );
+}
+
+#[test]
+fn logprobs_concatenate_and_usage_keeps_last_non_null() {
+    let mut f = ChatFold::new();
+    f.add(&ChunkView {
+        index: Some(0),
+        logprobs: Some(r#"{"content":[{"token":"a"}],"refusal":null}"#),
+        ..ChunkView::default()
+    });
+    f.add(&ChunkView {
+        index: Some(0),
+        logprobs: Some(r#"{"content":[{"token":"b"}]}"#),
+        usage: Some(r#"{"total_tokens":3}"#),
+        ..ChunkView::default()
+    });
+    f.add(&ChunkView {
+        usage: Some("null"),
+        extra: Some(r#"{"router":{"x":1},"obfuscation":"zz","id":"no"}"#),
+        ..ChunkView::default()
+    });
+    let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+    assert_eq!(
+        v["choices"][0]["logprobs"],
+        serde_json::json!({"content": [{"token": "a"}, {"token": "b"}], "refusal": null})
+    );
+    assert_eq!(v["usage"]["total_tokens"], 3);
+    assert_eq!(v["router"]["x"], 1);
+    assert!(v.get("obfuscation").is_none());
+    assert_eq!(v["id"], serde_json::Value::Null);
+}
+
+#[test]
+fn hostile_values_do_not_panic() {
+    let mut f = ChatFold::new();
+    for junk in [
+        "",
+        "x",
+        "{",
+        "[",
+        "\"",
+        "1e400",
+        "[[[[[]]]]]",
+        "{\"index\":{}}",
+    ] {
+        f.add(&ChunkView {
+            index: Some(i64::MAX),
+            reasoning_details: Some(junk),
+            logprobs: Some(junk),
+            delta_extra: Some(junk),
+            choice_extra: Some(junk),
+            extra: Some(junk),
+            usage: Some(junk),
+            content: Some(ContentView::Parts(junk)),
+            ..ChunkView::default()
+        });
+    }
+    f.add(&text(i64::MIN, "x"));
+    let _ = f.result().to_json();
+}

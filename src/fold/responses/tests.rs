@@ -1,0 +1,91 @@
+//! Tests of `responses`.
+
+use super::*;
+
+fn ev(kind: &str) -> EventView<'_> {
+    EventView {
+        kind,
+        ..EventView::default()
+    }
+}
+
+fn output(f: &ResponsesFold) -> serde_json::Value {
+    let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+    v["output"].clone()
+}
+
+#[test]
+fn text_and_function_call() {
+    let mut f = ResponsesFold::new();
+    f.add(&EventView {
+        response: Some(r#"{"id":"r","status":"in_progress","output":[]}"#),
+        ..ev("response.created")
+    });
+    f.add(&EventView {
+        output_index: Some(0),
+        item: Some(r#"{"id":"m","type":"message","role":"assistant","content":[]}"#),
+        ..ev("response.output_item.added")
+    });
+    for d in ["Hel", "lo"] {
+        f.add(&EventView {
+            output_index: Some(0),
+            content_index: Some(0),
+            delta: Some(d),
+            ..ev("response.output_text.delta")
+        });
+    }
+    f.add(&EventView {
+        output_index: Some(1),
+        item: Some(r#"{"id":"fc","type":"function_call","arguments":""}"#),
+        ..ev("response.output_item.added")
+    });
+    f.add(&EventView {
+        item_id: Some("fc"),
+        delta: Some("{}"),
+        ..ev("response.function_call_arguments.delta")
+    });
+    f.add(&EventView {
+        output_index: Some(0),
+        content_index: Some(0),
+        text: Some("Hello!"),
+        ..ev("response.output_text.done")
+    });
+    let out = output(&f);
+    assert_eq!(out[0]["content"][0]["text"], "Hello!");
+    assert_eq!(out[0]["content"][0]["annotations"], serde_json::json!([]));
+    assert_eq!(out[1]["arguments"], "{}");
+    assert_eq!(f.mismatches().len(), 1);
+    assert!(f.mismatches()[0].contains("'Hello'") && f.mismatches()[0].contains("'Hello!'"));
+    let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+    assert_eq!(v["object"], "response");
+    assert_eq!(v["usage"], serde_json::Value::Null);
+}
+
+#[test]
+fn terminal_response_wins() {
+    let mut f = ResponsesFold::new();
+    f.add(&EventView {
+        output_index: Some(0),
+        content_index: Some(0),
+        delta: Some("x"),
+        ..ev("response.output_text.delta")
+    });
+    f.add(&EventView {
+        response: Some(r#"{"id":"r","status":"completed","output":[{"id":null,"type":"message","content":[{"type":"output_text","text":"y"}]}]}"#),
+        ..ev("response.completed")
+    });
+    assert_eq!(output(&f)[0]["content"][0]["text"], "y");
+    assert_eq!(f.warnings().len(), 1);
+    assert_eq!(f.mismatches().len(), 1, "{:?}", f.mismatches());
+}
+
+#[test]
+fn repr_matches_python() {
+    assert_eq!(repr_str("it's"), "\"it's\"");
+    assert_eq!(repr_str("a\nb'\""), "'a\\nb\\'\"'");
+    assert_eq!(short(Some(&Out::Str("x".repeat(100)))).len(), 60);
+    assert_eq!(
+        repr(Some(&Out::json(r#"{"a":[1,null,true]}"#))),
+        "{'a': [1, None, True]}"
+    );
+}

@@ -1,0 +1,69 @@
+//! Tests of `stream`: the framing helpers, and vendor keys on the fast path.
+
+use super::*;
+
+#[test]
+fn blank_line_end_finds_lf_and_crlf_runs() {
+    assert_eq!(blank_line_end(b"data: a\n\ndata: b\n\n", 0), 9);
+    assert_eq!(blank_line_end(b"data: a\r\n\r\n\r\nx", 0), 13);
+    assert_eq!(blank_line_end(b"data: a\n", 0), 8);
+    assert_eq!(blank_line_end(b"", 5), 0);
+}
+
+#[test]
+fn own_failures_quote_their_type_and_code() {
+    let f = Failure::own("m".into(), "incomplete_stream", "x\"y");
+    let info = f.info();
+    assert_eq!(info.type_, Some("\"incomplete_stream\""));
+    assert_eq!(
+        serde_json::from_str::<String>(info.code.unwrap()).unwrap(),
+        "x\"y"
+    );
+}
+
+mod vendor {
+    use super::responses::ResponsesReader;
+    use super::*;
+
+    /// Events with keys the decoder does not know make a template whose raw holes take their
+    /// changing values: later frames are read off the wire's bytes without a decode.
+    #[test]
+    fn events_with_unknown_keys_reach_the_fast_path() {
+        let frame = |n: u32, text: &str| {
+            format!(
+                "event: response.shell_call_command.delta\ndata: {{\"type\":\"response.shell_call_command.delta\",\"output_index\":0,\"command_index\":{},\"vendor\":\"v{n}\",\"delta\":\"{text}\",\"sequence_number\":{n}}}\n\n",
+                n / 2
+            )
+        };
+        let mut s = Stream::<ResponsesReader<()>>::new(1 << 16);
+        s.run(frame(1, "ls").as_bytes(), &mut Quiet).unwrap();
+        assert!(s.reader.has_template());
+        for (n, text) in [(2, " -la"), (3, "\\n"), (10, "caf\\u00e9")] {
+            let wire = frame(n, text);
+            let took = s
+                .reader
+                .shortcut(&mut s.state, Subject::Raw(wire.as_bytes()), &mut Quiet)
+                .unwrap();
+            assert_eq!(took, Some(wire.len()), "{wire}");
+        }
+    }
+
+    #[test]
+    fn number_tokens() {
+        use crate::dialect::template::num_len;
+        for (text, len) in [
+            ("0", Some(1)),
+            ("-12,", Some(3)),
+            ("1.5}", Some(3)),
+            ("-0.0e+10 ", Some(8)),
+            ("1E3", Some(3)),
+            ("01", None),
+            ("1.", None),
+            ("1e", None),
+            ("-", None),
+            ("x", None),
+        ] {
+            assert_eq!(num_len(text.as_bytes()), len, "{text}");
+        }
+    }
+}
