@@ -81,89 +81,14 @@ def _call_and_result(dialect: str, body: dict[str, Any]) -> Optional[tuple[str, 
     return None
 
 
-def _loop_chat(url: str) -> str:
-    import openai
+def _loop(client: str) -> Any:
+    """The SDK's own tool loop of ``client``, streamed (``test_gateway_strict``'s)."""
+    from test_gateway_strict import LOOPS as STRICT_LOOPS
 
-    client = openai.OpenAI(api_key="dummy", base_url=url + "/v1", max_retries=0, timeout=TIMEOUT)
-    tools = [{"type": "function", "function": TOOL}]
-    messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
-    for _ in range(2):
-        with client.chat.completions.stream(model="m", messages=messages, tools=tools) as stream:  # type: ignore[arg-type]
-            message = stream.get_final_completion().choices[0].message
-        if not message.tool_calls:
-            return message.content or ""
-        messages.append(message.model_dump(exclude_none=True))
-        for call in message.tool_calls:
-            messages.append({"role": "tool", "tool_call_id": call.id, "content": "18C"})
-    raise AssertionError("the loop did not end")
+    return lambda url: STRICT_LOOPS[client](url, True)
 
 
-def _loop_messages(url: str) -> str:
-    import anthropic
-
-    client = anthropic.Anthropic(api_key="dummy", base_url=url, max_retries=0, timeout=TIMEOUT)
-    tools = [{"name": TOOL["name"], "description": TOOL["description"], "input_schema": TOOL["parameters"]}]
-    messages: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
-    for _ in range(2):
-        with client.messages.stream(model="m", max_tokens=200, messages=messages, tools=tools) as stream:  # type: ignore[arg-type]
-            final = stream.get_final_message()
-        uses = [b for b in final.content if b.type == "tool_use"]
-        if not uses:
-            return "".join(b.text for b in final.content if b.type == "text")
-        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in final.content]})
-        messages.append({"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": u.id, "content": "18C"} for u in uses]})  # fmt: skip
-    raise AssertionError("the loop did not end")
-
-
-def _loop_responses(url: str) -> str:
-    import openai
-
-    client = openai.OpenAI(api_key="dummy", base_url=url + "/v1", max_retries=0, timeout=TIMEOUT)
-    tools = [{"type": "function", "strict": False, **TOOL}]
-    items: list[Any] = [{"role": "user", "content": "Weather in Paris?"}]
-    for _ in range(2):
-        with client.responses.stream(model="m", input=items, tools=tools) as stream:  # type: ignore[arg-type]
-            response = stream.get_final_response()
-        calls = [o for o in response.output if o.type == "function_call"]
-        if not calls:
-            return response.output_text
-        for call in calls:
-            items.append({"type": "function_call", "call_id": call.call_id, "name": call.name,
-                          "arguments": call.arguments})  # fmt: skip
-            items.append({"type": "function_call_output", "call_id": call.call_id, "output": "18C"})
-    raise AssertionError("the loop did not end")
-
-
-def _loop_gemini(url: str) -> str:
-    """google-genai's ``generate_content_stream``, its automatic function calling off: the
-    model's parts (the call, with its id) go back with a ``functionResponse`` under the call."""
-    genai = pytest.importorskip("google.genai")
-    from google.genai import types
-
-    client = genai.Client(api_key="dummy", http_options=types.HttpOptions(base_url=url, timeout=int(TIMEOUT * 1000)))
-    config = types.GenerateContentConfig(
-        tools=[types.Tool(function_declarations=[types.FunctionDeclaration(
-            name=TOOL["name"], description=TOOL["description"], parameters_json_schema=TOOL["parameters"])])],
-        automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
-    )  # fmt: skip
-    contents: list[Any] = [types.Content(role="user", parts=[types.Part(text="Weather in Paris?")])]
-    for _ in range(2):
-        parts: list[Any] = []
-        for chunk in client.models.generate_content_stream(model="m", contents=contents, config=config):
-            for candidate in chunk.candidates or []:
-                parts += (candidate.content.parts if candidate.content else None) or []
-        calls = [p.function_call for p in parts if p.function_call is not None]
-        if not calls:
-            return "".join(p.text or "" for p in parts if not p.thought)
-        contents.append(types.Content(role="model", parts=parts))
-        contents.append(types.Content(role="user", parts=[
-            types.Part(function_response=types.FunctionResponse(id=c.id, name=c.name, response={"result": "18C"}))
-            for c in calls]))  # fmt: skip
-    raise AssertionError("the loop did not end")
-
-
-LOOPS = {"chat": _loop_chat, "messages": _loop_messages, "responses": _loop_responses, "gemini": _loop_gemini}
+LOOPS = {d: _loop(d) for d in ("chat", "messages", "responses", "gemini")}
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
