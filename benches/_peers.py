@@ -34,8 +34,13 @@ import msgspec
 import orjson
 import pytest
 
+import sys as _sys
+from pathlib import Path as _Path
+
+# The suite's shared support code (tests/support), also when a table script runs this directly.
+_sys.path.insert(0, str(_Path(__file__).resolve().parent.parent / "tests"))
 import ssewire
-from support import streams as _streams
+from support import streams as _streams  # noqa: E402
 from support.pure import PureSSEParser
 
 # -- corpora -------------------------------------------------------------------------------

@@ -15,7 +15,12 @@ from typing import Any, Dict, List, Optional
 
 import orjson
 
-from support.pure import PureSSEParser
+import sys as _sys
+from pathlib import Path as _Path
+
+# The suite's shared support code (tests/support), also when a table script runs this directly.
+_sys.path.insert(0, str(_Path(__file__).resolve().parent.parent / "tests"))
+from support.pure import PureSSEParser  # noqa: E402
 
 dumps = orjson.dumps
 loads = orjson.loads
