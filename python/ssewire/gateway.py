@@ -796,12 +796,9 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
                     return answer
                 if not streaming:
                     return await whole(up, t, client, passed, entry)
-                kind = (
-                    "application/json"
-                    if client == "gemini" and match.streaming is False
-                    else "text/event-stream"
+                response, client_gone = await serve(
+                    request, up, t.feed, [("content-type", "text/event-stream"), *passed]
                 )
-                response, client_gone = await serve(request, up, t.feed, [("content-type", kind), *passed])
                 entry["status"] = status
                 if not client_gone and not up.failed():
                     tail = t.finish()  # the events that close the client's stream, if any
