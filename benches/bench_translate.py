@@ -24,13 +24,12 @@ import pytest
 import _peers
 import _translate_peer
 import ssewire
-from support import _final_text
+from support import _final_text, registry
 
-DIALECTS = ("chat", "messages", "responses", "gemini")
+DIALECTS = registry.NAMES
 # Every ordered pair: Gemini a target too since issue 27.
-PAIRS = [(s, t) for s in DIALECTS for t in DIALECTS if s != t]
-STREAMS = {"chat": ssewire.ChatCompletionStream, "messages": ssewire.MessagesStream,
-           "responses": ssewire.ResponsesStream, "gemini": ssewire.GeminiStream}  # fmt: skip
+PAIRS = registry.PAIRS
+STREAMS = registry.STREAMS
 
 
 def ssewire_translate(source: str, target: str, reads: List[bytes]) -> List[bytes]:

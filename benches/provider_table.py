@@ -28,14 +28,10 @@ import msgspec  # noqa: E402
 import _providers  # noqa: E402
 from consume_table import best  # noqa: E402
 import ssewire  # noqa: E402
+from support import registry as _registry  # noqa: E402
 from support import streams as _streams  # noqa: E402
 
-CLASSES = {
-    "chat": ssewire.ChatCompletionStream,
-    "messages": ssewire.MessagesStream,
-    "responses": ssewire.ResponsesStream,
-    "gemini": ssewire.GeminiStream,
-}
+CLASSES = _registry.STREAMS
 #: The dialect each source is translated into for the Translator column.
 TARGET = {"chat": "messages", "messages": "chat", "responses": "messages", "gemini": "chat"}
 
@@ -71,9 +67,16 @@ def row(name: str, rounds: int, reads: str, paragraphs: int) -> Dict[str, Any]:
             t.feed(p)
         t.finish()
 
-    texts = [getattr(i, a, None) for i in cls().feed(body) for a in ("content", "text", "delta", "reasoning_content", "thinking", "partial_json")]
+    texts = [
+        getattr(i, a, None)
+        for i in cls().feed(body)
+        for a in ("content", "text", "delta", "reasoning_content", "thinking", "partial_json")
+    ]
     texts = [t for t in texts if isinstance(t, str)]
-    times = {k: best(f, rounds) for k, f in [("consume", consume), ("sse", sse), ("msgspec", generic), ("translate", translate)]}
+    times = {
+        k: best(f, rounds)
+        for k, f in [("consume", consume), ("sse", sse), ("msgspec", generic), ("translate", translate)]
+    }
     return {
         "name": name,
         "events": n,
@@ -92,7 +95,9 @@ def main() -> None:
     parser.add_argument("--only", help="a substring of the shapes to run")
     args = parser.parse_args()
     print(f"reads: {args.reads}; thread CPU, best of {args.rounds}; CPython {sys.version.split()[0]}\n")
-    print("| shape | events | escaped deltas | consume + result() | GB/s | SSEParser | msgspec decode | consume ÷ SSEParser | consume ÷ msgspec | translate ÷ consume |")
+    print(
+        "| shape | events | escaped deltas | consume + result() | GB/s | SSEParser | msgspec decode | consume ÷ SSEParser | consume ÷ msgspec | translate ÷ consume |"
+    )
     print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     rows: List[Dict[str, Any]] = []
     for name in _providers.SHAPES:

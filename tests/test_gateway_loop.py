@@ -18,6 +18,7 @@ import pytest
 import ssewire
 from loopback import LoopbackServer, Request
 from test_examples import EXAMPLES, TIMEOUT, Gateway
+from support import registry
 
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not in this tree")
 DATA = Path(__file__).resolve().parent / "data"
@@ -60,7 +61,9 @@ def _call_and_result(dialect: str, body: dict[str, Any]) -> Optional[tuple[str, 
                     calls[b["id"]] = b["name"]
                 if b["type"] == "tool_result" and b["tool_use_id"] in calls:
                     content = b["content"]
-                    text = content if isinstance(content, str) else "".join(x.get("text", "") for x in content)
+                    text = (
+                        content if isinstance(content, str) else "".join(x.get("text", "") for x in content)
+                    )
                     return b["tool_use_id"], text
     elif dialect == "gemini":
         for content in body.get("contents", []):
@@ -88,7 +91,7 @@ def _loop(client: str) -> Any:
     return lambda url: STRICT_LOOPS[client](url, True)
 
 
-LOOPS = {d: _loop(d) for d in ("chat", "messages", "responses", "gemini")}
+LOOPS = {d: _loop(d) for d in registry.NAMES}
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")

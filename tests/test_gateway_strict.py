@@ -30,9 +30,10 @@ import yarl
 import ssewire
 from strict_upstream import ANSWER, KEY, StrictUpstream, error_body
 from test_examples import TIMEOUT, Gateway
+from support import registry
 
-DIALECTS = ("chat", "messages", "responses", "gemini")
-PAIRS = [(u, c) for u in DIALECTS for c in DIALECTS if u != c]
+DIALECTS = registry.NAMES
+PAIRS = registry.PAIRS
 TOOL = {"name": "get_weather", "description": "Weather now",
         "parameters": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}}  # fmt: skip
 CLIENT_KEY = "client-own-provider-key"
@@ -48,7 +49,12 @@ def _loop_chat(url: str, stream: bool) -> str:
     tools = [{"type": "function", "function": TOOL}]
     messages: List[Any] = [{"role": "user", "content": "Weather in Paris?"}]
     for _ in range(2):
-        kwargs: Dict[str, Any] = {"model": "m", "messages": messages, "tools": tools, "reasoning_effort": "low"}
+        kwargs: Dict[str, Any] = {
+            "model": "m",
+            "messages": messages,
+            "tools": tools,
+            "reasoning_effort": "low",
+        }
         if stream:
             with client.chat.completions.stream(**kwargs) as s:
                 message = s.get_final_completion().choices[0].message
@@ -79,7 +85,9 @@ def _loop_messages(url: str, stream: bool) -> str:
         uses = [b for b in final.content if b.type == "tool_use"]
         if not uses:
             return "".join(b.text for b in final.content if b.type == "text")
-        messages.append({"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in final.content]})
+        messages.append(
+            {"role": "assistant", "content": [b.model_dump(exclude_none=True) for b in final.content]}
+        )
         messages.append({"role": "user", "content": [
             {"type": "tool_result", "tool_use_id": u.id, "content": "18C"} for u in uses]})  # fmt: skip
     raise AssertionError("the loop did not end")
@@ -113,7 +121,9 @@ def _loop_gemini(url: str, stream: bool) -> str:
     genai = pytest.importorskip("google.genai")
     from google.genai import types
 
-    client = genai.Client(api_key=CLIENT_KEY, http_options=types.HttpOptions(base_url=url, timeout=int(TIMEOUT * 1000)))
+    client = genai.Client(
+        api_key=CLIENT_KEY, http_options=types.HttpOptions(base_url=url, timeout=int(TIMEOUT * 1000))
+    )
     config = types.GenerateContentConfig(
         tools=[types.Tool(function_declarations=[types.FunctionDeclaration(
             name=TOOL["name"], description=TOOL["description"], parameters_json_schema=TOOL["parameters"])])],
@@ -145,7 +155,9 @@ LOOPS: Dict[str, Callable[[str, bool], str]] = {
     "chat": _loop_chat, "messages": _loop_messages, "responses": _loop_responses, "gemini": _loop_gemini}  # fmt: skip
 
 
-def _run_loop(upstream_dialect: str, client: str, stream: bool, server: str) -> Tuple[StrictUpstream, List[Any]]:
+def _run_loop(
+    upstream_dialect: str, client: str, stream: bool, server: str
+) -> Tuple[StrictUpstream, List[Any]]:
     with StrictUpstream(upstream_dialect, server=server) as up:
         gw = Gateway(up.url(), upstream_dialect=upstream_dialect, upstream_key=KEY)
         try:
@@ -183,7 +195,9 @@ RULES = {"messages": "must start with a thinking block", "gemini": "missing a th
 
 @pytest.mark.parametrize("upstream_dialect", sorted(RULES))
 @pytest.mark.parametrize("client", DIALECTS)
-def test_a_strict_upstream_refuses_a_turn_without_its_signed_reasoning(upstream_dialect: str, client: str) -> None:
+def test_a_strict_upstream_refuses_a_turn_without_its_signed_reasoning(
+    upstream_dialect: str, client: str
+) -> None:
     """The strict upstreams are strict: the second turn sent with the upstream's own call id
     (a client that dropped the carried reasoning) is refused by the provider's rule, while the
     id the gateway wrote carries it."""
@@ -334,13 +348,16 @@ def test_a_model_name_cannot_change_the_upstream_request_line(client: str, model
         [sent] = up.requests
         assert sent["target"] == f"/v1beta/models/{quote(model, safe='')}:streamGenerateContent?alt=sse"
         assert sorted(k.lower() for k, _ in sent["headers"]) == sorted(
-            ["host", "content-type", "content-length", "accept-encoding", "connection", "x-goog-api-key"])
+            ["host", "content-type", "content-length", "accept-encoding", "connection", "x-goog-api-key"]
+        )
         assert up.violations == []
     assert len(gw.records) == 1
 
 
-@pytest.mark.parametrize("raw_model", ["m%0D%0AX-Injected%3A%20yes", "m%3Fkey%3DX", "..%2F..%2Fadmin", "m%00",
-                                       "mod%C3%A8le", "m%23f"])
+@pytest.mark.parametrize(
+    "raw_model",
+    ["m%0D%0AX-Injected%3A%20yes", "m%3Fkey%3DX", "..%2F..%2Fadmin", "m%00", "mod%C3%A8le", "m%23f"],
+)
 def test_a_gemini_clients_path_model_is_reencoded_or_refused(raw_model: str) -> None:
     """A Gemini client relayed to a Gemini upstream: the model from the path is decoded once,
     checked, and encoded again as one segment."""
@@ -442,7 +459,9 @@ def test_pass_through_forwards_only_the_dialects_own_credential(dialect: str) ->
 @pytest.mark.parametrize("client", DIALECTS)
 def test_client_keys_are_checked_in_the_clients_own_header(client: str) -> None:
     with StrictUpstream("chat") as up:
-        gw = Gateway(up.url(), upstream_dialect="chat", upstream_key=KEY, client_keys=["gw-key-1", "gw-key-2"])
+        gw = Gateway(
+            up.url(), upstream_dialect="chat", upstream_key=KEY, client_keys=["gw-key-1", "gw-key-2"]
+        )
         try:
             header = {"chat": "authorization", "responses": "authorization", "messages": "x-api-key",
                       "gemini": "x-goog-api-key"}[client]  # fmt: skip
@@ -464,7 +483,9 @@ def test_client_keys_are_checked_in_the_clients_own_header(client: str) -> None:
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
 @pytest.mark.parametrize(("upstream_dialect", "client"), PAIRS)
-def test_an_upstream_rate_limit_reaches_the_client_in_its_dialect(upstream_dialect: str, client: str, stream: bool) -> None:
+def test_an_upstream_rate_limit_reaches_the_client_in_its_dialect(
+    upstream_dialect: str, client: str, stream: bool
+) -> None:
     with StrictUpstream(upstream_dialect, fail=("status", 429)) as up:
         gw = Gateway(up.url(), upstream_dialect=upstream_dialect, upstream_key=KEY)
         try:
@@ -602,12 +623,18 @@ def test_settings_that_cross_and_those_that_are_noted() -> None:
     body = {"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
             "generationConfig": {"topK": 40, "seed": 7, "presencePenalty": 0.5, "frequencyPenalty": 0.25}}  # fmt: skip
     chat = ssewire.translate_request(body, "gemini", "chat", model="m")
-    assert (chat.body["seed"], chat.body["presence_penalty"], chat.body["frequency_penalty"]) == (7, 0.5, 0.25)
+    assert (chat.body["seed"], chat.body["presence_penalty"], chat.body["frequency_penalty"]) == (
+        7,
+        0.5,
+        0.25,
+    )
     assert any(n.startswith("top_k") for n in chat.notes)
     messages = ssewire.translate_request(body, "gemini", "messages", model="m")
     assert messages.body["top_k"] == 40
     assert {n.split(" ")[0] for n in messages.notes} >= {"seed", "presence_penalty", "frequency_penalty"}
-    back = ssewire.translate_request(chat.body | {"user": "u-1", "metadata": {"a": "b"}, "store": True}, "chat", "gemini")
+    back = ssewire.translate_request(
+        chat.body | {"user": "u-1", "metadata": {"a": "b"}, "store": True}, "chat", "gemini"
+    )
     assert back.body["generationConfig"]["seed"] == 7
     assert {n.split(" ")[0] for n in back.notes} >= {"user", "metadata", "store"}
     to_messages = ssewire.translate_request({"model": "m", "user": "u-1", "messages": [{"role": "user", "content": "x"}]},
@@ -627,7 +654,11 @@ def test_translate_error_maps_every_dialect() -> None:
     assert ssewire.translate_error(529, overloaded, "messages", "chat").status == 503
     assert ssewire.translate_error(529, overloaded, "messages", "messages").status == 529
     html = ssewire.translate_error(502, b"<html>bad gateway</html>", "chat", "gemini")
-    assert json.loads(html.body)["error"] == {"code": 502, "message": "<html>bad gateway</html>", "status": "INTERNAL"}
+    assert json.loads(html.body)["error"] == {
+        "code": 502,
+        "message": "<html>bad gateway</html>",
+        "status": "INTERNAL",
+    }
 
 
 def test_ssewire_gateway_serves_a_client_in_one_command() -> None:
@@ -716,7 +747,11 @@ class RawUpstream:
                         break
                     data += chunk
                     head, sep, body = data.partition(b"\r\n\r\n")
-                    length = [int(l.split(b":")[1]) for l in head.split(b"\r\n") if l.lower().startswith(b"content-length:")]
+                    length = [
+                        int(l.split(b":")[1])
+                        for l in head.split(b"\r\n")
+                        if l.lower().startswith(b"content-length:")
+                    ]
                     if sep and len(body) >= (length[0] if length else 0):
                         break
                 self.heads.append(data.split(b"\r\n\r\n")[0])
@@ -745,7 +780,9 @@ def test_a_request_target_cannot_name_another_host_or_climb(target: str) -> None
     up = RawUpstream(b"HTTP/1.1 200 OK\r\ncontent-length: 0\r\n\r\n")
     gw = Gateway(up.url(), upstream_key="sk-gw")
     try:
-        body = json.dumps({"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}).encode()
+        body = json.dumps(
+            {"model": "m", "stream": True, "messages": [{"role": "user", "content": "x"}]}
+        ).encode()
         got = _raw(gw.port, f"POST {target} HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\n"
                    f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode() + body)  # fmt: skip
     finally:
@@ -769,7 +806,9 @@ def test_a_key_that_is_not_ascii_is_a_401_not_a_500() -> None:
 
 
 @pytest.mark.parametrize("upstream_dialect", [None, "chat"], ids=["relayed", "translated"])
-def test_a_body_cut_short_or_ended_by_the_close_never_stalls_the_gateway(upstream_dialect: Optional[str]) -> None:
+def test_a_body_cut_short_or_ended_by_the_close_never_stalls_the_gateway(
+    upstream_dialect: Optional[str],
+) -> None:
     """Declared longer than it is, then closed: the client is cut off too, at once, and the
     gateway serves the next request. Delimited by the close: a complete answer."""
     cut = RawUpstream(b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncontent-length: %d\r\n\r\n%s"
@@ -794,7 +833,9 @@ def test_a_body_cut_short_or_ended_by_the_close_never_stalls_the_gateway(upstrea
                 else:
                     assert status == -1
                 # The gateway still answers.
-                again = _post(gw, "chat", {"model": "m", "stream": True, "messages": []}, path="/v1/embeddings")
+                again = _post(
+                    gw, "chat", {"model": "m", "stream": True, "messages": []}, path="/v1/embeddings"
+                )
                 assert again[0] == 404
             finally:
                 gw.close()
@@ -810,7 +851,9 @@ def test_a_relayed_client_that_asked_for_no_stream_never_gets_200_for_a_cut_answ
                      % (len(answer) + 500, answer))  # fmt: skip
     gw = Gateway(up.url())
     try:
-        body = json.dumps({"model": "m", "stream": False, "messages": [{"role": "user", "content": "x"}]}).encode()
+        body = json.dumps(
+            {"model": "m", "stream": False, "messages": [{"role": "user", "content": "x"}]}
+        ).encode()
         version = "HTTP/1.0" if http10 else "HTTP/1.1"
         got = _raw(gw.port, f"POST /v1/chat/completions {version}\r\nhost: x\r\ncontent-type: application/json\r\n"
                    f"content-length: {len(body)}\r\nconnection: close\r\n\r\n".encode() + body)  # fmt: skip
@@ -830,7 +873,10 @@ def test_carried_reasoning_costs_linear_time() -> None:
             payload = json.dumps({"i": f"toolu_{i}", "r": [{"t": "x", "s": "c2ln"}]}).encode()
             return "sswc1_m_" + base64.urlsafe_b64encode(payload).decode().rstrip("=")
 
-        calls = [{"id": carrier(i), "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in range(n)]
+        calls = [
+            {"id": carrier(i), "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            for i in range(n)
+        ]
         body = {"model": "m", "messages": [{"role": "user", "content": "go"},
                                            {"role": "assistant", "content": None, "tool_calls": calls}]}  # fmt: skip
         best = float("inf")

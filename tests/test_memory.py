@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 import ssewire
+from support import registry
 from support import streams as _streams
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/statm").exists(), reason="needs /proc")
@@ -71,6 +72,7 @@ _MEASURE = """
 import gc, json, resource, sys
 from pathlib import Path
 import ssewire
+from support import registry
 from support import streams as _streams
 
 def rss():
@@ -99,7 +101,7 @@ print(json.dumps([per_idle, per_folded, text, len(body)]))
 
 
 @pytest.mark.skipif(sys.implementation.name != "cpython", reason="CPython memory model")
-@pytest.mark.parametrize("dialect", ["chat", "messages", "responses", "gemini"])
+@pytest.mark.parametrize("dialect", registry.NAMES)
 def test_memory_per_stream_is_the_folded_text_once(dialect: str) -> None:
     """Issue 8: a gateway holds thousands of streams. An idle stream costs under a kilobyte or
     so; one that has folded a 1,000-token reply holds that reply about once (the fold keeps the

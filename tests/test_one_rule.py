@@ -83,3 +83,36 @@ def _consume_seconds(keys: int) -> float:
 def test_forty_thousand_vendor_keys_cost_linear_time() -> None:
     small, large = _consume_seconds(10_000), _consume_seconds(40_000)
     assert large < small * 4 * 3, (small, large)  # 4x the keys: ~4x the time (slack 3)
+
+
+def test_python_reads_the_dialect_registry_from_the_core() -> None:
+    """Every Python list of dialects is the core's registry: accumulate, the command line,
+    Translator's messages, the gateway's routes, credentials and log keys."""
+    import ssewire.gateway as gateway
+    from ssewire import _api, _core
+
+    names = [spec["name"] for spec in _core.DIALECTS]
+    assert names == ["chat", "messages", "responses", "gemini"]
+    assert list(_api.DIALECTS) == [*names, "sse"]
+    for spec in _core.DIALECTS:
+        cls = getattr(ssewire, spec["stream_class"])
+        assert gateway.STREAMS[spec["name"]] is cls
+        # Translator makes its source stream of the registry's class
+        t = ssewire.Translator(spec["name"], "chat" if spec["name"] != "chat" else "messages")
+        t.feed(b"")
+        # the gateway routes the registry's stream path to the dialect
+        path = "/base" + spec["stream_path"].replace("{version}", "v1beta").replace("{model}", "m%2Fx")
+        found = gateway.route(path)
+        assert found is not None and found.dialect == spec["name"] and found.prefix == "/base"
+        if "{model}" in spec["stream_path"]:
+            assert found.model == "m/x"
+        name, prefix = spec["key_header"]
+        assert gateway.credential_headers(spec["name"], "k") == [(name, prefix + "k")]
+        given = {spec["client_key_headers"][0]: prefix + "secret"}
+        assert gateway.client_credential(spec["name"], given, {}) == "secret"
+    try:
+        ssewire.Translator("bedrock?", "chat")
+    except ValueError as e:
+        assert ", ".join(f'"{n}"' for n in names[:-1]) in str(e)
+    else:
+        raise AssertionError("an unknown dialect was accepted")

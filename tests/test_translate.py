@@ -28,10 +28,11 @@ from dialects import original_id
 from loopback import LoopbackServer
 from splitting import split_ways
 from test_sdks import MESSAGES, TIMEOUT, sdk_messages
+from support import registry
 
 DATA = Path(__file__).resolve().parent / "data"
 # Every dialect is a source and a target (Gemini a target since issue 27): twelve pairs.
-DIALECTS = ("chat", "messages", "responses", "gemini")
+DIALECTS = registry.NAMES
 SOURCES = DIALECTS
 STREAMS = {
     "chat": ssewire.ChatCompletionStream,
@@ -80,7 +81,9 @@ def sdk_gemini(url: str) -> dict:
     genai = pytest.importorskip("google.genai")
     from google.genai import types
 
-    client = genai.Client(api_key="dummy", http_options=types.HttpOptions(base_url=url, timeout=int(TIMEOUT * 1000)))
+    client = genai.Client(
+        api_key="dummy", http_options=types.HttpOptions(base_url=url, timeout=int(TIMEOUT * 1000))
+    )
     parts: list = []
     final: dict = {}
     for chunk in client.models.generate_content_stream(model="m", contents="hi"):
@@ -309,12 +312,16 @@ def test_translation_carries_the_content(source: str, name: str, target: str) ->
         assert back.error.message == error.message
     if not complete:
         return
-    src, tgt = comparable(neutral(source, t.source.result()), neutral(target, t.result()), lossy(source, body))
+    src, tgt = comparable(
+        neutral(source, t.source.result()), neutral(target, t.result()), lossy(source, body)
+    )
     assert tgt == src
 
 
 @pytest.mark.parametrize(("source", "name", "target"), PAIRS, ids=[f"{s}/{n}->{t}" for s, n, t in PAIRS])
-def test_result_while_streaming_is_what_the_bytes_so_far_assemble(source: str, name: str, target: str) -> None:
+def test_result_while_streaming_is_what_the_bytes_so_far_assemble(
+    source: str, name: str, target: str
+) -> None:
     """``t.result()`` asked after every read is what the target's stream assembles from the
     bytes written so far: the writers fold runs of deltas lazily, and asking must fold them.
     The first 60 frames come one at a time (every third in 7-byte pieces), the rest at once."""
@@ -375,8 +382,12 @@ def test_live_gemini_one_chunk_per_read() -> None:
             for part in chunk["candidates"][0]["content"]["parts"]:
                 if part.get("text"):
                     assert json.dumps(part["text"], ensure_ascii=False)[1:-1].encode() in out
-        assert {"chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed",
-                "gemini": b'"finishReason"'}[target] in out
+        assert {
+            "chat": b"[DONE]",
+            "messages": b"message_stop",
+            "responses": b"response.completed",
+            "gemini": b'"finishReason"',
+        }[target] in out
         assert t.finish() == b""
 
 
@@ -387,7 +398,9 @@ def test_gemini_usage_and_made_up_ids() -> None:
     body = body_of("gemini", "parallel_calls")
     usage = read("gemini", body).result()["usageMetadata"]
     chat = read("chat", ssewire.translate(body, "gemini", "chat")).result()
-    assert chat["usage"]["completion_tokens"] == usage["candidatesTokenCount"] + usage.get("thoughtsTokenCount", 0)
+    assert chat["usage"]["completion_tokens"] == usage["candidatesTokenCount"] + usage.get(
+        "thoughtsTokenCount", 0
+    )
     assert chat["usage"]["prompt_tokens"] == usage["promptTokenCount"]
     ids = [c["id"] for c in chat["choices"][0]["message"]["tool_calls"]]
     assert len(ids) == 3 and len(set(ids)) == 3
@@ -403,10 +416,12 @@ def test_gemini_usage_and_made_up_ids() -> None:
     assert [b["type"] for b in msg["content"]] == ["thinking", "text"]
     # The signature of a thought part crosses to the thinking block; one on answer text has
     # no place in the target and is named in the notes.
-    assert "thought signatures on answer text" in ssewire.Translator("gemini", "messages").notes + \
-        _notes_of(body, "messages")
-    signed = _gemini_chunk({"text": "hmm", "thought": True, "thoughtSignature": "c2ln"}) + \
-        _gemini_chunk({"text": "Hi"}, finish="STOP")
+    assert "thought signatures on answer text" in ssewire.Translator("gemini", "messages").notes + _notes_of(
+        body, "messages"
+    )
+    signed = _gemini_chunk({"text": "hmm", "thought": True, "thoughtSignature": "c2ln"}) + _gemini_chunk(
+        {"text": "Hi"}, finish="STOP"
+    )
     msg = read("messages", ssewire.translate(signed, "gemini", "messages")).result()
     assert msg["content"][0] == {"type": "thinking", "thinking": "hmm", "signature": "c2ln"}
     resp = read("responses", ssewire.translate(body, "gemini", "responses")).result()
@@ -436,8 +451,12 @@ def test_gemini_usage_after_the_finish_reason_crosses() -> None:
     closing events wait for it (they go out with the feed that carried it), so the target
     bills what Gemini counted, and nothing of it is lost."""
     body = body_of("gemini", "vertex_call_id_usage_after_finish")
-    closing = {"chat": b"[DONE]", "messages": b"message_stop", "responses": b"response.completed",
-               "gemini": b'"finishReason"'}
+    closing = {
+        "chat": b"[DONE]",
+        "messages": b"message_stop",
+        "responses": b"response.completed",
+        "gemini": b'"finishReason"',
+    }
     for target in DIALECTS:
         t = ssewire.Translator("gemini", target)
         outs = [t.feed(f) for f in _frames(body)]
@@ -508,14 +527,20 @@ def test_gemini_candidate_without_index_is_candidate_zero() -> None:
 
 def test_gemini_model_armor_is_a_filter() -> None:
     body = _gemini_chunk({"text": "x"}) + _gemini_chunk({"text": ""}, finish="MODEL_ARMOR")
-    assert read("chat", ssewire.translate(body, "gemini", "chat")).result()["choices"][0]["finish_reason"] == "content_filter"
-    assert read("messages", ssewire.translate(body, "gemini", "messages")).result()["stop_reason"] == "refusal"
+    assert (
+        read("chat", ssewire.translate(body, "gemini", "chat")).result()["choices"][0]["finish_reason"]
+        == "content_filter"
+    )
+    assert (
+        read("messages", ssewire.translate(body, "gemini", "messages")).result()["stop_reason"] == "refusal"
+    )
 
 
 def test_gemini_ids_without_a_response_id_are_the_same_every_time() -> None:
     """Found by fuzzing: without a responseId the made-up call ids came from a random salt, so
     two translators of the same stream wrote different bytes. They now come from what the
     stream said before the call: the same stream gives the same ids, two calls different ones."""
+
     def no_id(c: dict) -> dict:
         c = dict(c)
         c.pop("responseId", None)
@@ -528,10 +553,13 @@ def test_gemini_ids_without_a_response_id_are_the_same_every_time() -> None:
     )
     body = b"".join(
         ("data: " + json.dumps(no_id(json.loads(line[6:]))) + "\r\n\r\n").encode()
-        for line in body.decode().split("\r\n\r\n") if line
+        for line in body.decode().split("\r\n\r\n")
+        if line
     )
     outs = {ssewire.translate(body, "gemini", "chat") for _ in range(3)}
-    outs.add(b"".join(ssewire.Translator("gemini", "chat").iter([body[i : i + 5] for i in range(0, len(body), 5)])))
+    outs.add(
+        b"".join(ssewire.Translator("gemini", "chat").iter([body[i : i + 5] for i in range(0, len(body), 5)]))
+    )
     assert len(outs) == 1
     calls = read("chat", outs.pop()).result()["choices"][0]["message"]["tool_calls"]
     assert len({c["id"] for c in calls}) == 2
@@ -564,7 +592,9 @@ def test_cached_tokens_are_mapped_both_ways() -> None:
     total = src["input_tokens"] + cached + (src.get("cache_creation_input_tokens") or 0)
     assert chat["prompt_tokens"] == total
     assert chat["prompt_tokens_details"]["cached_tokens"] == cached
-    back = read("messages", ssewire.translate(ssewire.translate(body, "messages", "chat"), "chat", "messages"))
+    back = read(
+        "messages", ssewire.translate(ssewire.translate(body, "messages", "chat"), "chat", "messages")
+    )
     assert back.result()["usage"]["cache_read_input_tokens"] == cached
     assert back.result()["usage"]["input_tokens"] + cached == total
 
@@ -620,7 +650,11 @@ def test_the_targets_sdk_reads_the_translation(target: str, server: LoopbackServ
 
 def _many_calls(n: int) -> bytes:
     calls = [{"index": i, "id": f"c{i}", "function": {"name": "f", "arguments": "{}"}} for i in range(n)]
-    chunk = {"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"tool_calls": calls}}]}
+    chunk = {
+        "id": "x",
+        "object": "chat.completion.chunk",
+        "choices": [{"index": 0, "delta": {"tool_calls": calls}}],
+    }
     return ("data: " + json.dumps(chunk) + "\n\ndata: [DONE]\n\n").encode()
 
 
@@ -754,7 +788,11 @@ def _responses_elided(whole_item: bool) -> bytes:
     ]  # fmt: skip
     output = [msg]
     if whole_item:
-        second = {**msg, "id": "msg_w", "content": [{"type": "output_text", "annotations": [], "text": " Sent whole."}]}
+        second = {
+            **msg,
+            "id": "msg_w",
+            "content": [{"type": "output_text", "annotations": [], "text": " Sent whole."}],
+        }
         events += [{"type": "response.output_item.added", "output_index": 1, "item": {**second, "content": []}},
                    {"type": "response.output_item.done", "output_index": 1, "item": second}]  # fmt: skip
         output.append(second)
@@ -777,7 +815,9 @@ def test_text_the_deltas_elided_is_written_before_the_part_closes(target: str, w
     assert "quickly check reliable" in outs[4].decode("unicode_escape", "replace") or \
         b"quickly check reliable" in outs[4]  # the output_text.done's feed  # fmt: skip
     got = neutral(target, read(target, b"".join(outs) + t.finish()).result())
-    want = "Got it — I'll quickly check reliable, up-to-date sources and report back." + (" Sent whole." if whole_item else "")
+    want = "Got it — I'll quickly check reliable, up-to-date sources and report back." + (
+        " Sent whole." if whole_item else ""
+    )
     assert got["text"] == want
     assert not any("differs" in n for n in t.notes)
 
@@ -788,7 +828,12 @@ def test_a_final_text_that_is_not_the_deltas_continued_is_noted() -> None:
     t.feed(body)
     t.finish()
     assert any("differs from its deltas" in n for n in t.notes)
-    assert read("chat", ssewire.translate(body, "responses", "chat")).result()["choices"][0]["message"]["content"] == "Nope"
+    assert (
+        read("chat", ssewire.translate(body, "responses", "chat")).result()["choices"][0]["message"][
+            "content"
+        ]
+        == "Nope"
+    )
 
 
 @pytest.mark.parametrize("target", DIALECTS)

@@ -33,8 +33,9 @@ __all__ = [
     "detect_dialect",
 ]
 
-#: The dialect names ``accumulate()`` and the command line take (``"auto"`` besides).
-DIALECTS = ("chat", "messages", "responses", "gemini", "sse")
+#: The dialect names ``accumulate()`` and the command line take (``"auto"`` besides): the
+#: core's registry (``_core.DIALECTS``), then the generic ``"sse"``.
+DIALECTS = (*(spec["name"] for spec in _core.DIALECTS), "sse")
 
 #: ``dialect="auto"`` decides within this many bytes of input (or ``_core.SNIFF_EVENTS``
 #: events): the one buffering policy of the Rust detector, which ``Translator("auto")`` and the
@@ -176,12 +177,7 @@ class _EventListAccumulator:
 
 # --- dialect -> (stream, accumulator) --------------------------------------------------------
 
-_STREAM_CLASSES = {
-    "chat": "ChatCompletionStream",
-    "messages": "MessagesStream",
-    "responses": "ResponsesStream",
-    "gemini": "GeminiStream",
-}
+_STREAM_CLASSES = {spec["name"]: spec["stream_class"] for spec in _core.DIALECTS}
 
 
 def _new_stream(dialect: str, max_event_size: Optional[int]) -> Any:

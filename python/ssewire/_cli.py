@@ -474,14 +474,12 @@ def _translate_main(argv: Sequence[str]) -> int:
     main job: 3 when the upstream carried an error or ended before its terminal marker."""
     parser = argparse.ArgumentParser(
         prog="ssewire translate",
-        description="Translate a captured LLM stream (chat, messages, responses or gemini) into "
-        "another dialect (chat, messages, responses or gemini), event by event, to stdout.",
+        description="Translate a captured LLM stream into another dialect, event by event, to stdout.",
     )
     parser.add_argument("file", metavar="FILE", help="a captured response body, or - for stdin")
-    parser.add_argument("--to", required=True, choices=("chat", "messages", "responses", "gemini"),
-                        help="the target dialect")  # fmt: skip
-    parser.add_argument("--from", dest="source", default="auto",
-                        choices=("auto", "chat", "messages", "responses", "gemini"),
+    names = [spec["name"] for spec in _core.DIALECTS]
+    parser.add_argument("--to", required=True, choices=names, help="the target dialect")
+    parser.add_argument("--from", dest="source", default="auto", choices=("auto", *names),
                         help="the source dialect (default: told by its first events)")  # fmt: skip
     try:
         args = parser.parse_args(list(argv))

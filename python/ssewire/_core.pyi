@@ -1,7 +1,7 @@
 """Type stubs for the Rust extension module ``ssewire._core`` (hand-written, checked with
 ``python -m mypy.stubtest ssewire._core``)."""
 
-from typing import Any, Final, Iterable, Optional, Union, final
+from typing import Any, Dict, Final, Iterable, List, Optional, Tuple, Union, final
 
 from typing_extensions import Buffer, Self, disjoint_base
 
@@ -20,6 +20,7 @@ __all__ = [
     "_translate_error",
     "_DialectSniffer",
     "_set_stream_classes",
+    "DIALECTS",
     "SNIFF_BYTES",
     "SNIFF_EVENTS",
     "_error_body",
@@ -91,7 +92,12 @@ def _error_body(status: int, message: str, target: str) -> bytes: ...
 SNIFF_BYTES: int
 SNIFF_EVENTS: int
 
-def _set_stream_classes(chat: Any, messages: Any, responses: Any, gemini: Any) -> None: ...
+def _set_stream_classes(classes: List[Any]) -> None: ...
+
+#: The dialect registry: one dict per dialect (``name``, ``stream_class``, ``family``,
+#: ``terminal``, ``stream_path``, ``whole_path``, ``query``, ``key_header``,
+#: ``client_key_headers``, ``client_key_query``, ``request_id``, ``model_key``, ``usage_key``).
+DIALECTS: Tuple[Dict[str, Any], ...]
 
 @final
 class _DialectSniffer:

@@ -188,4 +188,4 @@ for _cls in (SSEParser, ChatCompletionStream, MessagesStream, ResponsesStream, G
     _cls.__module__ = "ssewire"
 del _cls
 # The core makes a Translator's source stream of these classes (it imports no Python module).
-_core._set_stream_classes(ChatCompletionStream, MessagesStream, ResponsesStream, GeminiStream)
+_core._set_stream_classes([globals()[spec["stream_class"]] for spec in _core.DIALECTS])

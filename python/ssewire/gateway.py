@@ -63,34 +63,35 @@ from ssewire import _core
 
 __all__ = ["HEAD_TIMEOUT", "Route", "final_text", "main", "make_app", "record", "route", "runner", "serve"]
 
-#: Path suffix -> client dialect.
-PATHS: Dict[str, str] = {
-    "/v1/chat/completions": "chat",
-    "/v1/messages": "messages",
-    "/v1/responses": "responses",
-}
-STREAMS: Dict[str, Any] = {
-    "chat": ssewire.ChatCompletionStream,
-    "messages": ssewire.MessagesStream,
-    "responses": ssewire.ResponsesStream,
-    "gemini": ssewire.GeminiStream,
-}
-#: Gemini's paths: ``.../v1beta/models/{model}:streamGenerateContent`` (``?alt=sse``), or
-#: ``:generateContent`` for a client that asked for no stream.
-GEMINI_PATH = re.compile(
-    r"^(?P<prefix>.*?)/(?P<version>v1(?:beta|alpha)?)/models/"
-    r"(?P<model>[^/:]+):(?P<method>streamGenerateContent|generateContent)$"
-)
+#: The dialect registry of the core, by name.
+SPECS: Dict[str, Dict[str, Any]] = {spec["name"]: spec for spec in _core.DIALECTS}
+STREAMS: Dict[str, Any] = {name: getattr(ssewire, spec["stream_class"]) for name, spec in SPECS.items()}
+#: The parts of the registry's path templates, as patterns.
+_TEMPLATE_PARTS = {"{model}": r"(?P<model>[^/:]+)", "{version}": r"(?P<version>v1(?:beta|alpha)?)"}
+
+
+def _path_pattern(template: str) -> re.Pattern[str]:
+    pattern = ""
+    for piece in re.split(r"(\{model\}|\{version\})", template):
+        pattern += _TEMPLATE_PARTS.get(piece) or re.escape(piece)
+    return re.compile(r"^(?P<prefix>.*?)" + pattern + "$")
+
+
+#: (pattern, dialect, whether the path asks for a stream: None when the body tells).
+ROUTES: List[Tuple[re.Pattern[str], str, Optional[bool]]] = [
+    (_path_pattern(template), name, streaming)
+    for name, spec in SPECS.items()
+    for template, streaming in (
+        (spec["stream_path"], None if spec["whole_path"] is None else True),
+        (spec["whole_path"], False),
+    )
+    if template is not None
+]
 #: What a raw path prefix may hold: RFC 3986 path characters and percent escapes.
 RAW_PATH = re.compile(r"^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$")
 #: The query parameters each dialect defines, the only ones passed on (Gemini's ``key`` is a
 #: credential: never in an upstream URL).
-QUERY: Dict[str, Tuple[str, ...]] = {
-    "chat": ("api-version",),
-    "responses": ("api-version",),
-    "messages": ("beta",),
-    "gemini": ("alt",),
-}
+QUERY: Dict[str, Tuple[str, ...]] = {name: spec["query"] for name, spec in SPECS.items()}
 #: The default body limit: a real multimodal request (several base64 images or a PDF).
 MAX_BODY = 32 * 1024 * 1024
 #: The most of an upstream's answer read whole, for a client that asked for no stream.
@@ -122,14 +123,15 @@ class Route(NamedTuple):
 def route(raw_path: str) -> Optional[Route]:
     """The route of a raw request path (its query removed), or None for a path that is no
     LLM endpoint."""
-    for suffix, dialect in PATHS.items():
-        if raw_path.endswith(suffix):
-            return Route(dialect, raw_path[: -len(suffix)])
-    m = GEMINI_PATH.match(raw_path)
-    if m is None:
-        return None
-    streaming = m["method"] == "streamGenerateContent"
-    return Route("gemini", m["prefix"], unquote(m["model"]), streaming, m["version"])
+    for pattern, dialect, streaming in ROUTES:
+        m = pattern.match(raw_path)
+        if m is None:
+            continue
+        found = m.groupdict()
+        model = found.get("model")
+        version = found.get("version") or "v1beta"
+        return Route(dialect, m["prefix"], None if model is None else unquote(model), streaming, version)
+    return None
 
 
 def final_text(dialect: str, result: Dict[str, Any]) -> str:
@@ -171,8 +173,8 @@ def record(dialect: str, stream: Any, client_gone: bool = False) -> Dict[str, An
     error = stream.error
     return {
         "dialect": dialect,
-        "model": result.get("modelVersion" if dialect == "gemini" else "model"),
-        "usage": result.get("usageMetadata" if dialect == "gemini" else "usage"),
+        "model": result.get(SPECS[dialect]["model_key"]),
+        "usage": result.get(SPECS[dialect]["usage_key"]),
         "text_length": len(text),
         "text_start": text[:40],
         "done": bool(getattr(stream, "done", False)),
@@ -196,33 +198,32 @@ def safe_prefix(prefix: str) -> bool:
 
 
 def client_credential(dialect: str, headers: Any, query: Dict[str, str]) -> Optional[str]:
-    """The credential a client of ``dialect`` sent, in its dialect's own place."""
-    auth = str(headers.get("authorization", ""))
-    bearer = auth[7:].strip() if auth[:7].lower() == "bearer " else None
-    found: Optional[str]
-    if dialect == "messages":
-        found = headers.get("x-api-key") or bearer
-    elif dialect == "gemini":
-        found = headers.get("x-goog-api-key") or query.get("key") or bearer
-    else:
-        found = bearer or headers.get("api-key")
-    return found
+    """The credential a client of ``dialect`` sent, in its dialect's own places (the
+    registry's ``client_key_headers``, then its ``client_key_query``)."""
+    spec = SPECS[dialect]
+    for name in spec["client_key_headers"]:
+        value = headers.get(name)
+        if not value:
+            continue
+        if name != "authorization":
+            return str(value)
+        if value[:7].lower() == "bearer ":
+            return str(value[7:].strip())
+    if spec["client_key_query"] is not None:
+        return query.get(spec["client_key_query"])
+    return None
 
 
 def credential_headers(dialect: str, key: str) -> List[Tuple[str, str]]:
     """``key`` as an upstream of ``dialect`` takes it."""
-    if dialect == "messages":
-        return [("x-api-key", key)]
-    if dialect == "gemini":
-        return [("x-goog-api-key", key)]
-    return [("authorization", f"Bearer {key}")]
+    name, prefix = SPECS[dialect]["key_header"]
+    return [(name, prefix + key)]
 
 
 # --- response headers passed back ------------------------------------------------------------
 
 #: Each dialect's name for the upstream's request id.
-REQUEST_ID = {"chat": "x-request-id", "responses": "x-request-id", "messages": "request-id",
-              "gemini": "x-request-id"}  # fmt: skip
+REQUEST_ID = {name: spec["request_id"] for name, spec in SPECS.items()}
 RATE_OPENAI = re.compile(r"^x-ratelimit-(limit|remaining|reset)-(requests|tokens)$")
 RATE_ANTHROPIC = re.compile(r"^anthropic-ratelimit-(requests|tokens)-(limit|remaining|reset)$")
 
@@ -233,7 +234,7 @@ def passed_headers(upstream: str, client: str, headers: List[Tuple[str, str]]) -
     Anthropic's ``anthropic-ratelimit-*`` both ways; their reset times are in different forms
     and cross only within a family) and the request id."""
     out: List[Tuple[str, str]] = []
-    openai = ("chat", "responses")
+    family, client_family = SPECS[upstream]["family"], SPECS[client]["family"]
     for name, value in headers:
         k = name.lower()
         if not HEADER_VALUE.match(value):
@@ -243,15 +244,14 @@ def passed_headers(upstream: str, client: str, headers: List[Tuple[str, str]]) -
         elif k in ("x-request-id", "request-id", "x-goog-request-id"):
             out.append((REQUEST_ID[client], value))
         elif RATE_OPENAI.match(k) or RATE_ANTHROPIC.match(k):
-            same = (upstream in openai) == (client in openai) and upstream != "gemini"
-            if same and client != "gemini":
+            if family == client_family and family != "google":
                 out.append((k, value))
                 continue
             m = RATE_OPENAI.match(k)
-            if m and client == "messages" and m[1] != "reset":
+            if m and client_family == "anthropic" and m[1] != "reset":
                 out.append((f"anthropic-ratelimit-{m[2]}-{m[1]}", value))
             m = RATE_ANTHROPIC.match(k)
-            if m and client in openai and m[2] != "reset":
+            if m and client_family == "openai" and m[2] != "reset":
                 out.append((f"x-ratelimit-{m[2]}-{m[1]}", value))
     seen = set()
     unique = []
@@ -480,13 +480,15 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
                 if not HEADER_VALUE.match(own):
                     raise Refused(400, "the credential has characters no header can carry")
                 out += credential_headers(up, own)
-        if up == "messages":
-            version = request.headers.get("anthropic-version") if client == "messages" else None
+        family, client_family = SPECS[up]["family"], SPECS[client]["family"]
+        if family == "anthropic":
+            same = client_family == "anthropic"
+            version = request.headers.get("anthropic-version") if same else None
             out.append(("anthropic-version", version or ANTHROPIC_VERSION))
-            beta = request.headers.get("anthropic-beta") if client == "messages" else None
+            beta = request.headers.get("anthropic-beta") if same else None
             if beta:
                 out.append(("anthropic-beta", beta))
-        if up in ("chat", "responses") and client in ("chat", "responses"):
+        if family == client_family == "openai":
             for name in ("openai-organization", "openai-project"):
                 value = request.headers.get(name)
                 if value and pass_through_auth and client == up:
@@ -680,14 +682,13 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             return error_response(client, 400, str(e))
 
     def upstream_path(match: Route, query: Dict[str, str], wanted: Dict[str, Any]) -> str:
-        """A relayed request's upstream path: the raw prefix, the dialect's path (Gemini's
-        model re-encoded as one segment), the dialect's own query parameters."""
-        if match.dialect == "gemini":
-            assert match.model is not None
-            method = "streamGenerateContent" if match.streaming else "generateContent"
-            path = f"{match.prefix}/{match.version}/models/{_core._model_segment(match.model)}:{method}"
-        else:
-            path = match.prefix + next(p for p, d in PATHS.items() if d == match.dialect)
+        """A relayed request's upstream path: the raw prefix, the dialect's path (a model in
+        it re-encoded as one segment), the dialect's own query parameters."""
+        spec = SPECS[match.dialect]
+        template: str = spec["whole_path"] if match.streaming is False else spec["stream_path"]
+        path = match.prefix + template.replace("{version}", match.version)
+        if match.model is not None:
+            path = path.replace("{model}", _core._model_segment(match.model))
         allowed = [(k, v) for k, v in query.items() if k in QUERY[match.dialect]]
         return path + ("?" + urlencode(allowed) if allowed else "")
 

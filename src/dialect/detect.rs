@@ -12,7 +12,6 @@ pub const SNIFF_EVENTS: usize = 16;
 /// The dialect whose own event this is (by the dialect decoders' own `belongs` rules: the
 /// event name or the JSON `type` / `object` / `choices`), if any; `[DONE]` is chat's.
 pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
-    use crate::dialect::{chat, gemini, messages, responses, Belongs};
     let name = event.unwrap_or(b"message");
     let text = crate::text::lossy_cow(std::borrow::Cow::Borrowed(data));
     let mut found = None;
@@ -25,20 +24,9 @@ pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
             }
             found = match doc {
                 Doc::Done => Some(Dialect::Chat),
-                Doc::Value(doc, _) => {
-                    if messages::decode(doc).is_ok_and(|e| e.belongs(name) == Belongs::Own) {
-                        Some(Dialect::Messages)
-                    } else if responses::decode(doc).is_ok_and(|e| e.belongs(name) == Belongs::Own)
-                    {
-                        Some(Dialect::Responses)
-                    } else if gemini::decode(doc).is_ok_and(|c| c.belongs() == Belongs::Own) {
-                        Some(Dialect::Gemini)
-                    } else if chat::decode(doc).is_ok_and(|c| c.belongs() == Belongs::Own) {
-                        Some(Dialect::Chat)
-                    } else {
-                        None
-                    }
-                }
+                Doc::Value(doc, _) => crate::dialect::SNIFF_ORDER
+                    .into_iter()
+                    .find(|d| (d.spec().owns)(name, doc)),
                 Doc::Malformed(_) => None,
             };
         },

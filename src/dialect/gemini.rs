@@ -229,6 +229,12 @@ pub fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
     serde_json::from_str(doc)
 }
 
+/// Whether `doc` (a frame's data, `event` its SSE event name) is this dialect's own: the
+/// dialect's sniff rule in the registry (`super::registry`).
+pub fn owns(_event: &[u8], doc: &str) -> bool {
+    decode(doc).is_ok_and(|c| c.belongs() == super::Belongs::Own)
+}
+
 /// `Option<T>` of a value that may be JSON `null`.
 fn opt<'a, A: serde::de::MapAccess<'a>, T: serde::Deserialize<'a>>(
     map: &mut A,

@@ -128,6 +128,12 @@ pub fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
     serde_json::from_str(doc)
 }
 
+/// Whether `doc` (a frame's data, `event` its SSE event name) is this dialect's own: the
+/// dialect's sniff rule in the registry (`super::registry`).
+pub fn owns(event: &[u8], doc: &str) -> bool {
+    decode(doc).is_ok_and(|c| c.belongs(event) == super::Belongs::Own)
+}
+
 map_struct!(
     Event,
     "a Messages stream event object",

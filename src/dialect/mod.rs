@@ -17,8 +17,10 @@ pub mod chat;
 pub mod detect;
 pub mod gemini;
 pub mod messages;
+pub mod registry;
 pub mod responses;
 pub mod template;
+pub use registry::{Dialect, Family, Spec, SNIFF_ORDER, SPECS};
 
 pub mod json;
 
@@ -362,35 +364,5 @@ mod tests {
         assert_eq!(e.code, Some("503"));
         let e = ErrorInfo::from_document(r#"{"message":"x","code":429}"#);
         assert_eq!((e.message.as_ref(), e.code), ("x", Some("429")));
-    }
-}
-
-/// A target or source dialect.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Dialect {
-    Chat,
-    Messages,
-    Responses,
-    Gemini,
-}
-
-impl Dialect {
-    pub fn parse(name: &str) -> Option<Dialect> {
-        match name {
-            "chat" => Some(Dialect::Chat),
-            "messages" => Some(Dialect::Messages),
-            "responses" => Some(Dialect::Responses),
-            "gemini" => Some(Dialect::Gemini),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Dialect::Chat => "chat",
-            Dialect::Messages => "messages",
-            Dialect::Responses => "responses",
-            Dialect::Gemini => "gemini",
-        }
     }
 }

@@ -96,6 +96,35 @@ pub fn bench_module(py: Python<'_>) -> PyResult<Bound<'_, PyModule>> {
     Ok(m)
 }
 
+/// The dialect registry (`crate::dialect::registry`) as a tuple of dicts, one per dialect in
+/// its order: what Python code needs to know of the dialects, so it keeps no list of its own.
+fn registry(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyTuple>> {
+    let rows = crate::dialect::SPECS.iter().map(|s| {
+        let d = pyo3::types::PyDict::new(py);
+        d.set_item("name", s.name)?;
+        d.set_item("stream_class", s.stream_class)?;
+        d.set_item("family", s.family.name())?;
+        d.set_item("terminal", s.terminal)?;
+        d.set_item("stream_path", s.stream_path)?;
+        d.set_item("whole_path", s.whole_path)?;
+        d.set_item("query", pyo3::types::PyTuple::new(py, s.query)?)?;
+        d.set_item("key_header", s.key_header)?;
+        d.set_item(
+            "client_key_headers",
+            pyo3::types::PyTuple::new(py, s.client_key.0)?,
+        )?;
+        d.set_item(
+            "client_key_query",
+            (!s.client_key.1.is_empty()).then_some(s.client_key.1),
+        )?;
+        d.set_item("request_id", s.request_id)?;
+        d.set_item("model_key", s.result_keys.0)?;
+        d.set_item("usage_key", s.result_keys.1)?;
+        Ok(d)
+    });
+    pyo3::types::PyTuple::new(py, rows.collect::<PyResult<Vec<_>>>()?)
+}
+
 #[pymodule(gil_used = false)]
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -108,6 +137,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(detect_dialect, m)?)?;
     m.add_class::<DialectSniffer>()?;
     m.add_function(wrap_pyfunction!(translate::set_stream_classes, m)?)?;
+    m.add("DIALECTS", registry(m.py())?)?;
     m.add("SNIFF_BYTES", crate::translate::SNIFF_BYTES)?;
     m.add("SNIFF_EVENTS", crate::translate::SNIFF_EVENTS)?;
     m.add_function(wrap_pyfunction!(request::translate_request, m)?)?;

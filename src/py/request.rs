@@ -14,8 +14,9 @@ pyo3::import_exception!(ssewire._errors, RequestError);
 fn dialect(name: &str, role: &str) -> PyResult<Dialect> {
     Dialect::parse(name).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "unknown {role} dialect {:?}: expected \"chat\", \"messages\", \"responses\" or \"gemini\"",
-            name.chars().take(40).collect::<String>()
+            "unknown {role} dialect {:?}: expected {}",
+            name.chars().take(40).collect::<String>(),
+            crate::dialect::registry::expected(None)
         ))
     })
 }

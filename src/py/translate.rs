@@ -27,19 +27,20 @@ use crate::translate::{Dialect, Sniffer, Target, Translation};
 /// `ResponsesStream`, `GeminiStream`: the Python subclasses of this module's classes), handed
 /// to the core by `ssewire._reading` when it defines them (`_set_stream_classes`): the core
 /// imports no Python module.
-static STREAM_CLASSES: pyo3::sync::PyOnceLock<[Py<PyAny>; 4]> = pyo3::sync::PyOnceLock::new();
+static STREAM_CLASSES: pyo3::sync::PyOnceLock<Vec<Py<PyAny>>> = pyo3::sync::PyOnceLock::new();
 
-/// Records the public stream classes (once; `ssewire._reading` calls it on import).
+/// Records the public stream classes, one per dialect in the registry's order (once;
+/// `ssewire._reading` calls it on import).
 #[pyfunction]
 #[pyo3(name = "_set_stream_classes")]
-pub fn set_stream_classes(
-    py: Python<'_>,
-    chat: Py<PyAny>,
-    messages: Py<PyAny>,
-    responses: Py<PyAny>,
-    gemini: Py<PyAny>,
-) {
-    let _ = STREAM_CLASSES.set(py, [chat, messages, responses, gemini]);
+pub fn set_stream_classes(py: Python<'_>, classes: Vec<Py<PyAny>>) -> PyResult<()> {
+    if classes.len() != crate::dialect::SPECS.len() {
+        return Err(PyValueError::new_err(
+            "one stream class per dialect of _core.DIALECTS",
+        ));
+    }
+    let _ = STREAM_CLASSES.set(py, classes);
+    Ok(())
 }
 
 /// The public stream class of a dialect (`ssewire.MessagesStream`, ...).
@@ -49,13 +50,7 @@ fn stream_class<'py>(py: Python<'py>, dialect: Dialect) -> PyResult<Bound<'py, P
             "ssewire's stream classes are not registered (import ssewire, not ssewire._core)",
         ));
     };
-    let at = match dialect {
-        Dialect::Chat => 0,
-        Dialect::Messages => 1,
-        Dialect::Responses => 2,
-        Dialect::Gemini => 3,
-    };
-    match classes.get(at) {
+    match classes.get(dialect as usize) {
         Some(class) => Ok(class.bind(py).clone()),
         None => Err(pyo3::exceptions::PyRuntimeError::new_err("no stream class")),
     }
@@ -70,8 +65,9 @@ fn new_stream(py: Python<'_>, dialect: Dialect, max_event_size: usize) -> PyResu
 fn source_dialect(name: &str) -> PyResult<Dialect> {
     Dialect::parse(name).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "unknown source dialect {:?}: expected \"chat\", \"messages\", \"responses\", \"gemini\" or \"auto\"",
-            name.chars().take(40).collect::<String>()
+            "unknown source dialect {:?}: expected {}",
+            name.chars().take(40).collect::<String>(),
+            crate::dialect::registry::expected(Some("auto"))
         ))
     })
 }
@@ -79,8 +75,9 @@ fn source_dialect(name: &str) -> PyResult<Dialect> {
 fn target_dialect(name: &str) -> PyResult<Target> {
     Target::parse(name).ok_or_else(|| {
         PyValueError::new_err(format!(
-            "unknown target dialect {:?}: expected \"chat\", \"messages\", \"responses\" or \"gemini\"",
-            name.chars().take(40).collect::<String>()
+            "unknown target dialect {:?}: expected {}",
+            name.chars().take(40).collect::<String>(),
+            crate::dialect::registry::expected(None)
         ))
     })
 }

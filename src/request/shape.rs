@@ -122,12 +122,7 @@ pub const SETTINGS: [(Setting, &str, [Option<&str>; 4]); 7] = [
 ];
 
 fn column(dialect: Dialect) -> usize {
-    match dialect {
-        Dialect::Chat => 0,
-        Dialect::Messages => 1,
-        Dialect::Responses => 2,
-        Dialect::Gemini => 3,
-    }
+    dialect as usize
 }
 
 /// Whether `key`, a top-level key of a `dialect` request, holds a setting of [`SETTINGS`]

@@ -61,22 +61,11 @@ struct Payload {
 }
 
 fn letter(dialect: Dialect) -> char {
-    match dialect {
-        Dialect::Chat => 'c',
-        Dialect::Messages => 'm',
-        Dialect::Responses => 'r',
-        Dialect::Gemini => 'g',
-    }
+    char::from(dialect.spec().letter)
 }
 
 fn from_letter(c: u8) -> Option<Dialect> {
-    Some(match c {
-        b'c' => Dialect::Chat,
-        b'm' => Dialect::Messages,
-        b'r' => Dialect::Responses,
-        b'g' => Dialect::Gemini,
-        _ => return None,
-    })
+    Dialect::from_letter(c)
 }
 
 /// The carrier id of a call whose original id is `original`, carrying `reasoning` for an

@@ -1,0 +1,226 @@
+//! The dialect registry: every fact about a dialect that code outside the dialect's own files
+//! needs (its name, its public stream class, the endpoint it is served at, where its
+//! credential and request id travel, where its final object keeps the model and usage), as
+//! data, in one table.
+//!
+//! The Rust layers index by [`Dialect`]; Python reads the same table from `_core.DIALECTS`
+//! (the package, the command line, the gateway, the tests and the benches keep no list of
+//! their own). Adding a dialect is one row here, one variant of [`Dialect`], and the
+//! dialect's own files.
+
+/// A dialect of LLM streaming the core reads and writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Dialect {
+    /// OpenAI chat completions (and every vendor that speaks it).
+    Chat,
+    /// Anthropic Messages.
+    Messages,
+    /// OpenAI Responses.
+    Responses,
+    /// Google Gemini (`generateContent` / `streamGenerateContent`).
+    Gemini,
+}
+
+/// How a provider family names its rate-limit headers (they cross only within a family, or
+/// are renamed by the gateway between the two families that define them).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// `x-ratelimit-{limit,remaining,reset}-{requests,tokens}`.
+    OpenAi,
+    /// `anthropic-ratelimit-{requests,tokens}-{limit,remaining,reset}`.
+    Anthropic,
+    /// None passed on.
+    Google,
+}
+
+impl Family {
+    /// The family's name in `_core.DIALECTS`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Family::OpenAi => "openai",
+            Family::Anthropic => "anthropic",
+            Family::Google => "google",
+        }
+    }
+}
+
+/// One dialect's row of the registry.
+#[derive(Debug)]
+pub struct Spec {
+    /// The variant this row describes.
+    pub dialect: Dialect,
+    /// The dialect's public name (`dialect=` arguments, `Translator`, the command line).
+    pub name: &'static str,
+    /// The public stream class that reads it (`ssewire.<stream_class>`).
+    pub stream_class: &'static str,
+    /// The letter that names it in carried tool call ids (`translate::carry`).
+    pub letter: u8,
+    /// The provider family (rate-limit header names).
+    pub family: Family,
+    /// What ends a complete stream (documentation, and the tests' expectations).
+    pub terminal: &'static str,
+    /// The streaming endpoint, as a path template: `{model}` is one path segment naming the
+    /// model, `{version}` the API version segment.
+    pub stream_path: &'static str,
+    /// The endpoint of a request that asks for no stream, when it differs from
+    /// [`Spec::stream_path`] (else the body's `stream` flag tells).
+    pub whole_path: Option<&'static str>,
+    /// The query parameters the dialect defines (the only ones a gateway passes on).
+    pub query: &'static [&'static str],
+    /// The header an upstream of this dialect takes its key in, and the prefix before it.
+    pub key_header: (&'static str, &'static str),
+    /// Where a client of this dialect may send its key: header names in order
+    /// (`authorization` is read as a bearer token), and a query parameter (`""` for none).
+    pub client_key: (&'static [&'static str], &'static str),
+    /// The response header naming the provider's request id.
+    pub request_id: &'static str,
+    /// The final object's keys for the model and the usage.
+    pub result_keys: (&'static str, &'static str),
+    /// Whether one decoded document (with its SSE event name, `message` when none) is
+    /// this dialect's own: the sniff rule of detection.
+    pub owns: fn(event: &[u8], doc: &str) -> bool,
+}
+
+/// The registry, in [`Dialect`]'s order (`SPECS[d as usize].dialect == d`).
+pub static SPECS: [Spec; 4] = [
+    Spec {
+        dialect: Dialect::Chat,
+        name: "chat",
+        stream_class: "ChatCompletionStream",
+        letter: b'c',
+        family: Family::OpenAi,
+        terminal: "data: [DONE]",
+        stream_path: "/v1/chat/completions",
+        whole_path: None,
+        query: &["api-version"],
+        key_header: ("authorization", "Bearer "),
+        client_key: (&["authorization", "api-key"], ""),
+        request_id: "x-request-id",
+        result_keys: ("model", "usage"),
+        owns: super::chat::owns,
+    },
+    Spec {
+        dialect: Dialect::Messages,
+        name: "messages",
+        stream_class: "MessagesStream",
+        letter: b'm',
+        family: Family::Anthropic,
+        terminal: "message_stop",
+        stream_path: "/v1/messages",
+        whole_path: None,
+        query: &["beta"],
+        key_header: ("x-api-key", ""),
+        client_key: (&["x-api-key", "authorization"], ""),
+        request_id: "request-id",
+        result_keys: ("model", "usage"),
+        owns: super::messages::owns,
+    },
+    Spec {
+        dialect: Dialect::Responses,
+        name: "responses",
+        stream_class: "ResponsesStream",
+        letter: b'r',
+        family: Family::OpenAi,
+        terminal: "response.completed",
+        stream_path: "/v1/responses",
+        whole_path: None,
+        query: &["api-version"],
+        key_header: ("authorization", "Bearer "),
+        client_key: (&["authorization", "api-key"], ""),
+        request_id: "x-request-id",
+        result_keys: ("model", "usage"),
+        owns: super::responses::owns,
+    },
+    Spec {
+        dialect: Dialect::Gemini,
+        name: "gemini",
+        stream_class: "GeminiStream",
+        letter: b'g',
+        family: Family::Google,
+        terminal: "finishReason",
+        stream_path: "/{version}/models/{model}:streamGenerateContent",
+        whole_path: Some("/{version}/models/{model}:generateContent"),
+        query: &["alt"],
+        key_header: ("x-goog-api-key", ""),
+        client_key: (&["x-goog-api-key", "authorization"], "key"),
+        request_id: "x-request-id",
+        result_keys: ("modelVersion", "usageMetadata"),
+        owns: super::gemini::owns,
+    },
+];
+
+/// The order in which detection asks the dialects whether a document is theirs: the ones
+/// with the most distinctive shapes first (chat's shape is the loosest).
+pub const SNIFF_ORDER: [Dialect; 4] = [
+    Dialect::Messages,
+    Dialect::Responses,
+    Dialect::Gemini,
+    Dialect::Chat,
+];
+
+impl Dialect {
+    /// Every dialect, in the registry's order.
+    pub const ALL: [Dialect; 4] = [
+        Dialect::Chat,
+        Dialect::Messages,
+        Dialect::Responses,
+        Dialect::Gemini,
+    ];
+
+    /// The dialect's row of the registry.
+    pub fn spec(self) -> &'static Spec {
+        &SPECS[self as usize]
+    }
+
+    /// The dialect of a public name.
+    pub fn parse(name: &str) -> Option<Dialect> {
+        SPECS.iter().find(|s| s.name == name).map(|s| s.dialect)
+    }
+
+    /// The dialect's public name.
+    pub fn name(self) -> &'static str {
+        self.spec().name
+    }
+
+    /// The dialect of a carried id's letter.
+    pub fn from_letter(letter: u8) -> Option<Dialect> {
+        SPECS.iter().find(|s| s.letter == letter).map(|s| s.dialect)
+    }
+}
+
+/// The dialects' names for a message: `"chat", "messages", "responses" or "gemini"`, with
+/// `last` (say `"auto"`) after them when given.
+pub fn expected(last: Option<&str>) -> String {
+    let mut names: Vec<String> = SPECS.iter().map(|s| format!("{:?}", s.name)).collect();
+    names.extend(last.map(|l| format!("{l:?}")));
+    match names.split_last() {
+        Some((tail, head)) if !head.is_empty() => format!("{} or {tail}", head.join(", ")),
+        _ => names.concat(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rows_are_in_the_enums_order_and_unique() {
+        for (i, spec) in SPECS.iter().enumerate() {
+            assert_eq!(spec.dialect as usize, i);
+            assert_eq!(Dialect::parse(spec.name), Some(spec.dialect));
+            assert_eq!(Dialect::from_letter(spec.letter), Some(spec.dialect));
+        }
+        let mut letters: Vec<u8> = SPECS.iter().map(|s| s.letter).collect();
+        letters.sort_unstable();
+        letters.dedup();
+        assert_eq!(letters.len(), SPECS.len());
+        for d in Dialect::ALL {
+            assert!(SNIFF_ORDER.contains(&d));
+        }
+        assert_eq!(Dialect::parse("sse"), None);
+        assert_eq!(
+            expected(Some("auto")),
+            r#""chat", "messages", "responses", "gemini" or "auto""#
+        );
+    }
+}
