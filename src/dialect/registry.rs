@@ -82,72 +82,75 @@ pub struct Spec {
 }
 
 /// The registry, in [`Dialect`]'s order (`SPECS[d as usize].dialect == d`).
-pub static SPECS: [Spec; 4] = [
-    Spec {
-        dialect: Dialect::Chat,
-        name: "chat",
-        stream_class: "ChatCompletionStream",
-        letter: b'c',
-        family: Family::OpenAi,
-        terminal: "data: [DONE]",
-        stream_path: "/v1/chat/completions",
-        whole_path: None,
-        query: &["api-version"],
-        key_header: ("authorization", "Bearer "),
-        client_key: (&["authorization", "api-key"], ""),
-        request_id: "x-request-id",
-        result_keys: ("model", "usage"),
-        owns: super::chat::owns,
-    },
-    Spec {
-        dialect: Dialect::Messages,
-        name: "messages",
-        stream_class: "MessagesStream",
-        letter: b'm',
-        family: Family::Anthropic,
-        terminal: "message_stop",
-        stream_path: "/v1/messages",
-        whole_path: None,
-        query: &["beta"],
-        key_header: ("x-api-key", ""),
-        client_key: (&["x-api-key", "authorization"], ""),
-        request_id: "request-id",
-        result_keys: ("model", "usage"),
-        owns: super::messages::owns,
-    },
-    Spec {
-        dialect: Dialect::Responses,
-        name: "responses",
-        stream_class: "ResponsesStream",
-        letter: b'r',
-        family: Family::OpenAi,
-        terminal: "response.completed",
-        stream_path: "/v1/responses",
-        whole_path: None,
-        query: &["api-version"],
-        key_header: ("authorization", "Bearer "),
-        client_key: (&["authorization", "api-key"], ""),
-        request_id: "x-request-id",
-        result_keys: ("model", "usage"),
-        owns: super::responses::owns,
-    },
-    Spec {
-        dialect: Dialect::Gemini,
-        name: "gemini",
-        stream_class: "GeminiStream",
-        letter: b'g',
-        family: Family::Google,
-        terminal: "finishReason",
-        stream_path: "/{version}/models/{model}:streamGenerateContent",
-        whole_path: Some("/{version}/models/{model}:generateContent"),
-        query: &["alt"],
-        key_header: ("x-goog-api-key", ""),
-        client_key: (&["x-goog-api-key", "authorization"], "key"),
-        request_id: "x-request-id",
-        result_keys: ("modelVersion", "usageMetadata"),
-        owns: super::gemini::owns,
-    },
-];
+pub static SPECS: [&Spec; 4] = [&CHAT, &MESSAGES, &RESPONSES, &GEMINI];
+
+static CHAT: Spec = Spec {
+    dialect: Dialect::Chat,
+    name: "chat",
+    stream_class: "ChatCompletionStream",
+    letter: b'c',
+    family: Family::OpenAi,
+    terminal: "data: [DONE]",
+    stream_path: "/v1/chat/completions",
+    whole_path: None,
+    query: &["api-version"],
+    key_header: ("authorization", "Bearer "),
+    client_key: (&["authorization", "api-key"], ""),
+    request_id: "x-request-id",
+    result_keys: ("model", "usage"),
+    owns: super::chat::owns,
+};
+
+static MESSAGES: Spec = Spec {
+    dialect: Dialect::Messages,
+    name: "messages",
+    stream_class: "MessagesStream",
+    letter: b'm',
+    family: Family::Anthropic,
+    terminal: "message_stop",
+    stream_path: "/v1/messages",
+    whole_path: None,
+    query: &["beta"],
+    key_header: ("x-api-key", ""),
+    client_key: (&["x-api-key", "authorization"], ""),
+    request_id: "request-id",
+    result_keys: ("model", "usage"),
+    owns: super::messages::owns,
+};
+
+static RESPONSES: Spec = Spec {
+    dialect: Dialect::Responses,
+    name: "responses",
+    stream_class: "ResponsesStream",
+    letter: b'r',
+    family: Family::OpenAi,
+    terminal: "response.completed",
+    stream_path: "/v1/responses",
+    whole_path: None,
+    query: &["api-version"],
+    key_header: ("authorization", "Bearer "),
+    client_key: (&["authorization", "api-key"], ""),
+    request_id: "x-request-id",
+    result_keys: ("model", "usage"),
+    owns: super::responses::owns,
+};
+
+static GEMINI: Spec = Spec {
+    dialect: Dialect::Gemini,
+    name: "gemini",
+    stream_class: "GeminiStream",
+    letter: b'g',
+    family: Family::Google,
+    terminal: "finishReason",
+    stream_path: "/{version}/models/{model}:streamGenerateContent",
+    whole_path: Some("/{version}/models/{model}:generateContent"),
+    query: &["alt"],
+    key_header: ("x-goog-api-key", ""),
+    client_key: (&["x-goog-api-key", "authorization"], "key"),
+    request_id: "x-request-id",
+    result_keys: ("modelVersion", "usageMetadata"),
+    owns: super::gemini::owns,
+};
 
 /// The order in which detection asks the dialects whether a document is theirs: the ones
 /// with the most distinctive shapes first (chat's shape is the loosest).
@@ -169,7 +172,12 @@ impl Dialect {
 
     /// The dialect's row of the registry.
     pub fn spec(self) -> &'static Spec {
-        &SPECS[self as usize]
+        match self {
+            Dialect::Chat => &CHAT,
+            Dialect::Messages => &MESSAGES,
+            Dialect::Responses => &RESPONSES,
+            Dialect::Gemini => &GEMINI,
+        }
     }
 
     /// The dialect of a public name.
