@@ -9,7 +9,7 @@
 //! - `+text`: each event's data checked as UTF-8 and lone surrogates repaired (`text`);
 //! - `+decode`: each document decoded by the dialect (`dialect::*::decode`, no templates);
 //! - `+fold`: the views read and folded (`fold::*`), then `result()` once;
-//! - `translate ->X`: the whole translation to dialect X (`stream::Standalone`).
+//! - `translate ->X`: the whole translation to dialect X (`translate::Standalone`).
 //!
 //! The difference between two rows is the cost of the stage added. With `--features python`
 //! (`cargo bench --features python --bench stages`) three rows more time the Python side
@@ -38,7 +38,7 @@ use ssewire::fold::gemini::GeminiFold;
 use ssewire::fold::messages::MessagesFold;
 use ssewire::fold::responses::ResponsesFold;
 use ssewire::sse::{RawEvent, DEFAULT_MAX_EVENT_SIZE};
-use ssewire::stream::Standalone;
+use ssewire::translate::Standalone;
 use ssewire::translate::{Dialect, Target};
 
 const DIALECTS: [(&str, Dialect); 4] = [

@@ -7,7 +7,7 @@
 //!   responses), what they share (documents of a frame, errors in every wire form, the body
 //!   sniffer) and the frame-template fast path;
 //! - [`stream`]: the stream machine: a dialect body framed, routed, decoded, checked and folded
-//!   into a sink (the Python classes, `stream::Standalone` and the fuzz targets drive it);
+//!   into a sink (the Python classes, `translate::Standalone` and the fuzz targets drive it);
 //! - [`fold`]: each dialect's final object assembled as documents arrive (pure Rust);
 //! - [`request`]: a request translated between dialects (the whole agent loop), pure Rust;
 //! - [`jsonw`]: JSON text written by hand (escaped strings, numbers), below the folds and the

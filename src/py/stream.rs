@@ -16,7 +16,6 @@ use super::strings::decode;
 use crate::dialect::ErrorInfo;
 use crate::sse::RawEvent;
 use crate::stream::{Failure, Frame, Report, ReportKind, Sink, State};
-use crate::translate::Translation;
 
 /// A frame that carried an error: `kind` is `"stream_error"` (the server reported one; the
 /// stream records the same error on `.error`) or `"malformed_json"` (the frame did not decode;
@@ -287,7 +286,7 @@ pub fn result<'py>(
 /// with a translation on its tap).
 pub trait Source {
     /// The translation reading the stream.
-    fn tap(&mut self) -> &mut Option<Box<Translation>>;
+    fn tap(&mut self) -> &mut Option<Box<dyn crate::stream::Tap>>;
     /// Frames, decodes and folds `bytes` (items appended to `out` when given).
     fn run_bytes<'py>(
         &mut self,
@@ -364,7 +363,7 @@ macro_rules! dialect_stream {
         }
 
         impl $crate::py::stream::Source for $name {
-            fn tap(&mut self) -> &mut Option<Box<$crate::translate::Translation>> {
+            fn tap(&mut self) -> &mut Option<Box<dyn $crate::stream::Tap>> {
                 &mut self.stream.state.tap
             }
 

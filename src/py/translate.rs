@@ -113,9 +113,12 @@ impl Translator {
         let source = source.bind(py);
         let t = &mut self.t;
         let lend = |s: &mut dyn Source| {
-            *s.tap() = t.take();
+            *s.tap() = t.take().map(|t| t as Box<dyn crate::stream::Tap>);
             let result = f(py, s);
-            *t = s.tap().take();
+            *t = s
+                .tap()
+                .take()
+                .and_then(|tap| tap.into_any().downcast().ok());
             result.map(Some)
         };
         if let Ok(s) = source.cast::<ChatCompletionStream>() {

@@ -5,13 +5,13 @@
 //! every vendor string and integer (`VendorRecipes`) a raw hole. Carried across frames: the
 //! fold and the template.
 
+use super::Upstream;
 use super::{Dialect, Reader, Route, Sink, State, Subject, Template, Value};
 use crate::dialect::chat::{self, Choice, Chunk, Content, VendorRecipes};
 use crate::dialect::json::Str;
 use crate::dialect::template::{RawHole, MAX_RAW};
 use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, Hole};
-use crate::translate::Upstream;
 
 /// The values of a chunk a template wrote anew: the chunk's, the choice's and the delta's
 /// vendor objects (`extra`, `choice_extra`, `delta_extra`) and `reasoning_details`.

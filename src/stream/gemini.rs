@@ -9,6 +9,7 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
+use super::Upstream;
 use super::{Dialect, Frame, Reader, Sink, State, Subject, Value};
 use crate::dialect::gemini::{self, Candidate, Chunk, Part};
 use crate::dialect::json::{Extra, Str};
@@ -16,7 +17,6 @@ use crate::dialect::template::{Filled, Shape};
 use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::gemini::GeminiFold;
 use crate::fold::Json;
-use crate::translate::Upstream;
 
 /// One item of a chunk: one candidate's text run (or the candidate, when it has no text; or
 /// the chunk, when it has no candidates).

@@ -3,13 +3,13 @@
 //! events the fold skips are dropped); the common text / JSON / thinking deltas make the
 //! frame template. Carried across frames: the fold and the template.
 
+use super::Upstream;
 use super::{Dialect, Frame, Reader, Sink, State, Subject, Template, Value};
 use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event, Read};
 use crate::dialect::template::{RawHole, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::messages::{EventView, MessagesFold};
-use crate::translate::Upstream;
 
 /// The string of a common delta that a frame template leaves open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 //! decoded, checked and folded; what the caller asked for out through a [`Sink`].
 //!
 //! One type drives every reader of a dialect body: the Python stream classes (`crate::py`,
-//! whose sink builds item objects, or none for `consume()`), [`Standalone`] (a whole
+//! whose sink builds item objects, or none for `consume()`), `crate::translate::Standalone` (a whole
 //! translation in pure Rust) and the fuzz targets (whose sink, [`Quiet`], builds nothing). Per read:
 //!
 //! - [`Stream::run`] takes the common frames in one pass: while the framer is between events,
@@ -15,7 +15,7 @@
 //!   ([`Reader`], one module per dialect: [`chat`], [`messages`], [`responses`], [`gemini`]).
 //! - [`State`] keeps what every dialect shares: whether the terminal marker came, the first
 //!   error (owned, [`Failure`]), whether any document was the dialect's own (else a
-//!   `wrong_dialect` error), and the translation tapping the stream (`crate::translate`).
+//!   `wrong_dialect` error), and what taps the stream ([`Tap`]: a translation).
 //!
 //! Carried across reads: the body state, [`State`] and the reader (its fold and template).
 
@@ -26,15 +26,11 @@ use crate::dialect::template::{RawHole, Shape, MAX_RAW};
 use crate::dialect::{split_docs, Belongs, Doc, ErrorInfo};
 use crate::sse::{RawEvent, TooLarge};
 use crate::text::{fix_lone_surrogates, lossy_cow};
-use crate::translate::{Translation, Upstream};
 
 pub mod chat;
 pub mod gemini;
 pub mod messages;
 pub mod responses;
-pub mod standalone;
-
-pub use standalone::Standalone;
 
 /// An input of this many bytes or more is framed whole, without the template fast path (a
 /// binding may release its interpreter lock meanwhile: [`Sink::detached`]).
@@ -153,6 +149,36 @@ pub trait Sink {
     }
 }
 
+/// One thing read off an upstream stream: a view the source dialect's fold reads (the same
+/// view: a dialect stream taps its own decode, so a translation frames and decodes nothing of
+/// its own), an error the stream reports, the `[DONE]` sentinel, or a frame whose JSON did not
+/// decode.
+#[derive(Debug, Clone, Copy)]
+pub enum Upstream<'a> {
+    Chat(&'a crate::fold::chat::ChunkView<'a>),
+    Messages(&'a crate::fold::messages::EventView<'a>),
+    Responses(&'a crate::fold::responses::EventView<'a>),
+    Gemini(&'a crate::dialect::gemini::Chunk<'a>),
+    Error(&'a crate::dialect::ErrorInfo<'a>),
+    Done,
+    Malformed,
+    /// The end of the upstream body (every source sees it; only Gemini, which has no terminal
+    /// marker, may still owe closing events then).
+    End,
+}
+
+/// What reads a stream beside its sink: a translation (`crate::translate::Translation`)
+/// implements it, so this layer knows no layer above it. A tap is lent to a stream and taken
+/// back ([`Tap::into_any`]) by whoever owns it.
+pub trait Tap: std::any::Any + Send + Sync {
+    /// One thing read off the stream.
+    fn read(&mut self, up: Upstream<'_>);
+    /// The tap as `Any`, to take back its concrete type.
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
+    /// The tap as `Any`, to reach its concrete type in place.
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
+}
+
 /// A sink that builds nothing: the stream folds, records its errors and feeds its tap.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Quiet;
@@ -185,7 +211,7 @@ pub struct State {
     foreign: Option<String>,
     /// A translation reading this stream: it is handed every view the fold gets, every
     /// error, `[DONE]`, the end.
-    pub tap: Option<Box<Translation>>,
+    pub tap: Option<Box<dyn Tap>>,
     /// How many frames the template fast path took (read without a decode).
     pub fast: u64,
 }

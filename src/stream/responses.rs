@@ -3,13 +3,13 @@
 //! to the sink as one item; a plain delta makes the frame template (its holes: the delta text
 //! and the sequence number). Carried across frames: the fold and the template.
 
+use super::Upstream;
 use super::{Dialect, Reader, Sink, State, Subject, Template, Value};
 use crate::dialect::json::Str;
 use crate::dialect::responses::{self, Event, Read, TERMINAL};
 use crate::dialect::template::{RawHole, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::responses::{EventView, ResponsesFold};
-use crate::translate::Upstream;
 
 /// What a sink makes of a Responses stream's events.
 pub trait ResponsesItems: Sink {

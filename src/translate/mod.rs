@@ -16,7 +16,7 @@
 //! source (in its reader); no pair has code of its own. What a target cannot hold is dropped and
 //! named in the writer's notes, once per kind. Nothing here frames or decodes: the Python
 //! `Translator` taps its source stream's own decode (one pass for both), and
-//! `crate::stream::Standalone` puts a translation on the tap of a stream of its own for
+//! [`Standalone`] puts a translation on the tap of a stream of its own for
 //! pure-Rust use.
 //!
 //! Carried across feeds: each writer's open blocks, what its closing events need (the text of
@@ -26,18 +26,20 @@
 
 use std::borrow::Cow;
 
-use crate::dialect::ErrorInfo;
 use crate::jsonw::push_str;
 
 pub mod carry;
 pub mod error;
 pub mod read;
+mod standalone;
 pub mod write;
 
 // The dialects and their detector live below translation, in `dialect` (re-exported here
 // for the paths that named them here).
 pub use crate::dialect::detect::{detect, sniff, Sniffer, SNIFF_BYTES, SNIFF_EVENTS};
 pub use crate::dialect::Dialect;
+pub use crate::stream::Upstream;
+pub use standalone::Standalone;
 
 /// A target dialect: one a writer serves.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -306,24 +308,6 @@ pub fn json_string(raw: &str) -> Option<Cow<'_, str>> {
         .map(|s| s.0)
 }
 
-/// One thing read off an upstream stream: a view the source dialect's fold reads (the same
-/// view: a dialect stream taps its own decode, so a translation frames and decodes nothing of
-/// its own), an error the stream reports, the `[DONE]` sentinel, or a frame whose JSON did not
-/// decode.
-#[derive(Debug, Clone, Copy)]
-pub enum Upstream<'a> {
-    Chat(&'a crate::fold::chat::ChunkView<'a>),
-    Messages(&'a crate::fold::messages::EventView<'a>),
-    Responses(&'a crate::fold::responses::EventView<'a>),
-    Gemini(&'a crate::dialect::gemini::Chunk<'a>),
-    Error(&'a ErrorInfo<'a>),
-    Done,
-    Malformed,
-    /// The end of the upstream body (every source sees it; only Gemini, which has no terminal
-    /// marker, may still owe closing events then).
-    End,
-}
-
 /// One source reader.
 #[derive(Debug)]
 enum Reader {
@@ -358,6 +342,20 @@ pub struct Translation {
 
 /// The most output room [`Translation::reserve_for`] makes ahead of one read.
 const RESERVE_MAX: usize = 4 << 20;
+
+impl crate::stream::Tap for Translation {
+    fn read(&mut self, up: Upstream<'_>) {
+        Translation::read(self, up);
+    }
+
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any> {
+        self
+    }
+
+    fn as_any_mut(&mut self) -> &mut dyn std::any::Any {
+        self
+    }
+}
 
 impl Translation {
     /// A translation from `source` (`None`: not told yet, see [`Translation::set_source`]) to

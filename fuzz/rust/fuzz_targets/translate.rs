@@ -3,7 +3,7 @@
 //! takes without a panic; memory stays bounded (libFuzzer's -malloc_limit_mb); no panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use ssewire::stream::Standalone;
+use ssewire::translate::Standalone;
 use ssewire::translate::{Dialect, Target};
 
 #[path = "common.rs"]

@@ -3,12 +3,12 @@
 //! Carried across feeds: the stream (or, for an `auto` source, the input held until the
 //! dialect is told) and the translation.
 
-use super::chat::ChatReader;
-use super::gemini::GeminiReader;
-use super::messages::MessagesReader;
-use super::responses::ResponsesReader;
-use super::{Quiet, Stream};
-use crate::translate::{Dialect, Sniffer, Target, Translation};
+use super::{Dialect, Sniffer, Target, Translation};
+use crate::stream::chat::ChatReader;
+use crate::stream::gemini::GeminiReader;
+use crate::stream::messages::MessagesReader;
+use crate::stream::responses::ResponsesReader;
+use crate::stream::{Quiet, Stream, Tap};
 
 /// A dialect stream of each source, building no items (`crate::stream::Quiet`).
 enum Source {
@@ -40,8 +40,14 @@ impl Source {
         }
     }
 
-    fn tap(&mut self) -> &mut Option<Box<Translation>> {
+    fn tap(&mut self) -> &mut Option<Box<dyn Tap>> {
         each_source!(self, s => &mut s.state.tap)
+    }
+
+    /// The translation on the stream's tap.
+    fn translation(&mut self) -> Option<&mut Translation> {
+        let tap = self.tap().as_mut()?;
+        tap.as_any_mut().downcast_mut::<Translation>()
     }
 
     fn run(&mut self, input: &[u8]) -> Option<crate::sse::TooLarge> {
@@ -74,7 +80,7 @@ impl Standalone {
         match source {
             Some(dialect) => {
                 let mut stream = Source::new(dialect, max_event_size);
-                *stream.tap() = Some(t);
+                *stream.tap() = Some(t as Box<dyn Tap>);
                 Standalone {
                     t: None,
                     source: Some(stream),
@@ -93,11 +99,15 @@ impl Standalone {
 
     /// The translation, wherever it is held.
     pub fn translation(&mut self) -> &mut Translation {
-        let held = match &mut self.source {
-            Some(source) => source.tap(),
-            None => &mut self.t,
-        };
-        held.get_or_insert_with(|| Box::new(Translation::new(None, Target::Chat)))
+        if let Some(source) = &mut self.source {
+            if source.translation().is_some() {
+                if let Some(t) = source.translation() {
+                    return t;
+                }
+            }
+        }
+        self.t
+            .get_or_insert_with(|| Box::new(Translation::new(None, Target::Chat)))
     }
 
     /// Upstream bytes in, the target's complete events out (empty when nothing is owed yet).
@@ -128,7 +138,7 @@ impl Standalone {
         let mut source = Source::new(dialect, self.max_event_size);
         let mut t = self.t.take()?;
         t.set_source(dialect);
-        *source.tap() = Some(t);
+        *source.tap() = Some(t as Box<dyn Tap>);
         let too_large = source.run(&held);
         self.source = Some(source);
         too_large
