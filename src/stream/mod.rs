@@ -27,6 +27,18 @@ use crate::dialect::{split_docs, Belongs, Doc, ErrorInfo};
 use crate::sse::{RawEvent, TooLarge};
 use crate::text::{fix_lone_surrogates, lossy_cow};
 
+mod sink;
+#[allow(unused_imports)]
+pub use sink::*;
+
+mod tap;
+#[allow(unused_imports)]
+pub use tap::*;
+
+mod fast;
+#[allow(unused_imports)]
+pub use fast::*;
+
 pub mod chat;
 pub mod gemini;
 pub mod messages;
@@ -67,134 +79,6 @@ pub enum Route {
     Error,
     /// Hand the frame on as a plain event.
     Pass,
-}
-
-/// An error the stream recorded, owned (its `type`, `code` and `raw` as JSON text, as
-/// [`ErrorInfo`] has them).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Failure {
-    pub message: String,
-    pub type_: Option<String>,
-    pub code: Option<String>,
-    pub raw: Option<String>,
-}
-
-impl Failure {
-    fn of(info: &ErrorInfo<'_>) -> Self {
-        Failure {
-            message: info.message.to_string(),
-            type_: info.type_.map(str::to_owned),
-            code: info.code.map(str::to_owned),
-            raw: info.raw.map(str::to_owned),
-        }
-    }
-
-    /// A failure of ssewire's own reading (not sent by the server): `type` and `code` strings.
-    fn own(message: String, type_: &str, code: &str) -> Self {
-        let quoted = |s: &str| serde_json::Value::from(s).to_string();
-        Failure {
-            message,
-            type_: Some(quoted(type_)),
-            code: Some(quoted(code)),
-            raw: None,
-        }
-    }
-
-    pub fn info(&self) -> ErrorInfo<'_> {
-        ErrorInfo {
-            message: Cow::Borrowed(&self.message),
-            type_: self.type_.as_deref(),
-            code: self.code.as_deref(),
-            raw: self.raw.as_deref(),
-        }
-    }
-}
-
-/// What an error report is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ReportKind {
-    /// The server reported an error; `first` when it is the one the stream records.
-    Stream { first: bool },
-    /// A frame's JSON did not decode (the stream's error is not touched).
-    Malformed,
-}
-
-/// An error of one frame (or of the body as a whole), as the sink gets it.
-pub struct Report<'a> {
-    pub kind: ReportKind,
-    pub info: &'a ErrorInfo<'a>,
-    /// The frame's event type as sent (`None`: a plain `data:` frame, or the body).
-    pub event: Option<&'a [u8]>,
-    /// The frame's data (the body's text for an error about the body).
-    pub data: &'a str,
-}
-
-/// What the stream hands its caller: error reports always, items (the dialect's own, through
-/// the dialect's items trait) only when [`Sink::items`] says so.
-pub trait Sink {
-    /// The caller's item, kept by a template to be copied with new text on a hit.
-    type Item;
-    type Error;
-    /// Whether items are wanted (`feed`), or only the fold and the errors (`consume`).
-    fn items(&self) -> bool;
-    /// An error report (a server-reported error, a malformed frame, a body that is an error).
-    fn report(&mut self, report: Report<'_>) -> Result<(), Self::Error>;
-    /// A frame the dialect does not decode (a named event of another dialect).
-    fn pass(&mut self, frame: &Frame<'_>) -> Result<(), Self::Error>;
-    /// A new frame starts (what the sink shares among one frame's reports is let go).
-    fn next_frame(&mut self) {}
-    /// Runs `f`, the framing of a large input, with whatever lock the caller holds released.
-    fn detached<T: Send>(&mut self, f: impl FnOnce() -> T + Send) -> T {
-        f()
-    }
-}
-
-/// One thing read off an upstream stream: a view the source dialect's fold reads (the same
-/// view: a dialect stream taps its own decode, so a translation frames and decodes nothing of
-/// its own), an error the stream reports, the `[DONE]` sentinel, or a frame whose JSON did not
-/// decode.
-#[derive(Debug, Clone, Copy)]
-pub enum Upstream<'a> {
-    Chat(&'a crate::fold::chat::ChunkView<'a>),
-    Messages(&'a crate::fold::messages::EventView<'a>),
-    Responses(&'a crate::fold::responses::EventView<'a>),
-    Gemini(&'a crate::dialect::gemini::Chunk<'a>),
-    Error(&'a crate::dialect::ErrorInfo<'a>),
-    Done,
-    Malformed,
-    /// The end of the upstream body (every source sees it; only Gemini, which has no terminal
-    /// marker, may still owe closing events then).
-    End,
-}
-
-/// What reads a stream beside its sink: a translation (`crate::translate::Translation`)
-/// implements it, so this layer knows no layer above it. A tap is lent to a stream and taken
-/// back ([`Tap::into_any`]) by whoever owns it.
-pub trait Tap: std::any::Any + Send + Sync {
-    /// One thing read off the stream.
-    fn read(&mut self, up: Upstream<'_>);
-    /// The tap as `Any`, to take back its concrete type.
-    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any>;
-    /// The tap as `Any`, to reach its concrete type in place.
-    fn as_any_mut(&mut self) -> &mut dyn std::any::Any;
-}
-
-/// A sink that builds nothing: the stream folds, records its errors and feeds its tap.
-#[derive(Debug, Default, Clone, Copy)]
-pub struct Quiet;
-
-impl Sink for Quiet {
-    type Item = ();
-    type Error = std::convert::Infallible;
-    fn items(&self) -> bool {
-        false
-    }
-    fn report(&mut self, _: Report<'_>) -> Result<(), Self::Error> {
-        Ok(())
-    }
-    fn pass(&mut self, _: &Frame<'_>) -> Result<(), Self::Error> {
-        Ok(())
-    }
 }
 
 /// What every dialect stream keeps besides its reader.
@@ -680,100 +564,6 @@ fn blank_line_end(bytes: &[u8], from: usize) -> usize {
         end += len;
     }
     end
-}
-
-/// What a template is tried on: a framed frame, or the wire's bytes where a frame starts
-/// (the framer between events).
-#[derive(Clone, Copy)]
-pub enum Subject<'d> {
-    Frame(&'d Frame<'d>),
-    Raw(&'d [u8]),
-}
-
-/// A frame that fits a template: the values of its holes, and its length in the wire's bytes
-/// (0 for a framed frame).
-pub struct Hit<'d> {
-    pub text: Cow<'d, str>,
-    pub number: Option<i64>,
-    pub len: usize,
-    /// The frame's data.
-    pub data: &'d [u8],
-}
-
-impl<'d> Hit<'d> {
-    /// The frame's data as text, for a template whose events keep their raw JSON (`keep`):
-    /// `Some(None)` when they do not, `None` when the data is not UTF-8 (a padding's bytes are
-    /// not checked by the fit; the frame is then decoded in full).
-    pub fn raw(&self, keep: bool) -> Option<Option<&'d str>> {
-        match keep {
-            true => std::str::from_utf8(self.data).ok().map(Some),
-            false => Some(None),
-        }
-    }
-}
-
-/// The frame-template fast path (see `crate::dialect::template`): the shape of the last text
-/// frame, and the item it became (the sink's), to be copied with the new string on a hit.
-pub struct Template<I> {
-    shape: Shape,
-    /// Which string of the item the hole is (the dialect's own numbering).
-    pub hole: u8,
-    /// The item the template frame became (`None` when it was read without items).
-    pub item: Option<I>,
-}
-
-impl<I> Template<I> {
-    /// A template for `frame`, whose item holds `text` borrowed from the frame's data;
-    /// `padding` are other strings of the frame (borrowed too) that no item holds; `raws` are
-    /// raw holes (vendor values; see `Shape::with_raws`).
-    pub fn new(
-        frame: &Frame<'_>,
-        text: &str,
-        padding: &[&str],
-        raws: &[RawHole<'_>],
-        hole: u8,
-        item: Option<I>,
-    ) -> Option<Self> {
-        let shape = Shape::with_raws(frame.event.as_deref(), &frame.data, text, padding, raws)?;
-        Some(Template { shape, hole, item })
-    }
-
-    /// Adds an integer hole (see `Shape::with_number`); `None` if it cannot be placed.
-    pub fn with_number(self, key: &str, value: i64) -> Option<Self> {
-        let shape = self.shape.with_number(key, value)?;
-        Some(Template { shape, ..self })
-    }
-
-    /// The values of `subject`'s holes when it fits this template. `None` when it does not
-    /// fit, or when items are wanted but the template was made without one (no item to copy):
-    /// the frame is then framed and decoded in full.
-    /// The raw holes' values go to `raws`, by slot; a text with escapes is decoded into `buf`
-    /// (the reader's, its room kept from frame to frame).
-    pub fn fit<'d>(
-        &self,
-        subject: Subject<'d>,
-        items: bool,
-        raws: &mut [&'d str; MAX_RAW],
-        buf: &'d mut Vec<u8>,
-    ) -> Option<Hit<'d>> {
-        if items && self.item.is_none() {
-            return None;
-        }
-        let (len, f) = match subject {
-            Subject::Frame(frame) => (
-                0,
-                self.shape
-                    .fill_all(frame.event.as_deref(), &frame.data, raws, Some(buf))?,
-            ),
-            Subject::Raw(bytes) => self.shape.fill_raw_all(bytes, raws, Some(buf))?,
-        };
-        Some(Hit {
-            text: f.text,
-            number: f.number,
-            len,
-            data: f.data,
-        })
-    }
 }
 
 #[cfg(test)]

@@ -1,0 +1,263 @@
+//! A choice's message parts: `content` as a string or as typed parts (Mistral's thinking and
+//! text parts joined run by run), `reasoning_details` blocks merged by `index`, and
+//! `logprobs` lists concatenated.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// String fields of a `reasoning_details` block that stream as fragments.
+pub(super) const REASONING_TEXT_KEYS: [&str; 3] = ["text", "summary", "data"];
+
+#[derive(Debug, Default)]
+pub(super) enum Content {
+    #[default]
+    None,
+    Text(String),
+    Parts(Vec<Part>),
+}
+
+#[derive(Debug)]
+pub(super) enum Part {
+    /// `{"type": "text", "text": ...}`
+    Text(String),
+    /// `{"type": "thinking", "thinking": [inner parts]}`
+    Thinking(Vec<Part>),
+    /// Any other part, as sent.
+    Other(Box<str>),
+}
+
+/// `reasoning_details`: a list of blocks, or (garbage input) a value that is not a list, kept
+/// as sent until a list comes.
+#[derive(Debug)]
+pub(super) enum DetailsState {
+    Value(Box<str>),
+    List(Details),
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Details {
+    pub(super) blocks: Vec<Block>,
+    /// Merged blocks by the JSON text of their `index`.
+    pub(super) by_index: HashMap<Box<str>, usize>,
+}
+
+#[derive(Debug)]
+pub(super) enum Block {
+    Raw(Box<str>),
+    Merged(Keyed<Merged>),
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Logprobs {
+    pub(super) content: Option<Vec<Box<str>>>,
+    pub(super) refusal: Option<Vec<Box<str>>>,
+}
+
+impl Content {
+    pub(super) fn add_text(&mut self, text: &str) {
+        match self {
+            Content::None => *self = Content::Text(text.to_owned()),
+            Content::Text(s) => s.push_str(text),
+            // An empty fragment adds no part (Mistral opens with `"content": ""`).
+            Content::Parts(_) if text.is_empty() => {}
+            Content::Parts(parts) => push_part(parts, Part::Text(text.to_owned())),
+        }
+    }
+
+    pub(super) fn add_parts(&mut self, json: &str) {
+        let parts = match std::mem::take(self) {
+            Content::None => Vec::new(),
+            Content::Text(s) if s.is_empty() => Vec::new(),
+            // Text that came before the parts is the first text part.
+            Content::Text(s) => vec![Part::Text(s)],
+            Content::Parts(parts) => parts,
+        };
+        let mut parts = parts;
+        match Json::read(json) {
+            Some(Json::Array(items)) => {
+                for item in items {
+                    push_part(&mut parts, Part::read(item.get(), true));
+                }
+            }
+            Some(Json::Null) | None => {}
+            Some(_) => push_part(&mut parts, Part::Other(json.into())),
+        }
+        *self = Content::Parts(parts);
+    }
+
+    pub(super) fn build(&self) -> Out {
+        match self {
+            Content::None => Out::Null,
+            Content::Text(s) => Out::Str(s.clone()),
+            Content::Parts(parts) => Out::List(parts.iter().map(Part::build).collect()),
+        }
+    }
+}
+
+/// Appends `part`, merging it into the last part when both are text, or both thinking.
+pub(super) fn push_part(parts: &mut Vec<Part>, part: Part) {
+    match (parts.last_mut(), part) {
+        (Some(Part::Text(last)), Part::Text(text)) => last.push_str(&text),
+        (Some(Part::Thinking(last)), Part::Thinking(inner)) => {
+            for p in inner {
+                push_part(last, p);
+            }
+        }
+        (_, part) => parts.push(part),
+    }
+}
+
+impl Part {
+    /// Reads one part; `outer` allows a `thinking` part (whose inner parts are read as text
+    /// or kept as sent, one level only).
+    pub(super) fn read(json: &str, outer: bool) -> Part {
+        let Some(entries) = Json::object(json) else {
+            return Part::Other(json.into());
+        };
+        let field = |name: &str| {
+            entries
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.get())
+        };
+        let kind = field("type").and_then(|t| match Json::read(t) {
+            Some(Json::Str(s)) => Some(s),
+            _ => None,
+        });
+        match (kind.as_deref(), entries.len()) {
+            (Some("text"), 2) => {
+                if let Some(Json::Str(text)) = field("text").and_then(Json::read) {
+                    return Part::Text(text.into_owned());
+                }
+            }
+            (Some("thinking"), 2) if outer => {
+                if let Some(Json::Array(inner)) = field("thinking").and_then(Json::read) {
+                    let mut parts = Vec::new();
+                    for p in inner {
+                        push_part(&mut parts, Part::read(p.get(), false));
+                    }
+                    return Part::Thinking(parts);
+                }
+            }
+            _ => {}
+        }
+        Part::Other(json.into())
+    }
+
+    pub(super) fn build(&self) -> Out {
+        match self {
+            Part::Text(text) => {
+                let mut m = Map::new();
+                m.set("type", Out::Str("text".into()));
+                m.set("text", Out::Str(text.clone()));
+                Out::Map(m)
+            }
+            Part::Thinking(inner) => {
+                let mut m = Map::new();
+                m.set("type", Out::Str("thinking".into()));
+                m.set(
+                    "thinking",
+                    Out::List(inner.iter().map(Part::build).collect()),
+                );
+                Out::Map(m)
+            }
+            Part::Other(json) => Out::json(json),
+        }
+    }
+}
+
+impl Details {
+    pub(super) fn add(&mut self, block: &str) {
+        let entries = match Json::object(block) {
+            Some(entries) => entries,
+            None => return self.blocks.push(Block::Raw(block.into())),
+        };
+        let index = entries
+            .iter()
+            .find(|(k, _)| k == "index")
+            .map(|(_, v)| v.get().trim())
+            .filter(|v| *v != "null");
+        let Some(index) = index else {
+            return self.blocks.push(Block::Raw(block.into()));
+        };
+        if index.starts_with(['{', '[']) {
+            // An unhashable index (garbage input): the block is kept as is.
+            return self.blocks.push(Block::Raw(block.into()));
+        }
+        let at = match self.by_index.get(index) {
+            Some(&at) => at,
+            None => {
+                self.blocks.push(Block::Merged(Keyed::new()));
+                let at = self.blocks.len() - 1;
+                self.by_index.insert(index.into(), at);
+                at
+            }
+        };
+        let Some(Block::Merged(fields)) = self.blocks.get_mut(at) else {
+            return;
+        };
+        for (key, value) in entries {
+            let text = value.get();
+            if REASONING_TEXT_KEYS.contains(&key.as_ref()) {
+                if let Some(Json::Str(s)) = Json::read(text) {
+                    match fields.get_mut(&key) {
+                        Some(Merged::Parts(cur)) => cur.push_str(&s),
+                        Some(slot) => *slot = Merged::Parts(s.into_owned()),
+                        None => fields.set(&key, Merged::Parts(s.into_owned())),
+                    }
+                    continue;
+                }
+            }
+            let null = is_null(text);
+            match fields.get_mut(&key) {
+                // The same value again (a block's type, format and index on every delta).
+                Some(Merged::Json(same)) if **same == *text => {}
+                Some(slot) if !null => *slot = Merged::Json(text.into()),
+                Some(_) => {}
+                None => fields.set(&key, Merged::Json(text.into())),
+            }
+        }
+    }
+
+    pub(super) fn build(&self) -> Out {
+        Out::List(
+            self.blocks
+                .iter()
+                .map(|b| match b {
+                    Block::Raw(json) => Out::json(json),
+                    Block::Merged(fields) => build_object(fields),
+                })
+                .collect(),
+        )
+    }
+}
+
+impl Logprobs {
+    pub(super) fn add(&mut self, text: &str) {
+        let Some(entries) = Json::object(text) else {
+            return; // seen, but nothing to concatenate
+        };
+        for (key, value) in entries {
+            let slot = match key.as_ref() {
+                "content" => &mut self.content,
+                "refusal" => &mut self.refusal,
+                _ => continue,
+            };
+            if let Some(Json::Array(items)) = Json::read(value.get()) {
+                slot.get_or_insert_with(Vec::new)
+                    .extend(items.into_iter().map(|i| Box::from(i.get())));
+            }
+        }
+    }
+
+    pub(super) fn build(&self) -> Out {
+        let list = |items: &Option<Vec<Box<str>>>| match items {
+            Some(items) => Out::List(items.iter().map(|i| Out::json(i)).collect()),
+            None => Out::Null,
+        };
+        let mut m = Map::new();
+        m.set("content", list(&self.content));
+        m.set("refusal", list(&self.refusal));
+        Out::Map(m)
+    }
+}

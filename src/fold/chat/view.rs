@@ -1,0 +1,246 @@
+//! The views the chat fold reads: one choice of one chunk, flattened and borrowing its
+//! strings (`ChunkView`), and its owned copy for a template hit (`ChunkOwned`).
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// One fragment of a tool call, as a view.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ToolView<'a> {
+    pub index: i64,
+    pub id: Option<&'a str>,
+    pub type_: Option<&'a str>,
+    pub name: Option<&'a str>,
+    pub arguments: Option<&'a str>,
+}
+
+/// `delta.content`: a text fragment, or the raw JSON of a list of typed parts.
+#[derive(Debug, Clone, Copy)]
+pub enum ContentView<'a> {
+    Text(&'a str),
+    Parts(&'a str),
+}
+
+/// One choice of one chunk, flattened (an item's worth of data). JSON-valued fields hold raw
+/// JSON text.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ChunkView<'a> {
+    pub id: Option<&'a str>,
+    pub created: Option<i64>,
+    pub model: Option<&'a str>,
+    pub system_fingerprint: Option<&'a str>,
+    pub service_tier: Option<&'a str>,
+    pub usage: Option<&'a str>,
+    /// The chunk's unknown top-level keys, as one JSON object.
+    pub extra: Option<&'a str>,
+    /// The choice index; `None` for a chunk with `choices: []`.
+    pub index: Option<i64>,
+    pub role: Option<&'a str>,
+    pub content: Option<ContentView<'a>>,
+    pub refusal: Option<&'a str>,
+    pub reasoning: Option<&'a str>,
+    pub reasoning_content: Option<&'a str>,
+    pub tool_calls: &'a [ToolView<'a>],
+    pub finish_reason: Option<&'a str>,
+    pub reasoning_details: Option<&'a str>,
+    pub logprobs: Option<&'a str>,
+    pub choice_extra: Option<&'a str>,
+    pub delta_extra: Option<&'a str>,
+    /// Non-zero when the vendor objects were written by a frame template's recipe (the
+    /// template's number in its stream): objects of one recipe differ only in string contents
+    /// and number tokens, so the fold need not compare their skeletons. 0: not known.
+    pub skeleton: u64,
+}
+
+impl ChunkView<'_> {
+    /// Whether an item without a choice index still carries per-choice data (a choice object
+    /// that lacked its `index` key).
+    pub(super) fn carries_choice(&self) -> bool {
+        self.finish_reason.is_some()
+            || self.content.is_some()
+            || self.role.is_some()
+            || self.refusal.is_some()
+            || self.reasoning.is_some()
+            || self.reasoning_content.is_some()
+            || !self.tool_calls.is_empty()
+            || self.reasoning_details.is_some()
+            || self.logprobs.is_some()
+            || self.choice_extra.is_some()
+            || self.delta_extra.is_some()
+    }
+}
+
+/// A text field of a chunk that a frame template can leave open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Hole {
+    Content,
+    Reasoning,
+    ReasoningContent,
+    Refusal,
+    /// The arguments of the chunk's one tool-call fragment.
+    Arguments,
+}
+
+/// An owned copy of a [`ChunkView`], kept by a frame template: a frame that matches the
+/// template folds as this view with new text in its hole.
+#[derive(Debug, Default)]
+pub struct ChunkOwned {
+    pub(super) id: Option<Box<str>>,
+    pub(super) created: Option<i64>,
+    pub(super) model: Option<Box<str>>,
+    pub(super) system_fingerprint: Option<Box<str>>,
+    pub(super) service_tier: Option<Box<str>>,
+    pub(super) usage: Option<Box<str>>,
+    pub(super) extra: Option<Box<str>>,
+    pub(super) index: Option<i64>,
+    pub(super) role: Option<Box<str>>,
+    pub(super) content: Option<Box<str>>,
+    pub(super) refusal: Option<Box<str>>,
+    pub(super) reasoning: Option<Box<str>>,
+    pub(super) reasoning_content: Option<Box<str>>,
+    pub(super) tools: Vec<(i64, [Option<Box<str>>; 4])>,
+    pub(super) finish_reason: Option<Box<str>>,
+    pub(super) reasoning_details: Option<Box<str>>,
+    pub(super) logprobs: Option<Box<str>>,
+    pub(super) choice_extra: Option<Box<str>>,
+    pub(super) delta_extra: Option<Box<str>>,
+    /// The number of the template whose recipes write the vendor objects of its fits.
+    pub(super) skeleton: u64,
+}
+
+pub(super) fn own(s: Option<&str>) -> Option<Box<str>> {
+    s.map(Box::from)
+}
+
+impl ChunkOwned {
+    /// A copy of `v`; `None` when its content is a list of parts (no template then).
+    pub fn new(v: &ChunkView<'_>) -> Option<Self> {
+        let content = match v.content {
+            Some(ContentView::Parts(_)) => return None,
+            Some(ContentView::Text(t)) => Some(t.into()),
+            None => None,
+        };
+        Some(ChunkOwned {
+            id: own(v.id),
+            created: v.created,
+            model: own(v.model),
+            system_fingerprint: own(v.system_fingerprint),
+            service_tier: own(v.service_tier),
+            usage: own(v.usage),
+            extra: own(v.extra),
+            index: v.index,
+            role: own(v.role),
+            content,
+            refusal: own(v.refusal),
+            reasoning: own(v.reasoning),
+            reasoning_content: own(v.reasoning_content),
+            tools: v
+                .tool_calls
+                .iter()
+                .map(|t| {
+                    (
+                        t.index,
+                        [own(t.id), own(t.type_), own(t.name), own(t.arguments)],
+                    )
+                })
+                .collect(),
+            finish_reason: own(v.finish_reason),
+            reasoning_details: own(v.reasoning_details),
+            logprobs: own(v.logprobs),
+            choice_extra: own(v.choice_extra),
+            delta_extra: own(v.delta_extra),
+            skeleton: 0,
+        })
+    }
+
+    /// This chunk's view with `text` in place of its `hole` field (and, with `extras`, those
+    /// texts in place of its `extra`, `choice_extra` and `delta_extra`), handed to `f`.
+    pub fn view_with(
+        &self,
+        hole: Hole,
+        text: &str,
+        extras: Option<&[Option<Cow<'_, str>>; 4]>,
+        f: impl FnOnce(&ChunkView<'_>),
+    ) {
+        fn pick_extra<'s>(
+            extras: Option<&'s [Option<Cow<'_, str>>; 4]>,
+            n: usize,
+            own: &'s Option<Box<str>>,
+        ) -> Option<&'s str> {
+            match extras {
+                Some(built) => built.get(n).and_then(|e| e.as_deref()),
+                None => own.as_deref(),
+            }
+        }
+        type Owned = (i64, [Option<Box<str>>; 4]);
+        fn call<'s>(n: usize, owned: &'s Owned, hole: Hole, text: &'s str) -> ToolView<'s> {
+            let (index, [id, type_, name, arguments]) = owned;
+            ToolView {
+                index: *index,
+                id: id.as_deref(),
+                type_: type_.as_deref(),
+                name: name.as_deref(),
+                arguments: if n == 0 && hole == Hole::Arguments {
+                    Some(text)
+                } else {
+                    arguments.as_deref()
+                },
+            }
+        }
+        let tool = |n: usize, owned| call(n, owned, hole, text);
+        // A template frame has at most one call fragment: no vector for it (this runs for
+        // every frame that fits the template).
+        let one: [ToolView<'_>; 1];
+        let many: Vec<ToolView<'_>>;
+        let tools: &[ToolView<'_>] = match self.tools.as_slice() {
+            [] => &[],
+            [only] => {
+                one = [tool(0, only)];
+                &one
+            }
+            all => {
+                many = all.iter().enumerate().map(|(n, t)| tool(n, t)).collect();
+                &many
+            }
+        };
+        fn pick<'s>(
+            hole: Hole,
+            field: Hole,
+            text: &'s str,
+            value: &'s Option<Box<str>>,
+        ) -> Option<&'s str> {
+            if hole == field {
+                Some(text)
+            } else {
+                value.as_deref()
+            }
+        }
+        f(&ChunkView {
+            id: self.id.as_deref(),
+            created: self.created,
+            model: self.model.as_deref(),
+            system_fingerprint: self.system_fingerprint.as_deref(),
+            service_tier: self.service_tier.as_deref(),
+            usage: self.usage.as_deref(),
+            extra: pick_extra(extras, 0, &self.extra),
+            index: self.index,
+            role: self.role.as_deref(),
+            content: pick(hole, Hole::Content, text, &self.content).map(ContentView::Text),
+            refusal: pick(hole, Hole::Refusal, text, &self.refusal),
+            reasoning: pick(hole, Hole::Reasoning, text, &self.reasoning),
+            reasoning_content: pick(hole, Hole::ReasoningContent, text, &self.reasoning_content),
+            tool_calls: tools,
+            finish_reason: self.finish_reason.as_deref(),
+            reasoning_details: pick_extra(extras, 3, &self.reasoning_details),
+            logprobs: self.logprobs.as_deref(),
+            choice_extra: pick_extra(extras, 1, &self.choice_extra),
+            delta_extra: pick_extra(extras, 2, &self.delta_extra),
+            skeleton: if extras.is_some() { self.skeleton } else { 0 },
+        });
+    }
+
+    /// Numbers the template this copy belongs to (see [`ChunkView::skeleton`]).
+    pub fn with_skeleton(self, skeleton: u64) -> Self {
+        ChunkOwned { skeleton, ..self }
+    }
+}

@@ -1,0 +1,91 @@
+//! The end of a Responses stream: its terminal event (`response.completed`, `.incomplete`,
+//! `.failed`) read against what the deltas assembled, and the final object built.
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+impl ResponsesFold {
+    pub(super) fn terminal(&mut self, v: &EventView<'_>) {
+        let Some(response) = v.response.and_then(object_map) else {
+            note(
+                &mut self.warnings,
+                format!("{} without a response object", v.kind),
+            );
+            return;
+        };
+        let output = response.get("output").filter(|o| !o.is_null()).cloned();
+        self.final_ = Some(response);
+        let Some(output) = output else {
+            return;
+        };
+        if self.unchecked {
+            self.drop_assembled();
+            return;
+        }
+        let assembled = self.assembled_output();
+        let Some(output) = list_of(Some(&output)) else {
+            note(
+                &mut self.mismatches,
+                format!("{}: output is {}, not a list", v.kind, short(Some(&output))),
+            );
+            return;
+        };
+        if !assembled.is_empty() && output.len() != assembled.len() {
+            note(
+                &mut self.mismatches,
+                format!(
+                    "{}: {} output items, {} assembled from the stream",
+                    v.kind,
+                    output.len(),
+                    assembled.len()
+                ),
+            );
+        }
+        for (i, (a, b)) in assembled.iter().zip(&output).enumerate() {
+            diff_items(&format!("output[{i}]"), a, b, v.kind, &mut self.mismatches);
+        }
+        self.drop_assembled();
+    }
+
+    /// The terminal response's output is the result's from now on: the pieces assembled from
+    /// the stream are not needed again (this keeps the text in memory once). Each item's
+    /// arguments reader stays, for `partial_arguments`.
+    pub(super) fn drop_assembled(&mut self) {
+        for item in self.items.values_mut() {
+            item.content = None;
+            item.summary = None;
+            item.fields.clear();
+            item.done = None;
+        }
+    }
+
+    pub(super) fn assembled_output(&self) -> Vec<Out> {
+        self.items.values().map(Item::build).collect()
+    }
+
+    /// The `response` object folded so far.
+    pub fn result(&self) -> Out {
+        let mut out = match &self.final_ {
+            Some(final_) => {
+                let mut out = final_.clone();
+                if out.get("output").is_none_or(Out::is_null) {
+                    out.set("output", Out::List(self.assembled_output()));
+                }
+                out
+            }
+            None => {
+                let mut out = self.base.clone().unwrap_or_default();
+                if !self.items.is_empty() || out.get("output").is_none_or(Out::is_null) {
+                    out.set("output", Out::List(self.assembled_output()));
+                }
+                out
+            }
+        };
+        for (key, default) in RESPONSE_KEYS {
+            if !out.contains_key(key) {
+                out.set(key, default.map_or(Out::Null, |d| Out::Str(d.into())));
+            }
+        }
+        Out::Map(out)
+    }
+}

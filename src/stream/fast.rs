@@ -1,0 +1,99 @@
+//! The fast path's learnt template: the last frame of a common shape (`Template`), with its
+//! hole's value read straight from the bytes of the next (`Hit`, `Subject`).
+
+#[allow(clippy::wildcard_imports)]
+use super::*;
+
+/// What a template is tried on: a framed frame, or the wire's bytes where a frame starts
+/// (the framer between events).
+#[derive(Clone, Copy)]
+pub enum Subject<'d> {
+    Frame(&'d Frame<'d>),
+    Raw(&'d [u8]),
+}
+
+/// A frame that fits a template: the values of its holes, and its length in the wire's bytes
+/// (0 for a framed frame).
+pub struct Hit<'d> {
+    pub text: Cow<'d, str>,
+    pub number: Option<i64>,
+    pub len: usize,
+    /// The frame's data.
+    pub data: &'d [u8],
+}
+
+impl<'d> Hit<'d> {
+    /// The frame's data as text, for a template whose events keep their raw JSON (`keep`):
+    /// `Some(None)` when they do not, `None` when the data is not UTF-8 (a padding's bytes are
+    /// not checked by the fit; the frame is then decoded in full).
+    pub fn raw(&self, keep: bool) -> Option<Option<&'d str>> {
+        match keep {
+            true => std::str::from_utf8(self.data).ok().map(Some),
+            false => Some(None),
+        }
+    }
+}
+
+/// The frame-template fast path (see `crate::dialect::template`): the shape of the last text
+/// frame, and the item it became (the sink's), to be copied with the new string on a hit.
+pub struct Template<I> {
+    pub(super) shape: Shape,
+    /// Which string of the item the hole is (the dialect's own numbering).
+    pub hole: u8,
+    /// The item the template frame became (`None` when it was read without items).
+    pub item: Option<I>,
+}
+
+impl<I> Template<I> {
+    /// A template for `frame`, whose item holds `text` borrowed from the frame's data;
+    /// `padding` are other strings of the frame (borrowed too) that no item holds; `raws` are
+    /// raw holes (vendor values; see `Shape::with_raws`).
+    pub fn new(
+        frame: &Frame<'_>,
+        text: &str,
+        padding: &[&str],
+        raws: &[RawHole<'_>],
+        hole: u8,
+        item: Option<I>,
+    ) -> Option<Self> {
+        let shape = Shape::with_raws(frame.event.as_deref(), &frame.data, text, padding, raws)?;
+        Some(Template { shape, hole, item })
+    }
+
+    /// Adds an integer hole (see `Shape::with_number`); `None` if it cannot be placed.
+    pub fn with_number(self, key: &str, value: i64) -> Option<Self> {
+        let shape = self.shape.with_number(key, value)?;
+        Some(Template { shape, ..self })
+    }
+
+    /// The values of `subject`'s holes when it fits this template. `None` when it does not
+    /// fit, or when items are wanted but the template was made without one (no item to copy):
+    /// the frame is then framed and decoded in full.
+    /// The raw holes' values go to `raws`, by slot; a text with escapes is decoded into `buf`
+    /// (the reader's, its room kept from frame to frame).
+    pub fn fit<'d>(
+        &self,
+        subject: Subject<'d>,
+        items: bool,
+        raws: &mut [&'d str; MAX_RAW],
+        buf: &'d mut Vec<u8>,
+    ) -> Option<Hit<'d>> {
+        if items && self.item.is_none() {
+            return None;
+        }
+        let (len, f) = match subject {
+            Subject::Frame(frame) => (
+                0,
+                self.shape
+                    .fill_all(frame.event.as_deref(), &frame.data, raws, Some(buf))?,
+            ),
+            Subject::Raw(bytes) => self.shape.fill_raw_all(bytes, raws, Some(buf))?,
+        };
+        Some(Hit {
+            text: f.text,
+            number: f.number,
+            len,
+            data: f.data,
+        })
+    }
+}
