@@ -338,6 +338,9 @@ pub struct Translation {
     carry: Option<carry::CarryState>,
     /// The upstream has ended (`finish()`): what comes after is not read.
     ended: bool,
+    /// The target protocol's rules, checked on the output in debug builds.
+    #[cfg(debug_assertions)]
+    invariants: write::check::Invariants,
 }
 
 /// The most output room [`Translation::reserve_for`] makes ahead of one read.
@@ -370,6 +373,8 @@ impl Translation {
                 .filter(|s| carry::carries(*s, target.into()))
                 .map(|_| carry::CarryState::default()),
             ended: false,
+            #[cfg(debug_assertions)]
+            invariants: write::check::Invariants::new(target),
         }
     }
 
@@ -427,6 +432,15 @@ impl Translation {
 
     /// Forgets the output (its buffer is kept for the next events).
     pub fn clear(&mut self) {
+        #[cfg(debug_assertions)]
+        {
+            let checked = self.invariants.check(self.writer.output());
+            debug_assert!(
+                checked.is_ok(),
+                "the {} output broke its protocol: {checked:?}",
+                self.target.name()
+            );
+        }
         self.writer.clear();
     }
 

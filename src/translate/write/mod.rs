@@ -197,6 +197,7 @@ macro_rules! writer_impl {
 }
 
 mod chat;
+pub mod check;
 mod gemini;
 mod messages;
 mod responses;

@@ -1,0 +1,231 @@
+//! The writers' protocol invariants, checked on every byte a translation hands out in debug
+//! builds (`debug_assert!` in `Translation::take`; the Rust tests, the fuzz targets and a
+//! debug build of the extension run it): whatever the upstream sent, what a target client
+//! reads follows its dialect's event order.
+//!
+//! - every target: nothing after the terminal event (`[DONE]`, `message_stop`,
+//!   `response.completed` / `.incomplete` / `.failed`) or an error event;
+//! - Messages: `message_start` first; content blocks started with indices 0, 1, 2, ... and at
+//!   most one open at a time; a delta names a started block; a stop closes the open block;
+//!   `message_delta` with no block open;
+//! - Responses: `sequence_number` from 0 without a gap; `response.created` first; an event
+//!   naming an `output_index` comes after that item's `output_item.added`.
+//!
+//! Cost: one JSON decode per event written, in debug builds only.
+
+use std::collections::HashSet;
+
+use crate::translate::Target;
+
+/// The state of one translation's output, as a client of the target would track it.
+#[derive(Debug)]
+pub struct Invariants {
+    target: Target,
+    /// Bytes of a frame not closed by its blank line yet.
+    partial: String,
+    events: u64,
+    ended: bool,
+    /// Messages: the next block index; the open block.
+    next_block: i64,
+    open: Option<i64>,
+    /// Responses: the items added.
+    items: HashSet<i64>,
+}
+
+impl Invariants {
+    /// A checker for output written in `target`.
+    pub fn new(target: Target) -> Self {
+        Invariants {
+            target,
+            partial: String::new(),
+            events: 0,
+            ended: false,
+            next_block: 0,
+            open: None,
+            items: HashSet::new(),
+        }
+    }
+
+    /// Checks the next bytes of output; the first broken rule, described.
+    pub fn check(&mut self, out: &[u8]) -> Result<(), String> {
+        let text = std::str::from_utf8(out).map_err(|e| format!("output not UTF-8: {e}"))?;
+        self.partial.push_str(text);
+        while let Some(end) = self.partial.find("\n\n") {
+            let frame: String = self.partial.drain(..end + 2).collect();
+            self.frame(frame.trim_end_matches('\n'))?;
+        }
+        Ok(())
+    }
+
+    fn frame(&mut self, frame: &str) -> Result<(), String> {
+        let mut data = String::new();
+        for line in frame.split('\n') {
+            if let Some(v) = line.strip_prefix("data: ").or(line.strip_prefix("data:")) {
+                if !data.is_empty() {
+                    data.push('\n');
+                }
+                data.push_str(v);
+            }
+        }
+        if data.is_empty() {
+            return Ok(()); // a comment
+        }
+        if self.ended {
+            return Err(format!("an event after the stream's end: {frame:.200}"));
+        }
+        self.events += 1;
+        if data == "[DONE]" {
+            self.ended = true;
+            return Ok(());
+        }
+        let v: serde_json::Value = serde_json::from_str(&data)
+            .map_err(|e| format!("data is not JSON ({e}): {data:.200}"))?;
+        let kind = v
+            .get("type")
+            .and_then(serde_json::Value::as_str)
+            .unwrap_or("");
+        if kind == "error" || (kind.is_empty() && v.get("error").is_some()) {
+            self.ended = true;
+            return Ok(());
+        }
+        let index = |key: &str| v.get(key).and_then(serde_json::Value::as_i64);
+        match self.target {
+            Target::Messages => self.messages(kind, index("index")),
+            Target::Responses => {
+                let seq = index("sequence_number");
+                if seq != Some(self.events as i64 - 1) {
+                    return Err(format!(
+                        "sequence_number {seq:?} where {} was due",
+                        self.events - 1
+                    ));
+                }
+                self.responses(kind, index("output_index"))
+            }
+            Target::Chat | Target::Gemini => Ok(()),
+        }
+    }
+
+    fn messages(&mut self, kind: &str, index: Option<i64>) -> Result<(), String> {
+        if (self.events == 1) != (kind == "message_start") {
+            return Err(format!("{kind} as event {}", self.events));
+        }
+        match kind {
+            "content_block_start" => {
+                if let Some(open) = self.open {
+                    return Err(format!("block {index:?} started while {open} is open"));
+                }
+                if index != Some(self.next_block) {
+                    return Err(format!(
+                        "block {index:?} started where {} was due",
+                        self.next_block
+                    ));
+                }
+                self.open = index;
+                self.next_block += 1;
+            }
+            "content_block_delta" => {
+                if !index.is_some_and(|i| (0..self.next_block).contains(&i)) {
+                    return Err(format!("a delta of block {index:?}, never started"));
+                }
+            }
+            "content_block_stop" => {
+                if index.is_none() || self.open != index {
+                    return Err(format!(
+                        "block {index:?} stopped while {:?} is open",
+                        self.open
+                    ));
+                }
+                self.open = None;
+            }
+            "message_delta" if self.open.is_some() => {
+                return Err(format!("message_delta with block {:?} open", self.open));
+            }
+            "message_stop" => self.ended = true,
+            _ => {}
+        }
+        Ok(())
+    }
+
+    fn responses(&mut self, kind: &str, index: Option<i64>) -> Result<(), String> {
+        if (self.events == 1) != (kind == "response.created") {
+            return Err(format!("{kind} as event {}", self.events));
+        }
+        match (kind, index) {
+            ("response.output_item.added", Some(i)) => {
+                if !self.items.insert(i) {
+                    return Err(format!("item {i} added twice"));
+                }
+            }
+            (_, Some(i)) if !self.items.contains(&i) => {
+                return Err(format!("{kind} of item {i}, never added"));
+            }
+            ("response.completed" | "response.incomplete" | "response.failed", _) => {
+                self.ended = true;
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn run(target: Target, events: &[&str]) -> Result<(), String> {
+        let mut c = Invariants::new(target);
+        for e in events {
+            c.check(format!("data: {e}\n\n").as_bytes())?;
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn messages_blocks_open_in_order_and_one_at_a_time() {
+        let start = r#"{"type":"message_start","message":{}}"#;
+        let b0 = r#"{"type":"content_block_start","index":0,"content_block":{}}"#;
+        let b1 = r#"{"type":"content_block_start","index":1,"content_block":{}}"#;
+        let d0 = r#"{"type":"content_block_delta","index":0,"delta":{}}"#;
+        let d1 = r#"{"type":"content_block_delta","index":1,"delta":{}}"#;
+        let s0 = r#"{"type":"content_block_stop","index":0}"#;
+        let stop = r#"{"type":"message_stop"}"#;
+        assert_eq!(
+            run(Target::Messages, &[start, b0, d0, s0, b1, stop]),
+            Ok(())
+        );
+        assert!(run(Target::Messages, &[b0]).is_err(), "no message_start");
+        assert!(run(Target::Messages, &[start, b1]).is_err(), "index gap");
+        assert!(run(Target::Messages, &[start, b0, b1]).is_err(), "two open");
+        assert!(
+            run(Target::Messages, &[start, b0, d1]).is_err(),
+            "delta before open"
+        );
+        assert!(
+            run(Target::Messages, &[start, s0]).is_err(),
+            "stop of no block"
+        );
+        assert!(
+            run(Target::Messages, &[start, stop, d0]).is_err(),
+            "after the end"
+        );
+    }
+
+    #[test]
+    fn responses_sequence_numbers_have_no_gap() {
+        let created = r#"{"type":"response.created","sequence_number":0}"#;
+        let added = r#"{"type":"response.output_item.added","output_index":0,"sequence_number":1}"#;
+        let delta = r#"{"type":"response.output_text.delta","output_index":0,"sequence_number":2}"#;
+        let gap = r#"{"type":"response.output_text.delta","output_index":0,"sequence_number":3}"#;
+        let stray = r#"{"type":"response.output_text.delta","output_index":4,"sequence_number":2}"#;
+        assert_eq!(run(Target::Responses, &[created, added, delta]), Ok(()));
+        assert!(run(Target::Responses, &[created, added, gap]).is_err());
+        assert!(run(Target::Responses, &[created, added, stray]).is_err());
+        assert!(run(Target::Responses, &[added]).is_err());
+    }
+
+    #[test]
+    fn chat_ends_at_done() {
+        assert_eq!(run(Target::Chat, &[r#"{"choices":[]}"#, "[DONE]"]), Ok(()));
+        assert!(run(Target::Chat, &["[DONE]", r#"{"choices":[]}"#]).is_err());
+    }
+}
