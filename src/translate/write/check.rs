@@ -123,10 +123,8 @@ impl Invariants {
                 self.open = index;
                 self.next_block += 1;
             }
-            "content_block_delta" => {
-                if !index.is_some_and(|i| (0..self.next_block).contains(&i)) {
-                    return Err(format!("a delta of block {index:?}, never started"));
-                }
+            "content_block_delta" if !index.is_some_and(|i| (0..self.next_block).contains(&i)) => {
+                return Err(format!("a delta of block {index:?}, never started"));
             }
             "content_block_stop" => {
                 if index.is_none() || self.open != index {
