@@ -149,10 +149,8 @@ impl Invariants {
             return Err(format!("{kind} as event {}", self.events));
         }
         match (kind, index) {
-            ("response.output_item.added", Some(i)) => {
-                if !self.items.insert(i) {
-                    return Err(format!("item {i} added twice"));
-                }
+            ("response.output_item.added", Some(i)) if !self.items.insert(i) => {
+                return Err(format!("item {i} added twice"));
             }
             (_, Some(i)) if !self.items.contains(&i) => {
                 return Err(format!("{kind} of item {i}, never added"));
