@@ -86,7 +86,7 @@ const RESPONSE_KEYS: [(&str, Option<&str>); 9] = [
 /// The Responses fold: everything accumulated so far.
 #[derive(Debug, Default)]
 pub struct ResponsesFold {
-    base: Option<Map>,
+    base: Option<Box<str>>,
     final_: Option<Map>,
     items: BTreeMap<i64, Item>,
     by_id: HashMap<String, i64>,
@@ -142,8 +142,11 @@ impl ResponsesFold {
                 }
             }
             "response.created" | "response.queued" | "response.in_progress" => {
-                if let Some(response) = v.response.and_then(object_map) {
-                    self.base = Some(response);
+                // Kept as sent, read only if no terminal response replaces it (the usual
+                // stream has two of these, each a whole response object: decoding them
+                // into maps was a fixed cost of every stream).
+                if let Some(response) = v.response.filter(|r| r.trim_start().starts_with('{')) {
+                    self.base = Some(response.into());
                 }
             }
             "response.completed" | "response.incomplete" | "response.failed" => self.terminal(v),
