@@ -25,7 +25,7 @@ from __future__ import annotations
 import json
 import random
 import string
-from typing import Callable, Dict, List, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 _WORDS = (
     "the model stream parser token event reads bytes each frame data field line server client "
@@ -70,7 +70,7 @@ def model_text(rng: random.Random, paragraphs: int = 40) -> str:
                     rng.choice(
                         [
                             f'    {name} = parse("{rng.choice(_WORDS)}\\n")',
-                            f"    if {name} is None:\n        return {{\"{name}\": {rng.randint(0, 99)}}}",
+                            f'    if {name} is None:\n        return {{"{name}": {rng.randint(0, 99)}}}',
                             f"    print(f'{{{name}!r}}')  # {rng.choice(_WORDS)}",
                         ]
                     )
@@ -130,8 +130,11 @@ def _sse(data: str, event: str = "") -> str:
 
 
 def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
-    cid = {"together": "", "openrouter": "gen-" + _id(rng, 20), "openrouter reasoning": "gen-" + _id(rng, 20)}.get(
-        provider, "chatcmpl-" + _id(rng, 29))
+    cid = {
+        "together": "",
+        "openrouter": "gen-" + _id(rng, 20),
+        "openrouter reasoning": "gen-" + _id(rng, 20),
+    }.get(provider, "chatcmpl-" + _id(rng, 29))
     created = 1753190400 + rng.randrange(10_000)
     model = {
         "openai": "gpt-4o-2024-08-06",
@@ -153,90 +156,170 @@ def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
     for n, piece in enumerate(pieces):
         if provider == "openai":
             chunk = {
-                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                "service_tier": "default", "system_fingerprint": fp,
-                "choices": [{"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": None}],
-                "usage": None, "obfuscation": _id(rng, rng.randint(1, 12)),
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "service_tier": "default",
+                "system_fingerprint": fp,
+                "choices": [
+                    {"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": None}
+                ],
+                "usage": None,
+                "obfuscation": _id(rng, rng.randint(1, 12)),
             }
         elif provider == "azure":
             chunk = {
-                "choices": [{
-                    "content_filter_results": {
-                        "hate": {"filtered": False, "severity": "safe"},
-                        "self_harm": {"filtered": False, "severity": "safe"},
-                        "sexual": {"filtered": False, "severity": "safe"},
-                        "violence": {"filtered": False, "severity": "safe"},
-                    },
-                    "delta": {"content": piece}, "finish_reason": None, "index": 0, "logprobs": None,
-                }],
-                "created": created, "id": cid, "model": model, "obfuscation": _id(rng, rng.randint(1, 12)),
-                "object": "chat.completion.chunk", "system_fingerprint": fp,
+                "choices": [
+                    {
+                        "content_filter_results": {
+                            "hate": {"filtered": False, "severity": "safe"},
+                            "self_harm": {"filtered": False, "severity": "safe"},
+                            "sexual": {"filtered": False, "severity": "safe"},
+                            "violence": {"filtered": False, "severity": "safe"},
+                        },
+                        "delta": {"content": piece},
+                        "finish_reason": None,
+                        "index": 0,
+                        "logprobs": None,
+                    }
+                ],
+                "created": created,
+                "id": cid,
+                "model": model,
+                "obfuscation": _id(rng, rng.randint(1, 12)),
+                "object": "chat.completion.chunk",
+                "system_fingerprint": fp,
             }
         elif provider == "groq":
             chunk = {
-                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
                 "system_fingerprint": fp,
-                "choices": [{"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": None}],
+                "choices": [
+                    {"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": None}
+                ],
                 "x_groq": {"id": "req_" + _id(rng, 26)} if n == 0 else None,
             }
             if n:
                 del chunk["x_groq"]
         elif provider == "deepseek":
-            delta = {"content": None, "reasoning_content": piece} if n < split else {"content": piece, "reasoning_content": None}
+            delta = (
+                {"content": None, "reasoning_content": piece}
+                if n < split
+                else {"content": piece, "reasoning_content": None}
+            )
             chunk = {
-                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
                 "system_fingerprint": fp,
                 "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": None}],
             }
         elif provider == "openrouter":
             chunk = {
-                "id": cid, "provider": "OpenAI", "model": model, "object": "chat.completion.chunk",
+                "id": cid,
+                "provider": "OpenAI",
+                "model": model,
+                "object": "chat.completion.chunk",
                 "created": created,
-                "choices": [{
-                    "index": 0,
-                    "delta": {"role": "assistant", "content": piece, "reasoning": None, "reasoning_details": []},
-                    "finish_reason": None, "native_finish_reason": None, "logprobs": None,
-                }],
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": {
+                            "role": "assistant",
+                            "content": piece,
+                            "reasoning": None,
+                            "reasoning_details": [],
+                        },
+                        "finish_reason": None,
+                        "native_finish_reason": None,
+                        "logprobs": None,
+                    }
+                ],
             }
         elif provider == "openrouter reasoning":
             # Reasoning repeated in `reasoning_details` (its text entries), `"content": ""`
             # beside it; then the answer with `"reasoning": null, "reasoning_details": []`.
             if n < split:
-                delta = {"role": "assistant", "content": "", "reasoning": piece, "reasoning_details": [
-                    {"type": "reasoning.text", "text": piece, "format": "anthropic-claude-v1", "index": 0}]}
+                delta = {
+                    "role": "assistant",
+                    "content": "",
+                    "reasoning": piece,
+                    "reasoning_details": [
+                        {"type": "reasoning.text", "text": piece, "format": "anthropic-claude-v1", "index": 0}
+                    ],
+                }
             else:
                 delta = {"role": "assistant", "content": piece, "reasoning": None, "reasoning_details": []}
             chunk = {
-                "id": cid, "provider": "Anthropic", "model": model, "object": "chat.completion.chunk",
+                "id": cid,
+                "provider": "Anthropic",
+                "model": model,
+                "object": "chat.completion.chunk",
                 "created": created,
-                "choices": [{"index": 0, "delta": delta, "finish_reason": None, "native_finish_reason": None,
-                             "logprobs": None}],
+                "choices": [
+                    {
+                        "index": 0,
+                        "delta": delta,
+                        "finish_reason": None,
+                        "native_finish_reason": None,
+                        "logprobs": None,
+                    }
+                ],
             }
         elif provider == "together":
             chunk = {
-                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-                "choices": [{
-                    "index": 0, "text": piece, "logprobs": None, "finish_reason": None, "seed": None,
-                    "delta": {"token_id": rng.randrange(128_000), "role": "assistant", "content": piece, "tool_calls": None},
-                }],
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [
+                    {
+                        "index": 0,
+                        "text": piece,
+                        "logprobs": None,
+                        "finish_reason": None,
+                        "seed": None,
+                        "delta": {
+                            "token_id": rng.randrange(128_000),
+                            "role": "assistant",
+                            "content": piece,
+                            "tool_calls": None,
+                        },
+                    }
+                ],
                 "usage": None,
             }
         elif provider == "mistral":
             chunk = {
-                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
                 "choices": [{"index": 0, "delta": {"content": piece}, "finish_reason": None}],
             }
         else:  # xai
             chunk = {
-                "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
                 "choices": [{"index": 0, "delta": {"content": piece, "role": "assistant"}}],
                 "system_fingerprint": fp,
             }
         out.append(_sse(_dump(chunk, ascii_only)))
     usage = {"prompt_tokens": 211, "completion_tokens": len(pieces), "total_tokens": 211 + len(pieces)}
     last = {
-        "id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
-        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}], "usage": usage,
+        "id": cid,
+        "object": "chat.completion.chunk",
+        "created": created,
+        "model": model,
+        "choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}],
+        "usage": usage,
     }
     out.append(_sse(_dump(last, ascii_only)))
     out.append("data: [DONE]\n\n")
@@ -253,81 +336,190 @@ def _messages(rng: random.Random, pieces: List[str], kind: str) -> str:
     def ev(name: str, obj: Dict[str, object]) -> None:
         out.append(_sse(_dump(obj, False), name))
 
-    ev("message_start", {"type": "message_start", "message": {
-        "id": mid, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5-20250929",
-        "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": 412, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0,
-                  "output_tokens": 1, "service_tier": "standard"}}})
+    ev(
+        "message_start",
+        {
+            "type": "message_start",
+            "message": {
+                "id": mid,
+                "type": "message",
+                "role": "assistant",
+                "model": "claude-sonnet-4-5-20250929",
+                "content": [],
+                "stop_reason": None,
+                "stop_sequence": None,
+                "usage": {
+                    "input_tokens": 412,
+                    "cache_creation_input_tokens": 0,
+                    "cache_read_input_tokens": 0,
+                    "output_tokens": 1,
+                    "service_tier": "standard",
+                },
+            },
+        },
+    )
     index = 0
     if kind in ("thinking", "tool"):
-        ev("content_block_start", {"type": "content_block_start", "index": 0,
-                                   "content_block": {"type": "thinking", "thinking": "", "signature": ""}})
+        ev(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "thinking", "thinking": "", "signature": ""},
+            },
+        )
         for piece in pieces[: len(pieces) // 3]:
-            ev("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                       "delta": {"type": "thinking_delta", "thinking": piece}})
-        ev("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                   "delta": {"type": "signature_delta", "signature": _id(rng, 340)}})
+            ev(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "thinking_delta", "thinking": piece},
+                },
+            )
+        ev(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "signature_delta", "signature": _id(rng, 340)},
+            },
+        )
         ev("content_block_stop", {"type": "content_block_stop", "index": 0})
         index = 1
         pieces = pieces[len(pieces) // 3 :]
-    ev("content_block_start", {"type": "content_block_start", "index": index,
-                               "content_block": {"type": "text", "text": ""}})
+    ev(
+        "content_block_start",
+        {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+    )
     text = pieces if kind not in ("tool", "server tools") else pieces[: len(pieces) // 2]
     for piece in text:
-        ev("content_block_delta", {"type": "content_block_delta", "index": index,
-                                   "delta": {"type": "text_delta", "text": piece}})
+        ev(
+            "content_block_delta",
+            {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}},
+        )
     ev("content_block_stop", {"type": "content_block_stop", "index": index})
     if kind == "tool":
         index += 1
-        ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-            "type": "tool_use", "id": "toolu_01" + _id(rng, 22), "name": "write_file", "input": {}}})
+        ev(
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {
+                    "type": "tool_use",
+                    "id": "toolu_01" + _id(rng, 22),
+                    "name": "write_file",
+                    "input": {},
+                },
+            },
+        )
         args = json.dumps({"path": "src/app.py", "content": "".join(pieces[len(pieces) // 2 :])})
         cut = deltas(args, rng)
         for piece in cut:
-            ev("content_block_delta", {"type": "content_block_delta", "index": index,
-                                       "delta": {"type": "input_json_delta", "partial_json": piece}})
+            ev(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                },
+            )
         ev("content_block_stop", {"type": "content_block_stop", "index": index})
     if kind == "server tools":
         index = _server_tools(rng, ev, pieces, index + 1)
-    ev("message_delta", {"type": "message_delta", "delta": {"stop_reason": "end_turn" if kind != "tool" else "tool_use",
-                                                            "stop_sequence": None},
-                         "usage": {"output_tokens": len(pieces)}})
+    ev(
+        "message_delta",
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": "end_turn" if kind != "tool" else "tool_use", "stop_sequence": None},
+            "usage": {"output_tokens": len(pieces)},
+        },
+    )
     ev("message_stop", {"type": "message_stop"})
     return "".join(out)
 
 
-def _server_tools(rng: random.Random, ev: Callable[[str, Dict[str, object]], None], pieces: List[str], index: int) -> int:
+def _server_tools(
+    rng: random.Random, ev: Callable[[str, Dict[str, object]], None], pieces: List[str], index: int
+) -> int:
     """A web search as Anthropic streams it: the server tool call's input as JSON deltas, its
     result block whole (encrypted contents), then text blocks with citations deltas."""
     sid = "srvtoolu_01" + _id(rng, 22)
-    ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-        "type": "server_tool_use", "id": sid, "name": "web_search", "input": {}}})
+    ev(
+        "content_block_start",
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "server_tool_use", "id": sid, "name": "web_search", "input": {}},
+        },
+    )
     for piece in deltas(json.dumps({"query": "".join(pieces[:6])}), rng):
-        ev("content_block_delta", {"type": "content_block_delta", "index": index,
-                                   "delta": {"type": "input_json_delta", "partial_json": piece}})
+        ev(
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": piece},
+            },
+        )
     ev("content_block_stop", {"type": "content_block_stop", "index": index})
     index += 1
-    results = [{"type": "web_search_result", "title": "".join(pieces[i : i + 5]).strip(),
-                "url": f"https://example.com/{_id(rng, 12)}", "encrypted_content": _id(rng, 600),
-                "page_age": "April 3, 2025"} for i in range(0, 25, 5)]
-    ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-        "type": "web_search_tool_result", "tool_use_id": sid, "content": results}})
+    results = [
+        {
+            "type": "web_search_result",
+            "title": "".join(pieces[i : i + 5]).strip(),
+            "url": f"https://example.com/{_id(rng, 12)}",
+            "encrypted_content": _id(rng, 600),
+            "page_age": "April 3, 2025",
+        }
+        for i in range(0, 25, 5)
+    ]
+    ev(
+        "content_block_start",
+        {
+            "type": "content_block_start",
+            "index": index,
+            "content_block": {"type": "web_search_tool_result", "tool_use_id": sid, "content": results},
+        },
+    )
     ev("content_block_stop", {"type": "content_block_stop", "index": index})
     rest = pieces[len(pieces) // 2 :]
     step = max(1, len(rest) // 6)
     for at in range(0, len(rest), step):
         index += 1
-        ev("content_block_start", {"type": "content_block_start", "index": index,
-                                   "content_block": {"type": "text", "text": ""}})
+        ev(
+            "content_block_start",
+            {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
+        )
         if at % (2 * step) == 0:
             source = results[(at // step) % len(results)]
-            ev("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
-                "type": "citations_delta", "citation": {
-                    "type": "web_search_result_location", "cited_text": "".join(rest[at : at + 8]),
-                    "url": source["url"], "title": source["title"], "encrypted_index": _id(rng, 120)}}})
+            ev(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {
+                        "type": "citations_delta",
+                        "citation": {
+                            "type": "web_search_result_location",
+                            "cited_text": "".join(rest[at : at + 8]),
+                            "url": source["url"],
+                            "title": source["title"],
+                            "encrypted_index": _id(rng, 120),
+                        },
+                    },
+                },
+            )
         for piece in rest[at : at + step]:
-            ev("content_block_delta", {"type": "content_block_delta", "index": index,
-                                       "delta": {"type": "text_delta", "text": piece}})
+            ev(
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "text_delta", "text": piece},
+                },
+            )
         ev("content_block_stop", {"type": "content_block_stop", "index": index})
     return index
 
@@ -346,9 +538,21 @@ def _responses(rng: random.Random, pieces: List[str], kind: str) -> str:
         seq += 1
         out.append(_sse(_dump(obj, False), str(obj["type"])))
 
-    base = {"id": rid, "object": "response", "created_at": 1753190400, "status": "in_progress",
-            "model": "gpt-5-2025-08-07", "output": [], "usage": None, "tools": [], "tool_choice": "auto",
-            "parallel_tool_calls": True, "temperature": 1.0, "top_p": 1.0, "text": {"format": {"type": "text"}}}
+    base = {
+        "id": rid,
+        "object": "response",
+        "created_at": 1753190400,
+        "status": "in_progress",
+        "model": "gpt-5-2025-08-07",
+        "output": [],
+        "usage": None,
+        "tools": [],
+        "tool_choice": "auto",
+        "parallel_tool_calls": True,
+        "temperature": 1.0,
+        "top_p": 1.0,
+        "text": {"format": {"type": "text"}},
+    }
     ev({"type": "response.created", "response": dict(base)})
     ev({"type": "response.in_progress", "response": dict(base)})
     output = []
@@ -357,18 +561,52 @@ def _responses(rng: random.Random, pieces: List[str], kind: str) -> str:
         rs = "rs_" + _id(rng, 48)
         summary = pieces[: len(pieces) // 3]
         pieces = pieces[len(pieces) // 3 :]
-        ev({"type": "response.output_item.added", "output_index": 0,
-            "item": {"id": rs, "type": "reasoning", "summary": []}})
-        ev({"type": "response.reasoning_summary_part.added", "item_id": rs, "output_index": 0, "summary_index": 0,
-            "part": {"type": "summary_text", "text": ""}})
+        ev(
+            {
+                "type": "response.output_item.added",
+                "output_index": 0,
+                "item": {"id": rs, "type": "reasoning", "summary": []},
+            }
+        )
+        ev(
+            {
+                "type": "response.reasoning_summary_part.added",
+                "item_id": rs,
+                "output_index": 0,
+                "summary_index": 0,
+                "part": {"type": "summary_text", "text": ""},
+            }
+        )
         for piece in summary:
-            ev({"type": "response.reasoning_summary_text.delta", "item_id": rs, "output_index": 0,
-                "summary_index": 0, "delta": piece, "obfuscation": _id(rng, rng.randint(1, 12))})
+            ev(
+                {
+                    "type": "response.reasoning_summary_text.delta",
+                    "item_id": rs,
+                    "output_index": 0,
+                    "summary_index": 0,
+                    "delta": piece,
+                    "obfuscation": _id(rng, rng.randint(1, 12)),
+                }
+            )
         whole = "".join(summary)
-        ev({"type": "response.reasoning_summary_text.done", "item_id": rs, "output_index": 0, "summary_index": 0,
-            "text": whole})
-        ev({"type": "response.reasoning_summary_part.done", "item_id": rs, "output_index": 0, "summary_index": 0,
-            "part": {"type": "summary_text", "text": whole}})
+        ev(
+            {
+                "type": "response.reasoning_summary_text.done",
+                "item_id": rs,
+                "output_index": 0,
+                "summary_index": 0,
+                "text": whole,
+            }
+        )
+        ev(
+            {
+                "type": "response.reasoning_summary_part.done",
+                "item_id": rs,
+                "output_index": 0,
+                "summary_index": 0,
+                "part": {"type": "summary_text", "text": whole},
+            }
+        )
         item = {"id": rs, "type": "reasoning", "summary": [{"type": "summary_text", "text": whole}]}
         ev({"type": "response.output_item.done", "output_index": 0, "item": item})
         output.append(item)
@@ -382,84 +620,235 @@ def _responses(rng: random.Random, pieces: List[str], kind: str) -> str:
     if kind == "function":
         fc = "fc_" + _id(rng, 48)
         args = json.dumps({"query": "".join(pieces)})
-        ev({"type": "response.output_item.added", "output_index": index, "item": {
-            "id": fc, "type": "function_call", "status": "in_progress", "arguments": "",
-            "call_id": "call_" + _id(rng, 24), "name": "search"}})
+        ev(
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": {
+                    "id": fc,
+                    "type": "function_call",
+                    "status": "in_progress",
+                    "arguments": "",
+                    "call_id": "call_" + _id(rng, 24),
+                    "name": "search",
+                },
+            }
+        )
         for piece in deltas(args, rng):
-            ev({"type": "response.function_call_arguments.delta", "item_id": fc, "output_index": index,
-                "delta": piece, "obfuscation": _id(rng, rng.randint(1, 12))})
-        ev({"type": "response.function_call_arguments.done", "item_id": fc, "output_index": index, "arguments": args})
-        item = {"id": fc, "type": "function_call", "status": "completed", "arguments": args,
-                "call_id": "call_x", "name": "search"}
+            ev(
+                {
+                    "type": "response.function_call_arguments.delta",
+                    "item_id": fc,
+                    "output_index": index,
+                    "delta": piece,
+                    "obfuscation": _id(rng, rng.randint(1, 12)),
+                }
+            )
+        ev(
+            {
+                "type": "response.function_call_arguments.done",
+                "item_id": fc,
+                "output_index": index,
+                "arguments": args,
+            }
+        )
+        item = {
+            "id": fc,
+            "type": "function_call",
+            "status": "completed",
+            "arguments": args,
+            "call_id": "call_x",
+            "name": "search",
+        }
         ev({"type": "response.output_item.done", "output_index": index, "item": item})
         output.append(item)
     else:
         mid = "msg_" + _id(rng, 48)
-        ev({"type": "response.output_item.added", "output_index": index, "item": {
-            "id": mid, "type": "message", "status": "in_progress", "content": [], "role": "assistant"}})
-        ev({"type": "response.content_part.added", "item_id": mid, "output_index": index, "content_index": 0,
-            "part": {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}})
+        ev(
+            {
+                "type": "response.output_item.added",
+                "output_index": index,
+                "item": {
+                    "id": mid,
+                    "type": "message",
+                    "status": "in_progress",
+                    "content": [],
+                    "role": "assistant",
+                },
+            }
+        )
+        ev(
+            {
+                "type": "response.content_part.added",
+                "item_id": mid,
+                "output_index": index,
+                "content_index": 0,
+                "part": {"type": "output_text", "annotations": [], "logprobs": [], "text": ""},
+            }
+        )
         for piece in pieces:
-            ev({"type": "response.output_text.delta", "item_id": mid, "output_index": index, "content_index": 0,
-                "delta": piece, "logprobs": [], "obfuscation": _id(rng, rng.randint(1, 12))})
+            ev(
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": mid,
+                    "output_index": index,
+                    "content_index": 0,
+                    "delta": piece,
+                    "logprobs": [],
+                    "obfuscation": _id(rng, rng.randint(1, 12)),
+                }
+            )
         whole = "".join(pieces)
-        ev({"type": "response.output_text.done", "item_id": mid, "output_index": index, "content_index": 0,
-            "text": whole, "logprobs": []})
+        ev(
+            {
+                "type": "response.output_text.done",
+                "item_id": mid,
+                "output_index": index,
+                "content_index": 0,
+                "text": whole,
+                "logprobs": [],
+            }
+        )
         part = {"type": "output_text", "annotations": [], "logprobs": [], "text": whole}
-        ev({"type": "response.content_part.done", "item_id": mid, "output_index": index, "content_index": 0,
-            "part": part})
+        ev(
+            {
+                "type": "response.content_part.done",
+                "item_id": mid,
+                "output_index": index,
+                "content_index": 0,
+                "part": part,
+            }
+        )
         item = {"id": mid, "type": "message", "status": "completed", "content": [part], "role": "assistant"}
         ev({"type": "response.output_item.done", "output_index": index, "item": item})
         output.append(item)
-    done = dict(base, status="completed", output=output,
-                usage={"input_tokens": 300, "input_tokens_details": {"cached_tokens": 0},
-                       "output_tokens": len(pieces), "output_tokens_details": {"reasoning_tokens": 0},
-                       "total_tokens": 300 + len(pieces)})
+    done = dict(
+        base,
+        status="completed",
+        output=output,
+        usage={
+            "input_tokens": 300,
+            "input_tokens_details": {"cached_tokens": 0},
+            "output_tokens": len(pieces),
+            "output_tokens_details": {"reasoning_tokens": 0},
+            "total_tokens": 300 + len(pieces),
+        },
+    )
     ev({"type": "response.completed", "response": done})
     return "".join(out)
 
 
-def _code_interpreter(rng: random.Random, ev: Callable[[Dict[str, object]], None], pieces: List[str],
-                      index: int) -> Dict[str, object]:
+def _code_interpreter(
+    rng: random.Random, ev: Callable[[Dict[str, object]], None], pieces: List[str], index: int
+) -> Dict[str, object]:
     """A code interpreter call as OpenAI streams it: its code as deltas, then its status events."""
     ci = "ci_" + _id(rng, 48)
     container = "cntr_" + _id(rng, 48)
     code = "import pandas as pd\n" + "".join(f"print({p!r})\n" for p in pieces[:: max(1, len(pieces) // 40)])
-    ev({"type": "response.output_item.added", "output_index": index, "item": {
-        "id": ci, "type": "code_interpreter_call", "status": "in_progress", "code": "",
-        "container_id": container, "outputs": None}})
+    ev(
+        {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": {
+                "id": ci,
+                "type": "code_interpreter_call",
+                "status": "in_progress",
+                "code": "",
+                "container_id": container,
+                "outputs": None,
+            },
+        }
+    )
     ev({"type": "response.code_interpreter_call.in_progress", "output_index": index, "item_id": ci})
     for piece in deltas(code, rng):
-        ev({"type": "response.code_interpreter_call_code.delta", "output_index": index, "item_id": ci,
-            "delta": piece, "obfuscation": _id(rng, rng.randint(1, 12))})
-    ev({"type": "response.code_interpreter_call_code.done", "output_index": index, "item_id": ci, "code": code})
+        ev(
+            {
+                "type": "response.code_interpreter_call_code.delta",
+                "output_index": index,
+                "item_id": ci,
+                "delta": piece,
+                "obfuscation": _id(rng, rng.randint(1, 12)),
+            }
+        )
+    ev(
+        {
+            "type": "response.code_interpreter_call_code.done",
+            "output_index": index,
+            "item_id": ci,
+            "code": code,
+        }
+    )
     ev({"type": "response.code_interpreter_call.interpreting", "output_index": index, "item_id": ci})
     ev({"type": "response.code_interpreter_call.completed", "output_index": index, "item_id": ci})
-    item = {"id": ci, "type": "code_interpreter_call", "status": "completed", "code": code,
-            "container_id": container, "outputs": None}
+    item = {
+        "id": ci,
+        "type": "code_interpreter_call",
+        "status": "completed",
+        "code": code,
+        "container_id": container,
+        "outputs": None,
+    }
     ev({"type": "response.output_item.done", "output_index": index, "item": item})
     return item
 
 
-def _shell(rng: random.Random, ev: Callable[[Dict[str, object]], None], pieces: List[str],
-           index: int) -> Dict[str, object]:
+def _shell(
+    rng: random.Random, ev: Callable[[Dict[str, object]], None], pieces: List[str], index: int
+) -> Dict[str, object]:
     """A shell call as OpenAI streams it: each command's text as deltas that carry its
     `command_index`."""
     sh = "sh_" + _id(rng, 48)
-    commands = ["grep -rn " + json.dumps("".join(pieces[i : i + 3]).strip()) + " src/ | head -n 20"
-                for i in range(0, min(len(pieces), 30), 3)]
-    ev({"type": "response.output_item.added", "output_index": index, "item": {
-        "id": sh, "type": "shell_call", "status": "in_progress", "call_id": "call_" + _id(rng, 24),
-        "action": {"commands": [], "timeout_ms": None, "max_output_length": None}}})
+    commands = [
+        "grep -rn " + json.dumps("".join(pieces[i : i + 3]).strip()) + " src/ | head -n 20"
+        for i in range(0, min(len(pieces), 30), 3)
+    ]
+    ev(
+        {
+            "type": "response.output_item.added",
+            "output_index": index,
+            "item": {
+                "id": sh,
+                "type": "shell_call",
+                "status": "in_progress",
+                "call_id": "call_" + _id(rng, 24),
+                "action": {"commands": [], "timeout_ms": None, "max_output_length": None},
+            },
+        }
+    )
     for n, command in enumerate(commands):
-        ev({"type": "response.shell_call_command.added", "output_index": index, "command_index": n, "command": ""})
+        ev(
+            {
+                "type": "response.shell_call_command.added",
+                "output_index": index,
+                "command_index": n,
+                "command": "",
+            }
+        )
         for piece in deltas(command, rng):
-            ev({"type": "response.shell_call_command.delta", "output_index": index, "command_index": n,
-                "delta": piece, "obfuscation": _id(rng, rng.randint(1, 12))})
-        ev({"type": "response.shell_call_command.done", "output_index": index, "command_index": n,
-            "command": command})
-    item = {"id": sh, "type": "shell_call", "status": "completed", "call_id": "call_x",
-            "action": {"commands": commands, "timeout_ms": None, "max_output_length": None}}
+            ev(
+                {
+                    "type": "response.shell_call_command.delta",
+                    "output_index": index,
+                    "command_index": n,
+                    "delta": piece,
+                    "obfuscation": _id(rng, rng.randint(1, 12)),
+                }
+            )
+        ev(
+            {
+                "type": "response.shell_call_command.done",
+                "output_index": index,
+                "command_index": n,
+                "command": command,
+            }
+        )
+    item = {
+        "id": sh,
+        "type": "shell_call",
+        "status": "completed",
+        "call_id": "call_x",
+        "action": {"commands": commands, "timeout_ms": None, "max_output_length": None},
+    }
     ev({"type": "response.output_item.done", "output_index": index, "item": item})
     return item
 
@@ -475,9 +864,14 @@ def _gemini(rng: random.Random, pieces: List[str]) -> str:
         total += 1
         chunk: Dict[str, object] = {
             "candidates": [{"content": {"parts": [{"text": piece}], "role": "model"}, "index": 0}],
-            "usageMetadata": {"promptTokenCount": 87, "candidatesTokenCount": total, "totalTokenCount": 87 + total,
-                              "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 87}]},
-            "modelVersion": "gemini-2.5-flash", "responseId": rid,
+            "usageMetadata": {
+                "promptTokenCount": 87,
+                "candidatesTokenCount": total,
+                "totalTokenCount": 87 + total,
+                "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 87}],
+            },
+            "modelVersion": "gemini-2.5-flash",
+            "responseId": rid,
         }
         if n == len(pieces) - 1:
             chunk["candidates"][0]["finishReason"] = "STOP"  # type: ignore[index]
@@ -488,9 +882,20 @@ def _gemini(rng: random.Random, pieces: List[str]) -> str:
 
 #: name: (dialect, builder of a body from (rng, pieces))
 SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
-    **{f"chat {p}": ("chat", (lambda p: lambda rng, pieces: _chat(rng, pieces, p))(p))
-       for p in ("openai", "azure", "groq", "deepseek", "openrouter", "openrouter reasoning", "together", "mistral",
-                 "xai")},
+    **{
+        f"chat {p}": ("chat", (lambda p: lambda rng, pieces: _chat(rng, pieces, p))(p))
+        for p in (
+            "openai",
+            "azure",
+            "groq",
+            "deepseek",
+            "openrouter",
+            "openrouter reasoning",
+            "together",
+            "mistral",
+            "xai",
+        )
+    },
     "messages text": ("messages", lambda rng, pieces: _messages(rng, pieces, "text")),
     "messages thinking": ("messages", lambda rng, pieces: _messages(rng, pieces, "thinking")),
     "messages tool input": ("messages", lambda rng, pieces: _messages(rng, pieces, "tool")),
@@ -498,14 +903,32 @@ SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
     "responses text": ("responses", lambda rng, pieces: _responses(rng, pieces, "text")),
     "responses reasoning": ("responses", lambda rng, pieces: _responses(rng, pieces, "reasoning")),
     "responses function": ("responses", lambda rng, pieces: _responses(rng, pieces, "function")),
-    "responses code interpreter": ("responses", lambda rng, pieces: _responses(rng, pieces, "code interpreter")),
+    "responses code interpreter": (
+        "responses",
+        lambda rng, pieces: _responses(rng, pieces, "code interpreter"),
+    ),
     "responses shell": ("responses", lambda rng, pieces: _responses(rng, pieces, "shell")),
     "gemini text": ("gemini", lambda rng, pieces: _gemini(rng, pieces)),
 }
 
 
-def corpus(name: str, seed: int = 0, paragraphs: int = 40) -> bytes:
-    """The body of provider shape ``name`` (see ``SHAPES``), deterministic for a seed."""
+def corpus(name: str, seed: int = 0, paragraphs: int = 40, events: Optional[int] = None) -> bytes:
+    """The body of provider shape ``name`` (see ``SHAPES``), deterministic for a seed. With
+    ``events``, a stream of about that many events: the same shape (its opening, tool calls
+    and closing events), with only as many deltas as fit, as a short agent turn is."""
     rng = random.Random(f"{name}:{seed}")
     pieces = deltas(model_text(rng, paragraphs), rng)
-    return SHAPES[name][1](rng, pieces).encode()
+    if events is None:
+        return SHAPES[name][1](rng, pieces).encode()
+
+    def made(k: int) -> bytes:
+        return SHAPES[name][1](random.Random(f"{name}:{seed}:{k}"), pieces[: max(1, k)]).encode()
+
+    k = events
+    for _ in range(6):  # the event count grows about linearly with the deltas
+        body = made(k)
+        got = body.count(b"\n\n") + body.count(b"\r\n\r\n")
+        if abs(got - events) <= max(1, events // 20) or k >= len(pieces):
+            break
+        k = max(1, min(len(pieces), round(k * events / max(got, 1))))
+    return body

@@ -18,7 +18,7 @@ import argparse
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the suite's support
@@ -36,9 +36,9 @@ CLASSES = _registry.STREAMS
 TARGET = {"chat": "messages", "messages": "chat", "responses": "messages", "gemini": "chat"}
 
 
-def row(name: str, rounds: int, reads: str, paragraphs: int) -> Dict[str, Any]:
+def row(name: str, rounds: int, reads: str, paragraphs: int, events: Optional[int] = None) -> Dict[str, Any]:
     dialect, _ = _providers.SHAPES[name]
-    body = _providers.corpus(name, paragraphs=paragraphs)
+    body = _providers.corpus(name, paragraphs=paragraphs, events=events)
     events = ssewire.SSEParser().feed(body)
     n = len(events)
     payloads = [e.data.encode() for e in events if e.data != "[DONE]"]
@@ -73,8 +73,14 @@ def row(name: str, rounds: int, reads: str, paragraphs: int) -> Dict[str, Any]:
         for a in ("content", "text", "delta", "reasoning_content", "thinking", "partial_json")
     ]
     texts = [t for t in texts if isinstance(t, str)]
+    # A short stream is timed over enough repeats to be far above the clock's resolution.
+    reps = max(1, 20_000 // max(n, 1))
+
+    def repeated(f: Any) -> Any:
+        return lambda: [f() for _ in range(reps)]
+
     times = {
-        k: best(f, rounds)
+        k: best(repeated(f), rounds) / reps
         for k, f in [("consume", consume), ("sse", sse), ("msgspec", generic), ("translate", translate)]
     }
     return {
@@ -93,7 +99,16 @@ def main() -> None:
     parser.add_argument("--reads", choices=["whole", "event"], default="whole")
     parser.add_argument("--paragraphs", type=int, default=40, help="document length per corpus")
     parser.add_argument("--only", help="a substring of the shapes to run")
+    parser.add_argument(
+        "--lengths",
+        help="comma-separated stream lengths in events (e.g. 10,50,200,1000): print instead the "
+        "consume + result() ÷ SSEParser ratio of each shape at each length (a short agent turn "
+        "pays a stream's fixed costs over fewer events)",
+    )
     args = parser.parse_args()
+    if args.lengths:
+        lengths_table(args, [int(n) for n in args.lengths.split(",")])
+        return
     print(f"reads: {args.reads}; thread CPU, best of {args.rounds}; CPython {sys.version.split()[0]}\n")
     print(
         "| shape | events | escaped deltas | consume + result() | GB/s | SSEParser | msgspec decode | consume ÷ SSEParser | consume ÷ msgspec | translate ÷ consume |"
@@ -115,6 +130,27 @@ def main() -> None:
         total["escaped"] = sum(r["escaped"] * r["events"] for r in mine) / events
         total["gbps"] = sum(r["bytes"] for r in mine) / (total["consume"] * events)
         print_row(total)
+
+
+def lengths_table(args: argparse.Namespace, lengths: List[int]) -> None:
+    """consume + result() ÷ SSEParser per shape and stream length, and the 50-event column
+    over the longest one (per event: how much more a short stream pays)."""
+    print(f"reads: {args.reads}; thread CPU, best of {args.rounds}; CPython {sys.version.split()[0]}")
+    print("consume + result() ÷ SSEParser framing the same body, by stream length in events\n")
+    print("| shape | " + " | ".join(f"{n} events" for n in lengths) + " | short ÷ long, per event |")
+    print("|---|" + "---:|" * (len(lengths) + 1))
+    for name in _providers.SHAPES:
+        if args.only and args.only not in name:
+            continue
+        cells = [row(name, args.rounds, args.reads, args.paragraphs, events=n) for n in lengths]
+        short = next((c for c, n in zip(cells, lengths) if n == 50), cells[0])
+        ratio = (short["consume"] / cells[-1]["consume"]) if cells[-1]["consume"] else float("nan")
+        print(
+            f"| {name} | "
+            + " | ".join(f"{c['consume'] / c['sse']:.2f}x ({c['events']})" for c in cells)
+            + f" | {ratio:.2f}x |",
+            flush=True,
+        )
 
 
 def print_row(r: Dict[str, Any]) -> None:
