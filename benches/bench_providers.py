@@ -28,5 +28,37 @@ def test_escape_table_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.Captu
 
     monkeypatch.setattr(sys, "argv", ["escape_table.py", "--events", "20", "--rounds", "1"])
     escape_table.main()
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and " ns |" in line]
+    rows = [
+        line for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and " ns |" in line
+    ]
     assert len(rows) == 8
+
+
+@pytest.mark.parametrize("name", list(_providers.SHAPES))
+def test_corpus_of_a_given_length_keeps_its_shape(name: str) -> None:
+    """``corpus(events=N)``: about N events (within 5%, or the shape's fixed events when N is
+    smaller), the same opening and closing as the long stream, and the stream ends whole."""
+    import ssewire
+
+    long_body = _providers.corpus(name, paragraphs=4)
+    long_events = ssewire.SSEParser().feed(long_body)
+    for n in (50, 200):
+        body = _providers.corpus(name, events=n)
+        events = ssewire.SSEParser().feed(body)
+        assert abs(len(events) - n) <= max(3, n // 20) or len(events) < n, (n, len(events))
+        assert events[-1].data == long_events[-1].data or events[-1].event == long_events[-1].event
+        stream = provider_table.CLASSES[_providers.SHAPES[name][0]]()
+        stream.consume(body)
+        stream.finish()
+        assert stream.error is None
+
+
+def test_provider_table_lengths_run(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(
+        sys, "argv", ["provider_table.py", "--lengths", "10,50", "--rounds", "1", "--only", "chat openai"]
+    )
+    provider_table.main()
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| chat openai")]
+    assert len(rows) == 1 and rows[0].count("x (") == 2
