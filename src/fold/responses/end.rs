@@ -74,7 +74,11 @@ impl ResponsesFold {
                 out
             }
             None => {
-                let mut out = self.base.as_deref().and_then(object_map).unwrap_or_default();
+                let mut out = self
+                    .base
+                    .as_deref()
+                    .and_then(object_map)
+                    .unwrap_or_default();
                 if !self.items.is_empty() || out.get("output").is_none_or(Out::is_null) {
                     out.set("output", Out::List(self.assembled_output()));
                 }
