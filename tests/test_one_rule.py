@@ -116,3 +116,24 @@ def test_python_reads_the_dialect_registry_from_the_core() -> None:
         assert ", ".join(f'"{n}"' for n in names[:-1]) in str(e)
     else:
         raise AssertionError("an unknown dialect was accepted")
+
+
+def test_the_kind_of_a_body_that_is_no_stream_comes_from_the_core() -> None:
+    """A JSON document that is no error, and a body that is not an event stream, each get
+    their own code from the core in every stream class; the command line reads the code
+    (it does not look at the bytes again)."""
+    from support import registry
+
+    for cls in registry.STREAMS.values():
+        s = cls()
+        s.consume(b'{"object": "chat.completion", "choices": []}')
+        s.finish()
+        assert s.error is not None and s.error.code == "json_body", cls
+        s = cls()
+        s.consume(b"<html><body>502 Bad Gateway</body></html>")
+        s.finish()
+        assert s.error is not None and s.error.code == "not_event_stream", cls
+    s = ssewire.ChatCompletionStream()
+    s.consume(b'{"error": {"message": "no", "type": "invalid_request_error"}}')
+    s.finish()
+    assert s.error is not None and s.error.code != "json_body" and s.error.message == "no"

@@ -286,7 +286,7 @@ def _not_a_stream(asm: _Assembly, n_items: int) -> Optional[str]:
     if not _first_significant(head):
         return "the input is empty" if not asm.size else "the input is only white space"
     err = asm.error
-    if err is not None and err.type == "invalid_response" and _first_significant(head) in (b"{", b"["):
+    if err is not None and err.code == "json_body":
         return "the input is a JSON document, not an event stream (and not an error body)"
     not_sse = err is not None and err.code == "not_event_stream"
     if not_sse or (n_items == 0 and not _core._is_event_stream(head)):
@@ -300,12 +300,7 @@ def _not_a_stream(asm: _Assembly, n_items: int) -> Optional[str]:
 def _is_rejected_json_item(item: Any, asm: _Assembly) -> bool:
     """The error item of a body that is not an event stream (a JSON document that is no
     error, an HTML page...): exit status 2, not an event."""
-    return isinstance(item, _core.ErrorItem) and (
-        item.error.code == "not_event_stream"
-        or (
-            item.error.type == "invalid_response" and _first_significant(bytes(asm.head[:64])) in (b"{", b"[")
-        )
-    )
+    return isinstance(item, _core.ErrorItem) and item.error.code in ("not_event_stream", "json_body")
 
 
 # --- running ---------------------------------------------------------------------------------

@@ -244,7 +244,7 @@ impl<'a> ErrorInfo<'a> {
             _ => ErrorInfo {
                 message: Cow::Borrowed("the response body is a JSON document, not an event stream"),
                 type_: Some("\"invalid_response\""),
-                code: None,
+                code: Some("\"json_body\""),
                 raw: serde_json::from_str::<serde::de::IgnoredAny>(trimmed)
                     .is_ok()
                     .then_some(trimmed),
