@@ -34,6 +34,7 @@
 pub mod base64;
 pub mod dialect;
 pub mod encode;
+pub mod eventstream;
 pub mod fold;
 pub mod http;
 pub mod jsonw;
