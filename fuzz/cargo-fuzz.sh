@@ -13,7 +13,7 @@ seconds="${1:-20}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(framing partial_json encode_roundtrip translate stream request http_response)
+    targets=(framing partial_json encode_roundtrip translate stream request http_response eventstream)
 fi
 if ! cargo +nightly --version > /dev/null 2>&1; then
     echo "cargo-fuzz needs the nightly toolchain (rustup toolchain install nightly)"; exit 1
@@ -34,6 +34,12 @@ for target in "${targets[@]}"; do
             printf '\x00{"model":"m","messages":[{"role":"system","content":"s"},{"role":"user","content":[{"type":"text","text":"hi"},{"type":"image_url","image_url":{"url":"data:image/png;base64,AA"}}]},{"role":"assistant","content":null,"tool_calls":[{"id":"a","type":"function","function":{"name":"f","arguments":"{}"}}]},{"role":"tool","tool_call_id":"a","content":"r"}],"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object"}}}],"tool_choice":"auto","max_tokens":9,"stop":["x"]}' > "$corpus/request-chat"
             printf '\x00{"model":"m","max_tokens":9,"system":"s","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"g"},{"type":"tool_use","id":"a","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"r","is_error":true}]}],"thinking":{"type":"enabled","budget_tokens":2000}}' > "$corpus/request-messages"
             printf '\x00{"contents":{"role":"user","parts":[{"text":"hi"},{"functionCall":{"name":"f","args":{}}}]},"system_instruction":{"parts":{"text":"s"}},"tools":{"function_declarations":[{"name":"f"}]},"generationConfig":{"thinkingConfig":{"thinkingLevel":"HIGH"}}}' > "$corpus/request-gemini"
+        fi
+        if [ "$target" = eventstream ]; then
+            # The AWS SDKs' event stream vectors (after the one byte that picks the cut).
+            for f in "$here"/../tests/data/eventstream/encoded/*/*; do
+                { printf '\x05'; cat "$f"; } > "$corpus/eventstream-$(basename "$(dirname "$f")")-$(basename "$f")"
+            done
         fi
         if [ "$target" = http_response ]; then
             # HTTP responses (after the one byte that picks the cut): every framing.

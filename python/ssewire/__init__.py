@@ -18,6 +18,7 @@ from ssewire._core import (
     ConcurrentUseError,
     ErrorItem,
     Event,
+    EventStreamMessage,
     EventTooLargeError,
     GeminiChunk,
     HTTPResponseReader,
@@ -30,11 +31,13 @@ from ssewire._core import (
     ToolCallDelta,
     __version__,
     encode_event,
+    encode_eventstream_message,
 )
 from ssewire._errors import HTTPProtocolError, HTTPStatusError, RequestError
 from ssewire._protocol import StreamProtocol
 from ssewire._reading import (
     ChatCompletionStream,
+    EventStreamParser,
     GeminiStream,
     MessagesStream,
     ResponsesStream,
@@ -56,6 +59,8 @@ __all__ = [
     "HTTPStatusError",
     "ErrorTranslation",
     "Event",
+    "EventStreamMessage",
+    "EventStreamParser",
     "EventTooLargeError",
     "GeminiChunk",
     "GeminiStream",
@@ -78,6 +83,7 @@ __all__ = [
     "accumulate",
     "detect_dialect",
     "encode_event",
+    "encode_eventstream_message",
     "translate",
     "translate_error",
     "translate_request",

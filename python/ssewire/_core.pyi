@@ -12,6 +12,9 @@ __all__ = [
     "__version__",
     "DEFAULT_MAX_EVENT_SIZE",
     "SSEParser",
+    "EventStreamParser",
+    "EventStreamMessage",
+    "encode_eventstream_message",
     "Event",
     "encode_event",
     "_is_event_stream",
@@ -133,6 +136,46 @@ class SSEParser:
     def retry(self) -> Optional[int]: ...
     @property
     def max_event_size(self) -> int: ...
+
+# --- the AWS event stream framing (Amazon Bedrock) ----------------------------------------
+
+_HeaderValue = Union[bool, int, str, bytes]
+
+@final
+class EventStreamMessage:
+    """One ``application/vnd.amazon.eventstream`` message: ``headers`` (values as botocore
+    gives them: bool, int, str, bytes; a timestamp as its milliseconds since the epoch, a UUID
+    as its 16 bytes) and ``payload``."""
+
+    @property
+    def headers(self) -> Dict[str, _HeaderValue]: ...
+    @property
+    def payload(self) -> bytes: ...
+    @property
+    def event_type(self) -> Optional[str]: ...
+    @property
+    def message_type(self) -> Optional[str]: ...
+
+@disjoint_base
+class EventStreamParser:
+    """Push-based parser of the AWS event stream framing: ``feed()`` bytes, get
+    ``EventStreamMessage``s; a CRC that does not match, a length that cannot be or a message
+    over ``max_event_size`` is an ``ErrorItem`` (its ``kind`` names the fault: the error's
+    ``code`` too) and framing stops."""
+
+    def __new__(cls, *, max_event_size: int = ...) -> Self: ...
+    def feed(self, data: _Bytes) -> list[Union[EventStreamMessage, ErrorItem]]: ...
+    def finish(self) -> list[ErrorItem]: ...
+    @property
+    def pending(self) -> bool: ...
+    @property
+    def error_item(self) -> Optional[ErrorItem]: ...
+    @property
+    def max_event_size(self) -> int: ...
+
+def encode_eventstream_message(headers: Dict[str, _HeaderValue], payload: _Bytes) -> bytes:
+    """One event stream message with both CRCs (an int header is written as a 4-byte int
+    when it fits, else 8)."""
 
 # --- LLM dialect streams -------------------------------------------------------------------
 

@@ -164,6 +164,11 @@ class SSEParser(_Reading, _core.SSEParser):
     __doc__ = _core.SSEParser.__doc__
 
 
+class EventStreamParser(_Reading, _core.EventStreamParser):
+    __slots__ = ()
+    __doc__ = _core.EventStreamParser.__doc__
+
+
 class ChatCompletionStream(_Tapping, _core.ChatCompletionStream):
     __slots__ = ()
     __doc__ = _core.ChatCompletionStream.__doc__
@@ -184,7 +189,14 @@ class GeminiStream(_Tapping, _core.GeminiStream):
     __doc__ = _core.GeminiStream.__doc__
 
 
-for _cls in (SSEParser, ChatCompletionStream, MessagesStream, ResponsesStream, GeminiStream):
+for _cls in (
+    SSEParser,
+    EventStreamParser,
+    ChatCompletionStream,
+    MessagesStream,
+    ResponsesStream,
+    GeminiStream,
+):
     _cls.__module__ = "ssewire"
 del _cls
 # The core makes a Translator's source stream of these classes (it imports no Python module).

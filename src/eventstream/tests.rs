@@ -1,8 +1,7 @@
 use super::*;
 
 /// The headers of the AWS SDKs' shared positive vector `all_headers` (every value type), in its
-/// order, with its payload, as its encoded bytes hold them (its decoded file gives the UUID as
-/// 00..0f and another message CRC: the bytes are the vector).
+/// order, with its payload.
 fn all_headers() -> (Vec<(&'static str, Value<'static>)>, &'static [u8]) {
     static UUID: [u8; 16] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16];
     (

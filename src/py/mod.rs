@@ -9,6 +9,7 @@ use pyo3::prelude::*;
 
 mod chat;
 mod errors;
+mod eventstream;
 mod gemini;
 mod http;
 mod input;
@@ -132,6 +133,9 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("DEFAULT_MAX_EVENT_SIZE", crate::sse::DEFAULT_MAX_EVENT_SIZE)?;
     m.add_class::<sse::SseParser>()?;
     m.add_class::<sse::Event>()?;
+    m.add_class::<eventstream::EventStreamParser>()?;
+    m.add_class::<eventstream::EventStreamMessage>()?;
+    m.add_function(wrap_pyfunction!(eventstream::encode_message, m)?)?;
     m.add_function(wrap_pyfunction!(sse::encode_event, m)?)?;
     m.add_function(wrap_pyfunction!(is_event_stream, m)?)?;
     m.add_function(wrap_pyfunction!(detect_dialect, m)?)?;

@@ -35,6 +35,16 @@ pub struct ErrorItem {
 }
 
 impl ErrorItem {
+    /// An error item of a framing that is not SSE (`event` and `data` are empty strings).
+    pub fn framing(py: Python<'_>, kind: &str, error: Py<PyAny>) -> Self {
+        ErrorItem {
+            kind: PyString::new(py, kind).unbind(),
+            error,
+            event: PyString::new(py, "").unbind(),
+            data: PyString::new(py, "").unbind(),
+        }
+    }
+
     /// Whether the server reported it (`kind == "stream_error"`), not a malformed frame.
     pub fn is_stream_error(&self, py: Python<'_>) -> bool {
         self.kind
