@@ -18,7 +18,7 @@ wants the text can therefore write ``except ssewire.StreamError as e: partial = 
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterable, Iterable, List, Optional, Union
+from typing import Any, AsyncIterable, Dict, Iterable, List, Optional, Union
 
 from ssewire import _core
 from ssewire._core import EventTooLargeError, SSEParser, StreamError
@@ -180,11 +180,22 @@ class _EventListAccumulator:
 _STREAM_CLASSES = {spec["name"]: spec["stream_class"] for spec in _core.DIALECTS}
 
 
-def _new_stream(dialect: str, max_event_size: Optional[int]) -> Any:
-    kwargs = {} if max_event_size is None else {"max_event_size": max_event_size}
+def _new_stream(dialect: str, max_event_size: Optional[int], framing: str = "sse") -> Any:
+    kwargs: Dict[str, Any] = {} if max_event_size is None else {"max_event_size": max_event_size}
     if dialect == "sse":
         return _EventStream(**kwargs)
-    return getattr(_core, _STREAM_CLASSES[dialect])(**kwargs)
+    return getattr(_core, _STREAM_CLASSES[dialect])(framing=framing, **kwargs)
+
+
+def _check_framing(dialect: str, framing: str) -> str:
+    if framing not in ("sse", "eventstream"):
+        raise ValueError(f"unknown framing {framing!r}: expected 'sse' or 'eventstream'")
+    if framing == "eventstream" and dialect in ("auto", "sse"):
+        raise ValueError(
+            "framing='eventstream' needs the dialect of the model's chunks named "
+            "(dialect='messages' for Claude on Bedrock's InvokeModelWithResponseStream)"
+        )
+    return framing
 
 
 def _check_dialect(dialect: str) -> str:
@@ -240,6 +251,7 @@ class _Assembly:
         "_max",
         "_record_too_large",
         "_items",
+        "_framing",
     )
 
     def __init__(
@@ -248,8 +260,10 @@ class _Assembly:
         max_event_size: Optional[int] = None,
         record_too_large: bool = False,
         items: bool = True,
+        framing: str = "sse",
     ) -> None:
         _check_dialect(dialect)
+        self._framing = _check_framing(dialect, framing)
         self._items = items
         self._max = max_event_size
         self._record_too_large = record_too_large
@@ -271,7 +285,7 @@ class _Assembly:
             self._start(dialect)
 
     def _start(self, dialect: str) -> None:
-        self.stream = _new_stream(dialect, self._max)
+        self.stream = _new_stream(dialect, self._max, self._framing)
         if dialect == "sse":
             self.acc = _EventListAccumulator()
             self._items = True
@@ -374,6 +388,7 @@ def accumulate(
     dialect: str = "auto",
     *,
     max_event_size: Optional[int] = None,
+    framing: str = "sse",
 ) -> dict:  # type: ignore[type-arg]
     """Read a whole streamed response body and return the final object it assembles.
 
@@ -384,6 +399,8 @@ def accumulate(
     ``"responses"``, ``"sse"`` or ``"auto"`` (default: sniffed from the first bytes with the
     rules of :func:`detect_dialect`, buffering at most :data:`SNIFF_LIMIT` bytes).
     ``max_event_size`` is passed to the stream (default: ``ssewire.DEFAULT_MAX_EVENT_SIZE``).
+    ``framing="eventstream"`` reads Amazon Bedrock's InvokeModelWithResponseStream body (each
+    ``chunk`` one document of the named dialect: ``"messages"`` for Claude).
 
     Returns the dict of the dialect's accumulator: a ``chat.completion`` for ``"chat"``, a
     ``message`` for ``"messages"``, the ``response`` object for ``"responses"`` (each shaped
@@ -398,7 +415,7 @@ def accumulate(
     ``EventTooLargeError`` (a ``ValueError``) propagates when an event outgrows
     ``max_event_size``; ``TypeError`` when ``data`` or a read is ``str``.
     """
-    asm = _Assembly(dialect, max_event_size, items=False)
+    asm = _Assembly(dialect, max_event_size, items=False, framing=framing)
     feed = asm.feed
     for read in _reads(data):
         feed(read)
@@ -411,12 +428,13 @@ async def aaccumulate(
     dialect: str = "auto",
     *,
     max_event_size: Optional[int] = None,
+    framing: str = "sse",
 ) -> dict:  # type: ignore[type-arg]
     """The ``async`` form of :func:`accumulate`: ``data`` is an async iterable of bytes
     (``response.aiter_bytes()`` of httpx, ``response.content.iter_any()`` of aiohttp), or
     an ``httpx.Response`` itself (read through ``aiter_bytes()``); a plain iterable or bytes
     object is accepted too. Same result and errors."""
-    asm = _Assembly(dialect, max_event_size, items=False)
+    asm = _Assembly(dialect, max_event_size, items=False, framing=framing)
     aiter_bytes = getattr(data, "aiter_bytes", None)
     if aiter_bytes is not None:  # an httpx.Response itself
         data = aiter_bytes()

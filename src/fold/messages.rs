@@ -94,8 +94,14 @@ pub struct MessagesFold {
     /// The model a `fallback` block says answered (`to.model` of the last one): the message's
     /// `model`, as the non-streaming message is relabelled.
     answered_by: Option<Out>,
+    /// Amazon Bedrock's `amazon-bedrock-invocationMetrics`, from the last event.
+    bedrock_metrics: Option<Out>,
     warnings: Vec<String>,
 }
+
+/// The key of Amazon Bedrock's invocation metrics (token counts and latencies) on the last
+/// event of an InvokeModelWithResponseStream body, and in the result.
+pub const BEDROCK_METRICS: &str = "amazon-bedrock-invocationMetrics";
 
 #[derive(Debug, Default)]
 struct Block {
@@ -405,7 +411,18 @@ impl MessagesFold {
                     }
                 }
             }
-            // `message_stop` and unknown event types carry nothing to accumulate.
+            // Amazon Bedrock's InvokeModelWithResponseStream puts its invocation metrics on
+            // the last event: kept under the same key in the result.
+            "message_stop" => {
+                let metrics = v.raw.and_then(Json::object).and_then(|entries| {
+                    let (_, value) = entries.iter().find(|(k, _)| k == BEDROCK_METRICS)?;
+                    Some(Out::json(value.get()))
+                });
+                if metrics.is_some() {
+                    self.bedrock_metrics = metrics;
+                }
+            }
+            // Unknown event types carry nothing to accumulate.
             _ => {}
         }
     }
@@ -558,6 +575,9 @@ impl MessagesFold {
             {
                 out.set(key, value.clone());
             }
+        }
+        if let Some(metrics) = &self.bedrock_metrics {
+            out.set(BEDROCK_METRICS, metrics.clone());
         }
         Out::Map(out)
     }

@@ -403,14 +403,33 @@ macro_rules! dialect_stream {
         #[pymethods]
         impl $name {
             #[new]
-            #[pyo3(signature = (*, max_event_size = $crate::sse::DEFAULT_MAX_EVENT_SIZE))]
-            fn new(py: Python<'_>, max_event_size: usize) -> Self {
-                $name {
-                    stream: $crate::stream::Stream::new(max_event_size),
+            #[pyo3(signature = (*, max_event_size = $crate::sse::DEFAULT_MAX_EVENT_SIZE, framing = "sse"))]
+            fn new(py: Python<'_>, max_event_size: usize, framing: &str) -> PyResult<Self> {
+                let mut stream = $crate::stream::Stream::new(max_event_size);
+                match framing {
+                    "sse" => {}
+                    "eventstream" => stream.read_eventstream(),
+                    other => {
+                        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                            "unknown framing {:?}: expected \"sse\" or \"eventstream\"",
+                            other.chars().take(40).collect::<String>()
+                        )))
+                    }
+                }
+                Ok($name {
+                    stream,
                     conv: $crate::py::stream::Conv::new(py),
                     items: <$items>::default(),
                     partial: Default::default(),
-                }
+                })
+            }
+
+            /// How the body is framed: `"sse"`, or `"eventstream"` (Amazon Bedrock's
+            /// InvokeModelWithResponseStream: each `chunk` event one document).
+            #[getter]
+            fn framing(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+                let this = $crate::py::errors::shared(slf, "stream")?;
+                Ok(if this.stream.is_eventstream() { "eventstream" } else { "sse" })
             }
 
             /// The garbage collector's view: the errors the stream holds (a raised

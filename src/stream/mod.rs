@@ -40,6 +40,7 @@ mod fast;
 pub use fast::*;
 
 pub mod chat;
+mod eventstream;
 pub mod gemini;
 pub mod messages;
 pub mod responses;
@@ -286,6 +287,9 @@ pub struct Stream<R> {
     body: Body,
     pub state: State,
     pub reader: R,
+    /// Bedrock's event stream framing in front of the dialect, when asked for
+    /// ([`Stream::read_eventstream`]).
+    eventstream: Option<Box<crate::eventstream::Decoder>>,
 }
 
 impl<R: Dialect> Stream<R> {
@@ -298,6 +302,7 @@ impl<R: Dialect> Stream<R> {
             body,
             state: State::default(),
             reader: R::default(),
+            eventstream: None,
         }
     }
 
@@ -319,6 +324,10 @@ impl<R: Dialect> Stream<R> {
     where
         R: Reader<S>,
     {
+        if self.eventstream.is_some() {
+            self.run_eventstream(bytes, sink)?;
+            return Ok(None);
+        }
         if bytes.len() >= DETACH_THRESHOLD {
             let body = &mut self.body;
             let (frames, too_large) = sink.detached(move || frame(body, bytes));
@@ -373,6 +382,7 @@ impl<R: Dialect> Stream<R> {
     where
         R: Reader<S>,
     {
+        self.finish_eventstream(sink)?;
         let End {
             last_event,
             mut cut_off,
