@@ -554,7 +554,17 @@ class PartialJSON:
 class Translator:
     """Translates an upstream stream in one dialect into another, event by event."""
 
-    def __new__(cls, source: str, target: str, *, max_event_size: int = ...) -> Self: ...
+    def __new__(
+        cls,
+        source: str,
+        target: str,
+        *,
+        max_event_size: int = ...,
+        framing: str = ...,
+        target_framing: str = ...,
+    ) -> Self: ...
+    @property
+    def target_framing(self) -> str: ...
     def feed(self, data: _Bytes) -> bytes:
         """Upstream bytes, cut anywhere, in; the bytes of the target's complete events out
         (``b""`` when nothing is owed yet). After ``finish()``, nothing: the input is ignored

@@ -56,9 +56,15 @@ fn stream_class<'py>(py: Python<'py>, dialect: Dialect) -> PyResult<Bound<'py, P
     }
 }
 
-fn new_stream(py: Python<'_>, dialect: Dialect, max_event_size: usize) -> PyResult<Py<PyAny>> {
+fn new_stream(
+    py: Python<'_>,
+    dialect: Dialect,
+    max_event_size: usize,
+    framing: &str,
+) -> PyResult<Py<PyAny>> {
     let kwargs = pyo3::types::PyDict::new(py);
     kwargs.set_item("max_event_size", max_event_size)?;
+    kwargs.set_item("framing", framing)?;
     Ok(stream_class(py, dialect)?.call((), Some(&kwargs))?.unbind())
 }
 
@@ -147,7 +153,7 @@ impl Translator {
     /// The source dialect is told: its stream is made and reads what was held.
     fn decide(&mut self, py: Python<'_>, dialect: Dialect) -> PyResult<()> {
         self.translation()?.set_source(dialect);
-        self.source = Some(new_stream(py, dialect, self.max_event_size)?);
+        self.source = Some(new_stream(py, dialect, self.max_event_size, "sse")?);
         if let Some(undecided) = self.undecided.take() {
             self.run(py, &undecided.held())?;
         }
@@ -167,17 +173,46 @@ impl Translator {
 #[pymethods]
 impl Translator {
     #[new]
-    #[pyo3(signature = (source, target, *, max_event_size = crate::sse::DEFAULT_MAX_EVENT_SIZE))]
-    fn new(py: Python<'_>, source: &str, target: &str, max_event_size: usize) -> PyResult<Self> {
+    #[pyo3(signature = (
+        source,
+        target,
+        *,
+        max_event_size = crate::sse::DEFAULT_MAX_EVENT_SIZE,
+        framing = "sse",
+        target_framing = "sse",
+    ))]
+    fn new(
+        py: Python<'_>,
+        source: &str,
+        target: &str,
+        max_event_size: usize,
+        framing: &str,
+        target_framing: &str,
+    ) -> PyResult<Self> {
         let target = target_dialect(target)?;
         let source = match source {
             "auto" => None,
             name => Some(source_dialect(name)?),
         };
+        let known = |f: &str| matches!(f, "sse" | "eventstream");
+        if !known(framing) || !known(target_framing) {
+            return Err(PyValueError::new_err(
+                "a framing is \"sse\" or \"eventstream\" (Amazon Bedrock's InvokeModelWithResponseStream)",
+            ));
+        }
+        if source.is_none() && framing != "sse" {
+            return Err(PyValueError::new_err(
+                "framing=\"eventstream\" needs the source dialect named (the chunks are read as it)",
+            ));
+        }
+        let mut t = Box::new(Translation::new(source, target));
+        if target_framing == "eventstream" {
+            t.write_eventstream();
+        }
         Ok(Translator {
-            t: Some(Box::new(Translation::new(source, target))),
+            t: Some(t),
             source: source
-                .map(|d| new_stream(py, d, max_event_size))
+                .map(|d| new_stream(py, d, max_event_size, framing))
                 .transpose()?,
             undecided: source.is_none().then(|| Sniffer::new(max_event_size)),
             max_event_size,
@@ -260,6 +295,18 @@ impl Translator {
     fn source_dialect(slf: &Bound<'_, Self>) -> PyResult<Option<&'static str>> {
         let mut this = errors::exclusive(slf, "translator")?;
         Ok(this.translation()?.source().map(Dialect::name))
+    }
+
+    /// The framing of the output: `"sse"`, or `"eventstream"` (Bedrock's
+    /// InvokeModelWithResponseStream `chunk` messages).
+    #[getter]
+    fn target_framing(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
+        let mut this = errors::exclusive(slf, "translator")?;
+        Ok(if this.translation()?.writes_eventstream() {
+            "eventstream"
+        } else {
+            "sse"
+        })
     }
 
     /// The target dialect's name.

@@ -36,24 +36,42 @@ impl Class {
             | "context_length_exceeded"
             | "FAILED_PRECONDITION"
             | "OUT_OF_RANGE"
-            | "validationException" => Class::InvalidRequest,
+            | "validationException"
+            | "ValidationException" => Class::InvalidRequest,
             "authentication_error" | "UNAUTHENTICATED" | "invalid_api_key" => Class::Authentication,
-            "permission_error" | "PERMISSION_DENIED" | "accessDeniedException" => Class::Permission,
-            "not_found_error" | "NOT_FOUND" | "model_not_found" => Class::NotFound,
+            "permission_error"
+            | "PERMISSION_DENIED"
+            | "accessDeniedException"
+            | "AccessDeniedException" => Class::Permission,
+            "not_found_error"
+            | "NOT_FOUND"
+            | "model_not_found"
+            | "resourceNotFoundException"
+            | "ResourceNotFoundException" => Class::NotFound,
             "request_too_large" => Class::TooLarge,
             "rate_limit_error"
             | "rate_limit_exceeded"
             | "RESOURCE_EXHAUSTED"
             | "insufficient_quota"
             | "throttlingException"
+            | "ThrottlingException"
+            | "serviceQuotaExceededException"
             | "tokens"
             | "requests" => Class::RateLimit,
             "overloaded_error"
             | "UNAVAILABLE"
             | "server_overloaded"
-            | "serviceUnavailableException" => Class::Overloaded,
-            "timeout_error" | "DEADLINE_EXCEEDED" | "timeout" => Class::Timeout,
-            "api_error" | "server_error" | "INTERNAL" | "internalServerException" => Class::Server,
+            | "serviceUnavailableException"
+            | "ServiceUnavailableException" => Class::Overloaded,
+            "timeout_error" | "DEADLINE_EXCEEDED" | "timeout" | "modelTimeoutException" => {
+                Class::Timeout
+            }
+            "api_error"
+            | "server_error"
+            | "INTERNAL"
+            | "internalServerException"
+            | "InternalServerException"
+            | "modelStreamErrorException" => Class::Server,
             _ => return None,
         })
     }
@@ -100,6 +118,19 @@ impl Class {
             Class::Overloaded => "overloaded_error",
             Class::Timeout => "timeout_error",
             Class::Server => "api_error",
+        }
+    }
+
+    /// Amazon Bedrock's exception type (an event stream exception's `:exception-type`).
+    pub fn bedrock(self) -> &'static str {
+        match self {
+            Class::InvalidRequest | Class::TooLarge => "validationException",
+            Class::Authentication | Class::Permission => "accessDeniedException",
+            Class::NotFound => "resourceNotFoundException",
+            Class::RateLimit => "throttlingException",
+            Class::Overloaded => "serviceUnavailableException",
+            Class::Timeout => "modelTimeoutException",
+            Class::Server => "internalServerException",
         }
     }
 

@@ -30,6 +30,7 @@ use crate::jsonw::push_str;
 
 pub mod carry;
 pub mod error;
+pub mod eventstream_out;
 pub mod read;
 mod standalone;
 pub mod write;
@@ -338,6 +339,8 @@ pub struct Translation {
     carry: Option<carry::CarryState>,
     /// The upstream has ended (`finish()`): what comes after is not read.
     ended: bool,
+    /// The output in Bedrock's InvokeModelWithResponseStream framing, when asked for.
+    framing_out: Option<Box<eventstream_out::EventStreamOut>>,
     /// The target protocol's rules, checked on the output in debug builds.
     #[cfg(debug_assertions)]
     invariants: write::check::Invariants,
@@ -373,6 +376,7 @@ impl Translation {
                 .filter(|s| carry::carries(*s, target.into()))
                 .map(|_| carry::CarryState::default()),
             ended: false,
+            framing_out: None,
             #[cfg(debug_assertions)]
             invariants: write::check::Invariants::new(target),
         }
@@ -425,9 +429,23 @@ impl Translation {
         self.writer.notes()
     }
 
+    /// Writes the output in Amazon Bedrock's InvokeModelWithResponseStream framing (event
+    /// stream `chunk` messages) instead of SSE.
+    pub fn write_eventstream(&mut self) {
+        self.framing_out = Some(Box::default());
+    }
+
+    /// Whether the output is in Bedrock's event stream framing.
+    pub fn writes_eventstream(&self) -> bool {
+        self.framing_out.is_some()
+    }
+
     /// The bytes of the target's events written since the last [`Translation::clear`].
-    pub fn output(&self) -> &[u8] {
-        self.writer.output()
+    pub fn output(&mut self) -> &[u8] {
+        match &mut self.framing_out {
+            Some(framing) => framing.convert(self.writer.output()),
+            None => self.writer.output(),
+        }
     }
 
     /// Forgets the output (its buffer is kept for the next events).
@@ -442,6 +460,9 @@ impl Translation {
             );
         }
         self.writer.clear();
+        if let Some(framing) = &mut self.framing_out {
+            framing.clear();
+        }
     }
 
     /// Makes room for the output of `input` more upstream bytes: twice as many (a target's
