@@ -291,6 +291,8 @@ pub struct Decoder {
     held: Vec<u8>,
     limit: usize,
     failed: bool,
+    /// Whether any byte was fed.
+    fed: bool,
 }
 
 impl Decoder {
@@ -300,7 +302,20 @@ impl Decoder {
             held: Vec::new(),
             limit,
             failed: false,
+            fed: false,
         }
+    }
+
+    /// Whether `first`, the first byte of a body, can start a message under the limit (a
+    /// message's first byte is the top byte of its length: 0 for any under 16 MiB). A body
+    /// that starts with text (a JSON error, an HTML page) cannot.
+    pub fn can_start_with(&self, first: u8) -> bool {
+        (usize::from(first) << 24) <= self.limit
+    }
+
+    /// Whether nothing was fed yet.
+    pub fn fresh(&self) -> bool {
+        !self.fed
     }
 
     pub fn max_event_size(&self) -> usize {
@@ -333,6 +348,7 @@ impl Decoder {
         if self.failed {
             return;
         }
+        self.fed |= !data.is_empty();
         // A message cut across feeds: complete it from the front of `data`.
         if !self.held.is_empty() {
             let need = match self.fill_prelude(&mut data) {

@@ -92,10 +92,15 @@ def test_python_reads_the_dialect_registry_from_the_core() -> None:
     from ssewire import _api, _core
 
     names = [spec["name"] for spec in _core.DIALECTS]
-    assert names == ["chat", "messages", "responses", "gemini"]
+    assert names == ["chat", "messages", "responses", "gemini", "converse"]
     assert list(_api.DIALECTS) == [*names, "sse"]
     for spec in _core.DIALECTS:
         cls = getattr(ssewire, spec["stream_class"])
+        assert cls().framing == spec["framing"]
+        if not spec["translates"]:  # read, not translated nor served yet
+            assert spec["name"] not in gateway.STREAMS
+            assert gateway.route(spec["stream_path"].replace("{model}", "m")) is None
+            continue
         assert gateway.STREAMS[spec["name"]] is cls
         # Translator makes its source stream of the registry's class
         t = ssewire.Translator(spec["name"], "chat" if spec["name"] != "chat" else "messages")
@@ -113,7 +118,7 @@ def test_python_reads_the_dialect_registry_from_the_core() -> None:
     try:
         ssewire.Translator("bedrock?", "chat")
     except ValueError as e:
-        assert ", ".join(f'"{n}"' for n in names[:-1]) in str(e)
+        assert ", ".join(f'"{n}"' for n in names[:3]) in str(e)
     else:
         raise AssertionError("an unknown dialect was accepted")
 

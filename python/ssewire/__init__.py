@@ -16,6 +16,7 @@ from ssewire._core import (
     ChatChunk,
     ChatCompletionAccumulator,
     ConcurrentUseError,
+    ConverseEvent,
     ErrorItem,
     Event,
     EventStreamMessage,
@@ -37,6 +38,7 @@ from ssewire._errors import HTTPProtocolError, HTTPStatusError, RequestError
 from ssewire._protocol import StreamProtocol
 from ssewire._reading import (
     ChatCompletionStream,
+    ConverseStream,
     EventStreamParser,
     GeminiStream,
     MessagesStream,
@@ -52,6 +54,8 @@ __all__ = [
     "ChatCompletionAccumulator",
     "ChatCompletionStream",
     "ConcurrentUseError",
+    "ConverseEvent",
+    "ConverseStream",
     "DEFAULT_MAX_EVENT_SIZE",
     "ErrorItem",
     "HTTPProtocolError",

@@ -180,14 +180,16 @@ class _EventListAccumulator:
 _STREAM_CLASSES = {spec["name"]: spec["stream_class"] for spec in _core.DIALECTS}
 
 
-def _new_stream(dialect: str, max_event_size: Optional[int], framing: str = "sse") -> Any:
+def _new_stream(dialect: str, max_event_size: Optional[int], framing: Optional[str] = None) -> Any:
     kwargs: Dict[str, Any] = {} if max_event_size is None else {"max_event_size": max_event_size}
     if dialect == "sse":
         return _EventStream(**kwargs)
     return getattr(_core, _STREAM_CLASSES[dialect])(framing=framing, **kwargs)
 
 
-def _check_framing(dialect: str, framing: str) -> str:
+def _check_framing(dialect: str, framing: Optional[str]) -> Optional[str]:
+    if framing is None:
+        return None
     if framing not in ("sse", "eventstream"):
         raise ValueError(f"unknown framing {framing!r}: expected 'sse' or 'eventstream'")
     if framing == "eventstream" and dialect in ("auto", "sse"):
@@ -260,7 +262,7 @@ class _Assembly:
         max_event_size: Optional[int] = None,
         record_too_large: bool = False,
         items: bool = True,
-        framing: str = "sse",
+        framing: Optional[str] = None,
     ) -> None:
         _check_dialect(dialect)
         self._framing = _check_framing(dialect, framing)
@@ -388,7 +390,7 @@ def accumulate(
     dialect: str = "auto",
     *,
     max_event_size: Optional[int] = None,
-    framing: str = "sse",
+    framing: Optional[str] = None,
 ) -> dict:  # type: ignore[type-arg]
     """Read a whole streamed response body and return the final object it assembles.
 
@@ -400,7 +402,8 @@ def accumulate(
     rules of :func:`detect_dialect`, buffering at most :data:`SNIFF_LIMIT` bytes).
     ``max_event_size`` is passed to the stream (default: ``ssewire.DEFAULT_MAX_EVENT_SIZE``).
     ``framing="eventstream"`` reads Amazon Bedrock's InvokeModelWithResponseStream body (each
-    ``chunk`` one document of the named dialect: ``"messages"`` for Claude).
+    ``chunk`` one document of the named dialect: ``"messages"`` for Claude); by default each
+    dialect's own framing (SSE; the event stream for ``"converse"``).
 
     Returns the dict of the dialect's accumulator: a ``chat.completion`` for ``"chat"``, a
     ``message`` for ``"messages"``, the ``response`` object for ``"responses"`` (each shaped
@@ -428,7 +431,7 @@ async def aaccumulate(
     dialect: str = "auto",
     *,
     max_event_size: Optional[int] = None,
-    framing: str = "sse",
+    framing: Optional[str] = None,
 ) -> dict:  # type: ignore[type-arg]
     """The ``async`` form of :func:`accumulate`: ``data`` is an async iterable of bytes
     (``response.aiter_bytes()`` of httpx, ``response.content.iter_any()`` of aiohttp), or

@@ -472,7 +472,7 @@ def _translate_main(argv: Sequence[str]) -> int:
         description="Translate a captured LLM stream into another dialect, event by event, to stdout.",
     )
     parser.add_argument("file", metavar="FILE", help="a captured response body, or - for stdin")
-    names = [spec["name"] for spec in _core.DIALECTS]
+    names = [spec["name"] for spec in _core.DIALECTS if spec["translates"]]
     parser.add_argument("--to", required=True, choices=names, help="the target dialect")
     parser.add_argument("--from", dest="source", default="auto", choices=("auto", *names),
                         help="the source dialect (default: told by its first events)")  # fmt: skip

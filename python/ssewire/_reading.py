@@ -159,6 +159,11 @@ class _Tapping(_Reading):
         self.finish()
 
 
+class ConverseStream(_Tapping, _core.ConverseStream):
+    __slots__ = ()
+    __doc__ = _core.ConverseStream.__doc__
+
+
 class SSEParser(_Reading, _core.SSEParser):
     __slots__ = ()
     __doc__ = _core.SSEParser.__doc__
@@ -192,6 +197,7 @@ class GeminiStream(_Tapping, _core.GeminiStream):
 for _cls in (
     SSEParser,
     EventStreamParser,
+    ConverseStream,
     ChatCompletionStream,
     MessagesStream,
     ResponsesStream,

@@ -63,8 +63,8 @@ from ssewire import _core
 
 __all__ = ["HEAD_TIMEOUT", "Route", "final_text", "main", "make_app", "record", "route", "runner", "serve"]
 
-#: The dialect registry of the core, by name.
-SPECS: Dict[str, Dict[str, Any]] = {spec["name"]: spec for spec in _core.DIALECTS}
+#: The dialect registry of the core, by name: the dialects the gateway serves (translated).
+SPECS: Dict[str, Dict[str, Any]] = {spec["name"]: spec for spec in _core.DIALECTS if spec["translates"]}
 STREAMS: Dict[str, Any] = {name: getattr(ssewire, spec["stream_class"]) for name, spec in SPECS.items()}
 #: The parts of the registry's path templates, as patterns.
 _TEMPLATE_PARTS = {"{model}": r"(?P<model>[^/:]+)", "{version}": r"(?P<version>v1(?:beta|alpha)?)"}

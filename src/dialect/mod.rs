@@ -14,6 +14,7 @@ use serde_json::value::RawValue;
 
 pub mod body;
 pub mod chat;
+pub mod converse;
 pub mod detect;
 pub mod gemini;
 pub mod messages;

@@ -19,6 +19,8 @@ pub enum Dialect {
     Responses,
     /// Google Gemini (`generateContent` / `streamGenerateContent`).
     Gemini,
+    /// Amazon Bedrock Converse (`ConverseStream`, in the AWS event stream framing).
+    Converse,
 }
 
 /// How a provider family names its rate-limit headers (they cross only within a family, or
@@ -31,6 +33,8 @@ pub enum Family {
     Anthropic,
     /// None passed on.
     Google,
+    /// Amazon: none passed on.
+    Amazon,
 }
 
 impl Family {
@@ -40,6 +44,7 @@ impl Family {
             Family::OpenAi => "openai",
             Family::Anthropic => "anthropic",
             Family::Google => "google",
+            Family::Amazon => "amazon",
         }
     }
 }
@@ -76,13 +81,17 @@ pub struct Spec {
     pub request_id: &'static str,
     /// The final object's keys for the model and the usage.
     pub result_keys: (&'static str, &'static str),
+    /// The body's framing: `"sse"`, or `"eventstream"` (AWS's binary event stream).
+    pub framing: &'static str,
+    /// Whether translations (streams and requests) and the gateway serve the dialect yet.
+    pub translates: bool,
     /// Whether one decoded document (with its SSE event name, `message` when none) is
     /// this dialect's own: the sniff rule of detection.
     pub owns: fn(event: &[u8], doc: &str) -> bool,
 }
 
 /// The registry, in [`Dialect`]'s order (`SPECS[d as usize].dialect == d`).
-pub static SPECS: [&Spec; 4] = [&CHAT, &MESSAGES, &RESPONSES, &GEMINI];
+pub static SPECS: [&Spec; 5] = [&CHAT, &MESSAGES, &RESPONSES, &GEMINI, &CONVERSE];
 
 static CHAT: Spec = Spec {
     dialect: Dialect::Chat,
@@ -98,6 +107,8 @@ static CHAT: Spec = Spec {
     client_key: (&["authorization", "api-key"], ""),
     request_id: "x-request-id",
     result_keys: ("model", "usage"),
+    framing: "sse",
+    translates: true,
     owns: super::chat::owns,
 };
 
@@ -115,6 +126,8 @@ static MESSAGES: Spec = Spec {
     client_key: (&["x-api-key", "authorization"], ""),
     request_id: "request-id",
     result_keys: ("model", "usage"),
+    framing: "sse",
+    translates: true,
     owns: super::messages::owns,
 };
 
@@ -132,6 +145,8 @@ static RESPONSES: Spec = Spec {
     client_key: (&["authorization", "api-key"], ""),
     request_id: "x-request-id",
     result_keys: ("model", "usage"),
+    framing: "sse",
+    translates: true,
     owns: super::responses::owns,
 };
 
@@ -149,11 +164,32 @@ static GEMINI: Spec = Spec {
     client_key: (&["x-goog-api-key", "authorization"], "key"),
     request_id: "x-request-id",
     result_keys: ("modelVersion", "usageMetadata"),
+    framing: "sse",
+    translates: true,
     owns: super::gemini::owns,
 };
 
-/// The order in which detection asks the dialects whether a document is theirs: the ones
-/// with the most distinctive shapes first (chat's shape is the loosest).
+static CONVERSE: Spec = Spec {
+    dialect: Dialect::Converse,
+    name: "converse",
+    stream_class: "ConverseStream",
+    letter: b'b',
+    family: Family::Amazon,
+    terminal: "messageStop",
+    stream_path: "/model/{model}/converse-stream",
+    whole_path: Some("/model/{model}/converse"),
+    query: &[],
+    key_header: ("authorization", ""),
+    client_key: (&["authorization"], ""),
+    request_id: "x-amzn-requestid",
+    result_keys: ("", "usage"),
+    framing: "eventstream",
+    translates: false,
+    owns: super::converse::owns,
+};
+
+/// The order in which detection asks the SSE dialects whether a document is theirs: the
+/// ones with the most distinctive shapes first (chat's shape is the loosest).
 pub const SNIFF_ORDER: [Dialect; 4] = [
     Dialect::Messages,
     Dialect::Responses,
@@ -163,11 +199,12 @@ pub const SNIFF_ORDER: [Dialect; 4] = [
 
 impl Dialect {
     /// Every dialect, in the registry's order.
-    pub const ALL: [Dialect; 4] = [
+    pub const ALL: [Dialect; 5] = [
         Dialect::Chat,
         Dialect::Messages,
         Dialect::Responses,
         Dialect::Gemini,
+        Dialect::Converse,
     ];
 
     /// The dialect's row of the registry.
@@ -177,6 +214,7 @@ impl Dialect {
             Dialect::Messages => &MESSAGES,
             Dialect::Responses => &RESPONSES,
             Dialect::Gemini => &GEMINI,
+            Dialect::Converse => &CONVERSE,
         }
     }
 
@@ -196,10 +234,14 @@ impl Dialect {
     }
 }
 
-/// The dialects' names for a message: `"chat", "messages", "responses" or "gemini"`, with
-/// `last` (say `"auto"`) after them when given.
+/// The names of the dialects translations serve, for a message: `"chat", "messages",
+/// "responses" or "gemini"`, with `last` (say `"auto"`) after them when given.
 pub fn expected(last: Option<&str>) -> String {
-    let mut names: Vec<String> = SPECS.iter().map(|s| format!("{:?}", s.name)).collect();
+    let mut names: Vec<String> = SPECS
+        .iter()
+        .filter(|s| s.translates)
+        .map(|s| format!("{:?}", s.name))
+        .collect();
     names.extend(last.map(|l| format!("{l:?}")));
     match names.split_last() {
         Some((tail, head)) if !head.is_empty() => format!("{} or {tail}", head.join(", ")),
@@ -223,7 +265,8 @@ mod tests {
         letters.dedup();
         assert_eq!(letters.len(), SPECS.len());
         for d in Dialect::ALL {
-            assert!(SNIFF_ORDER.contains(&d));
+            // Every SSE dialect is sniffed; an event stream body is never SSE.
+            assert_eq!(SNIFF_ORDER.contains(&d), d.spec().framing == "sse");
         }
         assert_eq!(Dialect::parse("sse"), None);
         assert_eq!(

@@ -18,6 +18,7 @@ use serde_json::value::RawValue;
 use crate::dialect::json::Str;
 
 pub mod chat;
+pub mod converse;
 pub mod gemini;
 pub mod messages;
 pub mod responses;
@@ -34,6 +35,8 @@ pub enum Out {
     Json(Box<str>),
     List(Vec<Out>),
     Map(Map),
+    /// Binary data (Bedrock's redacted reasoning: bytes, as boto3 gives a blob).
+    Bytes(Vec<u8>),
 }
 
 impl Out {
@@ -71,6 +74,8 @@ impl Out {
             Out::Int(i) => out.push_str(&i.to_string()),
             Out::Str(s) => push_json_string(out, s),
             Out::Json(text) => out.push_str(text.trim()),
+            // JSON has no bytes: base64, as AWS's JSON protocols write a blob.
+            Out::Bytes(b) => push_json_string(out, &crate::base64::encode(b)),
             Out::List(items) => {
                 out.push('[');
                 for (i, item) in items.iter().enumerate() {

@@ -289,6 +289,7 @@ pub fn out_to_py<'py>(py: Python<'py>, value: &crate::fold::Out) -> PyResult<Bou
         },
         Out::Str(s) => PyString::new(py, s).into_any(),
         Out::Json(text) => to_py(py, text)?,
+        Out::Bytes(b) => pyo3::types::PyBytes::new(py, b).into_any(),
         Out::List(items) => {
             let list = PyList::empty(py);
             for item in items {

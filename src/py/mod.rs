@@ -8,6 +8,7 @@
 use pyo3::prelude::*;
 
 mod chat;
+mod converse;
 mod errors;
 mod eventstream;
 mod gemini;
@@ -121,6 +122,8 @@ fn registry(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyTuple>> {
         d.set_item("request_id", s.request_id)?;
         d.set_item("model_key", s.result_keys.0)?;
         d.set_item("usage_key", s.result_keys.1)?;
+        d.set_item("framing", s.framing)?;
+        d.set_item("translates", s.translates)?;
         Ok(d)
     });
     pyo3::types::PyTuple::new(py, rows.collect::<PyResult<Vec<_>>>()?)
@@ -162,6 +165,8 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<responses::ResponseAccumulator>()?;
     m.add_class::<gemini::GeminiChunk>()?;
     m.add_class::<gemini::GeminiStream>()?;
+    m.add_class::<converse::ConverseEvent>()?;
+    m.add_class::<converse::ConverseStream>()?;
     m.add_class::<partial::PartialJSON>()?;
     m.add_class::<translate::Translator>()?;
     m.add_class::<http::HttpResponseReader>()?;

@@ -12,7 +12,7 @@ use crate::translate::Dialect;
 pyo3::import_exception!(ssewire._errors, RequestError);
 
 fn dialect(name: &str, role: &str) -> PyResult<Dialect> {
-    Dialect::parse(name).ok_or_else(|| {
+    Dialect::parse(name).filter(|d| d.spec().translates).ok_or_else(|| {
         PyValueError::new_err(format!(
             "unknown {role} dialect {:?}: expected {}",
             name.chars().take(40).collect::<String>(),

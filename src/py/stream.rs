@@ -403,16 +403,22 @@ macro_rules! dialect_stream {
         #[pymethods]
         impl $name {
             #[new]
-            #[pyo3(signature = (*, max_event_size = $crate::sse::DEFAULT_MAX_EVENT_SIZE, framing = "sse"))]
-            fn new(py: Python<'_>, max_event_size: usize, framing: &str) -> PyResult<Self> {
+            #[pyo3(signature = (*, max_event_size = $crate::sse::DEFAULT_MAX_EVENT_SIZE, framing = None))]
+            fn new(py: Python<'_>, max_event_size: usize, framing: Option<&str>) -> PyResult<Self> {
                 let mut stream = $crate::stream::Stream::new(max_event_size);
-                match framing {
-                    "sse" => {}
-                    "eventstream" => stream.read_eventstream(),
-                    other => {
+                // `None`: the dialect's own framing (SSE, or Converse's event stream).
+                match (framing, stream.is_eventstream()) {
+                    (None, _) | (Some("eventstream"), true) | (Some("sse"), false) => {}
+                    (Some("eventstream"), false) => stream.read_eventstream(),
+                    (Some(other), _) => {
                         return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                            "unknown framing {:?}: expected \"sse\" or \"eventstream\"",
-                            other.chars().take(40).collect::<String>()
+                            "framing {:?} is not one this stream reads: expected {}",
+                            other.chars().take(40).collect::<String>(),
+                            if stream.is_eventstream() {
+                                "\"eventstream\""
+                            } else {
+                                "\"sse\" or \"eventstream\""
+                            }
                         )))
                     }
                 }

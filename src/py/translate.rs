@@ -69,7 +69,7 @@ fn new_stream(
 }
 
 fn source_dialect(name: &str) -> PyResult<Dialect> {
-    Dialect::parse(name).ok_or_else(|| {
+    Dialect::parse(name).filter(|d| d.spec().translates).ok_or_else(|| {
         PyValueError::new_err(format!(
             "unknown source dialect {:?}: expected {}",
             name.chars().take(40).collect::<String>(),

@@ -320,6 +320,11 @@ pub struct Translated {
 /// The Messages default when the client gave no `max_tokens` (Messages requires one).
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 
+/// A dialect the request translation does not serve yet (refused before any reading).
+fn unreachable_request<T: Default>() -> T {
+    T::default()
+}
+
 /// Translates `body`, a request of `source`, into `target`; `model` names the model when the
 /// body does not (a Gemini client names it in the URL path).
 pub fn translate(
@@ -328,11 +333,20 @@ pub fn translate(
     target: Dialect,
     model: Option<&str>,
 ) -> Result<Translated, RequestError> {
+    for d in [source, target] {
+        if !d.spec().translates {
+            return Err(RequestError {
+                message: format!("{} requests are not translated yet", d.name()),
+                path: String::new(),
+            });
+        }
+    }
     let mut request = match source {
         Dialect::Chat => chat::read(body)?,
         Dialect::Messages => messages::read(body)?,
         Dialect::Responses => responses::read(body)?,
         Dialect::Gemini => gemini::read(body)?,
+        Dialect::Converse => unreachable_request(),
     };
     if let Some(model) = model {
         request.model = Some(model.to_owned());
@@ -368,6 +382,7 @@ pub fn translate(
             );
             (gemini::write(&request, &mut notes), path)
         }
+        Dialect::Converse => (unreachable_request(), String::new()),
     };
     write_settings(&request.settings, target, &mut body, &mut notes);
     Ok(Translated {

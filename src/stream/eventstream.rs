@@ -20,8 +20,9 @@ use crate::eventstream::{Decoder, Fault, Message};
 
 /// What one event stream message is to the dialect's stream.
 enum Piece {
-    /// A document of the dialect.
-    Doc(String),
+    /// A document of the dialect, with its event name when the message's `:event-type`
+    /// names the event (Converse).
+    Doc(Option<String>, String),
     /// An error the service sent, or a framing fault.
     Error {
         message: String,
@@ -52,7 +53,7 @@ fn json_string(s: &str) -> String {
 }
 
 impl Piece {
-    fn of(read: Result<Message<'_>, Fault>) -> Piece {
+    fn of(read: Result<Message<'_>, Fault>, native: bool) -> Piece {
         let message = match read {
             Ok(m) => m,
             Err(fault) => {
@@ -66,10 +67,16 @@ impl Piece {
         };
         let payload = String::from_utf8_lossy(message.payload);
         match message.string(":message-type").unwrap_or("event") {
+            "event" if native => match message.string(":event-type") {
+                Some(kind) => Piece::Doc(Some(kind.to_owned()), payload.into_owned()),
+                None => Piece::Malformed("an event message without :event-type".into()),
+            },
             "event" => match message.string(":event-type") {
                 Some("chunk") => match serde_json::from_str::<Chunk<'_>>(&payload) {
                     Ok(Chunk { bytes: Some(b64) }) => match crate::base64::decode(&b64) {
-                        Some(bytes) => Piece::Doc(String::from_utf8_lossy(&bytes).into_owned()),
+                        Some(bytes) => {
+                            Piece::Doc(None, String::from_utf8_lossy(&bytes).into_owned())
+                        }
                         None => Piece::Malformed("a chunk whose bytes are not base64".into()),
                     },
                     _ => Piece::Malformed(format!(
@@ -131,7 +138,7 @@ impl<R: Dialect> Stream<R> {
     {
         let mut pieces = Vec::new();
         if let Some(decoder) = self.eventstream.as_mut() {
-            decoder.feed(bytes, |read| pieces.push(Piece::of(read)));
+            decoder.feed(bytes, |read| pieces.push(Piece::of(read, R::EVENTSTREAM)));
         }
         self.pieces(pieces, sink)
     }
@@ -143,7 +150,7 @@ impl<R: Dialect> Stream<R> {
     {
         let fault = self.eventstream.as_mut().and_then(|d| d.finish());
         match fault {
-            Some(fault) => self.pieces(vec![Piece::of(Err(fault))], sink),
+            Some(fault) => self.pieces(vec![Piece::of(Err(fault), R::EVENTSTREAM)], sink),
             None => Ok(()),
         }
     }
@@ -154,9 +161,9 @@ impl<R: Dialect> Stream<R> {
     {
         for piece in pieces {
             match piece {
-                Piece::Doc(data) => {
+                Piece::Doc(event, data) => {
                     let frame = Frame {
-                        event: None,
+                        event: event.map(|e| Cow::Owned(e.into_bytes())),
                         data: Cow::Owned(data),
                     };
                     self.convert(std::slice::from_ref(&frame), false, sink)?;

@@ -40,6 +40,7 @@ mod fast;
 pub use fast::*;
 
 pub mod chat;
+pub mod converse;
 mod eventstream;
 pub mod gemini;
 pub mod messages;
@@ -227,6 +228,10 @@ pub trait Dialect: Default {
     /// (Gemini without `?alt=sse`), rather than as one JSON (error) body.
     const JSON_ARRAYS: bool = false;
 
+    /// Whether the body is always the AWS event stream framing, each message's
+    /// `:event-type` the event's name and its payload the document (Bedrock Converse).
+    const EVENTSTREAM: bool = false;
+
     /// Whether a decoded document (of a frame with event type `event`) is the dialect's own.
     fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> Belongs;
 
@@ -302,7 +307,8 @@ impl<R: Dialect> Stream<R> {
             body,
             state: State::default(),
             reader: R::default(),
-            eventstream: None,
+            eventstream: R::EVENTSTREAM
+                .then(|| Box::new(crate::eventstream::Decoder::new(max_event_size))),
         }
     }
 
@@ -324,9 +330,18 @@ impl<R: Dialect> Stream<R> {
     where
         R: Reader<S>,
     {
-        if self.eventstream.is_some() {
-            self.run_eventstream(bytes, sink)?;
-            return Ok(None);
+        if let Some(decoder) = &self.eventstream {
+            match bytes.first() {
+                // A body that cannot be an event stream (a JSON error from the service, an
+                // HTML page from a proxy) is read as such, by the framer below.
+                Some(&first) if decoder.fresh() && !decoder.can_start_with(first) => {
+                    self.eventstream = None;
+                }
+                _ => {
+                    self.run_eventstream(bytes, sink)?;
+                    return Ok(None);
+                }
+            }
         }
         if bytes.len() >= DETACH_THRESHOLD {
             let body = &mut self.body;

@@ -229,6 +229,8 @@ pub fn write_error(
     code: Option<&str>,
 ) -> Value {
     match target {
+        // Bedrock's error body; its class travels in the `x-amzn-ErrorType` header.
+        Dialect::Converse => json!({"message": message}),
         Dialect::Messages => json!({
             "type": "error",
             "error": {"type": class.anthropic(), "message": message},

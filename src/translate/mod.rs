@@ -58,6 +58,7 @@ impl Target {
             Dialect::Messages => Some(Target::Messages),
             Dialect::Responses => Some(Target::Responses),
             Dialect::Gemini => Some(Target::Gemini),
+            Dialect::Converse => None,
         }
     }
 
@@ -318,13 +319,15 @@ enum Reader {
     Gemini(read::GeminiReader),
 }
 
-fn reader_for(source: Dialect) -> Reader {
-    match source {
+fn reader_for(source: Dialect) -> Option<Reader> {
+    Some(match source {
         Dialect::Chat => Reader::Chat(read::ChatReader::default()),
         Dialect::Messages => Reader::Messages(read::MessagesReader::default()),
         Dialect::Responses => Reader::Responses(read::ResponsesReader::default()),
         Dialect::Gemini => Reader::Gemini(read::GeminiReader::default()),
-    }
+        // Not a translation source yet (`Spec::translates`): nothing is read.
+        Dialect::Converse => return None,
+    })
 }
 
 /// A translation: what the upstream stream reads (as [`Upstream`] calls) into the neutral
@@ -368,7 +371,7 @@ impl Translation {
     /// `target`.
     pub fn new(source: Option<Dialect>, target: Target) -> Self {
         Translation {
-            reader: source.map(reader_for),
+            reader: source.and_then(reader_for),
             source,
             writer: write::writer(target),
             target,
@@ -408,7 +411,7 @@ impl Translation {
     pub fn set_source(&mut self, source: Dialect) {
         if self.source.is_none() {
             self.source = Some(source);
-            self.reader = Some(reader_for(source));
+            self.reader = reader_for(source);
             if carry::carries(source, self.target.into()) {
                 self.carry = Some(carry::CarryState::default());
             }

@@ -5,6 +5,7 @@
 
 use super::{Dialect, Sniffer, Target, Translation};
 use crate::stream::chat::ChatReader;
+use crate::stream::converse::ConverseReader;
 use crate::stream::gemini::GeminiReader;
 use crate::stream::messages::MessagesReader;
 use crate::stream::responses::ResponsesReader;
@@ -16,6 +17,7 @@ enum Source {
     Messages(Box<Stream<MessagesReader<()>>>),
     Responses(Box<Stream<ResponsesReader<()>>>),
     Gemini(Box<Stream<GeminiReader<()>>>),
+    Converse(Box<Stream<ConverseReader<()>>>),
 }
 
 /// Runs `$body` with `$s` bound to the stream of whichever dialect `$source` reads.
@@ -26,6 +28,7 @@ macro_rules! each_source {
             Source::Messages($s) => $body,
             Source::Responses($s) => $body,
             Source::Gemini($s) => $body,
+            Source::Converse($s) => $body,
         }
     };
 }
@@ -37,6 +40,7 @@ impl Source {
             Dialect::Messages => Source::Messages(Box::new(Stream::new(max_event_size))),
             Dialect::Responses => Source::Responses(Box::new(Stream::new(max_event_size))),
             Dialect::Gemini => Source::Gemini(Box::new(Stream::new(max_event_size))),
+            Dialect::Converse => Source::Converse(Box::new(Stream::new(max_event_size))),
         }
     }
 

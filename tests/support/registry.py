@@ -10,7 +10,9 @@ import ssewire
 from ssewire import _core
 
 #: Every dialect's name, in the registry's order.
-NAMES: Tuple[str, ...] = tuple(spec["name"] for spec in _core.DIALECTS)
+ALL: Tuple[str, ...] = tuple(spec["name"] for spec in _core.DIALECTS)
+#: The dialects translations and the gateway serve (the registry's ``translates``).
+NAMES: Tuple[str, ...] = tuple(spec["name"] for spec in _core.DIALECTS if spec["translates"])
 #: Each dialect's public stream class.
 STREAMS: Dict[str, Any] = {spec["name"]: getattr(ssewire, spec["stream_class"]) for spec in _core.DIALECTS}
 #: Every ordered pair of two different dialects (a translation's source and target).

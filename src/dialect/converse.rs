@@ -1,0 +1,171 @@
+//! Amazon Bedrock Converse stream events (`ConverseStream`): the payload of one event stream
+//! message, whose `:event-type` header names the event (`messageStart`, `contentBlockStart`,
+//! `contentBlockDelta`, `contentBlockStop`, `messageStop`, `metadata`), decoded into one flat
+//! borrowed struct. Bedrock pads each payload with a random string under `p` (ignored).
+//!
+//! The common deltas (text, tool input, reasoning text and signature) land in typed fields;
+//! the rare parts (a block's `start`, a citation, usage, metrics, trace, the model's extra
+//! response fields) stay raw JSON. Nothing is carried across events. Cost: one pass over each
+//! payload.
+
+use std::borrow::Cow;
+
+use serde::Deserialize;
+use serde_json::value::RawValue;
+
+use super::Belongs;
+
+/// The event types of a Converse stream.
+pub const EVENTS: [&str; 6] = [
+    "messageStart",
+    "contentBlockStart",
+    "contentBlockDelta",
+    "contentBlockStop",
+    "messageStop",
+    "metadata",
+];
+
+/// One Converse stream event's payload, flattened.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Event<'a> {
+    /// `messageStart`.
+    #[serde(borrow, default)]
+    pub role: Option<Cow<'a, str>>,
+    #[serde(default)]
+    pub content_block_index: Option<i64>,
+    /// `contentBlockStart`: `{"toolUse": {"toolUseId", "name"}}` and others, as sent.
+    #[serde(borrow, default)]
+    pub start: Option<&'a RawValue>,
+    /// `contentBlockDelta`.
+    #[serde(borrow, default)]
+    pub delta: Option<Delta<'a>>,
+    /// `messageStop`.
+    #[serde(borrow, default)]
+    pub stop_reason: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub additional_model_response_fields: Option<&'a RawValue>,
+    /// `metadata`.
+    #[serde(borrow, default)]
+    pub usage: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub metrics: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub trace: Option<&'a RawValue>,
+    #[serde(borrow, default)]
+    pub performance_config: Option<&'a RawValue>,
+    /// An exception's payload, or an error document.
+    #[serde(borrow, default, alias = "Message")]
+    pub message: Option<Cow<'a, str>>,
+}
+
+/// The `delta` of `contentBlockDelta`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Delta<'a> {
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub tool_use: Option<ToolUseDelta<'a>>,
+    #[serde(borrow, default)]
+    pub reasoning_content: Option<ReasoningDelta<'a>>,
+    #[serde(borrow, default)]
+    pub citation: Option<&'a RawValue>,
+}
+
+/// `delta.toolUse`: a piece of the call's JSON input.
+#[derive(Debug, Default, Deserialize)]
+pub struct ToolUseDelta<'a> {
+    #[serde(borrow, default)]
+    pub input: Option<Cow<'a, str>>,
+}
+
+/// `delta.reasoningContent`: reasoning text, its signature, or redacted reasoning (base64).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReasoningDelta<'a> {
+    #[serde(borrow, default)]
+    pub text: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub signature: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub redacted_content: Option<Cow<'a, str>>,
+}
+
+/// `start.toolUse`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ToolStart<'a> {
+    #[serde(borrow, default)]
+    pub tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub name: Option<Cow<'a, str>>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Start<'a> {
+    #[serde(borrow, default)]
+    tool_use: Option<ToolStart<'a>>,
+}
+
+impl<'a> Event<'a> {
+    /// The tool call a `contentBlockStart` opens, if it opens one.
+    pub fn tool_start(&self) -> Option<ToolStart<'a>> {
+        let start: Start<'a> = serde_json::from_str(self.start?.get()).ok()?;
+        start.tool_use
+    }
+
+    /// Whether `event` (the `:event-type`) is a Converse event.
+    pub fn belongs(&self, event: &[u8]) -> Belongs {
+        if EVENTS.iter().any(|e| e.as_bytes() == event) {
+            Belongs::Own
+        } else if self.message.is_some() {
+            Belongs::Neutral
+        } else {
+            Belongs::Foreign
+        }
+    }
+}
+
+/// Decodes one event's payload.
+pub fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
+    serde_json::from_str(doc)
+}
+
+/// Whether `doc` (a payload, `event` its `:event-type`) is this dialect's own: the dialect's
+/// sniff rule in the registry (`super::registry`).
+pub fn owns(event: &[u8], doc: &str) -> bool {
+    decode(doc).is_ok_and(|e| e.belongs(event) == Belongs::Own)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn decodes_each_event_kind() {
+        let e = decode(r#"{"contentBlockIndex":0,"delta":{"text":"Hi \"there\""},"p":"abc"}"#)
+            .unwrap();
+        assert_eq!(e.content_block_index, Some(0));
+        assert_eq!(e.delta.unwrap().text.as_deref(), Some("Hi \"there\""));
+        let e = decode(r#"{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"t1","name":"f"}}}"#)
+            .unwrap();
+        let t = e.tool_start().unwrap();
+        assert_eq!((t.tool_use_id.as_deref(), t.name.as_deref()), (Some("t1"), Some("f")));
+        let e = decode(r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\":"}}}"#).unwrap();
+        assert_eq!(e.delta.unwrap().tool_use.unwrap().input.as_deref(), Some("{\"a\":"));
+        let e = decode(r#"{"delta":{"reasoningContent":{"signature":"sig"}},"contentBlockIndex":0}"#)
+            .unwrap();
+        assert_eq!(
+            e.delta.unwrap().reasoning_content.unwrap().signature.as_deref(),
+            Some("sig")
+        );
+        let e = decode(r#"{"stopReason":"tool_use"}"#).unwrap();
+        assert_eq!(e.stop_reason.as_deref(), Some("tool_use"));
+        let e = decode(r#"{"usage":{"inputTokens":3},"metrics":{"latencyMs":10}}"#).unwrap();
+        assert_eq!(e.usage.unwrap().get(), r#"{"inputTokens":3}"#);
+        assert!(owns(b"metadata", r#"{"usage":{}}"#));
+        assert!(!owns(b"message", r#"{"choices":[]}"#));
+    }
+}

@@ -1,0 +1,291 @@
+//! The Converse fold: Bedrock `ConverseStream` events folded into the dict boto3's
+//! `converse()` returns for the same answer:
+//!
+//! ```text
+//! {"output": {"message": {"role": "assistant", "content": [...]}}, "stopReason": ...,
+//!  "usage": {...}, "metrics": {...}}   (+ "additionalModelResponseFields", "trace",
+//!                                         "performanceConfig" when the stream sent them)
+//! ```
+//!
+//! Blocks by `contentBlockIndex`, in index order. A text block has no start event: its first
+//! delta makes it (`{"text"}`; with citations `{"citationsContent": {"content": [{"text"}],
+//! "citations": [...]}}`); a tool block starts with `start.toolUse` (`toolUseId`, `name`) and
+//! its `input` arrives as JSON text in pieces, joined and read as a value (`{}` when none came,
+//! read as partial JSON as it arrives for `partial_arguments`); a reasoning block is
+//! `{"reasoningContent": {"reasoningText": {"text", "signature"}}}`, or
+//! `{"reasoningContent": {"redactedContent": bytes}}` for redacted reasoning (base64 on the
+//! wire). `stopReason` and `additionalModelResponseFields` come from `messageStop`; `usage`,
+//! `metrics`, `trace` and `performanceConfig` from `metadata` (the last one sent).
+//!
+//! Carried across events: the fold state (owned text). Cost: each piece is appended once.
+
+use crate::dialect::converse::Event;
+use crate::partial::PartialJson;
+
+use super::{check_json, note, IntMap, Map, Out};
+
+/// What one block holds.
+#[derive(Debug, Default)]
+struct Block {
+    text: String,
+    tool: Option<(String, String)>,
+    input: String,
+    partial: PartialJson,
+    reasoning: Option<String>,
+    signature: Option<String>,
+    redacted: Option<Vec<u8>>,
+    citations: Vec<Out>,
+    /// Another block type's start, as sent (kept whole).
+    other: Option<Box<str>>,
+}
+
+/// The Converse fold: everything accumulated so far.
+#[derive(Debug, Default)]
+pub struct ConverseFold {
+    role: Option<String>,
+    blocks: IntMap<Block>,
+    stop_reason: Option<String>,
+    /// The raw JSON of the later top-level parts, by their key.
+    parts: Map,
+    warnings: Vec<String>,
+}
+
+impl ConverseFold {
+    /// Folds one event; `kind` is its `:event-type`.
+    pub fn add(&mut self, kind: &str, e: &Event<'_>) {
+        match kind {
+            "messageStart" => {
+                if let Some(role) = &e.role {
+                    self.role = Some(role.to_string());
+                }
+            }
+            "contentBlockStart" => {
+                let block = self.block(e.content_block_index);
+                match e.tool_start() {
+                    Some(t) => {
+                        let id = t.tool_use_id.as_deref().unwrap_or_default().to_owned();
+                        let name = t.name.as_deref().unwrap_or_default().to_owned();
+                        block.tool = Some((id, name));
+                    }
+                    None => block.other = e.start.map(|s| s.get().into()),
+                }
+            }
+            "contentBlockDelta" => self.delta(e),
+            "messageStop" => {
+                if let Some(reason) = &e.stop_reason {
+                    self.stop_reason = Some(reason.to_string());
+                }
+                if let Some(fields) = e.additional_model_response_fields {
+                    self.parts
+                        .set("additionalModelResponseFields", Out::json(fields.get()));
+                }
+            }
+            "metadata" => {
+                for (key, value) in [
+                    ("usage", e.usage),
+                    ("metrics", e.metrics),
+                    ("trace", e.trace),
+                    ("performanceConfig", e.performance_config),
+                ] {
+                    if let Some(value) = value {
+                        self.parts.set(key, Out::json(value.get()));
+                    }
+                }
+            }
+            // contentBlockStop, and event types of later API versions: nothing to keep.
+            _ => {}
+        }
+    }
+
+    fn block(&mut self, index: Option<i64>) -> &mut Block {
+        self.blocks
+            .get_or_insert_with(index.unwrap_or(0), Block::default)
+    }
+
+    fn delta(&mut self, e: &Event<'_>) {
+        let Some(delta) = &e.delta else {
+            return;
+        };
+        let mut bad_base64 = false;
+        let block = self.block(e.content_block_index);
+        if let Some(text) = &delta.text {
+            block.text.push_str(text);
+        }
+        if let Some(input) = delta.tool_use.as_ref().and_then(|t| t.input.as_deref()) {
+            block.input.push_str(input);
+            let _ = block.partial.feed_str(input);
+        }
+        if let Some(r) = &delta.reasoning_content {
+            if let Some(text) = &r.text {
+                block.reasoning.get_or_insert_with(String::new).push_str(text);
+            }
+            if let Some(sig) = &r.signature {
+                block.signature.get_or_insert_with(String::new).push_str(sig);
+            }
+            if let Some(data) = &r.redacted_content {
+                match crate::base64::decode(data) {
+                    Some(bytes) => block.redacted.get_or_insert_with(Vec::new).extend(bytes),
+                    None => bad_base64 = true,
+                }
+            }
+        }
+        if let Some(citation) = delta.citation {
+            block.citations.push(Out::json(citation.get()));
+        }
+        if bad_base64 {
+            note(
+                &mut self.warnings,
+                "redacted reasoning that is not base64 (dropped)".into(),
+            );
+        }
+    }
+
+    /// The tool input read so far of block `index` (`partial_arguments`).
+    pub fn arguments(&self, index: i64) -> Option<&PartialJson> {
+        self.blocks
+            .get(index)
+            .filter(|b| b.tool.is_some())
+            .map(|b| &b.partial)
+    }
+
+    pub fn warnings(&mut self) -> Vec<String> {
+        self.warnings.clone()
+    }
+
+    /// The `converse()` response folded so far.
+    pub fn result(&mut self) -> Out {
+        let mut content = Vec::new();
+        let mut invalid = Vec::new();
+        for (index, block) in self.blocks.sorted() {
+            content.push(block.build(index, &mut invalid));
+        }
+        for index in invalid {
+            note(
+                &mut self.warnings,
+                format!("tool input of block {index} is not JSON: its input is {{}}"),
+            );
+        }
+        let mut message = Map::new();
+        message.set(
+            "role",
+            Out::Str(self.role.clone().unwrap_or_else(|| "assistant".into())),
+        );
+        message.set("content", Out::List(content));
+        let mut output = Map::new();
+        output.set("message", Out::Map(message));
+        let mut out = Map::new();
+        out.set("output", Out::Map(output));
+        out.set("stopReason", Out::str_or_null(self.stop_reason.as_deref()));
+        for key in ["usage", "metrics"] {
+            out.set(key, self.parts.get(key).cloned().unwrap_or(Out::Null));
+        }
+        for (key, value) in self.parts.iter() {
+            if !out.contains_key(key) {
+                out.set(key, value.clone());
+            }
+        }
+        Out::Map(out)
+    }
+}
+
+impl Block {
+    fn build(&self, index: i64, invalid: &mut Vec<i64>) -> Out {
+        let mut out = Map::new();
+        if let Some((id, name)) = &self.tool {
+            let input = match self.input.trim() {
+                "" => Out::Map(Map::new()),
+                text if check_json(text).is_ok() => Out::json(text),
+                _ => {
+                    invalid.push(index);
+                    Out::Map(Map::new())
+                }
+            };
+            let mut tool = Map::new();
+            tool.set("toolUseId", Out::Str(id.clone()));
+            tool.set("name", Out::Str(name.clone()));
+            tool.set("input", input);
+            out.set("toolUse", Out::Map(tool));
+        } else if let Some(data) = &self.redacted {
+            let mut r = Map::new();
+            r.set("redactedContent", Out::Bytes(data.clone()));
+            out.set("reasoningContent", Out::Map(r));
+        } else if self.reasoning.is_some() || self.signature.is_some() {
+            let mut text = Map::new();
+            text.set(
+                "text",
+                Out::Str(self.reasoning.clone().unwrap_or_default()),
+            );
+            if let Some(sig) = &self.signature {
+                text.set("signature", Out::Str(sig.clone()));
+            }
+            let mut r = Map::new();
+            r.set("reasoningText", Out::Map(text));
+            out.set("reasoningContent", Out::Map(r));
+        } else if !self.citations.is_empty() {
+            let mut part = Map::new();
+            part.set("text", Out::Str(self.text.clone()));
+            let mut c = Map::new();
+            c.set("content", Out::List(vec![Out::Map(part)]));
+            c.set("citations", Out::List(self.citations.clone()));
+            out.set("citationsContent", Out::Map(c));
+        } else if let (Some(other), true) = (&self.other, self.text.is_empty()) {
+            return Out::json(other);
+        } else {
+            out.set("text", Out::Str(self.text.clone()));
+        }
+        Out::Map(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::dialect::converse::decode;
+
+    fn fold(events: &[(&str, &str)]) -> String {
+        let mut f = ConverseFold::default();
+        for (kind, doc) in events {
+            f.add(kind, &decode(doc).unwrap());
+        }
+        f.result().to_json()
+    }
+
+    #[test]
+    fn a_tool_turn_folds_to_the_converse_response() {
+        let got = fold(&[
+            ("messageStart", r#"{"role":"assistant","p":"ab"}"#),
+            ("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":"think"}}}"#),
+            ("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"signature":"sig"}}}"#),
+            ("contentBlockStop", r#"{"contentBlockIndex":0}"#),
+            ("contentBlockDelta", r#"{"contentBlockIndex":1,"delta":{"text":"Let me "}}"#),
+            ("contentBlockDelta", r#"{"contentBlockIndex":1,"delta":{"text":"check."}}"#),
+            ("contentBlockStart", r#"{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"t1","name":"get"}}}"#),
+            ("contentBlockDelta", r#"{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\"city\":"}}}"#),
+            ("contentBlockDelta", r#"{"contentBlockIndex":2,"delta":{"toolUse":{"input":"\"Paris\"}"}}}"#),
+            ("messageStop", r#"{"stopReason":"tool_use"}"#),
+            ("metadata", r#"{"usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15},"metrics":{"latencyMs":42}}"#),
+        ]);
+        assert_eq!(
+            got,
+            r#"{"output":{"message":{"role":"assistant","content":[{"reasoningContent":{"reasoningText":{"text":"think","signature":"sig"}}},{"text":"Let me check."},{"toolUse":{"toolUseId":"t1","name":"get","input":{"city":"Paris"}}}]}},"stopReason":"tool_use","usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15},"metrics":{"latencyMs":42}}"#
+        );
+    }
+
+    #[test]
+    fn redacted_reasoning_is_bytes_and_a_cut_input_is_noted() {
+        let mut f = ConverseFold::default();
+        for (kind, doc) in [
+            ("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"redactedContent":"AAEC"}}}"#),
+            ("contentBlockStart", r#"{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"t","name":"f"}}}"#),
+            ("contentBlockDelta", r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\":"}}}"#),
+        ] {
+            f.add(kind, &decode(doc).unwrap());
+        }
+        let Out::Map(out) = f.result() else { panic!() };
+        let json = Out::Map(out).to_json();
+        assert!(json.contains(r#"{"reasoningContent":{"redactedContent":"AAEC"}}"#), "{json}");
+        assert!(json.contains(r#""input":{}"#), "{json}");
+        assert_eq!(f.warnings().len(), 1);
+        assert_eq!(f.arguments(1).map(|p| p.text().to_owned()).as_deref(), Some(r#"{"a":"#));
+    }
+}
