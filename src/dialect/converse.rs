@@ -145,20 +145,34 @@ mod tests {
 
     #[test]
     fn decodes_each_event_kind() {
-        let e = decode(r#"{"contentBlockIndex":0,"delta":{"text":"Hi \"there\""},"p":"abc"}"#)
-            .unwrap();
+        let e =
+            decode(r#"{"contentBlockIndex":0,"delta":{"text":"Hi \"there\""},"p":"abc"}"#).unwrap();
         assert_eq!(e.content_block_index, Some(0));
         assert_eq!(e.delta.unwrap().text.as_deref(), Some("Hi \"there\""));
-        let e = decode(r#"{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"t1","name":"f"}}}"#)
-            .unwrap();
+        let e =
+            decode(r#"{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"t1","name":"f"}}}"#)
+                .unwrap();
         let t = e.tool_start().unwrap();
-        assert_eq!((t.tool_use_id.as_deref(), t.name.as_deref()), (Some("t1"), Some("f")));
-        let e = decode(r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\":"}}}"#).unwrap();
-        assert_eq!(e.delta.unwrap().tool_use.unwrap().input.as_deref(), Some("{\"a\":"));
-        let e = decode(r#"{"delta":{"reasoningContent":{"signature":"sig"}},"contentBlockIndex":0}"#)
-            .unwrap();
         assert_eq!(
-            e.delta.unwrap().reasoning_content.unwrap().signature.as_deref(),
+            (t.tool_use_id.as_deref(), t.name.as_deref()),
+            (Some("t1"), Some("f"))
+        );
+        let e =
+            decode(r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\":"}}}"#).unwrap();
+        assert_eq!(
+            e.delta.unwrap().tool_use.unwrap().input.as_deref(),
+            Some("{\"a\":")
+        );
+        let e =
+            decode(r#"{"delta":{"reasoningContent":{"signature":"sig"}},"contentBlockIndex":0}"#)
+                .unwrap();
+        assert_eq!(
+            e.delta
+                .unwrap()
+                .reasoning_content
+                .unwrap()
+                .signature
+                .as_deref(),
             Some("sig")
         );
         let e = decode(r#"{"stopReason":"tool_use"}"#).unwrap();

@@ -43,6 +43,9 @@ pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
 /// `sequence_number`; any other `error` key, or any JSON body, chat's, so that a dialect stream
 /// reports it); anything else is a generic event stream, `"sse"`.
 pub fn detect(head: &[u8], fin: bool) -> Option<&'static str> {
+    if let Some(name) = eventstream_dialect(head) {
+        return Some(name);
+    }
     let bare = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let first = bare.iter().find(|b| !b" \t\r\n".contains(b));
     if first == Some(&b'[') {
@@ -94,6 +97,18 @@ pub fn detect(head: &[u8], fin: bool) -> Option<&'static str> {
 
 /// With `source: "auto"`, how much input may be held before the source is taken to be chat
 /// (every dialect's own first event comes long before).
+/// The dialect of a body in the AWS event stream framing whose first message is whole in
+/// `head` and names a Converse event (`:event-type`); `None` for anything else (SSE, JSON, an
+/// InvokeModel body of `chunk` messages, whose dialect is the chunks' and must be named).
+pub fn eventstream_dialect(head: &[u8]) -> Option<&'static str> {
+    let total = u32::from_be_bytes(head.get(..4)?.try_into().ok()?) as usize;
+    let message = crate::eventstream::read_message(head.get(..total)?).ok()?;
+    let kind = message.string(":event-type")?;
+    crate::dialect::converse::EVENTS
+        .contains(&kind)
+        .then(|| Dialect::Converse.name())
+}
+
 pub const SNIFF_BYTES: usize = 1 << 20;
 
 /// The input of an "auto" source before its dialect is told: held whole, and framed (a Gemini
@@ -102,6 +117,9 @@ pub struct Sniffer {
     body: crate::dialect::body::Body,
     held: Vec<u8>,
     events: usize,
+    /// Whether the held head was found not to open with a whole Converse event stream
+    /// message (checked once, when its first message is whole: never again per feed).
+    eventstream_checked: bool,
 }
 
 impl Sniffer {
@@ -112,6 +130,7 @@ impl Sniffer {
             body,
             held: Vec::new(),
             events: 0,
+            eventstream_checked: false,
         }
     }
 
@@ -126,6 +145,21 @@ impl Sniffer {
         let room = (SNIFF_BYTES + 1).saturating_sub(self.held.len());
         let counted = data.get(..room.min(data.len())).unwrap_or_default();
         self.held.extend_from_slice(data);
+        if !self.eventstream_checked {
+            if let Some(name) = eventstream_dialect(&self.held) {
+                return Some(name);
+            }
+            // Checked for good once the first message is whole, or the head cannot start one.
+            let declared = self
+                .held
+                .get(..4)
+                .and_then(|b| b.try_into().ok())
+                .map(|b: [u8; 4]| u32::from_be_bytes(b) as usize);
+            self.eventstream_checked = match declared {
+                Some(total) => total <= self.held.len() || total > SNIFF_BYTES,
+                None => self.held.first().is_some_and(|&b| b != 0),
+            };
+        }
         let mut events = Vec::new();
         self.body.feed(counted, &mut events);
         let mut told = None;

@@ -117,10 +117,16 @@ impl ConverseFold {
         }
         if let Some(r) = &delta.reasoning_content {
             if let Some(text) = &r.text {
-                block.reasoning.get_or_insert_with(String::new).push_str(text);
+                block
+                    .reasoning
+                    .get_or_insert_with(String::new)
+                    .push_str(text);
             }
             if let Some(sig) = &r.signature {
-                block.signature.get_or_insert_with(String::new).push_str(sig);
+                block
+                    .signature
+                    .get_or_insert_with(String::new)
+                    .push_str(sig);
             }
             if let Some(data) = &r.redacted_content {
                 match crate::base64::decode(data) {
@@ -211,10 +217,7 @@ impl Block {
             out.set("reasoningContent", Out::Map(r));
         } else if self.reasoning.is_some() || self.signature.is_some() {
             let mut text = Map::new();
-            text.set(
-                "text",
-                Out::Str(self.reasoning.clone().unwrap_or_default()),
-            );
+            text.set("text", Out::Str(self.reasoning.clone().unwrap_or_default()));
             if let Some(sig) = &self.signature {
                 text.set("signature", Out::Str(sig.clone()));
             }
@@ -254,16 +257,40 @@ mod tests {
     fn a_tool_turn_folds_to_the_converse_response() {
         let got = fold(&[
             ("messageStart", r#"{"role":"assistant","p":"ab"}"#),
-            ("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":"think"}}}"#),
-            ("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"signature":"sig"}}}"#),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"text":"think"}}}"#,
+            ),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"signature":"sig"}}}"#,
+            ),
             ("contentBlockStop", r#"{"contentBlockIndex":0}"#),
-            ("contentBlockDelta", r#"{"contentBlockIndex":1,"delta":{"text":"Let me "}}"#),
-            ("contentBlockDelta", r#"{"contentBlockIndex":1,"delta":{"text":"check."}}"#),
-            ("contentBlockStart", r#"{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"t1","name":"get"}}}"#),
-            ("contentBlockDelta", r#"{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\"city\":"}}}"#),
-            ("contentBlockDelta", r#"{"contentBlockIndex":2,"delta":{"toolUse":{"input":"\"Paris\"}"}}}"#),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":1,"delta":{"text":"Let me "}}"#,
+            ),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":1,"delta":{"text":"check."}}"#,
+            ),
+            (
+                "contentBlockStart",
+                r#"{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"t1","name":"get"}}}"#,
+            ),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":2,"delta":{"toolUse":{"input":"{\"city\":"}}}"#,
+            ),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":2,"delta":{"toolUse":{"input":"\"Paris\"}"}}}"#,
+            ),
             ("messageStop", r#"{"stopReason":"tool_use"}"#),
-            ("metadata", r#"{"usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15},"metrics":{"latencyMs":42}}"#),
+            (
+                "metadata",
+                r#"{"usage":{"inputTokens":10,"outputTokens":5,"totalTokens":15},"metrics":{"latencyMs":42}}"#,
+            ),
         ]);
         assert_eq!(
             got,
@@ -275,17 +302,32 @@ mod tests {
     fn redacted_reasoning_is_bytes_and_a_cut_input_is_noted() {
         let mut f = ConverseFold::default();
         for (kind, doc) in [
-            ("contentBlockDelta", r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"redactedContent":"AAEC"}}}"#),
-            ("contentBlockStart", r#"{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"t","name":"f"}}}"#),
-            ("contentBlockDelta", r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\":"}}}"#),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":0,"delta":{"reasoningContent":{"redactedContent":"AAEC"}}}"#,
+            ),
+            (
+                "contentBlockStart",
+                r#"{"contentBlockIndex":1,"start":{"toolUse":{"toolUseId":"t","name":"f"}}}"#,
+            ),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\":"}}}"#,
+            ),
         ] {
             f.add(kind, &decode(doc).unwrap());
         }
         let Out::Map(out) = f.result() else { panic!() };
         let json = Out::Map(out).to_json();
-        assert!(json.contains(r#"{"reasoningContent":{"redactedContent":"AAEC"}}"#), "{json}");
+        assert!(
+            json.contains(r#"{"reasoningContent":{"redactedContent":"AAEC"}}"#),
+            "{json}"
+        );
         assert!(json.contains(r#""input":{}"#), "{json}");
         assert_eq!(f.warnings().len(), 1);
-        assert_eq!(f.arguments(1).map(|p| p.text().to_owned()).as_deref(), Some(r#"{"a":"#));
+        assert_eq!(
+            f.arguments(1).map(|p| p.text().to_owned()).as_deref(),
+            Some(r#"{"a":"#)
+        );
     }
 }

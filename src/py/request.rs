@@ -12,13 +12,15 @@ use crate::translate::Dialect;
 pyo3::import_exception!(ssewire._errors, RequestError);
 
 fn dialect(name: &str, role: &str) -> PyResult<Dialect> {
-    Dialect::parse(name).filter(|d| d.spec().translates).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "unknown {role} dialect {:?}: expected {}",
-            name.chars().take(40).collect::<String>(),
-            crate::dialect::registry::expected(None)
-        ))
-    })
+    Dialect::parse(name)
+        .filter(|d| d.spec().translates)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown {role} dialect {:?}: expected {}",
+                name.chars().take(40).collect::<String>(),
+                crate::dialect::registry::expected(None)
+            ))
+        })
 }
 
 fn request_error(py: Python<'_>, message: &str, path: &str) -> PyErr {

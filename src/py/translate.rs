@@ -69,13 +69,15 @@ fn new_stream(
 }
 
 fn source_dialect(name: &str) -> PyResult<Dialect> {
-    Dialect::parse(name).filter(|d| d.spec().translates).ok_or_else(|| {
-        PyValueError::new_err(format!(
-            "unknown source dialect {:?}: expected {}",
-            name.chars().take(40).collect::<String>(),
-            crate::dialect::registry::expected(Some("auto"))
-        ))
-    })
+    Dialect::parse(name)
+        .filter(|d| d.spec().translates)
+        .ok_or_else(|| {
+            PyValueError::new_err(format!(
+                "unknown source dialect {:?}: expected {}",
+                name.chars().take(40).collect::<String>(),
+                crate::dialect::registry::expected(Some("auto"))
+            ))
+        })
 }
 
 fn target_dialect(name: &str) -> PyResult<Target> {
@@ -152,6 +154,12 @@ impl Translator {
 
     /// The source dialect is told: its stream is made and reads what was held.
     fn decide(&mut self, py: Python<'_>, dialect: Dialect) -> PyResult<()> {
+        if !dialect.spec().translates {
+            return Err(PyValueError::new_err(format!(
+                "the upstream is {} (told by its first events), which is not translated yet",
+                dialect.name()
+            )));
+        }
         self.translation()?.set_source(dialect);
         self.source = Some(new_stream(py, dialect, self.max_event_size, "sse")?);
         if let Some(undecided) = self.undecided.take() {

@@ -80,6 +80,7 @@ fn read(body: &Value, d: Dialect) -> Request {
         Dialect::Messages => messages::read(body),
         Dialect::Responses => responses::read(body),
         Dialect::Gemini => gemini::read(body),
+        Dialect::Converse => panic!("Converse requests are not translated yet"),
     }
     .unwrap_or_else(|e| panic!("{d:?}: {e}\n{body:#}"))
 }

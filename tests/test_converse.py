@@ -1,0 +1,294 @@
+"""``ConverseStream``: Amazon Bedrock Converse, the fifth dialect. A loopback Bedrock serves
+Converse streams written as the service writes them (one event stream message per event, its
+``:event-type`` header naming it, a padded JSON payload); boto3's ``converse_stream`` reads the
+same bytes, and boto3's ``converse()`` parses the response ``ConverseStream.result()`` says the
+non-streaming call would give. Whole, byte by byte and at random cuts; exceptions are the
+stream's error. Nothing but 127.0.0.1 is contacted; every loop is bounded."""
+
+from __future__ import annotations
+
+import base64
+import json
+import random
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Dict, Iterator, List, Tuple
+
+import pytest
+import ssewire
+
+boto3 = pytest.importorskip("boto3")
+
+MODEL = "anthropic.claude-3-7-sonnet-20250219-v1:0"
+Event = Tuple[str, Dict[str, Any]]
+
+#: Converse streams as Bedrock sends them: (event type, payload without its padding).
+TURNS: Dict[str, List[Event]] = {
+    "text": [
+        ("messageStart", {"role": "assistant"}),
+        *[("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": t}}) for t in
+          ["Hello", ", \"world\"", " — naïve café\n", "ok."]],
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("messageStop", {"stopReason": "end_turn"}),
+        ("metadata", {"usage": {"inputTokens": 12, "outputTokens": 7, "totalTokens": 19},
+                      "metrics": {"latencyMs": 314}}),
+    ],
+    "tool_use_with_reasoning": [
+        ("messageStart", {"role": "assistant"}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "The user wants "}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": "the weather."}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "EqQBCkYIAxgC"}}}),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": "Let me check."}}),
+        ("contentBlockStop", {"contentBlockIndex": 1}),
+        ("contentBlockStart", {"contentBlockIndex": 2, "start": {"toolUse": {"toolUseId": "tooluse_kZJMlvQm", "name": "get_weather"}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": ""}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": "{\"city\": \"Par"}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"toolUse": {"input": "is\", \"unit\": \"c\"}"}}}),
+        ("contentBlockStop", {"contentBlockIndex": 2}),
+        ("messageStop", {"stopReason": "tool_use"}),
+        ("metadata", {"usage": {"inputTokens": 400, "outputTokens": 60, "totalTokens": 1460,
+                                "cacheReadInputTokens": 800, "cacheWriteInputTokens": 200},
+                      "metrics": {"latencyMs": 1021}}),
+    ],
+    "redacted_reasoning": [
+        ("messageStart", {"role": "assistant"}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {
+            "redactedContent": base64.b64encode(b"\x00\x01opaque\xff").decode()}}}),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"text": "Done."}}),
+        ("contentBlockStop", {"contentBlockIndex": 1}),
+        ("messageStop", {"stopReason": "max_tokens", "additionalModelResponseFields": {"x": 1}}),
+        ("metadata", {"usage": {"inputTokens": 5, "outputTokens": 3, "totalTokens": 8}, "metrics": {"latencyMs": 9}}),
+    ],
+}  # fmt: skip
+
+
+def message(kind: str, payload: Dict[str, Any], rng: random.Random) -> bytes:
+    body = dict(payload, p="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123"[: rng.randint(1, 40)])
+    headers = {":event-type": kind, ":content-type": "application/json", ":message-type": "event"}
+    return ssewire.encode_eventstream_message(headers, json.dumps(body).encode())
+
+
+def exception(kind: str, text: str) -> bytes:
+    headers = {":exception-type": kind, ":content-type": "application/json", ":message-type": "exception"}
+    return ssewire.encode_eventstream_message(headers, json.dumps({"message": text}).encode())
+
+
+def body_of(events: List[Event], seed: int = 0) -> bytes:
+    rng = random.Random(seed)
+    return b"".join(message(k, p, rng) for k, p in events)
+
+
+def converse_response(events: List[Event]) -> Dict[str, Any]:
+    """The response ``converse()`` gives for the same answer, as Bedrock writes it (JSON: a
+    blob in base64), folded here independently of the core: the test's oracle."""
+    blocks: Dict[int, Dict[str, Any]] = {}
+    out: Dict[str, Any] = {}
+    for kind, p in events:
+        i = p.get("contentBlockIndex", 0)
+        if kind == "contentBlockStart":
+            tool = p["start"]["toolUse"]
+            blocks[i] = {"toolUse": {"toolUseId": tool["toolUseId"], "name": tool["name"], "input": ""}}
+        elif kind == "contentBlockDelta":
+            d = p["delta"]
+            if "text" in d:
+                blocks.setdefault(i, {"text": ""})["text"] += d["text"]
+            elif "toolUse" in d:
+                blocks[i]["toolUse"]["input"] += d["toolUse"]["input"]
+            else:
+                r = d["reasoningContent"]
+                if "redactedContent" in r:
+                    blocks[i] = {"reasoningContent": {"redactedContent": r["redactedContent"]}}
+                else:
+                    b = blocks.setdefault(i, {"reasoningContent": {"reasoningText": {"text": ""}}})
+                    t = b["reasoningContent"]["reasoningText"]
+                    if "text" in r:
+                        t["text"] += r["text"]
+                    if "signature" in r:
+                        t["signature"] = t.get("signature", "") + r["signature"]
+        elif kind == "messageStop":
+            out["stopReason"] = p["stopReason"]
+            if "additionalModelResponseFields" in p:
+                out["additionalModelResponseFields"] = p["additionalModelResponseFields"]
+        elif kind == "metadata":
+            out["usage"], out["metrics"] = p["usage"], p["metrics"]
+    for b in blocks.values():
+        if "toolUse" in b:
+            b["toolUse"]["input"] = json.loads(b["toolUse"]["input"] or "{}")
+    content = [blocks[i] for i in sorted(blocks)]
+    return {"output": {"message": {"role": "assistant", "content": content}}, **out}
+
+
+def read(body: bytes, cuts: List[int]) -> ssewire.ConverseStream:
+    s = ssewire.ConverseStream()
+    last = 0
+    for cut in [*cuts, len(body)]:
+        s.consume(body[last:cut])
+        last = cut
+    s.finish()
+    return s
+
+
+class _Bedrock(BaseHTTPRequestHandler):
+    """A loopback Bedrock runtime for Converse: checks the SigV4 header, the path and that
+    the body is a Converse request; answers the stream or the whole response it was given."""
+
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        server: Any = self.server
+        request = json.loads(self.rfile.read(int(self.headers.get("content-length", "0"))))
+        auth = self.headers.get("authorization", "")
+        parts = self.path.split("/")
+        ok = (
+            auth.startswith("AWS4-HMAC-SHA256 Credential=")
+            and "Signature=" in auth
+            and len(parts) == 4
+            and parts[1] == "model"
+            and isinstance(request.get("messages"), list)
+            and "modelId" not in request
+        )
+        if not ok:
+            data, status, ctype = json.dumps({"message": "bad request"}).encode(), 400, "application/json"
+        elif parts[3] == "converse-stream":
+            data, status, ctype = server.stream, 200, "application/vnd.amazon.eventstream"
+        else:
+            data, status, ctype = json.dumps(server.whole).encode(), 200, "application/json"
+        server.paths.append((self.path, ok))
+        self.send_response(status)
+        if status != 200:
+            self.send_header("x-amzn-errortype", "ValidationException")
+        self.send_header("content-type", ctype)
+        self.send_header("content-length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def bedrock() -> Iterator[Tuple[Any, Any]]:
+    from botocore.config import Config
+
+    server: Any = ThreadingHTTPServer(("127.0.0.1", 0), _Bedrock)
+    server.paths = []
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    client = boto3.client(
+        "bedrock-runtime", region_name="us-east-1", endpoint_url=f"http://127.0.0.1:{server.server_address[1]}",
+        aws_access_key_id="AKIDLOOPBACK", aws_secret_access_key="loopback-secret",
+        config=Config(retries={"max_attempts": 1}, connect_timeout=5, read_timeout=10),
+    )  # fmt: skip
+    try:
+        yield server, client
+    finally:
+        server.shutdown()
+        thread.join(timeout=5)
+
+
+@pytest.mark.parametrize("turn", list(TURNS))
+def test_the_fold_is_what_converse_returns(bedrock: Tuple[Any, Any], turn: str) -> None:
+    server, client = bedrock
+    events = TURNS[turn]
+    server.stream = body_of(events)
+    server.whole = converse_response(events)
+    messages = [{"role": "user", "content": [{"text": "weather in Paris?"}]}]
+    # boto3 reads the stream we serve event for event as Bedrock's.
+    streamed = client.converse_stream(modelId=MODEL, messages=messages)
+    got = []
+    for n, event in enumerate(streamed["stream"]):
+        assert n < 1000
+        got.append(event)
+    assert [next(iter(e)) for e in got] == [k for k, _ in events]
+    # The non-streaming response, as boto3 parses it (blobs decoded into bytes).
+    whole = client.converse(modelId=MODEL, messages=messages)
+    whole.pop("ResponseMetadata")
+    assert all(ok for _, ok in server.paths), server.paths
+    s = read(server.stream, [])
+    assert s.done and s.error is None and s.warnings == []
+    assert s.result() == whole
+    assert ssewire.accumulate(server.stream, "converse") == whole
+
+
+@pytest.mark.parametrize("turn", list(TURNS))
+def test_any_cut_gives_the_same_result_and_items(turn: str) -> None:
+    body = body_of(TURNS[turn], seed=7)
+    whole = read(body, [])
+    rng = random.Random(turn)
+    for cuts in ([*range(1, len(body))], sorted(rng.sample(range(1, len(body)), 10))):
+        again = read(body, cuts)
+        assert again.result() == whole.result() and again.done
+    s = ssewire.ConverseStream()
+    items = s.feed(body[:50]) + s.feed(body[50:]) + s.finish()
+    assert [i.type for i in items] == [k for k, _ in TURNS[turn]]
+    texts = "".join(i.text or "" for i in items)
+    assert texts == "".join(p.get("delta", {}).get("text", "") for _, p in TURNS[turn])
+
+
+def test_items_carry_the_fields_of_their_event() -> None:
+    s = ssewire.ConverseStream()
+    items = s.feed(body_of(TURNS["tool_use_with_reasoning"])) + s.finish()
+    start = next(i for i in items if i.type == "contentBlockStart")
+    assert (start.tool_use_id, start.name, start.content_block_index) == (
+        "tooluse_kZJMlvQm",
+        "get_weather",
+        2,
+    )
+    pieces = [i.input for i in items if i.input is not None]
+    assert "".join(pieces) == '{"city": "Paris", "unit": "c"}'
+    assert [i.signature for i in items if i.signature] == ["EqQBCkYIAxgC"]
+    meta = items[-1]
+    assert meta.usage["cacheReadInputTokens"] == 800 and meta.metrics == {"latencyMs": 1021}
+    assert s.partial_arguments(2) == {"city": "Paris", "unit": "c"}
+    red = ssewire.ConverseStream()
+    red_items = red.feed(body_of(TURNS["redacted_reasoning"]))
+    assert red_items[1].redacted_content == b"\x00\x01opaque\xff"
+
+
+@pytest.mark.parametrize(
+    "kind", ["throttlingException", "modelStreamErrorException", "internalServerException"]
+)
+def test_an_exception_is_the_streams_error(kind: str) -> None:
+    events = TURNS["text"]
+    body = body_of(events[:3]) + exception(kind, "Model stream failed.")
+    s = read(body, [len(body) - 5])
+    assert s.error is not None and s.error.type == kind and s.error.message == "Model stream failed."
+    assert not s.done
+    assert s.result()["output"]["message"]["content"] == [{"text": 'Hello, "world"'}]
+    with pytest.raises(ssewire.AccumulateError):
+        ssewire.accumulate(body, "converse")
+
+
+def test_a_cut_stream_is_incomplete_and_an_error_body_is_read_as_json() -> None:
+    body = body_of(TURNS["text"][:4])
+    s = read(body, [])
+    assert s.error is not None and s.error.code == "incomplete_stream"
+    s = read(b'{"message": "The security token included in the request is invalid."}', [])
+    assert s.error is not None and s.error.message.startswith("The security token")
+    s = read(b"<html>502</html>", [])
+    assert s.error is not None and s.error.code == "not_event_stream"
+
+
+def test_a_converse_body_is_told_by_its_first_message() -> None:
+    body = body_of(TURNS["tool_use_with_reasoning"])
+    assert ssewire.detect_dialect(body) == "converse"
+    assert ssewire.detect_dialect(body[:40]) != "converse"  # its first message is not whole yet
+    assert ssewire.accumulate([body[:30], body[30:]]) == read(body, []).result()
+    t = ssewire.Translator("auto", "chat")
+    with pytest.raises(ValueError, match="converse"):
+        t.feed(body)
+    with pytest.raises(ValueError):
+        ssewire.Translator("converse", "chat")
+
+
+def test_the_command_line_prints_a_converse_capture(tmp_path: Any) -> None:
+    import subprocess
+    import sys
+
+    capture = tmp_path / "converse.bin"
+    capture.write_bytes(body_of(TURNS["text"]))
+    out = subprocess.run([sys.executable, "-m", "ssewire", str(capture), "--json"], capture_output=True,
+                         timeout=60, check=True).stdout  # fmt: skip
+    assert json.loads(out) == read(capture.read_bytes(), []).result()
