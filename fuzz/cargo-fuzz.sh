@@ -35,6 +35,28 @@ for target in "${targets[@]}"; do
             printf '\x00{"model":"m","max_tokens":9,"system":"s","messages":[{"role":"user","content":"hi"},{"role":"assistant","content":[{"type":"thinking","thinking":"t","signature":"g"},{"type":"tool_use","id":"a","name":"f","input":{}}]},{"role":"user","content":[{"type":"tool_result","tool_use_id":"a","content":"r","is_error":true}]}],"thinking":{"type":"enabled","budget_tokens":2000}}' > "$corpus/request-messages"
             printf '\x00{"contents":{"role":"user","parts":[{"text":"hi"},{"functionCall":{"name":"f","args":{}}}]},"system_instruction":{"parts":{"text":"s"}},"tools":{"function_declarations":[{"name":"f"}]},"generationConfig":{"thinkingConfig":{"thinkingLevel":"HIGH"}}}' > "$corpus/request-gemini"
         fi
+        if [ "$target" = stream ] && python3 -c "import ssewire" 2> /dev/null; then
+            # Bedrock bodies (the first byte picks the reader: 3 Converse, 4 Messages in
+            # InvokeModel chunks), written by the installed package's encoder.
+            python3 - "$corpus" <<'PY'
+import base64, json, sys
+import ssewire
+enc = ssewire.encode_eventstream_message
+out = sys.argv[1]
+conv = [("messageStart", {"role": "assistant"}), ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "hi"}}),
+        ("contentBlockStart", {"contentBlockIndex": 1, "start": {"toolUse": {"toolUseId": "t", "name": "f"}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolUse": {"input": "{\"a\":1}"}}}),
+        ("messageStop", {"stopReason": "tool_use"}), ("metadata", {"usage": {"inputTokens": 1}})]
+body = b"".join(enc({":event-type": k, ":message-type": "event"}, json.dumps(p).encode()) for k, p in conv)
+open(f"{out}/converse", "wb").write(b"\x03" + body)
+docs = [{"type": "message_start", "message": {"id": "m", "content": [], "usage": {}}},
+        {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "x"}},
+        {"type": "message_stop"}]
+body = b"".join(enc({":event-type": "chunk", ":message-type": "event"},
+                    json.dumps({"bytes": base64.b64encode(json.dumps(d).encode()).decode()}).encode()) for d in docs)
+open(f"{out}/invoke", "wb").write(b"\x04" + body)
+PY
+        fi
         if [ "$target" = eventstream ]; then
             # The AWS SDKs' event stream vectors (after the one byte that picks the cut).
             for f in "$here"/../tests/data/eventstream/encoded/*/*; do
