@@ -277,10 +277,9 @@ def test_a_converse_body_is_told_by_its_first_message() -> None:
     assert ssewire.detect_dialect(body[:40]) != "converse"  # its first message is not whole yet
     assert ssewire.accumulate([body[:30], body[30:]]) == read(body, []).result()
     t = ssewire.Translator("auto", "chat")
-    with pytest.raises(ValueError, match="converse"):
-        t.feed(body)
+    assert t.feed(body) and t.source_dialect == "converse"
     with pytest.raises(ValueError):
-        ssewire.Translator("converse", "chat")
+        ssewire.Translator("chat", "converse")  # not a target yet
 
 
 def test_the_command_line_prints_a_converse_capture(tmp_path: Any) -> None:
@@ -292,3 +291,56 @@ def test_the_command_line_prints_a_converse_capture(tmp_path: Any) -> None:
     out = subprocess.run([sys.executable, "-m", "ssewire", str(capture), "--json"], capture_output=True,
                          timeout=60, check=True).stdout  # fmt: skip
     assert json.loads(out) == read(capture.read_bytes(), []).result()
+
+
+def _target_view(target: str, data: bytes) -> Tuple[str, List[Tuple[str, Any]], Any]:
+    """The text, the tool calls (name, arguments) and the stop reason a client of ``target``
+    reads from ``data``."""
+    from support import registry
+
+    s = registry.STREAMS[target]()
+    s.consume(data)
+    s.finish()
+    assert s.done and s.error is None, (target, s.error)
+    r = s.result()
+    if target == "chat":
+        m = r["choices"][0]["message"]
+        calls = [
+            (c["function"]["name"], json.loads(c["function"]["arguments"])) for c in m.get("tool_calls") or []
+        ]
+        return m["content"] or "", calls, r["choices"][0]["finish_reason"]
+    if target == "messages":
+        text = "".join(b.get("text", "") for b in r["content"] if b["type"] == "text")
+        calls = [(b["name"], b["input"]) for b in r["content"] if b["type"] == "tool_use"]
+        return text, calls, r["stop_reason"]
+    if target == "responses":
+        items = r["output"]
+        text = "".join(p.get("text", "") for i in items if i["type"] == "message" for p in i["content"])
+        calls = [(i["name"], json.loads(i["arguments"])) for i in items if i["type"] == "function_call"]
+        return text, calls, r["status"]
+    parts = r["candidates"][0]["content"]["parts"]
+    text = "".join(p.get("text", "") for p in parts if not p.get("thought"))
+    calls = [(p["functionCall"]["name"], p["functionCall"]["args"]) for p in parts if "functionCall" in p]
+    return text, calls, r["candidates"][0]["finishReason"]
+
+
+STOPS = {
+    "text": {"chat": "stop", "messages": "end_turn", "responses": "completed", "gemini": "STOP"},
+    "tool_use_with_reasoning": {"chat": "tool_calls", "messages": "tool_use", "responses": "completed",
+                                "gemini": "STOP"},
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("turn", list(STOPS))
+@pytest.mark.parametrize("target", ["chat", "messages", "responses", "gemini"])
+def test_a_converse_upstream_is_translated_for_every_client(turn: str, target: str) -> None:
+    body = body_of(TURNS[turn], seed=3)
+    t = ssewire.Translator("converse", target)
+    out = b"".join(t.feed(body[i : i + 37]) for i in range(0, len(body), 37)) + t.finish()
+    text, calls, stop = _target_view(target, out)
+    want = read(body, []).result()
+    blocks = want["output"]["message"]["content"]
+    assert text == "".join(b.get("text", "") for b in blocks)
+    assert calls == [(b["toolUse"]["name"], b["toolUse"]["input"]) for b in blocks if "toolUse" in b]
+    assert stop == STOPS[turn][target]
+    assert ssewire.translate(body, "converse", target) == out

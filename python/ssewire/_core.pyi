@@ -102,7 +102,7 @@ def _set_stream_classes(classes: List[Any]) -> None: ...
 #: The dialect registry: one dict per dialect (``name``, ``stream_class``, ``family``,
 #: ``terminal``, ``stream_path``, ``whole_path``, ``query``, ``key_header``,
 #: ``client_key_headers``, ``client_key_query``, ``request_id``, ``model_key``, ``usage_key``,
-#: ``framing``, ``translates``).
+#: ``framing``, ``translates``, ``source``).
 DIALECTS: Tuple[Dict[str, Any], ...]
 
 @final
@@ -626,7 +626,7 @@ class Translator:
         target: str,
         *,
         max_event_size: int = ...,
-        framing: str = ...,
+        framing: Optional[str] = ...,
         target_framing: str = ...,
     ) -> Self: ...
     @property

@@ -85,6 +85,9 @@ pub struct Spec {
     pub framing: &'static str,
     /// Whether translations (streams and requests) and the gateway serve the dialect yet.
     pub translates: bool,
+    /// Whether a stream translation reads the dialect as its source (true wherever
+    /// `translates` is).
+    pub source: bool,
     /// Whether one decoded document (with its SSE event name, `message` when none) is
     /// this dialect's own: the sniff rule of detection.
     pub owns: fn(event: &[u8], doc: &str) -> bool,
@@ -109,6 +112,7 @@ static CHAT: Spec = Spec {
     result_keys: ("model", "usage"),
     framing: "sse",
     translates: true,
+    source: true,
     owns: super::chat::owns,
 };
 
@@ -128,6 +132,7 @@ static MESSAGES: Spec = Spec {
     result_keys: ("model", "usage"),
     framing: "sse",
     translates: true,
+    source: true,
     owns: super::messages::owns,
 };
 
@@ -147,6 +152,7 @@ static RESPONSES: Spec = Spec {
     result_keys: ("model", "usage"),
     framing: "sse",
     translates: true,
+    source: true,
     owns: super::responses::owns,
 };
 
@@ -166,6 +172,7 @@ static GEMINI: Spec = Spec {
     result_keys: ("modelVersion", "usageMetadata"),
     framing: "sse",
     translates: true,
+    source: true,
     owns: super::gemini::owns,
 };
 
@@ -185,6 +192,7 @@ static CONVERSE: Spec = Spec {
     result_keys: ("", "usage"),
     framing: "eventstream",
     translates: false,
+    source: true,
     owns: super::converse::owns,
 };
 
@@ -237,9 +245,18 @@ impl Dialect {
 /// The names of the dialects translations serve, for a message: `"chat", "messages",
 /// "responses" or "gemini"`, with `last` (say `"auto"`) after them when given.
 pub fn expected(last: Option<&str>) -> String {
+    listed(|s| s.translates, last)
+}
+
+/// [`expected`] for the dialects a stream translation reads.
+pub fn expected_sources(last: Option<&str>) -> String {
+    listed(|s| s.source, last)
+}
+
+fn listed(keep: impl Fn(&Spec) -> bool, last: Option<&str>) -> String {
     let mut names: Vec<String> = SPECS
         .iter()
-        .filter(|s| s.translates)
+        .filter(|s| keep(s))
         .map(|s| format!("{:?}", s.name))
         .collect();
     names.extend(last.map(|l| format!("{l:?}")));

@@ -14,6 +14,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
 use super::chat::ChatCompletionStream;
+use super::converse::ConverseStream;
 use super::errors;
 use super::gemini::GeminiStream;
 use super::input::Input;
@@ -60,7 +61,7 @@ fn new_stream(
     py: Python<'_>,
     dialect: Dialect,
     max_event_size: usize,
-    framing: &str,
+    framing: Option<&str>,
 ) -> PyResult<Py<PyAny>> {
     let kwargs = pyo3::types::PyDict::new(py);
     kwargs.set_item("max_event_size", max_event_size)?;
@@ -70,12 +71,12 @@ fn new_stream(
 
 fn source_dialect(name: &str) -> PyResult<Dialect> {
     Dialect::parse(name)
-        .filter(|d| d.spec().translates)
+        .filter(|d| d.spec().source)
         .ok_or_else(|| {
             PyValueError::new_err(format!(
                 "unknown source dialect {:?}: expected {}",
                 name.chars().take(40).collect::<String>(),
-                crate::dialect::registry::expected(Some("auto"))
+                crate::dialect::registry::expected_sources(Some("auto"))
             ))
         })
 }
@@ -137,6 +138,8 @@ impl Translator {
             lend(&mut *errors::exclusive(s, "stream")?)
         } else if let Ok(s) = source.cast::<GeminiStream>() {
             lend(&mut *errors::exclusive(s, "stream")?)
+        } else if let Ok(s) = source.cast::<ConverseStream>() {
+            lend(&mut *errors::exclusive(s, "stream")?)
         } else {
             Ok(None)
         }
@@ -154,14 +157,14 @@ impl Translator {
 
     /// The source dialect is told: its stream is made and reads what was held.
     fn decide(&mut self, py: Python<'_>, dialect: Dialect) -> PyResult<()> {
-        if !dialect.spec().translates {
+        if !dialect.spec().source {
             return Err(PyValueError::new_err(format!(
                 "the upstream is {} (told by its first events), which is not translated yet",
                 dialect.name()
             )));
         }
         self.translation()?.set_source(dialect);
-        self.source = Some(new_stream(py, dialect, self.max_event_size, "sse")?);
+        self.source = Some(new_stream(py, dialect, self.max_event_size, None)?);
         if let Some(undecided) = self.undecided.take() {
             self.run(py, &undecided.held())?;
         }
@@ -186,7 +189,7 @@ impl Translator {
         target,
         *,
         max_event_size = crate::sse::DEFAULT_MAX_EVENT_SIZE,
-        framing = "sse",
+        framing = None,
         target_framing = "sse",
     ))]
     fn new(
@@ -194,7 +197,7 @@ impl Translator {
         source: &str,
         target: &str,
         max_event_size: usize,
-        framing: &str,
+        framing: Option<&str>,
         target_framing: &str,
     ) -> PyResult<Self> {
         let target = target_dialect(target)?;
@@ -203,12 +206,12 @@ impl Translator {
             name => Some(source_dialect(name)?),
         };
         let known = |f: &str| matches!(f, "sse" | "eventstream");
-        if !known(framing) || !known(target_framing) {
+        if !framing.is_none_or(known) || !known(target_framing) {
             return Err(PyValueError::new_err(
                 "a framing is \"sse\" or \"eventstream\" (Amazon Bedrock's InvokeModelWithResponseStream)",
             ));
         }
-        if source.is_none() && framing != "sse" {
+        if source.is_none() && framing == Some("eventstream") {
             return Err(PyValueError::new_err(
                 "framing=\"eventstream\" needs the source dialect named (the chunks are read as it)",
             ));

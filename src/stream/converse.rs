@@ -1,6 +1,6 @@
 //! The Bedrock Converse reader: each event (its `:event-type` the frame's event name, its
 //! payload the document) read (`crate::dialect::converse`), folded (`crate::fold::converse`)
-//! and handed to the sink as one item. The body is always the AWS event stream framing
+//! tapped, and handed to the sink as one item. The body is always the AWS event stream framing
 //! (`super::eventstream`, [`Dialect::EVENTSTREAM`]); exceptions are reported there. No frame
 //! template yet: every event is decoded. Carried across events: the fold.
 
@@ -71,6 +71,7 @@ impl<S: ConverseItems> Reader<S> for ConverseReader<S::Item> {
     ) -> Result<(), S::Error> {
         let kind = std::str::from_utf8(v.frame.event_type()).unwrap_or_default();
         self.fold.add(kind, &v.value);
+        state.tap(super::Upstream::Converse(kind, &v.value));
         if kind == "messageStop" {
             state.done = true;
         }

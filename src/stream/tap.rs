@@ -11,6 +11,8 @@ pub enum Upstream<'a> {
     Messages(&'a crate::fold::messages::EventView<'a>),
     Responses(&'a crate::fold::responses::EventView<'a>),
     Gemini(&'a crate::dialect::gemini::Chunk<'a>),
+    /// A Converse event: its `:event-type`, and the event.
+    Converse(&'a str, &'a crate::dialect::converse::Event<'a>),
     Error(&'a crate::dialect::ErrorInfo<'a>),
     Done,
     Malformed,

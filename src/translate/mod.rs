@@ -317,6 +317,7 @@ enum Reader {
     Messages(read::MessagesReader),
     Responses(read::ResponsesReader),
     Gemini(read::GeminiReader),
+    Converse(read::ConverseReader),
 }
 
 fn reader_for(source: Dialect) -> Option<Reader> {
@@ -325,8 +326,7 @@ fn reader_for(source: Dialect) -> Option<Reader> {
         Dialect::Messages => Reader::Messages(read::MessagesReader::default()),
         Dialect::Responses => Reader::Responses(read::ResponsesReader::default()),
         Dialect::Gemini => Reader::Gemini(read::GeminiReader::default()),
-        // Not a translation source yet (`Spec::translates`): nothing is read.
-        Dialect::Converse => return None,
+        Dialect::Converse => Reader::Converse(read::ConverseReader::default()),
     })
 }
 
@@ -517,11 +517,13 @@ impl Translation {
             (Upstream::Done, Some(Reader::Chat(r))) => r.done(sink),
             (Upstream::Done, Some(_)) => sink.end(),
             (Upstream::End, Some(Reader::Gemini(r))) => r.end_of_input(sink),
+            (Upstream::End, Some(Reader::Converse(r))) => r.end_of_input(sink),
             (Upstream::End, _) => {}
             (Upstream::Chat(v), Some(Reader::Chat(r))) => r.view(v, sink),
             (Upstream::Messages(v), Some(Reader::Messages(r))) => r.view(v, sink),
             (Upstream::Responses(v), Some(Reader::Responses(r))) => r.view(v, sink),
             (Upstream::Gemini(c), Some(Reader::Gemini(r))) => r.view(c, sink),
+            (Upstream::Converse(kind, e), Some(Reader::Converse(r))) => r.view(kind, e, sink),
             // Another dialect's view cannot come from the source's own stream.
             (_, Some(_)) => {}
         }

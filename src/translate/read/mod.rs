@@ -119,10 +119,12 @@ fn anthropic_usage(text: &str) -> Option<Usage> {
 }
 
 mod chat;
+mod converse;
 mod gemini;
 mod messages;
 mod responses;
 pub use chat::ChatReader;
+pub use converse::ConverseReader;
 pub use gemini::GeminiReader;
 pub use messages::MessagesReader;
 pub use responses::ResponsesReader;
