@@ -278,8 +278,7 @@ def test_a_converse_body_is_told_by_its_first_message() -> None:
     assert ssewire.accumulate([body[:30], body[30:]]) == read(body, []).result()
     t = ssewire.Translator("auto", "chat")
     assert t.feed(body) and t.source_dialect == "converse"
-    with pytest.raises(ValueError):
-        ssewire.Translator("chat", "converse")  # not a target yet
+    assert ssewire.Translator("chat", "converse").target_dialect == "converse"
 
 
 def test_the_command_line_prints_a_converse_capture(tmp_path: Any) -> None:
@@ -344,3 +343,95 @@ def test_a_converse_upstream_is_translated_for_every_client(turn: str, target: s
     assert calls == [(b["toolUse"]["name"], b["toolUse"]["input"]) for b in blocks if "toolUse" in b]
     assert stop == STOPS[turn][target]
     assert ssewire.translate(body, "converse", target) == out
+
+
+DATA = __import__("pathlib").Path(__file__).parent / "data"
+#: Upstream captures of every dialect that translation reads, served to Converse clients.
+UPSTREAMS = [
+    ("chat", "basic_stop"),
+    ("chat", "tool_call_single"),
+    ("messages", "parallel_tool_use"),
+    ("responses", "function_call"),
+    ("responses", "reasoning_summary"),
+    ("gemini", "text_then_call"),
+    ("gemini", "thinking_signature"),
+]
+
+
+def _client_view(events: List[Dict[str, Any]]) -> Tuple[str, List[Tuple[str, Any]], Any]:
+    """Text, tool calls and stop reason from boto3's parsed ``converse_stream`` events."""
+    text, calls, stop = "", [], None
+    inputs: Dict[int, List[Any]] = {}
+    for e in events:
+        if "contentBlockDelta" in e:
+            d = e["contentBlockDelta"]
+            text += d["delta"].get("text", "")
+            if "toolUse" in d["delta"]:
+                inputs[d["contentBlockIndex"]][1].append(d["delta"]["toolUse"]["input"])
+        elif "contentBlockStart" in e:
+            s = e["contentBlockStart"]
+            inputs[s["contentBlockIndex"]] = [s["start"]["toolUse"]["name"], []]
+        elif "messageStop" in e:
+            stop = e["messageStop"]["stopReason"]
+    for _, (name, pieces) in sorted(inputs.items()):
+        calls.append((name, json.loads("".join(pieces) or "{}")))
+    return text, calls, stop
+
+
+@pytest.mark.parametrize("source,capture", UPSTREAMS, ids=[f"{s}-{c}" for s, c in UPSTREAMS])
+def test_every_upstream_is_served_to_converse_clients(
+    bedrock: Tuple[Any, Any], source: str, capture: str
+) -> None:
+    server, client = bedrock
+    upstream = (DATA / source / f"{capture}.sse").read_bytes()
+    t = ssewire.Translator(source, "converse")
+    out = b"".join(t.feed(upstream[i : i + 64]) for i in range(0, len(upstream), 64)) + t.finish()
+    assert t.target_framing == "eventstream"
+    # What the upstream said, as its own stream folds it, in the target's reading.
+    want_text, want_calls, want_stop = _target_view_of_source(source, upstream)
+    # ConverseStream reads it back.
+    s = read(out, [])
+    assert s.done and s.error is None, s.error
+    assert s.result() == t.result()
+    blocks = s.result()["output"]["message"]["content"]
+    assert "".join(b.get("text", "") for b in blocks) == want_text
+    assert [(b["toolUse"]["name"], b["toolUse"]["input"]) for b in blocks if "toolUse" in b] == want_calls
+    # boto3's converse_stream reads the same bytes from a loopback Bedrock.
+    server.stream = out
+    response = client.converse_stream(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "hi"}]}])
+    events = []
+    for n, event in enumerate(response["stream"]):
+        assert n < 10_000
+        events.append(event)
+    text, calls, stop = _client_view(events)
+    assert (text, calls) == (want_text, want_calls)
+    assert stop == s.result()["stopReason"] == want_stop
+
+
+def _target_view_of_source(source: str, upstream: bytes) -> Tuple[str, List[Tuple[str, Any]], str]:
+    """The answer's text, tool calls and (Converse's) stop reason, read from the upstream by
+    its own stream class."""
+    from support import registry
+
+    s = registry.STREAMS[source]()
+    s.consume(upstream)
+    s.finish()
+    text, calls, _ = _target_view(source, upstream)
+    stop = "tool_use" if calls else "end_turn"
+    return text, calls, stop
+
+
+def test_an_upstream_error_reaches_a_converse_client_as_its_exception(bedrock: Tuple[Any, Any]) -> None:
+    from botocore.exceptions import EventStreamError
+
+    server, client = bedrock
+    upstream = b'data: {"choices":[{"index":0,"delta":{"content":"Hi"}}]}\n\n' + (
+        b'data: {"error":{"message":"Rate limit reached","type":"rate_limit_error"}}\n\n'
+    )
+    t = ssewire.Translator("chat", "converse")
+    server.stream = t.feed(upstream) + t.finish()
+    response = client.converse_stream(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "hi"}]}])
+    with pytest.raises(EventStreamError) as e:
+        for n, _ in enumerate(response["stream"]):
+            assert n < 100
+    assert e.value.response["Error"]["Code"] == "throttlingException"

@@ -18,6 +18,8 @@ pub struct EventStreamOut {
     framer: Framer,
     out: Vec<u8>,
     converted: usize,
+    /// Each event is a message of its own type (Converse), not a `chunk`.
+    native: bool,
 }
 
 impl Default for EventStreamOut {
@@ -26,11 +28,22 @@ impl Default for EventStreamOut {
             framer: Framer::new(crate::sse::DEFAULT_MAX_EVENT_SIZE),
             out: Vec::new(),
             converted: 0,
+            native: false,
         }
     }
 }
 
 impl EventStreamOut {
+    /// The converter of a dialect written in the event stream framing itself (Converse):
+    /// each written event becomes a message whose `:event-type` is its name and whose
+    /// payload is its data.
+    pub fn native() -> Self {
+        EventStreamOut {
+            native: true,
+            ..EventStreamOut::default()
+        }
+    }
+
     /// The event stream messages of what `sse` (the writer's whole buffer since the last
     /// [`EventStreamOut::clear`]) holds, converting only what was not converted yet.
     pub fn convert(&mut self, sse: &[u8]) -> &[u8] {
@@ -64,6 +77,16 @@ impl EventStreamOut {
         }
         if data == b"[DONE]" {
             return; // chat's sentinel: the end of the body ends a Bedrock stream
+        }
+        if self.native {
+            let kind = String::from_utf8_lossy(event.event_type());
+            let headers = [
+                (":event-type", Value::String(&kind)),
+                (":content-type", Value::String("application/json")),
+                (":message-type", Value::String("event")),
+            ];
+            encode(&headers, data, &mut self.out);
+            return;
         }
         let mut payload = String::with_capacity(data.len() * 4 / 3 + 16);
         payload.push_str(r#"{"bytes":""#);

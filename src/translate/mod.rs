@@ -49,6 +49,8 @@ pub enum Target {
     Messages,
     Responses,
     Gemini,
+    /// Bedrock Converse: the output is event stream messages.
+    Converse,
 }
 
 impl Target {
@@ -58,7 +60,7 @@ impl Target {
             Dialect::Messages => Some(Target::Messages),
             Dialect::Responses => Some(Target::Responses),
             Dialect::Gemini => Some(Target::Gemini),
-            Dialect::Converse => None,
+            Dialect::Converse => Some(Target::Converse),
         }
     }
 
@@ -74,6 +76,7 @@ impl From<Target> for Dialect {
             Target::Messages => Dialect::Messages,
             Target::Responses => Dialect::Responses,
             Target::Gemini => Dialect::Gemini,
+            Target::Converse => Dialect::Converse,
         }
     }
 }
@@ -379,7 +382,9 @@ impl Translation {
                 .filter(|s| carry::carries(*s, target.into()))
                 .map(|_| carry::CarryState::default()),
             ended: false,
-            framing_out: None,
+            // Converse is written in its own framing: event stream messages.
+            framing_out: (target == Target::Converse)
+                .then(|| Box::new(eventstream_out::EventStreamOut::native())),
             #[cfg(debug_assertions)]
             invariants: write::check::Invariants::new(target),
         }
@@ -435,7 +440,10 @@ impl Translation {
     /// Writes the output in Amazon Bedrock's InvokeModelWithResponseStream framing (event
     /// stream `chunk` messages) instead of SSE.
     pub fn write_eventstream(&mut self) {
-        self.framing_out = Some(Box::default());
+        // Converse is written in the event stream framing already (its own events).
+        if self.target != Target::Converse {
+            self.framing_out = Some(Box::default());
+        }
     }
 
     /// Whether the output is in Bedrock's event stream framing.

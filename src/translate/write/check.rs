@@ -101,7 +101,7 @@ impl Invariants {
                 }
                 self.responses(kind, index("output_index"))
             }
-            Target::Chat | Target::Gemini => Ok(()),
+            Target::Chat | Target::Gemini | Target::Converse => Ok(()),
         }
     }
 

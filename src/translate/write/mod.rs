@@ -198,10 +198,12 @@ macro_rules! writer_impl {
 
 mod chat;
 pub mod check;
+mod converse;
 mod gemini;
 mod messages;
 mod responses;
 pub use chat::ChatWriter;
+pub use converse::ConverseWriter;
 pub use gemini::GeminiWriter;
 pub use messages::MessagesWriter;
 pub use responses::ResponsesWriter;
@@ -212,6 +214,7 @@ pub fn writer(target: super::Target) -> Box<dyn Writer + Send + Sync> {
         super::Target::Chat => Box::<ChatWriter>::default(),
         super::Target::Messages => Box::<MessagesWriter>::default(),
         super::Target::Gemini => Box::<GeminiWriter>::default(),
+        super::Target::Converse => Box::<ConverseWriter>::default(),
         super::Target::Responses => Box::new(ResponsesWriter::new()),
     }
 }
