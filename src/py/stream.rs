@@ -430,6 +430,28 @@ macro_rules! dialect_stream {
                 })
             }
 
+            /// The stream's usage in one shape for every dialect (`input_tokens` with cached
+            /// tokens, `output_tokens` with reasoning, `cached_input_tokens`,
+            /// `cache_write_tokens`, `reasoning_tokens`, `total_tokens`; `None` for a count
+            /// the provider did not send), or `None` until the stream reports usage. Built
+            /// from the final object on each access (the provider's own figures stay in
+            /// `result()`).
+            #[getter]
+            fn usage<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, pyo3::types::PyDict>>> {
+                let py = slf.py();
+                let mut this = $crate::py::errors::exclusive(slf, "stream")?;
+                let out = <$reader<()> as $crate::stream::Dialect>::REGISTRY;
+                let result = $crate::stream::Dialect::result(&mut this.stream.reader);
+                let Some(usage) = $crate::translate::read::usage_of(out, &result) else {
+                    return Ok(None);
+                };
+                let d = pyo3::types::PyDict::new(py);
+                for (key, value) in usage.normalized() {
+                    d.set_item(key, value)?;
+                }
+                Ok(Some(d))
+            }
+
             /// How the body is framed: `"sse"`, or `"eventstream"` (Amazon Bedrock's
             /// InvokeModelWithResponseStream: each `chunk` event one document).
             #[getter]

@@ -308,6 +308,23 @@ impl Translator {
         Ok(this.translation()?.source().map(Dialect::name))
     }
 
+    /// The upstream's usage in one shape for every dialect (its source stream's `usage`),
+    /// `None` until it reports usage (or while an "auto" source is not told yet).
+    #[getter]
+    fn usage<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let source = errors::shared(slf, "translator")?
+            .source
+            .as_ref()
+            .map(|s| s.clone_ref(slf.py()));
+        match source {
+            Some(s) => {
+                let usage = s.bind(slf.py()).getattr("usage")?;
+                Ok((!usage.is_none()).then_some(usage))
+            }
+            None => Ok(None),
+        }
+    }
+
     /// The framing of the output: `"sse"`, or `"eventstream"` (Bedrock's
     /// InvokeModelWithResponseStream `chunk` messages).
     #[getter]

@@ -125,6 +125,7 @@ impl<I> Dialect for ChatReader<I> {
 
     const NAME: &'static str = "a chat completions";
     const MARKER: &'static str = "[DONE]";
+    const REGISTRY: crate::dialect::Dialect = crate::dialect::Dialect::Chat;
 
     fn belongs(doc: &Chunk<'_>, _: &[u8]) -> Belongs {
         doc.belongs()

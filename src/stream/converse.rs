@@ -35,6 +35,7 @@ impl<I> Dialect for ConverseReader<I> {
 
     const NAME: &'static str = "a Bedrock Converse";
     const MARKER: &'static str = "messageStop";
+    const REGISTRY: crate::dialect::Dialect = crate::dialect::Dialect::Converse;
     const EVENTSTREAM: bool = true;
 
     fn belongs(doc: &Event<'_>, event: &[u8]) -> Belongs {

@@ -278,6 +278,7 @@ impl<I> Dialect for GeminiReader<I> {
 
     const NAME: &'static str = "a Gemini";
     const MARKER: &'static str = "a finishReason";
+    const REGISTRY: crate::dialect::Dialect = crate::dialect::Dialect::Gemini;
     const JSON_ARRAYS: bool = true;
 
     fn belongs(doc: &Chunk<'_>, _event: &[u8]) -> Belongs {

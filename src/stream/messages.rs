@@ -120,6 +120,7 @@ impl<I> Dialect for MessagesReader<I> {
 
     const NAME: &'static str = "an Anthropic Messages";
     const MARKER: &'static str = "message_stop";
+    const REGISTRY: crate::dialect::Dialect = crate::dialect::Dialect::Messages;
 
     fn belongs(doc: &Event<'_>, event: &[u8]) -> Belongs {
         doc.belongs(event)

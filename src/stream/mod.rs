@@ -228,6 +228,9 @@ pub trait Dialect: Default {
     /// (Gemini without `?alt=sse`), rather than as one JSON (error) body.
     const JSON_ARRAYS: bool = false;
 
+    /// The dialect this reader reads (its row of the registry).
+    const REGISTRY: crate::dialect::Dialect;
+
     /// Whether the body is always the AWS event stream framing, each message's
     /// `:event-type` the event's name and its payload the document (Bedrock Converse).
     const EVENTSTREAM: bool = false;

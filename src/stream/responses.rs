@@ -68,6 +68,7 @@ impl<I> Dialect for ResponsesReader<I> {
 
     const NAME: &'static str = "an OpenAI Responses";
     const MARKER: &'static str = "a terminal response event";
+    const REGISTRY: crate::dialect::Dialect = crate::dialect::Dialect::Responses;
 
     fn belongs(doc: &Event<'_>, event: &[u8]) -> Belongs {
         doc.belongs(event)

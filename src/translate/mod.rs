@@ -229,6 +229,26 @@ impl Usage {
         }
     }
 
+    /// The one usage shape of every dialect (API.md section 12), as the OpenTelemetry GenAI
+    /// conventions count: input includes cached tokens (read and written), output includes
+    /// reasoning, and the total is their sum. `None`: the provider did not say.
+    pub fn normalized(&self) -> [(&'static str, Option<u64>); 6] {
+        let said_input = self.input.is_some() || self.uncached.is_some();
+        let input = said_input.then(|| self.total_input());
+        let total = match (input, self.output) {
+            (Some(i), Some(o)) => Some(i.saturating_add(o)),
+            _ => None,
+        };
+        [
+            ("input_tokens", input),
+            ("output_tokens", self.output),
+            ("cached_input_tokens", self.cache_read),
+            ("cache_write_tokens", self.cache_write),
+            ("reasoning_tokens", self.reasoning),
+            ("total_tokens", total),
+        ]
+    }
+
     /// Prompt tokens not read from or written to a cache (Anthropic's `input_tokens`).
     pub fn uncached_input(&self) -> u64 {
         match (self.uncached, self.input) {

@@ -31,7 +31,7 @@ fn stop_of(reason: &str) -> Stop<'_> {
 
 /// Converse's usage: `inputTokens` counts what was not read from or written to the cache
 /// (the cache counts are apart, as in Anthropic's usage).
-fn converse_usage(text: &str) -> Option<Usage> {
+pub(super) fn converse_usage(text: &str) -> Option<Usage> {
     Some(Usage {
         input: None,
         uncached: u64_field(text, "inputTokens"),

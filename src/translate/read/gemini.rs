@@ -7,7 +7,7 @@ use super::*;
 /// Gemini usage in neutral terms: its prompt count includes cached tokens (as OpenAI's does),
 /// and its answer is counted in two figures, `candidatesTokenCount` and `thoughtsTokenCount`,
 /// both output. Tokens of tool-use prompts are prompt tokens too.
-fn gemini_usage(text: &str) -> Option<Usage> {
+pub(super) fn gemini_usage(text: &str) -> Option<Usage> {
     let [prompt, tool_prompt, candidates, thoughts, cached] = fields(
         text,
         [

@@ -128,3 +128,23 @@ pub use converse::ConverseReader;
 pub use gemini::GeminiReader;
 pub use messages::MessagesReader;
 pub use responses::ResponsesReader;
+
+/// The usage of a stream's final object (`result`, the dialect's non-streaming shape) in
+/// neutral terms, each provider's convention resolved by the same rules the translation
+/// readers use (`None` when the stream reported no usage).
+pub fn usage_of(dialect: crate::dialect::Dialect, result: &crate::fold::Out) -> Option<Usage> {
+    use crate::dialect::Dialect;
+    let crate::fold::Out::Map(map) = result else {
+        return None;
+    };
+    let usage = map
+        .get(dialect.spec().result_keys.1)
+        .filter(|u| !u.is_null())?;
+    let text = usage.to_json();
+    match dialect {
+        Dialect::Chat | Dialect::Responses => openai_usage(&text),
+        Dialect::Messages => anthropic_usage(&text),
+        Dialect::Gemini => gemini::gemini_usage(&text),
+        Dialect::Converse => converse::converse_usage(&text),
+    }
+}
