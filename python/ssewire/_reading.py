@@ -27,6 +27,7 @@ Semantics, the same for all four methods:
 from __future__ import annotations
 
 import io
+import time
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -206,4 +207,6 @@ for _cls in (
     _cls.__module__ = "ssewire"
 del _cls
 # The core makes a Translator's source stream of these classes (it imports no Python module).
+# The core's clock and time.monotonic() read the same clock: one reference pair for `timing`.
+_core._set_clock(time.monotonic())
 _core._set_stream_classes([globals()[spec["stream_class"]] for spec in _core.DIALECTS])

@@ -331,6 +331,52 @@ pub fn stream_error(py: Python<'_>, info: &ErrorInfo<'_>) -> PyResult<Py<PyAny>>
     )
 }
 
+/// The reference between the core's clock and Python's `time.monotonic()`, handed over by
+/// `ssewire._reading` on import (`_set_clock`): both read the same monotonic clock.
+static CLOCK: std::sync::OnceLock<(std::time::Instant, f64)> = std::sync::OnceLock::new();
+
+/// Records `time.monotonic()` read now (once; `ssewire._reading` calls it on import).
+#[pyfunction]
+#[pyo3(name = "_set_clock")]
+pub fn set_clock(monotonic: f64) {
+    let _ = CLOCK.set((std::time::Instant::now(), monotonic));
+}
+
+/// An instant as `time.monotonic()` seconds.
+fn monotonic(at: std::time::Instant) -> f64 {
+    let (reference, seconds) = *CLOCK.get_or_init(|| (std::time::Instant::now(), 0.0));
+    match at.checked_duration_since(reference) {
+        Some(after) => seconds + after.as_secs_f64(),
+        None => seconds - reference.duration_since(at).as_secs_f64(),
+    }
+}
+
+/// The `timing` dict of a stream.
+pub fn timing_dict<'py>(
+    py: Python<'py>,
+    t: &crate::stream::timing::Timing,
+    started: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    let start = started.unwrap_or_else(|| monotonic(t.created));
+    let at = |i: Option<std::time::Instant>| i.map(monotonic);
+    let (first, last, finished) = (at(t.first_output), at(t.last_output), at(t.finished));
+    d.set_item("started", start)?;
+    d.set_item("first_byte", at(t.first_byte))?;
+    d.set_item("first_output", first)?;
+    d.set_item("last_output", last)?;
+    d.set_item("finished", finished)?;
+    d.set_item("output_chunks", t.output_chunks)?;
+    d.set_item("time_to_first_output", first.map(|f| f - start))?;
+    let per = match (first, last) {
+        (Some(f), Some(l)) if t.output_chunks > 1 => Some((l - f) / (t.output_chunks - 1) as f64),
+        _ => None,
+    };
+    d.set_item("time_per_output_chunk", per)?;
+    d.set_item("duration", finished.or(last).map(|end| end - start))?;
+    Ok(d)
+}
+
 /// Declares a dialect stream class: a `crate::stream::Stream` of the dialect's reader, the
 /// conversion state ([`Conv`] and the dialect's reused strings, `$items`), and its Python
 /// methods, the same for every dialect.
@@ -343,6 +389,8 @@ macro_rules! dialect_stream {
             conv: $crate::py::stream::Conv,
             items: $items,
             partial: $crate::py::partial::Partials,
+            /// `started=`: when the request was sent (`time.monotonic()` seconds).
+            started: Option<f64>,
         }
 
         impl $name {
@@ -403,8 +451,13 @@ macro_rules! dialect_stream {
         #[pymethods]
         impl $name {
             #[new]
-            #[pyo3(signature = (*, max_event_size = $crate::sse::DEFAULT_MAX_EVENT_SIZE, framing = None))]
-            fn new(py: Python<'_>, max_event_size: usize, framing: Option<&str>) -> PyResult<Self> {
+            #[pyo3(signature = (*, max_event_size = $crate::sse::DEFAULT_MAX_EVENT_SIZE, framing = None, started = None))]
+            fn new(
+                py: Python<'_>,
+                max_event_size: usize,
+                framing: Option<&str>,
+                started: Option<f64>,
+            ) -> PyResult<Self> {
                 let mut stream = $crate::stream::Stream::new(max_event_size);
                 // `None`: the dialect's own framing (SSE, or Converse's event stream).
                 match (framing, stream.is_eventstream()) {
@@ -427,6 +480,7 @@ macro_rules! dialect_stream {
                     conv: $crate::py::stream::Conv::new(py),
                     items: <$items>::default(),
                     partial: Default::default(),
+                    started,
                 })
             }
 
@@ -450,6 +504,18 @@ macro_rules! dialect_stream {
                     d.set_item(key, value)?;
                 }
                 Ok(Some(d))
+            }
+
+            /// When the stream's bytes and output arrived, in `time.monotonic()` seconds, read
+            /// in the core once per `feed()` / `consume()` call: `started` (the constructor's
+            /// `started=`, else the stream's creation), `first_byte`, `first_output` (the
+            /// first text, reasoning or tool-call piece), `last_output`, `finished`,
+            /// `output_chunks`, and `time_to_first_output`, `time_per_output_chunk` (the mean
+            /// after the first), `duration` (to `finished`, else to the last read with output).
+            #[getter]
+            fn timing<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+                let this = $crate::py::errors::shared(slf, "stream")?;
+                $crate::py::stream::timing_dict(slf.py(), &this.stream.timing, this.started)
             }
 
             /// How the body is framed: `"sse"`, or `"eventstream"` (Amazon Bedrock's

@@ -325,6 +325,19 @@ impl Translator {
         }
     }
 
+    /// The upstream's timing (its source stream's `timing`), `None` while an "auto" source
+    /// is not told yet.
+    #[getter]
+    fn timing<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let source = errors::shared(slf, "translator")?
+            .source
+            .as_ref()
+            .map(|s| s.clone_ref(slf.py()));
+        source
+            .map(|s| s.bind(slf.py()).getattr("timing"))
+            .transpose()
+    }
+
     /// The framing of the output: `"sse"`, or `"eventstream"` (Bedrock's
     /// InvokeModelWithResponseStream `chunk` messages).
     #[getter]

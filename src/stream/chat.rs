@@ -131,6 +131,19 @@ impl<I> Dialect for ChatReader<I> {
         doc.belongs()
     }
 
+    fn is_output(doc: &Chunk<'_>, _: &[u8]) -> bool {
+        let said = |s: &Option<Str<'_>>| s.as_ref().is_some_and(|s| !s.as_str().is_empty());
+        doc.choices.iter().any(|c| {
+            let d = &c.delta;
+            matches!(&d.content, Some(Content::Text(t)) if !t.as_str().is_empty())
+                || matches!(&d.content, Some(Content::Parts(_)))
+                || said(&d.reasoning)
+                || said(&d.reasoning_content)
+                || said(&d.refusal)
+                || !d.tool_calls.is_empty()
+        })
+    }
+
     fn route(event: &[u8]) -> Route {
         match event {
             b"message" => Route::Decode,

@@ -42,6 +42,10 @@ impl<I> Dialect for ConverseReader<I> {
         doc.belongs(event)
     }
 
+    fn is_output(_: &Event<'_>, event: &[u8]) -> bool {
+        event == b"contentBlockDelta"
+    }
+
     fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
         converse::decode(doc)
     }

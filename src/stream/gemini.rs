@@ -285,6 +285,14 @@ impl<I> Dialect for GeminiReader<I> {
         doc.belongs()
     }
 
+    fn is_output(doc: &Chunk<'_>, _: &[u8]) -> bool {
+        doc.candidates.iter().any(|c| {
+            c.parts.iter().any(|p| {
+                p.text.as_ref().is_some_and(|t| !t.as_str().is_empty()) || p.function_call.is_some()
+            })
+        })
+    }
+
     fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
         gemini::decode(doc)
     }

@@ -126,6 +126,10 @@ impl<I> Dialect for MessagesReader<I> {
         doc.belongs(event)
     }
 
+    fn is_output(doc: &Event<'_>, event: &[u8]) -> bool {
+        doc.kind_of(event) == "content_block_delta"
+    }
+
     fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
         messages::decode(doc)
     }

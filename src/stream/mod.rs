@@ -32,6 +32,7 @@ mod sink;
 pub use sink::*;
 
 mod tap;
+pub mod timing;
 #[allow(unused_imports)]
 pub use tap::*;
 
@@ -100,6 +101,8 @@ pub struct State {
     pub tap: Option<Box<dyn Tap>>,
     /// How many frames the template fast path took (read without a decode).
     pub fast: u64,
+    /// How many frames carried output (text, reasoning or a tool call's piece).
+    pub outputs: u64,
 }
 
 impl State {
@@ -238,6 +241,10 @@ pub trait Dialect: Default {
     /// Whether a decoded document (of a frame with event type `event`) is the dialect's own.
     fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> Belongs;
 
+    /// Whether a decoded document carries output: a piece of text, reasoning or a tool call
+    /// (what `timing` counts; every template hit is one).
+    fn is_output(doc: &Self::Doc<'_>, event: &[u8]) -> bool;
+
     /// How a frame is treated, by its event type: every named event is decoded (the dialects
     /// whose events are named), but `error`, an error report.
     fn route(event: &[u8]) -> Route {
@@ -298,6 +305,8 @@ pub struct Stream<R> {
     /// Bedrock's event stream framing in front of the dialect, when asked for
     /// ([`Stream::read_eventstream`]).
     eventstream: Option<Box<crate::eventstream::Decoder>>,
+    /// When bytes and output arrived.
+    pub timing: timing::Timing,
 }
 
 impl<R: Dialect> Stream<R> {
@@ -312,6 +321,7 @@ impl<R: Dialect> Stream<R> {
             reader: R::default(),
             eventstream: R::EVENTSTREAM
                 .then(|| Box::new(crate::eventstream::Decoder::new(max_event_size))),
+            timing: timing::Timing::default(),
         }
     }
 
@@ -330,6 +340,21 @@ impl<R: Dialect> Stream<R> {
     /// template is made. An input of [`DETACH_THRESHOLD`] bytes or more is framed whole
     /// through [`Sink::detached`] instead (no fast path then).
     pub fn run<S: Sink>(&mut self, bytes: &[u8], sink: &mut S) -> Result<Option<TooLarge>, S::Error>
+    where
+        R: Reader<S>,
+    {
+        // One clock read per call: when these bytes reached the stream.
+        let now = std::time::Instant::now();
+        let result = self.run_bytes(bytes, sink);
+        self.timing.read(now, bytes.len(), self.state.outputs);
+        result
+    }
+
+    fn run_bytes<S: Sink>(
+        &mut self,
+        bytes: &[u8],
+        sink: &mut S,
+    ) -> Result<Option<TooLarge>, S::Error>
     where
         R: Reader<S>,
     {
@@ -370,6 +395,7 @@ impl<R: Dialect> Stream<R> {
                 {
                     Some(len) if len > 0 => {
                         self.state.fast += 1;
+                        self.state.outputs += 1;
                         rest = rest.get(len..).unwrap_or_default();
                     }
                     _ => break,
@@ -397,6 +423,16 @@ impl<R: Dialect> Stream<R> {
     /// JSON body or a body that is not an event stream, and records an `incomplete_stream`
     /// error if the terminal marker never came (unless an error was already recorded).
     pub fn finish<S: Sink>(&mut self, sink: &mut S) -> Result<(), S::Error>
+    where
+        R: Reader<S>,
+    {
+        let now = std::time::Instant::now();
+        let result = self.finish_input(sink);
+        self.timing.finish(now, self.state.outputs);
+        result
+    }
+
+    fn finish_input<S: Sink>(&mut self, sink: &mut S) -> Result<(), S::Error>
     where
         R: Reader<S>,
     {
@@ -487,6 +523,7 @@ impl<R: Dialect> Stream<R> {
                         .is_some()
                     {
                         state.fast += 1;
+                        state.outputs += 1;
                         continue; // same shape as the last text frame: no decode
                     }
                     let mut result = Ok(());
@@ -509,6 +546,9 @@ impl<R: Dialect> Stream<R> {
                             }
                             Doc::Value(doc, value) => {
                                 state.saw(R::belongs(&value, frame.event_type()), doc);
+                                if R::is_output(&value, frame.event_type()) {
+                                    state.outputs += 1;
+                                }
                                 reader.value(state, Value { frame, doc, value }, sink)
                             }
                             Doc::Malformed(_) if at_end => {

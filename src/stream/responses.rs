@@ -74,6 +74,10 @@ impl<I> Dialect for ResponsesReader<I> {
         doc.belongs(event)
     }
 
+    fn is_output(doc: &Event<'_>, event: &[u8]) -> bool {
+        doc.kind_of(event).ends_with(".delta")
+    }
+
     fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
         responses::decode(doc)
     }
