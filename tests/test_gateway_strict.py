@@ -677,13 +677,18 @@ def test_ssewire_gateway_serves_a_client_in_one_command() -> None:
                 "--upstream-key-env", "UPSTREAM_KEY", "--port", str(port)]  # fmt: skip
         proc = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         try:
-            deadline = time.monotonic() + TIMEOUT
-            while time.monotonic() < deadline:
+            # A fresh interpreter imports the package, aiohttp and the gateway first: on a
+            # loaded machine that takes seconds, so the wait is long (and bounded).
+            deadline = time.monotonic() + 2 * TIMEOUT
+            while time.monotonic() < deadline and proc.poll() is None:
                 try:
                     socket.create_connection(("127.0.0.1", port), timeout=1).close()
                     break
                 except OSError:
                     time.sleep(0.05)
+            else:
+                err = proc.stderr.read().decode(errors="replace")[-2000:] if proc.poll() is not None else ""
+                raise AssertionError(f"the gateway did not start (exit status {proc.poll()}): {err}")
             import anthropic
 
             client = anthropic.Anthropic(api_key="client", base_url=f"http://127.0.0.1:{port}", max_retries=0,
