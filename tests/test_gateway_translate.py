@@ -81,6 +81,8 @@ def test_an_sdk_client_served_from_another_dialect(upstream_dialect: str, name: 
     assert entry["served_as"] == client and entry["done"] is True
     usage_key = "usageMetadata" if upstream_dialect == "gemini" else "usage"
     assert entry["usage"] == src.result().get(usage_key)
+    assert entry["tokens"] == src.usage
+    assert entry["timing"]["output_chunks"] == src.timing["output_chunks"] > 0
     assert isinstance(entry["notes"], list)
 
 

@@ -164,6 +164,14 @@ def _cut(message: str) -> str:
     return message
 
 
+def _timing(timing: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
+    """The durations of a stream's ``timing`` (seconds), for the log line."""
+    if timing is None:
+        return None
+    keys = ("time_to_first_output", "time_per_output_chunk", "duration", "output_chunks")
+    return {k: timing.get(k) for k in keys}
+
+
 def record(dialect: str, stream: Any, client_gone: bool = False) -> Dict[str, Any]:
     """The log record of one stream. ``done`` tells a complete stream from one that ended
     early; ``client_disconnected``, that the client left before the upstream finished (its
@@ -175,6 +183,9 @@ def record(dialect: str, stream: Any, client_gone: bool = False) -> Dict[str, An
         "dialect": dialect,
         "model": result.get(SPECS[dialect]["model_key"]),
         "usage": result.get(SPECS[dialect]["usage_key"]),
+        # The same usage in one shape for every provider, and when the stream's output came.
+        "tokens": getattr(stream, "usage", None),
+        "timing": _timing(getattr(stream, "timing", None)),
         "text_length": len(text),
         "text_start": text[:40],
         "done": bool(getattr(stream, "done", False)),
