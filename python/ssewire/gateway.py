@@ -435,7 +435,9 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
              write_timeout: float = 30.0,
              connections: int = 100,
              meters: Optional[Dict[str, Callable[[], Any]]] = None,
-             ssl_context: Optional[ssl.SSLContext] = None) -> web.Application:  # fmt: skip
+             ssl_context: Optional[ssl.SSLContext] = None,
+             metrics: Any = None,
+             prometheus_registry: Any = None) -> web.Application:  # fmt: skip
     """The gateway as an aiohttp application in front of ``upstream`` (a base URL,
     ``http://`` or ``https://``); serve it with ``runner(app)`` (which applies
     ``head_timeout``) or ``main()``.
@@ -454,7 +456,9 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
     stay full; at most ``connections`` upstream connections at once. ``meters`` maps a
     dialect to the factory of what meters a relayed stream (default: the ssewire stream;
     anything with ``consume(bytes)``, ``finish()``, ``result()`` and ``error`` will do).
-    ``log`` receives one record (a dict) per request."""
+    ``log`` receives one record (a dict) per request. ``metrics``: a
+    ``ssewire.otel.GatewayMetrics`` records each request's OpenTelemetry GenAI metrics and
+    span; ``prometheus_registry``: the gateway also serves ``GET /metrics`` from it."""
     app = web.Application(client_max_size=max_body_size)
     app[HEAD_TIMEOUT] = head_timeout
     target = urlsplit(upstream)
@@ -658,10 +662,21 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             raise Refused(400, "the request body is not a JSON object")
         return raw, wanted
 
+    user_log = log
+
+    def metered(entry: Dict[str, Any]) -> None:
+        """The user's log, then the request's metrics."""
+        started = entry.pop("_started", None)
+        user_log(entry)
+        if metrics is not None:
+            metrics.record(entry, None if started is None else time.monotonic() - started)
+
+    log = metered
+
     async def handle(request: web.Request) -> web.StreamResponse:
         raw_path, _, raw_query = request.raw_path.partition("?")
         match = route(raw_path)
-        entry: Dict[str, Any] = {"path": _cut(raw_path)}
+        entry: Dict[str, Any] = {"path": _cut(raw_path), "_started": time.monotonic()}
         client = match.dialect if match is not None else "chat"
         try:
             if not safe_prefix(raw_path):
@@ -862,6 +877,14 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             answer.headers[k] = v
         return answer
 
+    if prometheus_registry is not None:
+        import prometheus_client
+
+        async def scrape(request: web.Request) -> web.Response:
+            body = prometheus_client.generate_latest(prometheus_registry)
+            return web.Response(body=body, headers={"content-type": prometheus_client.CONTENT_TYPE_LATEST})
+
+        app.router.add_route("GET", "/metrics", scrape)
     app.router.add_route("POST", r"/{path:[\s\S]*}", handle)  # every path: the handler routes
     return app
 
@@ -984,6 +1007,10 @@ def make_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--max-body-size", type=int, default=MAX_BODY, metavar="BYTES")
+    parser.add_argument("--metrics", action="store_true",
+                        help="record OpenTelemetry GenAI metrics and serve them on GET /metrics "
+                        "(Prometheus); OTLP export follows the OTEL_* environment variables "
+                        "(pip install 'ssewire[otel]')")  # fmt: skip
     parser.add_argument("--loop", choices=("auto", "asyncio", "uvloop"), default="auto",
                         help="the event loop (auto: uvloop where it is installed)")  # fmt: skip
     return parser
@@ -1006,12 +1033,22 @@ def main(argv: Optional[List[str]] = None) -> int:
         print(json.dumps(entry), file=sys.stdout, flush=True)
 
     keys = env(args.client_keys_env)
+    metrics, registry = None, None
+    if args.metrics or os.environ.get("OTEL_EXPORTER_OTLP_ENDPOINT"):
+        try:
+            from ssewire.otel import configure
+
+            metrics, registry = configure(prometheus=args.metrics)
+        except ImportError as e:
+            print(f"ssewire gateway: metrics need pip install 'ssewire[otel]' ({e})", file=sys.stderr)
+            return 2
     try:
         app = make_app(args.upstream.rstrip("/"), log, upstream_dialect=args.upstream_dialect,
                        upstream_key=env(args.upstream_key_env),
                        client_keys=[k.strip() for k in keys.split(",") if k.strip()] if keys else None,
                        pass_through_auth=args.pass_through_auth,
-                       max_body_size=args.max_body_size)  # fmt: skip
+                       max_body_size=args.max_body_size, metrics=metrics,
+                       prometheus_registry=registry)  # fmt: skip
     except ValueError as e:
         print(f"ssewire gateway: {e}", file=sys.stderr)
         return 2
