@@ -118,3 +118,60 @@ def test_metrics_are_scraped_from_the_gateway_over_loopback() -> None:
     assert {s.labels["gen_ai_provider_name"] for s in counts} == {"openai"}
     duration = families["gen_ai_client_operation_duration_seconds"]
     assert sum(s.value for s in duration.samples if s.name.endswith("_count")) == len(CLIENTS)
+
+
+def test_otlp_export_follows_the_otel_variables(monkeypatch: pytest.MonkeyPatch) -> None:
+    """``configure()`` with ``OTEL_EXPORTER_OTLP_ENDPOINT`` naming a loopback collector: the
+    metrics and spans of real requests arrive there over OTLP/HTTP, and decode."""
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+
+    received: Dict[str, List[bytes]] = {}
+
+    class Collector(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("content-length", "0")))
+            received.setdefault(self.path, []).append(body)
+            self.send_response(200)
+            self.send_header("content-length", "0")
+            self.end_headers()
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
+    thread.start()
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    from ssewire.otel import configure
+
+    try:
+        metrics, registry = configure(prometheus=False)
+        assert registry is None
+        with StrictUpstream("messages") as up:
+            gw = Gateway(up.url(), upstream_dialect="messages", upstream_key=KEY, metrics=metrics)
+            try:
+                for client in ("chat", "messages"):
+                    assert _post(gw, client, _first_turn(client))[0] == 200
+            finally:
+                gw.close()
+        assert metrics.meter_provider.force_flush(10_000) and metrics.tracer_provider.force_flush(10_000)
+    finally:
+        metrics.meter_provider.shutdown()
+        metrics.tracer_provider.shutdown()
+        server.shutdown()
+        thread.join(5)
+    names = set()
+    for body in received["/v1/metrics"]:
+        request = ExportMetricsServiceRequest.FromString(body)
+        for rm in request.resource_metrics:
+            for sm in rm.scope_metrics:
+                names.update(m.name for m in sm.metrics)
+    assert {"gen_ai.client.operation.duration", "gen_ai.client.token.usage"} <= names
+    spans = [s for body in received["/v1/traces"] for rs in ExportTraceServiceRequest.FromString(body).resource_spans
+             for ss in rs.scope_spans for s in ss.spans]  # fmt: skip
+    assert len(spans) == 2 and all(s.name == "chat m" for s in spans)

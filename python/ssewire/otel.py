@@ -41,8 +41,11 @@ class GatewayMetrics:
         from opentelemetry import metrics, trace
 
         version = _core.__version__
-        meter = (meter_provider or metrics.get_meter_provider()).get_meter("ssewire.gateway", version)
-        self._tracer = (tracer_provider or trace.get_tracer_provider()).get_tracer("ssewire.gateway", version)
+        #: The providers in use (``force_flush()`` them to export now).
+        self.meter_provider = meter_provider or metrics.get_meter_provider()
+        self.tracer_provider = tracer_provider or trace.get_tracer_provider()
+        meter = self.meter_provider.get_meter("ssewire.gateway", version)
+        self._tracer = self.tracer_provider.get_tracer("ssewire.gateway", version)
         self._duration = meter.create_histogram(
             "gen_ai.client.operation.duration", unit="s", description="GenAI operation duration."
         )
