@@ -68,10 +68,11 @@ def test_the_figures_follow_the_pacing() -> None:
     assert s.done and t["output_chunks"] == CHUNKS
     assert t["started"] == started
     assert t["first_byte"] <= t["first_output"] <= t["last_output"] <= t["finished"]
-    # The first output came FIRST after the first byte; then one chunk per EVERY. Loose bounds
-    # (a shared 2-core machine): the figures are read when the bytes reach the stream.
-    assert FIRST - 0.005 <= t["first_output"] - t["first_byte"] <= FIRST + 0.060
-    assert EVERY - 0.005 <= t["time_per_output_chunk"] <= EVERY + 0.020
+    # The first output came FIRST after the first byte; then one chunk per EVERY. The lower
+    # bounds are the pacing itself (a figure read at the wrong time falls under them); the
+    # upper ones are loose, for a loaded machine or an emulated one (CI's arm64 under qemu).
+    assert FIRST - 0.005 <= t["first_output"] - t["first_byte"] <= FIRST + 0.5
+    assert EVERY - 0.005 <= t["time_per_output_chunk"] <= EVERY * 5
     assert t["time_to_first_output"] == pytest.approx(t["first_output"] - started)
     assert t["duration"] == pytest.approx(t["finished"] - started)
 
