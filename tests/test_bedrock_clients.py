@@ -14,6 +14,7 @@ from typing import Any, Callable, Dict, Iterator, List, Tuple
 
 import pytest
 import ssewire
+from support import _final_text
 
 boto3 = pytest.importorskip("boto3")
 botocore_exceptions = pytest.importorskip("botocore.exceptions")
@@ -26,10 +27,6 @@ SOURCES = [
     ("responses", DATA / "responses" / "reasoning_summary.sse"),
     ("gemini", DATA / "gemini" / "thinking_signature.sse"),
 ]
-
-
-def _final_text(result: Dict[str, Any]) -> str:
-    return "".join(b.get("text", "") for b in result.get("content") or [] if isinstance(b, dict))
 
 
 class _Bedrock(BaseHTTPRequestHandler):
@@ -141,7 +138,7 @@ def test_boto3_reads_the_translated_stream(bedrock: Tuple[str, Any], dialect: st
     s.finish()
     assert s.done and s.error is None
     assert s.result() == t.result()
-    assert _final_text(s.result()) == _final_text(t.result()) != ""
+    assert _final_text("messages", s.result()) == _final_text("messages", t.result()) != ""
 
 
 @pytest.mark.parametrize(
@@ -184,7 +181,7 @@ def test_the_anthropic_sdks_bedrock_client_reads_it(bedrock: Tuple[str, Any]) ->
         text = "".join(stream.text_stream)
         final = stream.get_final_message()
     assert server.requests[-1][2] == [], server.requests[-1]
-    assert text == _final_text(t.result()) != ""
+    assert text == _final_text("messages", t.result()) != ""
     assert final.stop_reason == t.result()["stop_reason"]
 
 

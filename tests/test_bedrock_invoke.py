@@ -149,6 +149,11 @@ def test_a_chunk_that_holds_no_document_is_malformed_and_the_stream_goes_on() ->
     kinds = [i.kind for i in items if isinstance(i, ssewire.ErrorItem)]
     assert kinds == ["malformed_json"]
     assert s.done and s.error is None
+    # A translation reading it says what it skipped.
+    t = ssewire.Translator("messages", "chat", framing="eventstream")
+    t.feed(bedrock_body(docs[:1]) + junk + bedrock_body(docs[1:]))
+    t.finish()
+    assert any("did not decode" in n for n in t.notes)
 
 
 def test_other_framings_are_refused() -> None:

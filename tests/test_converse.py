@@ -292,56 +292,36 @@ def test_the_command_line_prints_a_converse_capture(tmp_path: Any) -> None:
     assert json.loads(out) == read(capture.read_bytes(), []).result()
 
 
-def _target_view(target: str, data: bytes) -> Tuple[str, List[Tuple[str, Any]], Any]:
-    """The text, the tool calls (name, arguments) and the stop reason a client of ``target``
-    reads from ``data``."""
+def _answer(dialect: str, data: bytes) -> Tuple[str, List[Tuple[Any, Any]], Any]:
+    """The text, the tool calls (name, arguments) and the stop reason (in neutral terms) a
+    client of ``dialect`` reads from ``data``: ``test_translate``'s reading of final objects."""
     from support import registry
+    from test_translate import neutral
 
-    s = registry.STREAMS[target]()
+    s = registry.STREAMS[dialect]()
     s.consume(data)
     s.finish()
-    assert s.done and s.error is None, (target, s.error)
-    r = s.result()
-    if target == "chat":
-        m = r["choices"][0]["message"]
-        calls = [
-            (c["function"]["name"], json.loads(c["function"]["arguments"])) for c in m.get("tool_calls") or []
-        ]
-        return m["content"] or "", calls, r["choices"][0]["finish_reason"]
-    if target == "messages":
-        text = "".join(b.get("text", "") for b in r["content"] if b["type"] == "text")
-        calls = [(b["name"], b["input"]) for b in r["content"] if b["type"] == "tool_use"]
-        return text, calls, r["stop_reason"]
-    if target == "responses":
-        items = r["output"]
-        text = "".join(p.get("text", "") for i in items if i["type"] == "message" for p in i["content"])
-        calls = [(i["name"], json.loads(i["arguments"])) for i in items if i["type"] == "function_call"]
-        return text, calls, r["status"]
-    parts = r["candidates"][0]["content"]["parts"]
-    text = "".join(p.get("text", "") for p in parts if not p.get("thought"))
-    calls = [(p["functionCall"]["name"], p["functionCall"]["args"]) for p in parts if "functionCall" in p]
-    return text, calls, r["candidates"][0]["finishReason"]
+    assert s.done and s.error is None, (dialect, s.error)
+    n = neutral(dialect, s.result())
+    return n["text"], [(name, args) for _, name, args in n["calls"]], n["stop"]
 
 
-STOPS = {
-    "text": {"chat": "stop", "messages": "end_turn", "responses": "completed", "gemini": "STOP"},
-    "tool_use_with_reasoning": {"chat": "tool_calls", "messages": "tool_use", "responses": "completed",
-                                "gemini": "STOP"},
-}  # fmt: skip
+#: Converse's stop reasons in neutral terms (as ``test_translate.neutral`` names them).
+NEUTRAL_STOP = {"end_turn": "end", "tool_use": "tool", "max_tokens": "max", "stop_sequence": "end"}
 
 
-@pytest.mark.parametrize("turn", list(STOPS))
+@pytest.mark.parametrize("turn", ["text", "tool_use_with_reasoning"])
 @pytest.mark.parametrize("target", ["chat", "messages", "responses", "gemini"])
 def test_a_converse_upstream_is_translated_for_every_client(turn: str, target: str) -> None:
     body = body_of(TURNS[turn], seed=3)
     t = ssewire.Translator("converse", target)
     out = b"".join(t.feed(body[i : i + 37]) for i in range(0, len(body), 37)) + t.finish()
-    text, calls, stop = _target_view(target, out)
+    text, calls, stop = _answer(target, out)
     want = read(body, []).result()
     blocks = want["output"]["message"]["content"]
     assert text == "".join(b.get("text", "") for b in blocks)
     assert calls == [(b["toolUse"]["name"], b["toolUse"]["input"]) for b in blocks if "toolUse" in b]
-    assert stop == STOPS[turn][target]
+    assert stop == NEUTRAL_STOP[want["stopReason"]]
     assert ssewire.translate(body, "converse", target) == out
 
 
@@ -387,8 +367,8 @@ def test_every_upstream_is_served_to_converse_clients(
     t = ssewire.Translator(source, "converse")
     out = b"".join(t.feed(upstream[i : i + 64]) for i in range(0, len(upstream), 64)) + t.finish()
     assert t.target_framing == "eventstream"
-    # What the upstream said, as its own stream folds it, in the target's reading.
-    want_text, want_calls, want_stop = _target_view_of_source(source, upstream)
+    # What the upstream said, as its own stream folds it.
+    want_text, want_calls, want_stop = _answer(source, upstream)
     # ConverseStream reads it back.
     s = read(out, [])
     assert s.done and s.error is None, s.error
@@ -405,20 +385,7 @@ def test_every_upstream_is_served_to_converse_clients(
         events.append(event)
     text, calls, stop = _client_view(events)
     assert (text, calls) == (want_text, want_calls)
-    assert stop == s.result()["stopReason"] == want_stop
-
-
-def _target_view_of_source(source: str, upstream: bytes) -> Tuple[str, List[Tuple[str, Any]], str]:
-    """The answer's text, tool calls and (Converse's) stop reason, read from the upstream by
-    its own stream class."""
-    from support import registry
-
-    s = registry.STREAMS[source]()
-    s.consume(upstream)
-    s.finish()
-    text, calls, _ = _target_view(source, upstream)
-    stop = "tool_use" if calls else "end_turn"
-    return text, calls, stop
+    assert stop == s.result()["stopReason"] and NEUTRAL_STOP[stop] == want_stop
 
 
 def test_an_upstream_error_reaches_a_converse_client_as_its_exception(bedrock: Tuple[Any, Any]) -> None:

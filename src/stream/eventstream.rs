@@ -14,7 +14,7 @@ use std::borrow::Cow;
 
 use serde::Deserialize;
 
-use super::{Dialect, Frame, Reader, Report, ReportKind, Sink, Stream};
+use super::{Dialect, Frame, Reader, Sink, Stream};
 use crate::dialect::ErrorInfo;
 use crate::eventstream::{Decoder, Fault, Message};
 
@@ -48,8 +48,11 @@ struct Said<'a> {
     message: Option<Cow<'a, str>>,
 }
 
+/// `s` as a JSON string (the raw form `ErrorInfo` keeps a type or code in).
 fn json_string(s: &str) -> String {
-    serde_json::Value::String(s.to_owned()).to_string()
+    let mut out = String::with_capacity(s.len() + 2);
+    crate::jsonw::push_str(&mut out, s);
+    out
 }
 
 impl Piece {
@@ -186,18 +189,7 @@ impl<R: Dialect> Stream<R> {
                 }
                 Piece::Malformed(message) => {
                     sink.next_frame();
-                    let info = ErrorInfo {
-                        message: Cow::Owned(message),
-                        type_: Some("\"malformed_json\""),
-                        code: None,
-                        raw: None,
-                    };
-                    sink.report(Report {
-                        kind: ReportKind::Malformed,
-                        info: &info,
-                        event: Some(b"chunk"),
-                        data: "",
-                    })?;
+                    self.state.malformed(sink, message, Some(b"chunk"), "")?;
                 }
                 Piece::Other => {}
             }

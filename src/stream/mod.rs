@@ -136,6 +136,30 @@ impl State {
         })
     }
 
+    /// A frame (or an event stream chunk) whose document did not decode: tapped (a
+    /// translation notes it) and reported as a `malformed_json` item; the stream goes on.
+    pub fn malformed<S: Sink>(
+        &mut self,
+        sink: &mut S,
+        message: String,
+        event: Option<&[u8]>,
+        data: &str,
+    ) -> Result<(), S::Error> {
+        self.tap(Upstream::Malformed);
+        let info = ErrorInfo {
+            message: Cow::Owned(message),
+            type_: Some("\"malformed_json\""),
+            code: None,
+            raw: None,
+        };
+        sink.report(Report {
+            kind: ReportKind::Malformed,
+            info: &info,
+            event,
+            data,
+        })
+    }
+
     /// [`report`](Self::report) for an error carried by `frame`.
     pub fn report_in<S: Sink>(
         &mut self,
@@ -558,20 +582,12 @@ impl<R: Dialect> Stream<R> {
                             Doc::Malformed(_) if malformed => Ok(()),
                             Doc::Malformed(message) => {
                                 malformed = true;
-                                state.tap(Upstream::Malformed);
-                                let message = format!("malformed JSON in frame: {message}");
-                                let info = ErrorInfo {
-                                    message: Cow::Owned(message),
-                                    type_: Some("\"malformed_json\""),
-                                    code: None,
-                                    raw: None,
-                                };
-                                sink.report(Report {
-                                    kind: ReportKind::Malformed,
-                                    info: &info,
-                                    event: frame.event.as_deref(),
-                                    data: &frame.data,
-                                })
+                                state.malformed(
+                                    sink,
+                                    format!("malformed JSON in frame: {message}"),
+                                    frame.event.as_deref(),
+                                    &frame.data,
+                                )
                             }
                         };
                     });

@@ -184,6 +184,30 @@ impl<'a> Stop<'a> {
             Stop::Other(other) => other,
         }
     }
+
+    /// Bedrock Converse's `stopReason`.
+    pub fn from_converse(reason: &'a str) -> Stop<'a> {
+        match reason {
+            "end_turn" => Stop::EndTurn,
+            "stop_sequence" => Stop::StopSequence(None),
+            "max_tokens" | "model_context_window_exceeded" => Stop::MaxTokens,
+            "tool_use" => Stop::ToolUse,
+            "guardrail_intervened" | "content_filtered" => Stop::Filtered,
+            other => Stop::Other(other),
+        }
+    }
+
+    /// Converse's name for the reason (`None` for a reason Converse has no name for).
+    pub fn to_converse(self) -> Option<&'static str> {
+        Some(match self {
+            Stop::EndTurn => "end_turn",
+            Stop::StopSequence(_) => "stop_sequence",
+            Stop::MaxTokens => "max_tokens",
+            Stop::ToolUse => "tool_use",
+            Stop::Filtered => "content_filtered",
+            Stop::Other(_) => return None,
+        })
+    }
 }
 
 /// Token counts in neutral terms, as each upstream says them: OpenAI's prompt figure counts

@@ -17,18 +17,6 @@ pub struct ConverseReader {
     ended: bool,
 }
 
-/// Converse's `stopReason`.
-fn stop_of(reason: &str) -> Stop<'_> {
-    match reason {
-        "end_turn" => Stop::EndTurn,
-        "stop_sequence" => Stop::StopSequence(None),
-        "max_tokens" | "model_context_window_exceeded" => Stop::MaxTokens,
-        "tool_use" => Stop::ToolUse,
-        "guardrail_intervened" | "content_filtered" => Stop::Filtered,
-        other => Stop::Other(other),
-    }
-}
-
 /// Converse's usage: `inputTokens` counts what was not read from or written to the cache
 /// (the cache counts are apart, as in Anthropic's usage).
 pub(super) fn converse_usage(text: &str) -> Option<Usage> {
@@ -101,7 +89,7 @@ impl ConverseReader {
             "contentBlockStop" => sink.close(key),
             "messageStop" => {
                 if let Some(reason) = &e.stop_reason {
-                    sink.stop(stop_of(reason));
+                    sink.stop(Stop::from_converse(reason));
                 }
                 self.stopped = true;
             }

@@ -180,15 +180,12 @@ impl Sink for ConverseWriter {
     }
 
     fn stop(&mut self, stop: Stop<'_>) {
-        self.stop = Some(match stop {
-            Stop::EndTurn => "end_turn",
-            Stop::StopSequence(_) => "stop_sequence",
-            Stop::MaxTokens => "max_tokens",
-            Stop::ToolUse => "tool_use",
-            Stop::Filtered => "content_filtered",
-            Stop::Other(other) => {
+        self.stop = Some(match (stop.to_converse(), stop) {
+            (Some(reason), _) => reason,
+            (None, other) => {
                 self.notes.add(&format!(
-                    "stop reason {other:?} (Converse has no such stopReason; written as \"end_turn\")"
+                    "stop reason {:?} (Converse has no such stopReason; written as \"end_turn\")",
+                    other.to_messages()
                 ));
                 "end_turn"
             }
