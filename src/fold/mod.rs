@@ -50,6 +50,20 @@ impl Out {
         value.map_or(Out::Null, |s| Out::Str(s.to_owned()))
     }
 
+    /// The value of `key` when this is an object (a map, or the JSON text of an object: the
+    /// last of duplicate keys, as a map keeps them); `None` otherwise.
+    pub fn key(&self, key: &str) -> Option<Out> {
+        match self {
+            Out::Map(map) => map.get(key).cloned(),
+            Out::Json(text) => Json::object(text)?
+                .iter()
+                .rev()
+                .find(|(k, _)| k == key)
+                .map(|(_, value)| Out::json(value.get())),
+            _ => None,
+        }
+    }
+
     /// Whether this is JSON `null` (either `Out::Null` or the JSON text `null`).
     pub fn is_null(&self) -> bool {
         match self {

@@ -87,7 +87,10 @@ const RESPONSE_KEYS: [(&str, Option<&str>); 9] = [
 #[derive(Debug, Default)]
 pub struct ResponsesFold {
     base: Option<Box<str>>,
-    final_: Option<Map>,
+    /// The `response` of the terminal event, as sent with the keys every result has that it
+    /// lacks added at its end, and whether its `output` is there (not null): it is then the
+    /// result as it is.
+    final_: Option<(Box<str>, bool)>,
     items: BTreeMap<i64, Item>,
     by_id: HashMap<String, i64>,
     warnings: Vec<String>,
@@ -304,6 +307,7 @@ impl ResponsesFold {
             v.content_index
         };
         let mut notes = Vec::new();
+        let unchecked = self.unchecked;
         let Some(target) = self.item(v, implied) else {
             return;
         };
@@ -315,7 +319,8 @@ impl ResponsesFold {
         } else {
             "text"
         };
-        let describe = target.describe();
+        // Only what a comparison reports needs the item's description.
+        let describe = (!unchecked).then(|| target.describe());
         let parts = if summary {
             &mut target.summary
         } else {
@@ -346,14 +351,13 @@ impl ResponsesFold {
             return;
         }
         let part_type = show(part.get("type"));
-        let full = Out::Map(part.clone());
         let state = match position {
             None => target.part_for(summary, index, field, &part_type),
             Some(at) => {
                 let Some((_, state)) = parts.as_mut().and_then(|p| p.get_mut(at)) else {
                     return;
                 };
-                if state.text.is_some() {
+                if let (Some(describe), true) = (&describe, state.text.is_some()) {
                     let where_ = format!(
                         "{describe} {}[{}]",
                         if summary { "summary" } else { "content" },
@@ -372,7 +376,7 @@ impl ResponsesFold {
                 state
             }
         };
-        state.done = Some(full);
+        state.done = Some(Out::Map(part));
         for text in notes {
             note(&mut self.mismatches, text);
         }
@@ -419,15 +423,16 @@ impl ResponsesFold {
         } else {
             v.text
         };
+        let unchecked = self.unchecked;
         let Some(target) = self.item(v, implied) else {
             return;
         };
         let Some(full) = full else {
             return;
         };
-        let describe = target.describe();
+        let describe = (!unchecked).then(|| target.describe());
         let part = target.part_for(summary, index, field, part_type);
-        if part.text.is_some() {
+        if let (Some(describe), true) = (describe, part.text.is_some()) {
             let joined = part.joined();
             if joined != full {
                 let text = format!(
@@ -513,6 +518,7 @@ impl ResponsesFold {
             })
         };
         let kind = v.kind;
+        let unchecked = self.unchecked;
         let Some(target) = self.item(v, implied) else {
             return;
         };
@@ -522,9 +528,9 @@ impl ResponsesFold {
         if field == "arguments" {
             target.arguments_from(Some(&full));
         }
-        let describe = target.describe();
-        let note_text = match target.field_text(field) {
-            Some(joined) if *joined != full => Some(format!(
+        let describe = (!unchecked).then(|| target.describe());
+        let note_text = match (target.field_text(field), describe) {
+            (Some(joined), Some(describe)) if *joined != full => Some(format!(
                 "{describe} {field}: the deltas give {}, {kind} says {}",
                 short(Some(&Out::Str(joined.clone()))),
                 short(Some(&Out::Str(full.clone())))

@@ -52,7 +52,7 @@ pub mod responses;
 pub const DETACH_THRESHOLD: usize = 1 << 20;
 
 /// How many bytes [`Stream::run`] hands the framer at once before a template exists.
-const SLOW_PATH_RUN: usize = 4096;
+const SLOW_PATH_RUN: usize = 0;
 
 /// One frame of a dialect stream: its event type and its data as text.
 pub struct Frame<'a> {

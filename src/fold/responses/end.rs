@@ -6,15 +6,24 @@ use super::*;
 
 impl ResponsesFold {
     pub(super) fn terminal(&mut self, v: &EventView<'_>) {
-        let Some(response) = v.response.and_then(object_map) else {
+        let Some((text, entries)) = v.response.and_then(|t| Some((t, Json::object(t)?))) else {
             note(
                 &mut self.warnings,
                 format!("{} without a response object", v.kind),
             );
             return;
         };
-        let output = response.get("output").filter(|o| !o.is_null()).cloned();
-        self.final_ = Some(response);
+        let has_output = entries
+            .iter()
+            .any(|(k, v)| k == "output" && v.get().trim() != "null");
+        self.final_ = Some((with_keys(text, &entries), has_output));
+        // The last of duplicate keys, as a map keeps them.
+        let output = entries
+            .iter()
+            .rev()
+            .find(|(k, _)| k == "output")
+            .map(|(_, value)| Out::json(value.get()))
+            .filter(|o| !o.is_null());
         let Some(output) = output else {
             return;
         };
@@ -65,9 +74,13 @@ impl ResponsesFold {
 
     /// The `response` object folded so far.
     pub fn result(&self) -> Out {
-        let mut out = match &self.final_ {
-            Some(final_) => {
-                let mut out = final_.clone();
+        // A terminal response that has every key of a result is the result as sent:
+        // converted once, with no map built in between.
+        if let Some((text, true)) = &self.final_ {
+            return Out::json(text);
+        }
+        let mut out = match self.final_.as_ref().and_then(|(text, _)| object_map(text)) {
+            Some(mut out) => {
                 if out.get("output").is_none_or(Out::is_null) {
                     out.set("output", Out::List(self.assembled_output()));
                 }
@@ -92,4 +105,37 @@ impl ResponsesFold {
         }
         Out::Map(out)
     }
+}
+
+/// `text`, a JSON object whose top-level entries are `entries`, with the keys every result has
+/// that it lacks added at its end (as [`ResponsesFold::result`] sets them on a map).
+fn with_keys(text: &str, entries: &[(Cow<'_, str>, &serde_json::value::RawValue)]) -> Box<str> {
+    let body = text.trim_end();
+    let Some(open) = body.strip_suffix('}') else {
+        return text.into();
+    };
+    let mut out = String::from(open);
+    let mut empty = entries.is_empty();
+    for (key, default) in RESPONSE_KEYS {
+        if key == "output" || entries.iter().any(|(k, _)| k == key) {
+            continue;
+        }
+        if !empty {
+            out.push(',');
+        }
+        empty = false;
+        out.push('"');
+        out.push_str(key);
+        out.push_str("\":");
+        match default {
+            Some(d) => {
+                out.push('"');
+                out.push_str(d);
+                out.push('"');
+            }
+            None => out.push_str("null"),
+        }
+    }
+    out.push('}');
+    out.into()
 }

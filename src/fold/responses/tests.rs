@@ -89,3 +89,50 @@ fn repr_matches_python() {
         "{'a': [1, None, True]}"
     );
 }
+
+/// A terminal response with its `output` is the result as sent, with the keys every result has
+/// added at its end in their order; without `output` (or with a null one) it gets the
+/// assembled output, as a map. The stream's fold (no comparison) gives the same result.
+#[test]
+fn terminal_response_is_the_result_with_the_missing_keys_added() {
+    for mut f in [ResponsesFold::new(), ResponsesFold::unchecked()] {
+        f.add(&EventView {
+            output_index: Some(0),
+            content_index: Some(0),
+            delta: Some("x"),
+            ..ev("response.output_text.delta")
+        });
+        f.add(&EventView {
+            response: Some(
+                r#" {"id":"r","model":"m","output":[{"type":"message"}],"extra":{"a":[1]}} "#,
+            ),
+            ..ev("response.completed")
+        });
+        assert!(matches!(f.result(), Out::Json(_)));
+        assert_eq!(
+            f.result().to_json(),
+            r#"{"id":"r","model":"m","output":[{"type":"message"}],"extra":{"a":[1]},"object":"response","created_at":null,"status":null,"usage":null,"error":null,"incomplete_details":null}"#
+        );
+        assert_eq!(
+            f.result().key("object").map(|o| o.to_json()),
+            Some(r#""response""#.into())
+        );
+    }
+    for response in ["{}", r#"{"output":null,"id":"r"}"#] {
+        let mut f = ResponsesFold::unchecked();
+        f.add(&EventView {
+            output_index: Some(0),
+            content_index: Some(0),
+            delta: Some("x"),
+            ..ev("response.output_text.delta")
+        });
+        f.add(&EventView {
+            response: Some(response),
+            ..ev("response.completed")
+        });
+        let v: serde_json::Value = serde_json::from_str(&f.result().to_json()).unwrap();
+        assert_eq!(v["output"][0]["content"][0]["text"], "x", "{response}");
+        assert_eq!(v["object"], "response");
+        assert!(v.as_object().unwrap().contains_key("incomplete_details"));
+    }
+}

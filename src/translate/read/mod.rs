@@ -134,11 +134,8 @@ pub use responses::ResponsesReader;
 /// readers use (`None` when the stream reported no usage).
 pub fn usage_of(dialect: crate::dialect::Dialect, result: &crate::fold::Out) -> Option<Usage> {
     use crate::dialect::Dialect;
-    let crate::fold::Out::Map(map) = result else {
-        return None;
-    };
-    let usage = map
-        .get(dialect.spec().result_keys.1)
+    let usage = result
+        .key(dialect.spec().result_keys.1)
         .filter(|u| !u.is_null())?;
     let text = usage.to_json();
     match dialect {
