@@ -273,3 +273,25 @@ def test_too_large_event_propagates_from_iter() -> None:
         stream = ssewire.ChatCompletionStream(max_event_size=1000)
         with pytest.raises(ssewire.EventTooLargeError):
             list(getattr(stream, method)([body]))
+
+
+def test_result_keys_are_shared_strings_and_read_as_json_loads_reads_them() -> None:
+    """The keys of results and raw JSON parts are one string object per short key on a thread
+    (a dict of known keys costs no new string): the same object from result to result, while
+    a key with escapes, a long key and many distinct keys still read as ``json.loads`` reads
+    them."""
+    import json
+
+
+    def result(extra: dict[str, Any]) -> tuple[dict[str, Any], str]:
+        text = json.dumps({"type": "response.completed", "response": {"id": "r", "output": [], "extra": extra}})
+        s = ssewire.ResponsesStream()
+        s.consume(f"event: response.completed\ndata: {text}\n\n".encode())
+        return s.result(), text
+
+    (a, _), (b, _) = result({"n": 1}), result({"n": 2})
+    assert list(a) == list(b) and all(x is y for x, y in zip(a, b))
+    odd = {"k\u00e9y": 1, "x" * 60: 2, **{f"key{n}": n for n in range(600)}}
+    flooded, text = result(odd)
+    assert flooded["extra"] == json.loads(text)["response"]["extra"]
+    assert "k\u00e9y" in flooded["extra"] and "x" * 60 in flooded["extra"]

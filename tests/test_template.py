@@ -685,3 +685,35 @@ def test_openrouter_reasoning_details_on_the_fast_path(frames: list[tuple[str, s
     s = cls()
     s.consume(_body(plain, None))
     assert s._fast_frames == 9
+
+
+def test_messages_text_of_the_next_block_takes_the_fast_path() -> None:
+    """The block index is a hole of a Messages template: after a citation or a tool call the
+    text of the next block fits the same template under consume() (the fold puts it in its
+    own block), and every way of reading gives the same result as items decoded in full."""
+
+    def delta(index: int, text: str) -> bytes:
+        data = {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": text}}
+        return _wire("content_block_delta", json.dumps(data, separators=(",", ":")), "plain")
+
+    def start(index: int) -> bytes:
+        data = {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+        stop = {"type": "content_block_stop", "index": index}
+        return _wire("content_block_start", json.dumps(data, separators=(",", ":")), "plain"), _wire(
+            "content_block_stop", json.dumps(stop, separators=(",", ":")), "plain"
+        )
+
+    body = b""
+    for index in range(4):
+        opening, closing = start(index)
+        body += opening + b"".join(delta(index, f"b{index} t{n} ") for n in range(3)) + closing
+    s = ssewire.MessagesStream()
+    s.consume(body)
+    # Every text delta but the first is a template frame, across the four blocks.
+    assert s._fast_frames == 4 * 3 - 1
+    assert [b["text"] for b in s.result()["content"]] == [f"b{i} t0 b{i} t1 b{i} t2 " for i in range(4)]
+    for consume in (False, True):
+        whole = _seen(ssewire.MessagesStream, [body], consume)
+        assert whole[1]["content"] == s.result()["content"]
+        for way in split_ways(body, random_splits=2):
+            assert _seen(ssewire.MessagesStream, way.pieces, consume) == whole, way.name

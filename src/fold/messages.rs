@@ -86,8 +86,12 @@ impl BlockIndex {
 /// The Messages fold: everything accumulated so far.
 #[derive(Debug, Default)]
 pub struct MessagesFold {
-    message: Option<Map>,
+    /// The `message` of the last `message_start`, as sent: read when the result is built.
+    message: Option<Box<str>>,
+    /// The `usage` folded so far; its base, the message's `usage`, is read from the message
+    /// only when a `message_delta` with `usage` or the result needs it (`usage_read`).
     usage: Option<Map>,
+    usage_read: bool,
     delta: Map,
     blocks: Vec<(Option<i64>, Block)>,
     by_index: BlockIndex,
@@ -97,6 +101,22 @@ pub struct MessagesFold {
     /// Amazon Bedrock's `amazon-bedrock-invocationMetrics`, from the last event.
     bedrock_metrics: Option<Out>,
     warnings: Vec<String>,
+}
+
+/// The value of `key` in the JSON object `message` (the last of duplicate keys).
+fn message_key(message: &str, key: &str) -> Option<Out> {
+    Entries(&Json::object(message)?).get(key)
+}
+
+/// A JSON object's entries as read (keys in order, values raw).
+struct Entries<'e, 'a>(&'e [(std::borrow::Cow<'a, str>, &'a serde_json::value::RawValue)]);
+
+impl Entries<'_, '_> {
+    /// The value of `key` (the last of duplicate keys, as a map keeps them).
+    fn get(&self, key: &str) -> Option<Out> {
+        let (_, value) = self.0.iter().rev().find(|(k, _)| k == key)?;
+        Some(Out::json(value.get()))
+    }
 }
 
 /// The key of Amazon Bedrock's invocation metrics (token counts and latencies) on the last
@@ -370,12 +390,11 @@ impl MessagesFold {
                 }
             }
             "message_start" => {
-                if let Some(message) = v.message.and_then(object_map) {
-                    self.usage = match message.get("usage") {
-                        Some(Out::Json(t)) => object_map(t),
-                        _ => None,
-                    };
-                    self.message = Some(message);
+                // A JSON object (the decoder read it as a JSON value): kept as sent.
+                if let Some(message) = v.message.filter(|m| m.trim_start().starts_with('{')) {
+                    self.message = Some(message.into());
+                    self.usage = None;
+                    self.usage_read = false;
                 }
             }
             "message_delta" => {
@@ -405,6 +424,7 @@ impl MessagesFold {
                 }
                 if let Some(usage) = v.usage {
                     if Json::object(usage).is_some() {
+                        self.read_usage();
                         self.usage
                             .get_or_insert_with(Map::new)
                             .merge_non_null(usage);
@@ -527,14 +547,35 @@ impl MessagesFold {
         self.blocks.get(at)?.1.json.as_ref()
     }
 
+    /// Takes the message's `usage` as the base of `usage`, once per `message_start`.
+    fn read_usage(&mut self) {
+        if !self.usage_read {
+            self.usage_read = true;
+            self.usage = match self
+                .message
+                .as_deref()
+                .and_then(|m| message_key(m, "usage"))
+            {
+                Some(Out::Json(t)) => object_map(&t),
+                _ => None,
+            };
+        }
+    }
+
     /// The `message` object folded so far. Checks the tool input of blocks that have new
     /// fragments (which may add a warning).
     pub fn result(&mut self) -> Out {
         self.check_inputs();
-        let empty = Map::new();
-        let message = self.message.as_ref().unwrap_or(&empty);
+        self.read_usage();
+        // The message's entries, read once, in order; the last of duplicate keys wins.
+        let entries = self
+            .message
+            .as_deref()
+            .and_then(Json::object)
+            .unwrap_or_default();
+        let message = Entries(&entries);
         let content = if self.blocks.is_empty() {
-            list_of(message.get("content")).unwrap_or_default()
+            list_of(message.get("content").as_ref()).unwrap_or_default()
         } else {
             let mut order: Vec<&(Option<i64>, Block)> = self.blocks.iter().collect();
             if order.iter().all(|(i, _)| i.is_some()) {
@@ -542,9 +583,9 @@ impl MessagesFold {
             }
             order.iter().map(|(_, b)| b.build()).collect()
         };
-        let get = |key: &str| message.get(key).cloned().unwrap_or(Out::Null);
+        let get = |key: &str| message.get(key).unwrap_or(Out::Null);
         let role = match message.get("role") {
-            Some(r) if !show(Some(r)).is_empty() && !r.is_null() => r.clone(),
+            Some(r) if !show(Some(&r)).is_empty() && !r.is_null() => r,
             _ => Out::Str("assistant".into()),
         };
         let mut out = Map::new();
@@ -561,9 +602,9 @@ impl MessagesFold {
             out.set(key, value);
         }
         out.set("usage", self.usage.clone().map_or(Out::Null, Out::Map));
-        for (key, value) in message.iter() {
+        for (key, _) in entries.iter() {
             if !out.contains_key(key) {
-                out.set(key, value.clone());
+                out.set(key, get(key));
             }
         }
         for (key, value) in self.delta.iter() {

@@ -117,7 +117,7 @@ impl<'py> Reader<'_, 'py> {
             if self.peek() != Some(b'"') {
                 return Err(self.error("expected a key"));
             }
-            let key = self.string()?;
+            let key = self.key()?;
             self.space();
             if self.peek() != Some(b':') {
                 return Err(self.error("expected ':'"));
@@ -190,6 +190,21 @@ impl<'py> Reader<'_, 'py> {
             Ok(v) => Ok(PyFloat::new(py, v).into_any()),
             Err(_) => Err(self.error("invalid number")),
         }
+    }
+
+    /// An object's key (the reader is on its opening quote): a short key without escapes is
+    /// the same string object from call to call (`strings::key`).
+    fn key(&mut self) -> PyResult<Bound<'py, PyString>> {
+        let bytes = self.text.as_bytes();
+        let start = self.pos + 1;
+        if let Some(len) = memchr::memchr2(b'"', b'\\', bytes.get(start..).unwrap_or_default()) {
+            if bytes.get(start + len) == Some(&b'"') {
+                self.pos = start + len + 1;
+                let raw = self.text.get(start..start + len).unwrap_or_default();
+                return Ok(super::strings::key(self.py, raw));
+            }
+        }
+        self.string()
     }
 
     /// A string (the reader is on its opening quote).
@@ -300,7 +315,7 @@ pub fn out_to_py<'py>(py: Python<'py>, value: &crate::fold::Out) -> PyResult<Bou
         Out::Map(map) => {
             let dict = PyDict::new(py);
             for (key, value) in map.iter() {
-                dict.set_item(key, out_to_py(py, value)?)?;
+                dict.set_item(super::strings::key(py, key), out_to_py(py, value)?)?;
             }
             dict.into_any()
         }

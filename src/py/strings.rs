@@ -180,3 +180,47 @@ pub fn utf16_text(s: &Bound<'_, PyString>, high: Option<u16>) -> PyResult<(Strin
     };
     Ok((String::from_utf16_lossy(&units), held))
 }
+
+/// How many keys [`key`] keeps per thread (a direct-mapped table: a slot per hash, the last
+/// key of that hash in it).
+const KEYS: usize = 256;
+/// Keys longer than this are built each time (the keys of results are short names).
+const KEY_MAX: usize = 40;
+
+thread_local! {
+    static KEY_TABLE: std::cell::RefCell<Vec<Option<(Box<str>, Py<PyString>)>>> =
+        std::cell::RefCell::new((0..KEYS).map(|_| None).collect());
+}
+
+/// The Python string for an object key of a result or a raw JSON part: the same object for
+/// the same short key on this thread (building a dict of known keys then costs no string
+/// and no hash of one), else a new string. Bounded: [`KEYS`] entries of at most [`KEY_MAX`]
+/// bytes per thread, whatever the keys; per thread, so it needs no lock under free-threaded
+/// Python. Not interned (an interned string is immortal on CPython 3.12+).
+pub fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
+    if text.len() > KEY_MAX {
+        return PyString::new(py, text);
+    }
+    // FNV-1a over the key's bytes: a handful of bytes, no hasher state to build.
+    let mut hash: u32 = 0x811c_9dc5;
+    for &b in text.as_bytes() {
+        hash = (hash ^ u32::from(b)).wrapping_mul(0x0100_0193);
+    }
+    let slot = (hash as usize) % KEYS;
+    KEY_TABLE
+        .try_with(|table| {
+            let mut table = table.try_borrow_mut().ok()?;
+            let entry = table.get_mut(slot)?;
+            if let Some((k, s)) = entry.as_ref() {
+                if **k == *text {
+                    return Some(s.bind(py).clone());
+                }
+            }
+            let s = PyString::new(py, text);
+            *entry = Some((text.into(), s.clone().unbind()));
+            Some(s)
+        })
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| PyString::new(py, text))
+}

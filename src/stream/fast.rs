@@ -66,6 +66,14 @@ impl<I> Template<I> {
         Some(Template { shape, ..self })
     }
 
+    /// Adds an integer hole when it can be placed; else the template as it was.
+    pub fn or_number(self, key: &str, value: i64) -> Self {
+        match self.shape.clone().with_number(key, value) {
+            Some(shape) => Template { shape, ..self },
+            None => self,
+        }
+    }
+
     /// The values of `subject`'s holes when it fits this template. `None` when it does not
     /// fit, or when items are wanted but the template was made without one (no item to copy):
     /// the frame is then framed and decoded in full.

@@ -187,13 +187,18 @@ impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
         let hole = hole(&ev, v.doc, &raw_strings);
         if let (Some((hole, text)), Some(delta_type)) = (hole, ev.delta.type_.as_ref()) {
             let keeps_raw = view.raw.is_some();
-            let new = Template::new(frame, text, &[], &raws, hole as u8, item).map(|template| {
-                MessagesTemplate {
-                    template,
-                    index: ev.index,
-                    delta_type: delta_type.as_str().into(),
-                    keeps_raw,
-                }
+            let template = Template::new(frame, text, &[], &raws, hole as u8, item);
+            // The block index a number hole when it can be placed: the text of the next
+            // block (after a citation or a tool call) fits the same template.
+            let template = match ev.index {
+                Some(index) => template.map(|t| t.or_number("index", index)),
+                None => template,
+            };
+            let new = template.map(|template| MessagesTemplate {
+                template,
+                index: ev.index,
+                delta_type: delta_type.as_str().into(),
+                keeps_raw,
             });
             if new.is_some() {
                 self.template = new;
@@ -220,11 +225,16 @@ impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
         let Some(raw) = hit.raw(t.keeps_raw) else {
             return Ok(None);
         };
+        let index = hit.number.or(t.index);
+        if sink.items() && index != t.index {
+            // The template's item holds its own index: another block's frame is decoded.
+            return Ok(None);
+        }
         let hole = Hole::of(t.template.hole);
         if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {
             sink.refill(item, hole, &hit.text, raw)?;
         }
-        let view = delta_view(t.index, &t.delta_type, hole, &hit.text, raw);
+        let view = delta_view(index, &t.delta_type, hole, &hit.text, raw);
         self.fold.add(&view);
         state.tap(Upstream::Messages(&view));
         Ok(Some(hit.len))
