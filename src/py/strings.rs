@@ -187,8 +187,11 @@ const KEYS: usize = 256;
 /// Keys longer than this are built each time (the keys of results are short names).
 const KEY_MAX: usize = 40;
 
+/// A slot of the key table: a key and its string.
+type KeySlot = Option<(Box<str>, Py<PyString>)>;
+
 thread_local! {
-    static KEY_TABLE: std::cell::RefCell<Vec<Option<(Box<str>, Py<PyString>)>>> =
+    static KEY_TABLE: std::cell::RefCell<Vec<KeySlot>> =
         std::cell::RefCell::new((0..KEYS).map(|_| None).collect());
 }
 
