@@ -89,19 +89,28 @@ impl<I> Template<I> {
         if items && self.item.is_none() {
             return None;
         }
-        let (len, f) = match subject {
-            Subject::Frame(frame) => (
-                0,
-                self.shape
-                    .fill_all(frame.event.as_deref(), &frame.data, raws, Some(buf))?,
-            ),
-            Subject::Raw(bytes) => self.shape.fill_raw_all(bytes, raws, Some(buf))?,
-        };
-        Some(Hit {
-            text: f.text,
-            number: f.number,
-            len,
-            data: f.data,
-        })
+        fit(&self.shape, subject, raws, buf)
     }
+}
+
+/// The values of `subject`'s holes when it has `shape` (see [`Template::fit`]).
+pub fn fit<'d>(
+    shape: &Shape,
+    subject: Subject<'d>,
+    raws: &mut [&'d str; MAX_RAW],
+    buf: &'d mut Vec<u8>,
+) -> Option<Hit<'d>> {
+    let (len, f) = match subject {
+        Subject::Frame(frame) => (
+            0,
+            shape.fill_all(frame.event.as_deref(), &frame.data, raws, Some(buf))?,
+        ),
+        Subject::Raw(bytes) => shape.fill_raw_all(bytes, raws, Some(buf))?,
+    };
+    Some(Hit {
+        text: f.text,
+        number: f.number,
+        len,
+        data: f.data,
+    })
 }

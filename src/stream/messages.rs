@@ -4,10 +4,10 @@
 //! frame template. Carried across frames: the fold and the template.
 
 use super::Upstream;
-use super::{Dialect, Frame, Reader, Sink, State, Subject, Template, Value};
+use super::{fit, Dialect, Frame, Reader, Sink, State, Subject, Template, Value};
 use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event, Read};
-use crate::dialect::template::{RawHole, MAX_RAW};
+use crate::dialect::template::{RawHole, Shape, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::messages::{EventView, MessagesFold};
 
@@ -115,6 +115,34 @@ fn delta_view<'a>(
     }
 }
 
+/// The common deltas' frames as Anthropic writes them, known before a stream's first byte:
+/// under `consume()` (no item to copy) the first delta of each kind in each block takes the
+/// fast path too. Each is its delta type, its hole and its shape (the block index a number
+/// hole).
+fn ahead() -> &'static [(&'static str, Hole, Shape)] {
+    static AHEAD: std::sync::OnceLock<Vec<(&'static str, Hole, Shape)>> =
+        std::sync::OnceLock::new();
+    AHEAD.get_or_init(|| {
+        [
+            ("text_delta", "text", Hole::Text),
+            ("thinking_delta", "thinking", Hole::Thinking),
+            ("input_json_delta", "partial_json", Hole::PartialJson),
+        ]
+        .into_iter()
+        .filter_map(|(delta_type, key, hole)| {
+            let data = format!(
+                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"{delta_type}","{key}":"x"}}}}"#
+            );
+            let at = data.rfind("\"x\"")? + 1;
+            let text = data.get(at..at + 1)?;
+            let shape = Shape::new(Some(b"content_block_delta"), &data, text, &[])?
+                .with_number("index", 0)?;
+            Some((delta_type, hole, shape))
+        })
+        .collect()
+    })
+}
+
 impl<I> Dialect for MessagesReader<I> {
     type Doc<'f> = Event<'f>;
 
@@ -135,7 +163,8 @@ impl<I> Dialect for MessagesReader<I> {
     }
 
     fn has_template(&self) -> bool {
-        self.template.is_some()
+        // The shapes known ahead (`ahead`) are always there.
+        true
     }
 
     fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
@@ -214,13 +243,13 @@ impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
         sink: &mut S,
     ) -> Result<Option<usize>, S::Error> {
         let Some(t) = &self.template else {
-            return Ok(None);
+            return self.ahead(state, subject, sink);
         };
         let Some(hit) = t
             .template
             .fit(subject, sink.items(), &mut [""; MAX_RAW], &mut self.buf)
         else {
-            return Ok(None);
+            return self.ahead(state, subject, sink);
         };
         let Some(raw) = hit.raw(t.keeps_raw) else {
             return Ok(None);
@@ -238,6 +267,32 @@ impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
         self.fold.add(&view);
         state.tap(Upstream::Messages(&view));
         Ok(Some(hit.len))
+    }
+}
+
+impl<I> MessagesReader<I> {
+    /// The fast path of the shapes known ahead ([`ahead`]), when the caller wants no items
+    /// (there is no item to copy): the frame is folded as the delta it decodes to.
+    fn ahead<S: Sink<Item = I>>(
+        &mut self,
+        state: &mut State,
+        subject: Subject<'_>,
+        sink: &mut S,
+    ) -> Result<Option<usize>, S::Error> {
+        if sink.items() {
+            return Ok(None);
+        }
+        for (delta_type, hole, shape) in ahead() {
+            let Some(hit) = fit(shape, subject, &mut [""; MAX_RAW], &mut self.buf) else {
+                continue;
+            };
+            state.saw(Belongs::Own, "");
+            let view = delta_view(hit.number, delta_type, *hole, &hit.text, None);
+            self.fold.add(&view);
+            state.tap(Upstream::Messages(&view));
+            return Ok(Some(hit.len));
+        }
+        Ok(None)
     }
 }
 

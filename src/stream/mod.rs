@@ -52,7 +52,7 @@ pub mod responses;
 pub const DETACH_THRESHOLD: usize = 1 << 20;
 
 /// How many bytes [`Stream::run`] hands the framer at once before a template exists.
-const SLOW_PATH_RUN: usize = 0;
+const SLOW_PATH_RUN: usize = 4096;
 
 /// One frame of a dialect stream: its event type and its data as text.
 pub struct Frame<'a> {
@@ -170,8 +170,9 @@ impl State {
         self.report(sink, info, frame.event.as_deref(), &frame.data)
     }
 
-    /// Notes whether a decoded document is the dialect's own.
-    fn saw(&mut self, belongs: Belongs, doc: &str) {
+    /// Notes whether a decoded document is the dialect's own (a frame of a shape known ahead
+    /// is: `Belongs::Own`).
+    pub fn saw(&mut self, belongs: Belongs, doc: &str) {
         match belongs {
             Belongs::Own => {
                 self.own = true;

@@ -67,3 +67,35 @@ mod vendor {
         }
     }
 }
+
+mod ahead {
+    use super::messages::MessagesReader;
+    use super::*;
+
+    /// Under `consume()` the first delta of each kind in each block is read off the wire
+    /// without a decode, by the shapes known ahead; a frame of another spelling (a space after
+    /// a colon) is decoded, and the fold is the same either way.
+    #[test]
+    fn messages_first_deltas_take_the_shapes_known_ahead() {
+        let frame = |index: u32, kind: &str, key: &str, text: &str| {
+            format!(
+                "event: content_block_delta\ndata: {{\"type\":\"content_block_delta\",\"index\":{index},\"delta\":{{\"type\":\"{kind}\",\"{key}\":\"{text}\"}}}}\n\n"
+            )
+        };
+        let body = [
+            frame(0, "thinking_delta", "thinking", "hm"),
+            frame(1, "text_delta", "text", "a\\nb"),
+            frame(2, "input_json_delta", "partial_json", "{\\\"k\\\": 1}"),
+        ]
+        .concat();
+        let mut s = Stream::<MessagesReader<()>>::new(1 << 16);
+        s.run(body.as_bytes(), &mut Quiet).unwrap();
+        assert_eq!(s.state.fast, 3);
+        let spaced = body.replace("\"index\":", "\"index\": ");
+        let mut t = Stream::<MessagesReader<()>>::new(1 << 16);
+        t.run(spaced.as_bytes(), &mut Quiet).unwrap();
+        assert_eq!(t.state.fast, 0);
+        assert_eq!(s.reader.result().to_json(), t.reader.result().to_json());
+        assert!(s.reader.result().to_json().contains(r#""text":"a\nb""#));
+    }
+}
