@@ -290,7 +290,20 @@ impl<I> MessagesReader<I> {
             let view = delta_view(hit.number, delta_type, *hole, &hit.text, None);
             self.fold.add(&view);
             state.tap(Upstream::Messages(&view));
-            return Ok(Some(hit.len));
+            let len = hit.len;
+            // The shape is the stream's template from now on: the next frames of this kind
+            // fit at the first try.
+            self.template = Some(MessagesTemplate {
+                template: Template {
+                    shape: shape.clone(),
+                    hole: *hole as u8,
+                    item: None,
+                },
+                index: view.index,
+                delta_type: (*delta_type).into(),
+                keeps_raw: false,
+            });
+            return Ok(Some(len));
         }
         Ok(None)
     }
