@@ -326,6 +326,45 @@ def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
     return "".join(out)
 
 
+def _chat_tools(rng: random.Random, pieces: List[str]) -> str:
+    """A tool-call turn as OpenAI streams it: a sentence of text, then one call whose
+    ``arguments`` (JSON text, so every quote is escaped) come as deltas, each chunk with
+    OpenAI's keys and ``obfuscation`` padding; ``finish_reason: "tool_calls"``."""
+    cid = "chatcmpl-" + _id(rng, 29)
+    created = 1753190400 + rng.randrange(10_000)
+    fp = "fp_" + _id(rng, 10)
+    text, rest = pieces[: max(1, len(pieces) // 5)], pieces[max(1, len(pieces) // 5) :]
+
+    def chunk(delta: Dict[str, object], finish: Optional[str] = None) -> str:
+        body = {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": created,
+            "model": "gpt-4.1-2025-04-14",
+            "service_tier": "default",
+            "system_fingerprint": fp,
+            "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish}],
+            "usage": None,
+            "obfuscation": _id(rng, rng.randint(1, 12)),
+        }
+        return _sse(_dump(body, True))
+
+    out = [chunk({"role": "assistant", "content": "", "refusal": None})]
+    out += [chunk({"content": piece}) for piece in text]
+    call = {
+        "index": 0,
+        "id": "call_" + _id(rng, 24),
+        "type": "function",
+        "function": {"name": "write_file", "arguments": ""},
+    }
+    out.append(chunk({"tool_calls": [call]}))
+    args = json.dumps({"path": "src/app.py", "content": "".join(rest)})
+    out += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}) for piece in deltas(args, rng)]
+    out.append(chunk({}, "tool_calls"))
+    out.append("data: [DONE]\n\n")
+    return "".join(out)
+
+
 # -- Anthropic Messages ------------------------------------------------------------------------
 
 
@@ -896,6 +935,7 @@ SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
             "xai",
         )
     },
+    "chat openai tools": ("chat", lambda rng, pieces: _chat_tools(rng, pieces)),
     "messages text": ("messages", lambda rng, pieces: _messages(rng, pieces, "text")),
     "messages thinking": ("messages", lambda rng, pieces: _messages(rng, pieces, "thinking")),
     "messages tool input": ("messages", lambda rng, pieces: _messages(rng, pieces, "tool")),
