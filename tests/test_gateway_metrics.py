@@ -6,7 +6,7 @@ bounded."""
 
 from __future__ import annotations
 
-from typing import Any, Dict, List
+from typing import Any, Dict, List, Tuple
 
 import pytest
 
@@ -24,7 +24,10 @@ from test_examples import Gateway  # noqa: E402
 from test_gateway_strict import _first_turn, _post  # noqa: E402
 
 CLIENTS = ("chat", "messages", "responses", "gemini")
-PROVIDER = {"chat": "openai", "messages": "anthropic", "gemini": "gcp.gemini"}
+PROVIDER = {"chat": "openai", "messages": "anthropic", "responses": "openai", "gemini": "gcp.gemini"}
+#: Requests per client dialect per upstream in the scripted load: 4 upstreams x (4 clients x 12
+#: + 2 malformed bodies) = 200 requests.
+REPEATS = 12
 
 
 def _points(reader: InMemoryMetricReader) -> Dict[str, List[Any]]:
@@ -37,51 +40,165 @@ def _points(reader: InMemoryMetricReader) -> Dict[str, List[Any]]:
     return out
 
 
+class _Collector:
+    """An OTLP/HTTP collector on loopback: keeps each request body by path."""
+
+    def __init__(self) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        received: Dict[str, List[bytes]] = {}
+        self.received = received
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("content-length", "0")))
+                received.setdefault(self.path, []).append(body)
+                self.send_response(200)
+                self.send_header("content-length", "0")
+                self.end_headers()
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.thread = threading.Thread(
+            target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self.thread.start()
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.thread.join(5)
+
+    def histograms(self) -> Dict[str, List[Tuple[Dict[str, str], int, float]]]:
+        """The last export's histogram points (cumulative): name -> (attributes, count, sum)."""
+        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+
+        out: Dict[str, List[Tuple[Dict[str, str], int, float]]] = {}
+        last = ExportMetricsServiceRequest.FromString(self.received["/v1/metrics"][-1])
+        for rm in last.resource_metrics:
+            for sm in rm.scope_metrics:
+                for m in sm.metrics:
+                    for p in m.histogram.data_points:
+                        attrs = {a.key: a.value.string_value for a in p.attributes}
+                        out.setdefault(m.name, []).append((attrs, p.count, p.sum))
+        return out
+
+
 def test_a_scripted_load_is_metered_by_the_genai_conventions() -> None:
+    """200 streams: every client dialect against strict upstreams of the four dialects, the
+    Messages upstream refusing its first request with 429 and two malformed bodies per upstream; the same meter
+    provider exports to the SDK's in-memory reader, over OTLP/HTTP to a loopback collector and
+    to Prometheus (scraped from the gateway's ``/metrics``), and all three agree with the
+    gateway's own log records."""
+    import asyncio
+
+    import aiohttp
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.prometheus import PrometheusMetricReader
+    from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
+    from prometheus_client.parser import text_string_to_metric_families
+
+    collector = _Collector()
     reader = InMemoryMetricReader()
+    otlp = PeriodicExportingMetricReader(
+        OTLPMetricExporter(endpoint=collector.url + "/v1/metrics", timeout=10),
+        export_interval_millis=3_600_000,
+    )
+    registry = prometheus_client.CollectorRegistry()
     spans = InMemorySpanExporter()
     tracer_provider = TracerProvider()
     tracer_provider.add_span_processor(SimpleSpanProcessor(spans))
-    metrics = GatewayMetrics(MeterProvider(metric_readers=[reader]), tracer_provider)
+    meter_provider = MeterProvider(metric_readers=[reader, otlp, PrometheusMetricReader(registry=registry)])
+    metrics = GatewayMetrics(meter_provider, tracer_provider)
     records: List[Dict[str, Any]] = []
-    for upstream in PROVIDER:
-        fail = ("status", 429) if upstream == "messages" else None
-        with StrictUpstream(upstream, fail=fail) as up:
-            gw = Gateway(up.url(), upstream_dialect=upstream, upstream_key=KEY, metrics=metrics)
-            try:
-                for client in CLIENTS:
+    scraped = ""
+    try:
+        for upstream in PROVIDER:
+            fail = ("status", 429) if upstream == "messages" else None
+            with StrictUpstream(upstream, fail=fail) as up:
+                gw = Gateway(up.url(), upstream_dialect=upstream, upstream_key=KEY, metrics=metrics,
+                             prometheus_registry=registry)  # fmt: skip
+                try:
+                    for client in CLIENTS:
+                        for _ in range(REPEATS):
+                            status, _, _ = _post(gw, client, _first_turn(client))
+                            assert status in ((200, 429) if fail else (200,)), (upstream, client)
                     for _ in range(2):
-                        status, _, _ = _post(gw, client, _first_turn(client))
-                        assert status in (200, 429)
-                status, _, _ = _post(gw, "chat", b"{not json")
-                assert status == 400
-            finally:
-                gw.close()
-            records += gw.records
-    assert len(records) == 3 * (len(CLIENTS) * 2 + 1)
+                        assert _post(gw, "chat", b"{not json")[0] == 400
+                    if upstream == "gemini":  # the last: every request is in
+
+                        async def scrape() -> str:
+                            async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=30)) as s:
+                                async with s.get(gw.url("/metrics")) as r:
+                                    assert r.status == 200
+                                    return await r.text()
+
+                        scraped = asyncio.run(scrape())
+                finally:
+                    gw.close()
+                records += gw.records
+        assert meter_provider.force_flush(10_000)
+    finally:
+        meter_provider.shutdown()
+        collector.close()
+    assert len(records) == 200
+    failed = [r for r in records if r.get("status", 200) >= 400]
+    # The Messages upstream's first answer (a 429) and the malformed bodies (400s).
+    assert len(failed) == 1 + 2 * len(PROVIDER)
+    streamed = [r for r in records if (r.get("timing") or {}).get("time_to_first_output") is not None]
+    want_tokens = {
+        kind: sum((r.get("tokens") or {}).get(key) or 0 for r in records)
+        for kind, key in (("input", "input_tokens"), ("output", "output_tokens"))
+    }
+    assert all(want_tokens.values())
+    # In memory: one duration per request, by provider and error type.
     points = _points(reader)
-    # One duration per request, by provider and error type.
     durations = points["gen_ai.client.operation.duration"]
     assert sum(p.count for p in durations) == len(records)
-    failed = [r for r in records if r.get("status", 200) >= 400]
-    assert sum(p.count for p in durations if "error.type" in p.attributes) == len(failed) == 4
+    assert sum(p.count for p in durations if "error.type" in p.attributes) == len(failed)
     assert {p.attributes["gen_ai.provider.name"] for p in durations} == set(PROVIDER.values())
     assert all(p.attributes["gen_ai.operation.name"] == "chat" for p in durations)
     # Token sums equal the normalized usage of the streams, by token type.
     tokens = points["gen_ai.client.token.usage"]
-    for kind, key in (("input", "input_tokens"), ("output", "output_tokens")):
-        want = sum((r.get("tokens") or {}).get(key) or 0 for r in records)
-        assert want > 0
+    for kind, want in want_tokens.items():
         assert sum(p.sum for p in tokens if p.attributes["gen_ai.token.type"] == kind) == want
     assert all(p.attributes.get("gen_ai.request.model") == "m" for p in tokens)
     assert all("gen_ai.response.model" in p.attributes for p in tokens)
-    streamed = [r for r in records if (r.get("timing") or {}).get("time_to_first_output") is not None]
     assert sum(p.count for p in points["gen_ai.server.time_to_first_token"]) == len(streamed) > 0
     assert "gen_ai.server.time_per_output_token" in points
+    # Over OTLP: the same counts and sums.
+    exported = collector.histograms()
+    assert sum(count for _, count, _ in exported["gen_ai.client.operation.duration"]) == len(records)
+    assert sum(c for a, c, _ in exported["gen_ai.client.operation.duration"] if "error.type" in a) == len(
+        failed
+    )
+    for kind, want in want_tokens.items():
+        assert (
+            sum(s for a, _, s in exported["gen_ai.client.token.usage"] if a["gen_ai.token.type"] == kind)
+            == want
+        )
+    assert sum(count for _, count, _ in exported["gen_ai.server.time_to_first_token"]) == len(streamed)
+    # Through /metrics: the same, in Prometheus's names.
+    families = {f.name: f for f in text_string_to_metric_families(scraped)}
+    duration = families["gen_ai_client_operation_duration_seconds"]
+    assert sum(x.value for x in duration.samples if x.name.endswith("_count")) == len(records)
+    usage = families["gen_ai_client_token_usage"]
+    for kind, want in want_tokens.items():
+        assert (
+            sum(
+                x.value
+                for x in usage.samples
+                if x.name.endswith("_sum") and x.labels["gen_ai_token_type"] == kind
+            )
+            == want
+        )
     # One client span per request, the failed ones marked.
     finished = spans.get_finished_spans()
     assert len(finished) == len(records)
-    assert sum(1 for s in finished if not s.status.is_ok) == 4
+    assert sum(1 for x in finished if not x.status.is_ok) == len(failed)
 
 
 def test_metrics_are_scraped_from_the_gateway_over_loopback() -> None:
