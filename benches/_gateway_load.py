@@ -57,6 +57,17 @@ MODES: Dict[str, Tuple[List[str], str, Dict[str, Any]]] = {
         {"model": "m", "stream": True, "max_tokens": 4096,
          "messages": [{"role": "user", "content": "hi"}]},
     ),
+    # Metering's cost (issue 38): the same two, recording the OpenTelemetry GenAI metrics and
+    # a span per request (`--metrics`; no OTLP endpoint set, so nothing is exported).
+    "gateway, relaying chat, --metrics": (
+        ["-m", "ssewire.gateway", "--metrics"], "/v1/chat/completions",
+        {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+    ),
+    "gateway, translating chat -> Messages, --metrics": (
+        ["-m", "ssewire.gateway", "--upstream-dialect", "chat", "--metrics"], "/v1/messages",
+        {"model": "m", "stream": True, "max_tokens": 4096,
+         "messages": [{"role": "user", "content": "hi"}]},
+    ),
 }  # fmt: skip
 
 

@@ -46,6 +46,7 @@ from httpx_sse._decoders import SSEDecoder
 
 import _gateway_load
 import _peers
+import _providers
 import ssewire
 from support import streams as _streams
 
@@ -234,3 +235,28 @@ def _is_quick(config: Any) -> bool:
     from conftest import is_quick
 
     return bool(is_quick(config))
+
+
+@pytest.mark.benchmark(group="services: metering, per request")
+def test_metering_record(benchmark: Any) -> None:
+    """Issue 38: ``GatewayMetrics.record`` (four GenAI histograms and a client span) per
+    request, with the Prometheus reader ``ssewire gateway --metrics`` makes;
+    ``extra_info["us_per_event_1000"]`` spreads it over a 1,000-event stream
+    (``metering_cost.py`` prints the table)."""
+    pytest.importorskip("opentelemetry.sdk")
+    prometheus_client = pytest.importorskip("prometheus_client")
+    from opentelemetry.exporter.prometheus import PrometheusMetricReader
+    from opentelemetry.sdk.metrics import MeterProvider
+    from ssewire.otel import GatewayMetrics
+
+    reader = PrometheusMetricReader(registry=prometheus_client.CollectorRegistry())
+    metrics = GatewayMetrics(MeterProvider(metric_readers=[reader]))
+    s = ssewire.ChatCompletionStream()
+    s.consume(_providers.corpus("chat openai", paragraphs=4, events=50))
+    s.finish()
+    entry = {"dialect": "chat", "status": 200, "request_model": "m", "model": "gpt-4o",
+             "tokens": s.usage, "timing": s.timing}  # fmt: skip
+    assert entry["tokens"] and entry["timing"]
+    benchmark(metrics.record, entry, 0.5)
+    if benchmark.stats:
+        benchmark.extra_info["us_per_event_1000"] = benchmark.stats.stats.min * 1e6 / 1000
