@@ -79,6 +79,7 @@ impl<I> Template<I> {
     /// the frame is then framed and decoded in full.
     /// The raw holes' values go to `raws`, by slot; a text with escapes is decoded into `buf`
     /// (the reader's, its room kept from frame to frame).
+    #[inline(always)]
     pub fn fit<'d>(
         &self,
         subject: Subject<'d>,
@@ -94,6 +95,7 @@ impl<I> Template<I> {
 }
 
 /// The values of `subject`'s holes when it has `shape` (see [`Template::fit`]).
+#[inline(always)]
 pub fn fit<'d>(
     shape: &Shape,
     subject: Subject<'d>,
