@@ -57,8 +57,8 @@ def test_provider_table_lengths_run(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     monkeypatch.setattr(
-        sys, "argv", ["provider_table.py", "--lengths", "10,50", "--rounds", "1", "--only", "chat openai"]
+        sys, "argv", ["provider_table.py", "--lengths", "10,50", "--rounds", "1", "--only", "chat openai tools"]
     )
     provider_table.main()
-    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| chat openai")]
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| chat openai tools")]
     assert len(rows) == 1 and rows[0].count("x (") == 2

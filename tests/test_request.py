@@ -107,6 +107,31 @@ LOOPS: dict[str, dict[str, Any]] = {
         "toolConfig": {"functionCallingConfig": {"mode": "AUTO"}},
         "generationConfig": {"maxOutputTokens": 300},
     },
+    # Bedrock Converse as the wire carries it (blobs in base64; the model is the path's).
+    "converse": {
+        "system": [{"text": "Be brief."}],
+        "messages": [
+            {"role": "user", "content": [
+                {"text": "Weather in Paris and Rome?"},
+                {"image": {"format": "png", "source": {"bytes": PNG}}},
+            ]},
+            {"role": "assistant", "content": [
+                {"toolUse": {"toolUseId": "tooluse_a", "name": "weather", "input": {"city": "Paris"}}},
+                {"toolUse": {"toolUseId": "tooluse_b", "name": "weather", "input": {"city": "Rome"}}},
+            ]},
+            {"role": "user", "content": [
+                {"toolResult": {"toolUseId": "tooluse_a", "content": [{"text": "18C"}]}},
+                {"toolResult": {"toolUseId": "tooluse_b", "content": [{"text": "21C"}]}},
+            ]},
+            {"role": "assistant", "content": [{"text": "Paris 18C, Rome 21C."}]},
+            {"role": "user", "content": [{"text": "Thanks"}]},
+        ],
+        "inferenceConfig": {"maxTokens": 300},
+        "toolConfig": {
+            "tools": [{"toolSpec": {"name": "weather", "description": "Weather now", "inputSchema": {"json": TOOL_SCHEMA}}}],
+            "toolChoice": {"auto": {}},
+        },
+    },
 }
 DIALECTS = sorted(LOOPS)
 
@@ -134,6 +159,9 @@ def _valid(target: str, body: dict[str, Any]) -> None:
         if "generationConfig" in body:
             types.GenerationConfig.model_validate(body["generationConfig"])
         return
+    if target == "converse":
+        _valid_converse(body)
+        return
     if target == "chat":
         from openai.types.chat.completion_create_params import CompletionCreateParamsStreaming as T
     elif target == "responses":
@@ -143,6 +171,18 @@ def _valid(target: str, body: dict[str, Any]) -> None:
     assert set(body) <= _typed_dict_keys(T), set(body) - _typed_dict_keys(T)
     pydantic.TypeAdapter(T).validate_python(body)
     assert body["stream"] is True
+
+
+def _valid_converse(body: dict[str, Any]) -> None:
+    """botocore's own validator takes ``body`` as the parameters of ``converse_stream`` (the
+    model id added, as boto3 sends it in the path)."""
+    botocore_session = pytest.importorskip("botocore.session")
+    from botocore.validate import ParamValidator
+
+    model = botocore_session.get_session().get_service_model("bedrock-runtime")
+    shape = model.operation_model("ConverseStream").input_shape
+    report = ParamValidator().validate({"modelId": "m", **body}, shape)
+    assert not report.has_errors(), report.generate_report()
 
 
 def _conversation(dialect: str, body: dict[str, Any]) -> list[tuple[str, ...]]:
@@ -179,6 +219,7 @@ def test_the_agent_loop_crosses_every_pair(source: str, target: str) -> None:
         "messages": "/v1/messages",
         "responses": "/v1/responses",
         "gemini": "/v1beta/models/m:streamGenerateContent?alt=sse",
+        "converse": "/model/m/converse-stream",
     }[target]
     assert isinstance(r.notes, list)
 
@@ -299,3 +340,87 @@ def test_hostile_requests_cost_linear_time_and_fail_cleanly() -> None:
         ssewire.translate_request({"messages": [], "x": very_deep}, "chat", "messages")
     with pytest.raises(ssewire.RequestError):
         ssewire.translate_request({"messages": [{"role": "user", "content": float("nan")}]}, "chat", "messages")
+
+
+def test_converse_specifics_cross_or_are_noted() -> None:
+    """Bedrock Converse both ways: the thinking budget of ``additionalModelRequestFields``, stop
+    sequences and temperature of ``inferenceConfig``, a JSON tool result, a required tool choice,
+    Converse's own reasoning carried back (only to Converse), a redacted block; what Converse
+    cannot take (an image by URL, a mid-conversation system message, structured output) is a
+    note, and every body botocore's validator takes."""
+    converse = {
+        "modelId": "anthropic.claude-sonnet-4-5",
+        "messages": [
+            {"role": "user", "content": [{"text": "Weather?"}, {"cachePoint": {"type": "default"}}]},
+            {"role": "assistant", "content": [
+                {"reasoningContent": {"reasoningText": {"text": "think", "signature": "sig1"}}},
+                {"reasoningContent": {"redactedContent": "cmVkYWN0ZWQ="}},
+                {"toolUse": {"toolUseId": "t1", "name": "weather", "input": {"city": "Paris"}}},
+            ]},
+            {"role": "user", "content": [{"toolResult": {"toolUseId": "t1", "status": "error",
+                                                         "content": [{"json": {"error": "down"}}]}}]},
+        ],
+        "inferenceConfig": {"maxTokens": 4000, "temperature": 0.5, "stopSequences": ["END"]},
+        "toolConfig": {"tools": [{"toolSpec": {"name": "weather", "inputSchema": {"json": TOOL_SCHEMA}}}],
+                       "toolChoice": {"any": {}}},
+        "additionalModelRequestFields": {"thinking": {"type": "enabled", "budget_tokens": 2048}, "top_k": 5},
+    }  # fmt: skip
+    m = ssewire.translate_request(converse, "converse", "messages")
+    assert m.body["model"] == "anthropic.claude-sonnet-4-5"
+    assert m.body["thinking"] == {"type": "enabled", "budget_tokens": 2048}
+    assert m.body["tool_choice"] == {"type": "any"} and m.body["stop_sequences"] == ["END"]
+    result = m.body["messages"][2]["content"][0]
+    assert result["is_error"] is True and json.loads(result["content"][0]["text"]) == {"error": "down"}
+    assert any("additionalModelRequestFields.top_k" in n for n in m.notes)
+    assert any("reasoning from another dialect" in n for n in m.notes)  # Converse's, not Messages'
+    back = ssewire.translate_request(m.body, "messages", "converse")
+    _valid_converse(back.body)
+    assert back.path == "/model/anthropic.claude-sonnet-4-5/converse-stream"
+    assert back.body["additionalModelRequestFields"] == {"thinking": {"type": "enabled", "budget_tokens": 2048}}
+    assert back.body["inferenceConfig"] == {"maxTokens": 4000, "stopSequences": ["END"]}
+    assert back.body["toolConfig"]["toolChoice"] == {"any": {}}
+    # Converse to Converse keeps its own reasoning, signed and redacted.
+    same = ssewire.translate_request(converse, "converse", "converse")
+    _valid_converse(same.body)
+    assert same.body["messages"][1]["content"][:2] == converse["messages"][1]["content"][:2]  # type: ignore[index]
+    # From chat: what Converse has no place for is named.
+    chat = {
+        "model": "us.anthropic/claude?x=1",
+        "messages": [
+            {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "https://example.com/a.png"}},
+                                         {"type": "text", "text": "hi"}]},
+            {"role": "system", "content": "Answer in French."},
+            {"role": "user", "content": "and?"},
+        ],
+        "response_format": {"type": "json_schema", "json_schema": {"name": "x", "schema": TOOL_SCHEMA}},
+    }  # fmt: skip
+    c = ssewire.translate_request(chat, "chat", "converse")
+    _valid_converse(c.body)
+    assert c.path == "/model/us.anthropic%2Fclaude%3Fx%3D1/converse-stream"
+    assert c.body["system"] == [{"text": "Answer in French."}]
+    assert [b for m in c.body["messages"] for b in m["content"]] == [{"text": "hi"}, {"text": "and?"}]
+    for words in ("images by URL", "system messages inside the conversation", "structured output"):
+        assert any(words in n for n in c.notes), (words, c.notes)
+
+
+def test_the_invokemodel_form_of_a_messages_request() -> None:
+    """``framing="eventstream"`` writes a Messages target in Bedrock's InvokeModel form (the model
+    in the path, no ``model`` or ``stream`` in the body, ``anthropic_version`` first), which the
+    Messages request type takes once the model is put back; read as a source (the model given
+    by ``model=``), the form is the same conversation with no note about its version."""
+    for source in DIALECTS:
+        r = ssewire.translate_request(LOOPS[source], source, "messages", model="m", framing="eventstream")
+        assert list(r.body)[0] == "anthropic_version" and r.body["anthropic_version"] == "bedrock-2023-05-31"
+        assert "model" not in r.body and "stream" not in r.body
+        assert r.path == "/model/m/invoke-with-response-stream"
+        rest = {k: v for k, v in r.body.items() if k != "anthropic_version"}
+        _valid("messages", {"model": "m", **rest, "stream": True})
+        back = ssewire.translate_request(r.body, "messages", "chat", model="m")
+        assert not any("anthropic_version" in n for n in back.notes)
+        assert _conversation("chat", back.body) == _conversation(source, LOOPS[source])
+    named = ssewire.translate_request({**LOOPS["chat"], "model": "us.anthropic.claude/x"}, "chat", "messages",
+                                      framing="eventstream")  # fmt: skip
+    assert named.path == "/model/us.anthropic.claude%2Fx/invoke-with-response-stream"
+    for target, framing in (("chat", "eventstream"), ("messages", "binary")):
+        with pytest.raises(ValueError, match="framing"):
+            ssewire.translate_request(LOOPS["chat"], "chat", target, framing=framing)

@@ -34,20 +34,24 @@ RequestTranslation.__module__ = "ssewire"
 
 
 def translate_request(
-    body: dict[str, Any], source: str, target: str, model: Optional[str] = None
+    body: dict[str, Any], source: str, target: str, model: Optional[str] = None, framing: str = "sse"
 ) -> RequestTranslation:
     """``body``, a request of dialect ``source`` (``"chat"``, ``"messages"``, ``"responses"``,
-    ``"gemini"``), as a request of ``target``. ``model`` names the model when the body does not
-    (a Gemini client names it in the URL path). Raises ``RequestError`` (a ``ValueError``) when
-    the body is not a request of ``source``, saying where; ``ValueError`` for an unknown
-    dialect."""
+    ``"gemini"``, ``"converse"``), as a request of ``target``. ``model`` names the model when
+    the body does not (a Gemini client names it in the URL path, a Bedrock client in
+    ``/model/{modelId}/...``). A Converse target's path is ``/model/{modelId}/converse-stream``;
+    ``framing="eventstream"`` with a Messages target writes Bedrock's InvokeModel form (no
+    ``model`` or ``stream`` in the body, ``anthropic_version: "bedrock-2023-05-31"``, path
+    ``/model/{modelId}/invoke-with-response-stream``); a Messages source in that form is read as
+    it is. Raises ``RequestError`` (a ``ValueError``) when the body is not a request of
+    ``source``, saying where; ``ValueError`` for an unknown dialect or framing."""
     if not isinstance(body, dict):
         raise RequestError(f"expected a request object (a dict), not {type(body).__name__}", "$")
     try:
         text = json.dumps(body)
     except (TypeError, ValueError, RecursionError) as e:
         raise RequestError(f"the body is not JSON: {e}", "$") from None
-    out, path, notes = _core._translate_request(text, source, target, model)
+    out, path, notes = _core._translate_request(text, source, target, model, framing)
     return RequestTranslation(json.loads(out), path, notes)
 
 

@@ -88,6 +88,9 @@ pub struct Spec {
     /// Whether a stream translation reads the dialect as its source (true wherever
     /// `translates` is).
     pub source: bool,
+    /// Whether `translate_request` reads and writes the dialect's requests (true wherever
+    /// `translates` is).
+    pub requests: bool,
     /// Whether one decoded document (with its SSE event name, `message` when none) is
     /// this dialect's own: the sniff rule of detection.
     pub owns: fn(event: &[u8], doc: &str) -> bool,
@@ -113,6 +116,7 @@ static CHAT: Spec = Spec {
     framing: "sse",
     translates: true,
     source: true,
+    requests: true,
     owns: super::chat::owns,
 };
 
@@ -133,6 +137,7 @@ static MESSAGES: Spec = Spec {
     framing: "sse",
     translates: true,
     source: true,
+    requests: true,
     owns: super::messages::owns,
 };
 
@@ -153,6 +158,7 @@ static RESPONSES: Spec = Spec {
     framing: "sse",
     translates: true,
     source: true,
+    requests: true,
     owns: super::responses::owns,
 };
 
@@ -173,6 +179,7 @@ static GEMINI: Spec = Spec {
     framing: "sse",
     translates: true,
     source: true,
+    requests: true,
     owns: super::gemini::owns,
 };
 
@@ -193,6 +200,7 @@ static CONVERSE: Spec = Spec {
     framing: "eventstream",
     translates: false,
     source: true,
+    requests: true,
     owns: super::converse::owns,
 };
 
@@ -246,6 +254,11 @@ impl Dialect {
 /// "responses" or "gemini"`, with `last` (say `"auto"`) after them when given.
 pub fn expected(last: Option<&str>) -> String {
     listed(|s| s.translates, last)
+}
+
+/// [`expected`] for the dialects whose requests `translate_request` translates.
+pub fn expected_requests(last: Option<&str>) -> String {
+    listed(|s| s.requests, last)
 }
 
 /// [`expected`] for the dialects a stream translation reads.

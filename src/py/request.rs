@@ -13,12 +13,12 @@ pyo3::import_exception!(ssewire._errors, RequestError);
 
 fn dialect(name: &str, role: &str) -> PyResult<Dialect> {
     Dialect::parse(name)
-        .filter(|d| d.spec().translates)
+        .filter(|d| d.spec().requests)
         .ok_or_else(|| {
             PyValueError::new_err(format!(
                 "unknown {role} dialect {:?}: expected {}",
                 name.chars().take(40).collect::<String>(),
-                crate::dialect::registry::expected(None)
+                crate::dialect::registry::expected_requests(None)
             ))
         })
 }
@@ -34,18 +34,29 @@ fn request_error(py: Python<'_>, message: &str, path: &str) -> PyErr {
 /// Translates `body` (the JSON text of a request of `source`) into `target`: the target's
 /// body as JSON text, its endpoint path, and the notes.
 #[pyfunction]
-#[pyo3(name = "_translate_request", signature = (body, source, target, model = None))]
+#[pyo3(name = "_translate_request", signature = (body, source, target, model = None, framing = "sse"))]
 pub fn translate_request(
     py: Python<'_>,
     body: &str,
     source: &str,
     target: &str,
     model: Option<&str>,
+    framing: &str,
 ) -> PyResult<(String, String, Vec<String>)> {
     let (source, target) = (dialect(source, "source")?, dialect(target, "target")?);
+    let invoke = match framing {
+        "sse" => false,
+        "eventstream" if target == Dialect::Messages => true,
+        _ => {
+            return Err(PyValueError::new_err(format!(
+                "framing {:?}: expected \"sse\", or \"eventstream\" for a Messages target (Bedrock's InvokeModel form)",
+                framing.chars().take(40).collect::<String>()
+            )))
+        }
+    };
     let value: serde_json::Value = serde_json::from_str(body)
         .map_err(|e| request_error(py, &format!("the body is not JSON: {e}"), "$"))?;
-    let translated = crate::request::translate(&value, source, target, model)
+    let translated = crate::request::translate_framed(&value, source, target, model, invoke)
         .map_err(|e| request_error(py, &e.message, &e.path))?;
     Ok((
         translated.body.to_string(),

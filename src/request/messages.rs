@@ -16,8 +16,13 @@ use super::{
 };
 use crate::dialect::Dialect;
 
-const READ: [&str; 13] = [
+/// The `anthropic_version` of a Messages request in Bedrock's InvokeModel form.
+pub const BEDROCK_VERSION: &str = "bedrock-2023-05-31";
+
+const READ: [&str; 14] = [
     "model",
+    // Bedrock's InvokeModel form names its version in the body.
+    "anthropic_version",
     "messages",
     "system",
     "tools",
@@ -394,6 +399,25 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
     }
     body.insert("stream".into(), json!(true));
     Value::Object(body)
+}
+
+/// `body`, a Messages request as [`write`] makes it, in Bedrock's InvokeModel form: no `model`
+/// (the path names it) and no `stream` (the endpoint does), `anthropic_version` first. The
+/// model it named, if any.
+pub fn invoke_form(body: &mut Value) -> Option<String> {
+    let Value::Object(map) = body else {
+        return None;
+    };
+    let model = match map.remove("model") {
+        Some(Value::String(m)) => Some(m),
+        _ => None,
+    };
+    map.remove("stream");
+    let mut out = Map::new();
+    out.insert("anthropic_version".into(), json!(BEDROCK_VERSION));
+    out.extend(std::mem::take(map));
+    *map = out;
+    model
 }
 
 /// The content block of a part (`None`: nothing Messages can carry, noted).

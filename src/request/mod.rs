@@ -14,6 +14,7 @@ use serde_json::{Map, Value};
 use crate::dialect::Dialect;
 
 pub mod chat;
+pub mod converse;
 pub mod gemini;
 pub mod messages;
 pub mod responses;
@@ -320,11 +321,6 @@ pub struct Translated {
 /// The Messages default when the client gave no `max_tokens` (Messages requires one).
 pub const DEFAULT_MAX_TOKENS: u64 = 4096;
 
-/// A dialect the request translation does not serve yet (refused before any reading).
-fn unreachable_request<T: Default>() -> T {
-    T::default()
-}
-
 /// Translates `body`, a request of `source`, into `target`; `model` names the model when the
 /// body does not (a Gemini client names it in the URL path).
 pub fn translate(
@@ -334,7 +330,7 @@ pub fn translate(
     model: Option<&str>,
 ) -> Result<Translated, RequestError> {
     for d in [source, target] {
-        if !d.spec().translates {
+        if !d.spec().requests {
             return Err(RequestError {
                 message: format!("{} requests are not translated yet", d.name()),
                 path: String::new(),
@@ -346,7 +342,7 @@ pub fn translate(
         Dialect::Messages => messages::read(body)?,
         Dialect::Responses => responses::read(body)?,
         Dialect::Gemini => gemini::read(body)?,
-        Dialect::Converse => unreachable_request(),
+        Dialect::Converse => converse::read(body)?,
     };
     if let Some(model) = model {
         request.model = Some(model.to_owned());
@@ -359,8 +355,8 @@ pub fn translate(
     for field in &request.unmapped {
         notes.add(format!("{field} (no equivalent in the target's request)"));
     }
-    if target == Dialect::Gemini {
-        system_turns_into_prompt(&mut request, &mut notes);
+    if matches!(target, Dialect::Gemini | Dialect::Converse) {
+        system_turns_into_prompt(&mut request, target, &mut notes);
     }
     restore_carried(&mut request, target, &mut notes);
     orphan_results(&mut request, target, &mut notes);
@@ -382,7 +378,11 @@ pub fn translate(
             );
             (gemini::write(&request, &mut notes), path)
         }
-        Dialect::Converse => (unreachable_request(), String::new()),
+        Dialect::Converse => {
+            let model = request.model.as_deref().unwrap_or("unknown-model");
+            let path = format!("/model/{}/converse-stream", path_segment(model));
+            (converse::write(&request, &mut notes), path)
+        }
     };
     write_settings(&request.settings, target, &mut body, &mut notes);
     Ok(Translated {
@@ -390,6 +390,32 @@ pub fn translate(
         path,
         notes: notes.0,
     })
+}
+
+/// [`translate`], with a Messages target written in Bedrock's InvokeModel form when
+/// `invoke` is set (`framing="eventstream"`: the body without `model` and `stream`, with
+/// `anthropic_version`; the path `/model/{modelId}/invoke-with-response-stream`). The form is
+/// a Messages request's only: for another target, an error.
+pub fn translate_framed(
+    body: &Value,
+    source: Dialect,
+    target: Dialect,
+    model: Option<&str>,
+    invoke: bool,
+) -> Result<Translated, RequestError> {
+    if invoke && target != Dialect::Messages {
+        return error(
+            "$",
+            "the InvokeModel form (framing=\"eventstream\") is a Messages request's",
+        );
+    }
+    let mut t = translate(body, source, target, model)?;
+    if invoke {
+        let model = messages::invoke_form(&mut t.body);
+        let model = model.as_deref().unwrap_or("unknown-model");
+        t.path = format!("/model/{}/invoke-with-response-stream", path_segment(model));
+    }
+    Ok(t)
 }
 
 // -- helpers shared by the readers and writers ----------------------------------------------

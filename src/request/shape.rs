@@ -184,16 +184,20 @@ pub(super) fn write_settings(
     }
 }
 
-/// Gemini has no system turn inside `contents`: a mid-conversation system message joins the
-/// system instruction (its nearest form: what it says still reaches the model), noted.
-pub(super) fn system_turns_into_prompt(request: &mut Request, notes: &mut Notes) {
+/// Gemini and Converse have no system turn inside the conversation: a mid-conversation system
+/// message joins the system prompt (its nearest form: what it says still reaches the model),
+/// noted.
+pub(super) fn system_turns_into_prompt(request: &mut Request, target: Dialect, notes: &mut Notes) {
     let mut kept = Vec::with_capacity(request.turns.len());
     for turn in std::mem::take(&mut request.turns) {
         if turn.role != Role::System {
             kept.push(turn);
             continue;
         }
-        notes.add("system messages inside the conversation (Gemini has none there: joined to systemInstruction)");
+        notes.add(match target {
+            Dialect::Gemini => "system messages inside the conversation (Gemini has none there: joined to systemInstruction)",
+            _ => "system messages inside the conversation (Converse has none there: joined to system)",
+        });
         for part in turn.parts {
             if let Part::Text(t) = part {
                 request.system.push(t);

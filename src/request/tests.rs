@@ -80,16 +80,17 @@ fn read(body: &Value, d: Dialect) -> Request {
         Dialect::Messages => messages::read(body),
         Dialect::Responses => responses::read(body),
         Dialect::Gemini => gemini::read(body),
-        Dialect::Converse => panic!("Converse requests are not translated yet"),
+        Dialect::Converse => converse::read(body),
     }
     .unwrap_or_else(|e| panic!("{d:?}: {e}\n{body:#}"))
 }
 
-const ALL: [Dialect; 4] = [
+const ALL: [Dialect; 5] = [
     Dialect::Chat,
     Dialect::Messages,
     Dialect::Responses,
     Dialect::Gemini,
+    Dialect::Converse,
 ];
 
 #[test]
