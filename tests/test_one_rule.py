@@ -97,8 +97,11 @@ def test_python_reads_the_dialect_registry_from_the_core() -> None:
     for spec in _core.DIALECTS:
         cls = getattr(ssewire, spec["stream_class"])
         assert cls().framing == spec["framing"]
-        if not spec["translates"]:  # read, not translated nor served yet
-            assert spec["name"] not in gateway.STREAMS
+        # The gateway serves the clients of the dialects the registry says, and takes an
+        # upstream only of those it translates.
+        assert (spec["name"] in gateway.STREAMS) == spec["serves"]
+        assert (spec["name"] in gateway.UPSTREAMS) == spec["translates"]
+        if not spec["serves"]:  # read, not translated nor served yet
             assert gateway.route(spec["stream_path"].replace("{model}", "m")) is None
             continue
         assert gateway.STREAMS[spec["name"]] is cls

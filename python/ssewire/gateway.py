@@ -63,9 +63,14 @@ from ssewire import _core
 
 __all__ = ["HEAD_TIMEOUT", "Route", "final_text", "main", "make_app", "record", "route", "runner", "serve"]
 
-#: The dialect registry of the core, by name: the dialects the gateway serves (translated).
-SPECS: Dict[str, Dict[str, Any]] = {spec["name"]: spec for spec in _core.DIALECTS if spec["translates"]}
+#: The dialect registry of the core, by name: the dialects whose clients the gateway serves.
+SPECS: Dict[str, Dict[str, Any]] = {spec["name"]: spec for spec in _core.DIALECTS if spec["serves"]}
 STREAMS: Dict[str, Any] = {name: getattr(ssewire, spec["stream_class"]) for name, spec in SPECS.items()}
+#: The dialects an upstream may speak (Bedrock Converse not yet: its clients are served from
+#: an upstream of another dialect).
+UPSTREAMS: Tuple[str, ...] = tuple(spec["name"] for spec in _core.DIALECTS if spec["translates"])
+#: The content type of a stream in each dialect's framing.
+STREAM_TYPES = {"sse": "text/event-stream", "eventstream": "application/vnd.amazon.eventstream"}
 #: The parts of the registry's path templates, as patterns.
 _TEMPLATE_PARTS = {"{model}": r"(?P<model>[^/:]+)", "{version}": r"(?P<version>v1(?:beta|alpha)?)"}
 
@@ -464,7 +469,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
     target = urlsplit(upstream)
     if target.scheme not in ("http", "https") or not target.hostname:
         raise ValueError(f"the upstream must be an http:// or https:// URL, not {upstream!r}")
-    if upstream_dialect is not None and upstream_dialect not in STREAMS:
+    if upstream_dialect is not None and upstream_dialect not in UPSTREAMS:
         raise ValueError(f"unknown upstream dialect {upstream_dialect!r}")
     if upstream_key is not None and not (upstream_key and HEADER_VALUE.match(upstream_key)):
         raise ValueError("the upstream key must be visible ASCII")
@@ -694,6 +699,9 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             model = match.model if match.model is not None else wanted.get("model")
             entry["request_model"] = _cut(model) if isinstance(model, str) else None
             up = upstream_dialect or client
+            if up not in UPSTREAMS:
+                raise Refused(501, f"this gateway has no {up} upstream: its clients are served "
+                                   "from an upstream of another dialect (--upstream-dialect)")  # fmt: skip
             headers = upstream_headers(request, client, up, query)
             if up != client:
                 return await translated(request, match, wanted, headers, entry)
@@ -823,8 +831,9 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
                     return answer
                 if not streaming:
                     return await whole(up, t, client, passed, entry)
+                content_type = STREAM_TYPES[SPECS[client]["framing"]]
                 response, client_gone = await serve(
-                    request, up, t.feed, [("content-type", "text/event-stream"), *passed]
+                    request, up, t.feed, [("content-type", content_type), *passed]
                 )
                 entry["status"] = status
                 if not client_gone and not up.failed():
@@ -992,7 +1001,7 @@ def make_parser() -> argparse.ArgumentParser:
         description="An LLM gateway: serves clients of every dialect from one upstream.",
     )
     parser.add_argument("--upstream", required=True, help="the upstream's base URL (http:// or https://)")
-    parser.add_argument("--upstream-dialect", choices=sorted(STREAMS),
+    parser.add_argument("--upstream-dialect", choices=sorted(UPSTREAMS),
                         help="the one dialect the upstream speaks: clients of the others are "
                         "served by translation (default: relay every request in its own dialect)")  # fmt: skip
     parser.add_argument("--upstream-key-env", metavar="VAR",

@@ -91,6 +91,9 @@ pub struct Spec {
     /// Whether `translate_request` reads and writes the dialect's requests (true wherever
     /// `translates` is).
     pub requests: bool,
+    /// Whether the gateway serves clients of the dialect, from an upstream of another
+    /// (true wherever `translates` is; Converse: its clients, not yet as an upstream).
+    pub serves: bool,
     /// Whether one decoded document (with its SSE event name, `message` when none) is
     /// this dialect's own: the sniff rule of detection.
     pub owns: fn(event: &[u8], doc: &str) -> bool,
@@ -117,6 +120,7 @@ static CHAT: Spec = Spec {
     translates: true,
     source: true,
     requests: true,
+    serves: true,
     owns: super::chat::owns,
 };
 
@@ -138,6 +142,7 @@ static MESSAGES: Spec = Spec {
     translates: true,
     source: true,
     requests: true,
+    serves: true,
     owns: super::messages::owns,
 };
 
@@ -159,6 +164,7 @@ static RESPONSES: Spec = Spec {
     translates: true,
     source: true,
     requests: true,
+    serves: true,
     owns: super::responses::owns,
 };
 
@@ -180,6 +186,7 @@ static GEMINI: Spec = Spec {
     translates: true,
     source: true,
     requests: true,
+    serves: true,
     owns: super::gemini::owns,
 };
 
@@ -193,7 +200,9 @@ static CONVERSE: Spec = Spec {
     stream_path: "/model/{model}/converse-stream",
     whole_path: Some("/model/{model}/converse"),
     query: &[],
-    key_header: ("authorization", ""),
+    // A Bedrock API key is a bearer token (boto3 sends one from AWS_BEARER_TOKEN_BEDROCK);
+    // SigV4 signatures are not keys.
+    key_header: ("authorization", "Bearer "),
     client_key: (&["authorization"], ""),
     request_id: "x-amzn-requestid",
     result_keys: ("", "usage"),
@@ -201,6 +210,7 @@ static CONVERSE: Spec = Spec {
     translates: false,
     source: true,
     requests: true,
+    serves: true,
     owns: super::converse::owns,
 };
 

@@ -1,0 +1,198 @@
+"""Bedrock Converse clients served by the gateway (issue 37): boto3's own ``converse_stream``
+and ``converse``, pointed at ``ssewire.gateway`` with ``endpoint_url``, complete a tool loop
+against a scripted upstream of every other dialect over real sockets on 127.0.0.1 (the
+upstream's streams written from the chat captures, as ``test_gateway_loop``'s are). The
+gateway maps the Converse request (``translate_request``) and writes the upstream's stream as
+Bedrock's event stream (``Translator(upstream, "converse")``), which botocore's own parser
+reads. An upstream's refusal reaches boto3 as an error of the same status, and a gateway with
+no upstream of another dialect refuses a Converse client (a Bedrock upstream is not served
+yet). Bounded: two requests per loop, every wait timed; no address but loopback."""
+
+from __future__ import annotations
+
+import json
+import ssl
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Tuple
+
+import pytest
+from aiohttp import web
+
+boto3 = pytest.importorskip("boto3")
+from botocore.config import Config  # noqa: E402
+from botocore.exceptions import ClientError  # noqa: E402
+
+import test_gateway_loop as loop  # noqa: E402
+from loopback import LoopbackServer, Request  # noqa: E402
+from support import registry  # noqa: E402
+from test_examples import TIMEOUT, Gateway  # noqa: E402
+
+#: A Bedrock model id as boto3 names it (its ``:`` is percent-encoded in the path).
+MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
+TOOLS = {"tools": [{"toolSpec": {"name": "get_weather", "description": "Weather now",
+                                 "inputSchema": {"json": loop.TOOL["parameters"]}}}]}  # fmt: skip
+QUESTION = [{"role": "user", "content": [{"text": "Weather in Paris?"}]}]
+
+
+def _client(url: str) -> Any:
+    return boto3.client(
+        "bedrock-runtime",
+        region_name="us-east-1",
+        endpoint_url=url,
+        aws_access_key_id="AKIDEXAMPLE",
+        aws_secret_access_key="not-a-secret",
+        config=Config(retries={"max_attempts": 0}, read_timeout=TIMEOUT, connect_timeout=TIMEOUT),
+    )
+
+
+def _read_stream(events: Any) -> Tuple[List[Dict[str, Any]], str, str]:
+    """The message a ``converse_stream`` answer holds, read from botocore's events: its content
+    blocks (text and toolUse with the input joined and parsed), and its stop reason."""
+    blocks: Dict[int, Dict[str, Any]] = {}
+    stop = ""
+    kinds: List[str] = []
+    for event in events:
+        ((kind, value),) = event.items()
+        kinds.append(kind)
+        if kind == "contentBlockStart":
+            tool = value["start"]["toolUse"]
+            blocks[value["contentBlockIndex"]] = {"toolUse": {**tool, "input": ""}}
+        elif kind == "contentBlockDelta":
+            delta = value["delta"]
+            block = blocks.setdefault(value["contentBlockIndex"], {"text": ""})
+            if "text" in delta:
+                block["text"] = block.get("text", "") + delta["text"]
+            elif "toolUse" in delta:
+                block["toolUse"]["input"] += delta["toolUse"]["input"]
+        elif kind == "messageStop":
+            stop = value["stopReason"]
+    for block in blocks.values():
+        if "toolUse" in block:
+            block["toolUse"]["input"] = json.loads(block["toolUse"]["input"] or "{}")
+    assert kinds[0] == "messageStart" and kinds[-1] == "metadata", kinds
+    return [blocks[i] for i in sorted(blocks)], stop, ",".join(kinds)
+
+
+def _script(upstream_dialect: str, seen: List[Optional[Tuple[str, str]]]) -> Any:
+    call, answer = loop._streams(upstream_dialect)
+
+    def script(request: Request) -> Optional[bytes]:
+        found = loop._call_and_result(upstream_dialect, json.loads(request.body))
+        seen.append(found)
+        return answer if found is not None else call
+
+    return script
+
+
+@pytest.mark.parametrize("upstream_dialect", [d for d in registry.NAMES])
+@pytest.mark.parametrize("streamed", [True, False], ids=["converse_stream", "converse"])
+def test_a_boto3_converse_tool_loop_completes_through_the_gateway(
+    upstream_dialect: str, streamed: bool
+) -> None:
+    seen: List[Optional[Tuple[str, str]]] = []
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        upstream.script = _script(upstream_dialect, seen)
+        prefix = upstream.add(b"")
+        gw = Gateway(upstream.url(), upstream_dialect=upstream_dialect)
+        try:
+            client = _client(gw.url(prefix))
+            messages: List[Dict[str, Any]] = list(QUESTION)
+            for turn in range(2):  # the call, then the answer
+                if streamed:
+                    answer = client.converse_stream(modelId=MODEL, messages=messages, toolConfig=TOOLS)
+                    content, stop, _ = _read_stream(answer["stream"])
+                else:
+                    whole = client.converse(modelId=MODEL, messages=messages, toolConfig=TOOLS)
+                    content, stop = whole["output"]["message"]["content"], whole["stopReason"]
+                    assert whole["ResponseMetadata"]["HTTPStatusCode"] == 200
+                if turn == 0:
+                    calls = [b["toolUse"] for b in content if "toolUse" in b]
+                    assert stop == "tool_use" and [c["name"] for c in calls] == ["get_weather"], content
+                    assert calls[0]["input"] == {"city": "Paris"}
+                    messages += [
+                        {"role": "assistant", "content": content},
+                        {"role": "user", "content": [{"toolResult": {"toolUseId": calls[0]["toolUseId"],
+                                                                     "content": [{"text": "18C"}]}}]},
+                    ]  # fmt: skip
+                else:
+                    assert stop == "end_turn"
+                    assert "".join(b.get("text", "") for b in content) == loop.ANSWER
+            records = gw.records
+        finally:
+            gw.close()
+    # The upstream saw the call first without a result, then the call with its result.
+    assert len(seen) == 2 and seen[0] is None and seen[1] is not None and seen[1][1] == "18C"
+    assert upstream.requests[0].path.startswith(prefix)
+    assert all(r["client_dialect"] == "converse" and r["status"] == 200 for r in records)
+    assert records[0]["request_model"] == MODEL
+
+
+def test_an_upstream_refusal_reaches_boto3_and_a_converse_upstream_is_refused() -> None:
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        prefix = upstream.add(b'{"error": {"message": "slow down", "type": "rate_limit_error"}}', status=429)
+        gw = Gateway(upstream.url(), upstream_dialect="chat")
+        try:
+            with pytest.raises(ClientError) as raised:
+                _client(gw.url(prefix)).converse_stream(modelId=MODEL, messages=QUESTION)
+        finally:
+            gw.close()
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 429
+    assert "slow down" in str(raised.value)
+    # Without --upstream-dialect the upstream would be Bedrock itself: not served yet.
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        gw = Gateway(upstream.url())
+        try:
+            with pytest.raises(ClientError) as raised:
+                _client(gw.url()).converse_stream(modelId=MODEL, messages=QUESTION)
+        finally:
+            gw.close()
+        assert upstream.requests == []
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 501
+
+
+class _TlsGateway(Gateway):
+    """The test gateway served over TLS (boto3 sends a bearer token only over HTTPS)."""
+
+    def __init__(self, upstream: str, server_context: ssl.SSLContext, **options: Any) -> None:
+        self.server_context = server_context
+        super().__init__(upstream, **options)
+
+    async def _start(self) -> int:
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0, ssl_context=self.server_context)
+        await site.start()
+        return int(self.runner.addresses[0][1])
+
+    def url(self, path: str = "") -> str:
+        return f"https://127.0.0.1:{self.port}{path}"
+
+
+def test_a_bedrock_api_key_is_the_client_key(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """With client keys, a Converse client is let in by a Bedrock API key (boto3 sends
+    ``AWS_BEARER_TOKEN_BEDROCK`` as a bearer token, over HTTPS); a SigV4 signature is not a
+    key."""
+    from test_http_wire import _certificate
+
+    server_context, _ = _certificate(tmp_path)
+    seen: List[Optional[Tuple[str, str]]] = []
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        upstream.script = _script("messages", seen)
+        prefix = upstream.add(b"")
+        gw = _TlsGateway(upstream.url(), server_context, upstream_dialect="messages", client_keys=["k-123"])
+        try:
+            url, verify = gw.url(prefix), str(tmp_path / "cert.pem")
+            signed = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=url, verify=verify,
+                                  aws_access_key_id="AKIDEXAMPLE", aws_secret_access_key="not-a-secret",
+                                  config=Config(retries={"max_attempts": 0}, read_timeout=TIMEOUT))  # fmt: skip
+            with pytest.raises(ClientError) as raised:
+                signed.converse_stream(modelId=MODEL, messages=QUESTION, toolConfig=TOOLS)
+            assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 401
+            monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "k-123")
+            client = boto3.client("bedrock-runtime", region_name="us-east-1", endpoint_url=url, verify=verify,
+                                  config=Config(retries={"max_attempts": 0}, read_timeout=TIMEOUT))  # fmt: skip
+            answer = client.converse_stream(modelId=MODEL, messages=QUESTION, toolConfig=TOOLS)
+            content, stop, _ = _read_stream(answer["stream"])
+        finally:
+            gw.close()
+    assert stop == "tool_use" and content[0]["toolUse"]["name"] == "get_weather"
+    assert len(seen) == 1
