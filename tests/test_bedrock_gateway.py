@@ -27,6 +27,8 @@ from loopback import LoopbackServer, Request  # noqa: E402
 from support import registry  # noqa: E402
 from test_examples import TIMEOUT, Gateway  # noqa: E402
 
+import ssewire  # noqa: E402
+
 #: A Bedrock model id as boto3 names it (its ``:`` is percent-encoded in the path).
 MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 TOOLS = {"tools": [{"toolSpec": {"name": "get_weather", "description": "Weather now",
@@ -196,3 +198,97 @@ def test_a_bedrock_api_key_is_the_client_key(monkeypatch: pytest.MonkeyPatch, tm
             gw.close()
     assert stop == "tool_use" and content[0]["toolUse"]["name"] == "get_weather"
     assert len(seen) == 1
+
+
+# -- Claude on Bedrock: InvokeModel clients ----------------------------------------------------
+
+INVOKE_TOOLS = [
+    {"name": "get_weather", "description": "Weather now", "input_schema": loop.TOOL["parameters"]}
+]
+
+
+def _invoke_events(answer: Any) -> List[Dict[str, Any]]:
+    """The Messages events of an ``invoke_model_with_response_stream`` answer: each ``chunk``'s
+    bytes as botocore gives them, read as JSON."""
+    events = []
+    for event in answer["body"]:
+        assert list(event) == ["chunk"], event
+        events.append(json.loads(event["chunk"]["bytes"]))
+    return events
+
+
+@pytest.mark.parametrize("upstream_dialect", [d for d in registry.NAMES])
+@pytest.mark.parametrize("streamed", [True, False], ids=["invoke_model_with_response_stream", "invoke_model"])
+def test_a_boto3_invokemodel_tool_loop_completes_through_the_gateway(
+    upstream_dialect: str, streamed: bool
+) -> None:
+    """boto3's InvokeModel clients with a Messages body in Bedrock's form (``anthropic_version``,
+    no model): the stream comes back as ``chunk`` events of Messages events (or the whole
+    Message), from every upstream, the Messages one included (mapped, not relayed: its client
+    reads another framing)."""
+    seen: List[Optional[Tuple[str, str]]] = []
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        upstream.script = _script(upstream_dialect, seen)
+        prefix = upstream.add(b"")
+        gw = Gateway(upstream.url(), upstream_dialect=upstream_dialect)
+        try:
+            client = _client(gw.url(prefix))
+            messages: List[Dict[str, Any]] = [{"role": "user", "content": "Weather in Paris?"}]
+            for turn in range(2):
+                body = {"anthropic_version": "bedrock-2023-05-31", "max_tokens": 1024,
+                        "messages": messages, "tools": INVOKE_TOOLS}  # fmt: skip
+                if streamed:
+                    answer = client.invoke_model_with_response_stream(modelId=MODEL, body=json.dumps(body))
+                    assert answer["contentType"] == "application/json"
+                    message = ssewire.accumulate(
+                        b"".join(f"data: {json.dumps(e)}\n\n".encode() for e in _invoke_events(answer)),
+                        "messages",
+                    )
+                else:
+                    whole = client.invoke_model(modelId=MODEL, body=json.dumps(body))
+                    message = json.loads(whole["body"].read())
+                if turn == 0:
+                    calls = [b for b in message["content"] if b["type"] == "tool_use"]
+                    assert message["stop_reason"] == "tool_use" and calls[0]["input"] == {"city": "Paris"}
+                    messages += [
+                        {"role": "assistant", "content": message["content"]},
+                        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": calls[0]["id"],
+                                                      "content": "18C"}]},
+                    ]  # fmt: skip
+                else:
+                    assert message["stop_reason"] == "end_turn"
+                    assert "".join(b.get("text", "") for b in message["content"]) == loop.ANSWER
+            records = gw.records
+        finally:
+            gw.close()
+    assert len(seen) == 2 and seen[0] is None and seen[1] is not None and seen[1][1] == "18C"
+    assert all(r["client_dialect"] == "messages" and r["status"] == 200 for r in records)
+    sent = json.loads(upstream.requests[1].body)
+    if upstream_dialect == "messages":  # the InvokeModel form mapped to the Messages API's
+        assert sent["model"] == MODEL and sent["stream"] is True and "anthropic_version" not in sent
+
+
+def test_a_bedrock_client_gets_bedrock_errors_and_keeps_its_credential() -> None:
+    """An InvokeModel client's errors are Bedrock's (``{"message"}``, the upstream's status), and
+    with --pass-through-auth its credential does not reach a Messages upstream (another
+    provider's)."""
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        prefix = upstream.add(b'{"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}',
+                              status=529, content_type="application/json")  # fmt: skip
+        gw = Gateway(upstream.url(), upstream_dialect="messages", pass_through_auth=True)
+        try:
+            body = {
+                "anthropic_version": "bedrock-2023-05-31",
+                "max_tokens": 10,
+                "messages": [{"role": "user", "content": "hi"}],
+            }
+            with pytest.raises(ClientError) as raised:
+                _client(gw.url(prefix)).invoke_model_with_response_stream(
+                    modelId=MODEL, body=json.dumps(body)
+                )
+        finally:
+            gw.close()
+        sent = upstream.requests[0]
+    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
+    assert raised.value.response["Error"]["Message"] == "busy"
+    assert "authorization" not in sent.headers and "x-api-key" not in sent.headers

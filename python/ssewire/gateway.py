@@ -82,16 +82,23 @@ def _path_pattern(template: str) -> re.Pattern[str]:
     return re.compile(r"^(?P<prefix>.*?)" + pattern + "$")
 
 
-#: (pattern, dialect, whether the path asks for a stream: None when the body tells).
-ROUTES: List[Tuple[re.Pattern[str], str, Optional[bool]]] = [
-    (_path_pattern(template), name, streaming)
+#: (pattern, dialect, whether the path asks for a stream: None when the body tells, the
+#: framing the client reads: Bedrock's InvokeModel paths answer a Messages request in the
+#: event stream framing).
+ROUTES: List[Tuple[re.Pattern[str], str, Optional[bool], str]] = [
+    (_path_pattern(template), name, streaming, framing)
     for name, spec in SPECS.items()
-    for template, streaming in (
-        (spec["stream_path"], None if spec["whole_path"] is None else True),
-        (spec["whole_path"], False),
+    for template, streaming, framing in (
+        (spec["stream_path"], None if spec["whole_path"] is None else True, spec["framing"]),
+        (spec["whole_path"], False, spec["framing"]),
+        *(((p, s, "eventstream") for p, s in zip(spec["invoke_paths"], (True, False)))
+          if spec["invoke_paths"] else ()),
     )
     if template is not None
-]
+]  # fmt: skip
+#: The dialect whose client a Bedrock path's caller is (its credential, its errors, its
+#: headers): Converse's.
+BEDROCK = next(spec["name"] for spec in _core.DIALECTS if spec["framing"] == "eventstream")
 #: What a raw path prefix may hold: RFC 3986 path characters and percent escapes.
 RAW_PATH = re.compile(r"^(?:[A-Za-z0-9\-._~!$&'()*+,;=:@/]|%[0-9A-Fa-f]{2})*$")
 #: The query parameters each dialect defines, the only ones passed on (Gemini's ``key`` is a
@@ -123,19 +130,29 @@ class Route(NamedTuple):
     model: Optional[str] = None
     streaming: Optional[bool] = None
     version: str = "v1beta"
+    #: The framing the client reads ("eventstream": a Bedrock client).
+    framing: str = "sse"
+
+    @property
+    def persona(self) -> str:
+        """The dialect whose client this is to its credential, errors and headers: a Bedrock
+        client's (Converse's) on a Bedrock path, else the request's dialect."""
+        return BEDROCK if self.framing == "eventstream" else self.dialect
 
 
 def route(raw_path: str) -> Optional[Route]:
     """The route of a raw request path (its query removed), or None for a path that is no
     LLM endpoint."""
-    for pattern, dialect, streaming in ROUTES:
+    for pattern, dialect, streaming, framing in ROUTES:
         m = pattern.match(raw_path)
         if m is None:
             continue
         found = m.groupdict()
         model = found.get("model")
         version = found.get("version") or "v1beta"
-        return Route(dialect, m["prefix"], None if model is None else unquote(model), streaming, version)
+        return Route(
+            dialect, m["prefix"], None if model is None else unquote(model), streaming, version, framing
+        )
     return None
 
 
@@ -683,6 +700,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
         match = route(raw_path)
         entry: Dict[str, Any] = {"path": _cut(raw_path), "_started": time.monotonic()}
         client = match.dialect if match is not None else "chat"
+        persona = match.persona if match is not None else client
         try:
             if not safe_prefix(raw_path):
                 raise Refused(400, "the path has a dot segment or characters a path cannot hold")
@@ -691,7 +709,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             entry["client_dialect"] = client
             query = dict(parse_qsl(raw_query, keep_blank_values=True))
             if keys:
-                given = client_credential(client, request.headers, query) or ""
+                given = client_credential(persona, request.headers, query) or ""
                 raw = given.encode("utf-8", "surrogateescape")  # undecodable bytes compare too
                 if not any(hmac.compare_digest(raw, k) for k in keys):
                     raise Refused(401, "no valid key for this gateway")
@@ -702,18 +720,21 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             if up not in UPSTREAMS:
                 raise Refused(501, f"this gateway has no {up} upstream: its clients are served "
                                    "from an upstream of another dialect (--upstream-dialect)")  # fmt: skip
-            headers = upstream_headers(request, client, up, query)
-            if up != client:
-                return await translated(request, match, wanted, headers, entry)
+            # A Bedrock client's credential is Bedrock's: never passed to another provider.
+            headers = upstream_headers(request, persona, up, query)
+            if up != client or match.framing != SPECS[client]["framing"]:
+                # Another dialect, or the same one in another framing (a Bedrock client of a
+                # Messages upstream): mapped and translated, never relayed as it is.
+                return await translated(request, match, up, wanted, headers, entry)
             return await relay(request, match, raw, wanted, query, headers, entry)
         except Refused as refusal:
             entry.update({"status": refusal.status, "error": {"message": _cut(refusal.message)}})
             log(entry)
-            return error_response(client, refusal.status, refusal.message)
+            return error_response(persona, refusal.status, refusal.message)
         except ssewire.RequestError as e:
             entry.update({"status": 400, "error": {"message": _cut(str(e))}})
             log(entry)
-            return error_response(client, 400, str(e))
+            return error_response(persona, 400, str(e))
 
     def upstream_path(match: Route, query: Dict[str, str], wanted: Dict[str, Any]) -> str:
         """A relayed request's upstream path: the raw prefix, the dialect's path (a model in
@@ -791,12 +812,12 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             logged["upstream_error"] = repr(up.end.exception())[:LOGGED_MESSAGE]
         return logged
 
-    async def translated(request: web.Request, match: Route, wanted: Dict[str, Any],
+    async def translated(request: web.Request, match: Route, upstream_dialect: str, wanted: Dict[str, Any],
                          headers: List[Tuple[str, str]],
                          entry: Dict[str, Any]) -> web.StreamResponse:  # fmt: skip
-        """Serves a request of the client's dialect from the ``upstream_dialect`` upstream."""
-        assert upstream_dialect is not None
-        client = match.dialect
+        """Serves a request of the client's dialect (in the route's framing) from an upstream
+        of ``upstream_dialect``."""
+        client, persona = match.dialect, match.persona
         # The whole request is mapped (tool calls and results, images, settings, the reasoning
         # carried in tool call ids); what the upstream cannot take is in r.notes. A Gemini
         # client names its model in the path.
@@ -806,7 +827,8 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
         entry["dialect"] = upstream_dialect
         path = match.prefix + r.path
         streaming = match.streaming if match.streaming is not None else bool(wanted.get("stream"))
-        t = ssewire.Translator(upstream_dialect, client)
+        framed = {} if match.framing == SPECS[client]["framing"] else {"target_framing": match.framing}
+        t = ssewire.Translator(upstream_dialect, client, **framed)
         async with limit():
             up: Optional[Upstream] = None
             client_gone = False
@@ -819,10 +841,10 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
                 except asyncio.TimeoutError:
                     raise Refused(504, "the upstream did not answer in time") from None
                 status = up.reader.status or 502
-                passed = passed_headers(upstream_dialect, client, list(up.reader.headers))
+                passed = passed_headers(upstream_dialect, persona, list(up.reader.headers))
                 if status >= 400:
                     body = await error_body(up)
-                    said = ssewire.translate_error(status, body, upstream_dialect, client)
+                    said = ssewire.translate_error(status, body, upstream_dialect, persona)
                     entry.update({"status": said.status,
                                   "error": {"message": body[:LOGGED_MESSAGE].decode("utf-8", "replace")}})  # fmt: skip
                     answer = web.Response(status=said.status, body=said.body, content_type=said.content_type)
@@ -830,11 +852,12 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
                         answer.headers[k] = v
                     return answer
                 if not streaming:
-                    return await whole(up, t, client, passed, entry)
-                content_type = STREAM_TYPES[SPECS[client]["framing"]]
-                response, client_gone = await serve(
-                    request, up, t.feed, [("content-type", content_type), *passed]
-                )
+                    return await whole(up, t, persona, passed, entry)
+                content_type = [("content-type", STREAM_TYPES[match.framing])]
+                if match.framing != SPECS[client]["framing"]:
+                    # InvokeModel's header naming its chunks' type (boto3's `contentType`).
+                    content_type.append(("x-amzn-bedrock-content-type", "application/json"))
+                response, client_gone = await serve(request, up, t.feed, [*content_type, *passed])
                 entry["status"] = status
                 if not client_gone and not up.failed():
                     tail = t.finish()  # the events that close the client's stream, if any

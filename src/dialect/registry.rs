@@ -70,6 +70,9 @@ pub struct Spec {
     /// The endpoint of a request that asks for no stream, when it differs from
     /// [`Spec::stream_path`] (else the body's `stream` flag tells).
     pub whole_path: Option<&'static str>,
+    /// Amazon Bedrock's InvokeModel endpoints (streamed, whole) where its clients send the
+    /// dialect's requests, answered in the event stream framing (Messages: Claude on Bedrock).
+    pub invoke_paths: Option<(&'static str, &'static str)>,
     /// The query parameters the dialect defines (the only ones a gateway passes on).
     pub query: &'static [&'static str],
     /// The header an upstream of this dialect takes its key in, and the prefix before it.
@@ -111,6 +114,7 @@ static CHAT: Spec = Spec {
     terminal: "data: [DONE]",
     stream_path: "/v1/chat/completions",
     whole_path: None,
+    invoke_paths: None,
     query: &["api-version"],
     key_header: ("authorization", "Bearer "),
     client_key: (&["authorization", "api-key"], ""),
@@ -133,6 +137,10 @@ static MESSAGES: Spec = Spec {
     terminal: "message_stop",
     stream_path: "/v1/messages",
     whole_path: None,
+    invoke_paths: Some((
+        "/model/{model}/invoke-with-response-stream",
+        "/model/{model}/invoke",
+    )),
     query: &["beta"],
     key_header: ("x-api-key", ""),
     client_key: (&["x-api-key", "authorization"], ""),
@@ -155,6 +163,7 @@ static RESPONSES: Spec = Spec {
     terminal: "response.completed",
     stream_path: "/v1/responses",
     whole_path: None,
+    invoke_paths: None,
     query: &["api-version"],
     key_header: ("authorization", "Bearer "),
     client_key: (&["authorization", "api-key"], ""),
@@ -177,6 +186,7 @@ static GEMINI: Spec = Spec {
     terminal: "finishReason",
     stream_path: "/{version}/models/{model}:streamGenerateContent",
     whole_path: Some("/{version}/models/{model}:generateContent"),
+    invoke_paths: None,
     query: &["alt"],
     key_header: ("x-goog-api-key", ""),
     client_key: (&["x-goog-api-key", "authorization"], "key"),
@@ -199,6 +209,7 @@ static CONVERSE: Spec = Spec {
     terminal: "messageStop",
     stream_path: "/model/{model}/converse-stream",
     whole_path: Some("/model/{model}/converse"),
+    invoke_paths: None,
     query: &[],
     // A Bedrock API key is a bearer token (boto3 sends one from AWS_BEARER_TOKEN_BEDROCK);
     // SigV4 signatures are not keys.
