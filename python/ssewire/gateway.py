@@ -827,8 +827,9 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
         entry["dialect"] = upstream_dialect
         path = match.prefix + r.path
         streaming = match.streaming if match.streaming is not None else bool(wanted.get("stream"))
-        framed = {} if match.framing == SPECS[client]["framing"] else {"target_framing": match.framing}
-        t = ssewire.Translator(upstream_dialect, client, **framed)
+        # A client of another framing than its dialect's own (InvokeModel) gets its own.
+        target_framing = "sse" if match.framing == SPECS[client]["framing"] else match.framing
+        t = ssewire.Translator(upstream_dialect, client, target_framing=target_framing)
         async with limit():
             up: Optional[Upstream] = None
             client_gone = False
