@@ -129,7 +129,7 @@ def test_a_boto3_converse_tool_loop_completes_through_the_gateway(
     assert records[0]["request_model"] == MODEL
 
 
-def test_an_upstream_refusal_reaches_boto3_and_a_converse_upstream_is_refused() -> None:
+def test_an_upstream_refusal_reaches_boto3() -> None:
     with LoopbackServer(timeout=TIMEOUT) as upstream:
         prefix = upstream.add(b'{"error": {"message": "slow down", "type": "rate_limit_error"}}', status=429)
         gw = Gateway(upstream.url(), upstream_dialect="chat")
@@ -140,16 +140,6 @@ def test_an_upstream_refusal_reaches_boto3_and_a_converse_upstream_is_refused() 
             gw.close()
     assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 429
     assert "slow down" in str(raised.value)
-    # Without --upstream-dialect the upstream would be Bedrock itself: not served yet.
-    with LoopbackServer(timeout=TIMEOUT) as upstream:
-        gw = Gateway(upstream.url())
-        try:
-            with pytest.raises(ClientError) as raised:
-                _client(gw.url()).converse_stream(modelId=MODEL, messages=QUESTION)
-        finally:
-            gw.close()
-        assert upstream.requests == []
-    assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 501
 
 
 class _TlsGateway(Gateway):
@@ -292,3 +282,134 @@ def test_a_bedrock_client_gets_bedrock_errors_and_keeps_its_credential() -> None
     assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 503
     assert raised.value.response["Error"]["Message"] == "busy"
     assert "authorization" not in sent.headers and "x-api-key" not in sent.headers
+
+
+# -- a Bedrock upstream: Converse, signed with SigV4 ---------------------------------------------
+
+AWS_KEY_ID, AWS_SECRET = "AKIDSSEWIRETEST", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+def _converse_call_and_result(body: Dict[str, Any]) -> Optional[Tuple[str, str]]:
+    """The id of the upstream's tool call and the result under it, if the Converse request has
+    both."""
+    calls = set()
+    for m in body.get("messages", []):
+        for block in m["content"]:
+            if "toolUse" in block:
+                calls.add(block["toolUse"]["toolUseId"])
+            result = block.get("toolResult")
+            if result and result["toolUseId"] in calls:
+                return result["toolUseId"], "".join(c.get("text", "") for c in result["content"])
+    return None
+
+
+def _check_signature(request: Request, region: str = "us-east-1") -> None:
+    """The request is signed with SigV4 by the test's credentials for Bedrock in ``region``:
+    the signature is computed again over what arrived (botocore's signer) and must match."""
+    from botocore.auth import SigV4Auth
+    from botocore.awsrequest import AWSRequest
+    from botocore.credentials import Credentials
+
+    auth = request.headers["authorization"]
+    assert auth.startswith(f"AWS4-HMAC-SHA256 Credential={AWS_KEY_ID}/"), auth
+    assert f"/{region}/bedrock/aws4_request" in auth
+    names = auth.split("SignedHeaders=")[1].split(",")[0].split(";")
+    assert {"host", "x-amz-date"} <= set(names)
+    again = AWSRequest(method=request.method, url=f"http://{request.headers['host']}{request.path}",
+                       data=request.body, headers={n: request.headers[n] for n in names})  # fmt: skip
+    again.context["timestamp"] = request.headers["x-amz-date"]
+    signer = SigV4Auth(Credentials(AWS_KEY_ID, AWS_SECRET), "bedrock", region)
+    string_to_sign = signer.string_to_sign(again, signer.canonical_request(again))
+    assert auth.endswith("Signature=" + signer.signature(string_to_sign, again))
+
+
+@pytest.fixture
+def aws_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """Credentials for the AWS chain from the environment only: no shared files, no instance
+    metadata (nothing but loopback is contacted)."""
+    for name, value in {"AWS_ACCESS_KEY_ID": AWS_KEY_ID, "AWS_SECRET_ACCESS_KEY": AWS_SECRET,
+                        "AWS_REGION": "us-east-1", "AWS_EC2_METADATA_DISABLED": "true",
+                        "AWS_CONFIG_FILE": str(tmp_path / "none"),
+                        "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "none")}.items():  # fmt: skip
+        monkeypatch.setenv(name, value)
+    for name in ("AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("client", [d for d in registry.NAMES])
+@pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
+def test_an_sdk_tool_loop_completes_against_a_bedrock_upstream(
+    aws_env: None, client: str, stream: bool
+) -> None:
+    """Every SDK's own tool loop (openai chat and Responses, anthropic, google-genai) through the
+    gateway to a loopback Bedrock Converse upstream: each request mapped to Converse, signed
+    with SigV4 from the AWS chain (checked again by the upstream), answered in the event stream
+    framing and translated back."""
+    from test_gateway_strict import LOOPS as SDK_LOOPS
+
+    call = ssewire.translate(loop._streams("chat")[0], "chat", "converse")
+    answer = ssewire.translate(loop._streams("chat")[1], "chat", "converse")
+    seen: List[Optional[Tuple[str, str]]] = []
+
+    def script(request: Request) -> Optional[bytes]:
+        found = _converse_call_and_result(json.loads(request.body))
+        seen.append(found)
+        return answer if found is not None else call
+
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        upstream.script = script
+        prefix = upstream.add(b"", content_type="application/vnd.amazon.eventstream")
+        gw = Gateway(upstream.url() + prefix, upstream_dialect="converse")
+        try:
+            text = SDK_LOOPS[client](gw.url(), stream)
+        finally:
+            gw.close()
+    assert text == loop.ANSWER
+    assert len(seen) == 2 and seen[0] is None and seen[1] is not None and seen[1][1] == "18C"
+    for request in upstream.requests:
+        assert request.path == f"{prefix}/model/m/converse-stream"
+        _check_signature(request)
+        assert "x-api-key" not in request.headers
+
+
+def test_a_bedrock_upstream_takes_an_api_key_and_its_errors_reach_the_client(aws_env: None) -> None:
+    """``upstream_key`` for a Bedrock upstream is a Bedrock API key (a bearer token, no
+    signature); Bedrock's error answer reaches a chat client as OpenAI's error of its status."""
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        prefix = upstream.add(b'{"message": "Too many requests, please wait before trying again."}', status=429,
+                              content_type="application/json")  # fmt: skip
+        gw = Gateway(upstream.url() + prefix, upstream_dialect="converse", upstream_key="bedrock-api-key-1")
+        try:
+            from test_gateway_strict import _first_turn, _post
+
+            status, body, _ = _post(gw, "chat", _first_turn("chat"))
+        finally:
+            gw.close()
+    assert status == 429
+    assert json.loads(body)["error"]["message"].startswith("Too many requests")
+    (sent,) = upstream.requests
+    assert sent.headers["authorization"] == "Bearer bedrock-api-key-1" and "x-amz-date" not in sent.headers
+
+
+def test_a_converse_client_is_relayed_to_a_bedrock_upstream_signed(aws_env: None) -> None:
+    """Without ``upstream_dialect`` a Converse client's request goes to the Bedrock upstream as
+    it came, signed by the gateway's own credentials (the client's signature is for the gateway,
+    never passed on), and the event stream comes back byte for byte, metered."""
+    body = ssewire.translate(loop._streams("chat")[0], "chat", "converse")
+    with LoopbackServer(timeout=TIMEOUT) as upstream:
+        prefix = upstream.add(body, content_type="application/vnd.amazon.eventstream")
+        gw = Gateway(upstream.url() + prefix)
+        try:
+            client = _client(gw.url())
+            answer = client.converse_stream(modelId=MODEL, messages=QUESTION, toolConfig=TOOLS)
+            content, stop, _ = _read_stream(answer["stream"])
+            records = gw.records
+        finally:
+            gw.close()
+    assert stop == "tool_use" and content[-1]["toolUse"]["input"] == {"city": "Paris"}
+    (sent,) = upstream.requests
+    _check_signature(sent)
+    assert "AKIDEXAMPLE" not in sent.headers["authorization"]  # not the client's
+    assert json.loads(sent.body)["toolConfig"] == TOOLS
+    assert records[0]["dialect"] == "converse" and records[0]["status"] == 200 and records[0]["done"]

@@ -100,7 +100,7 @@ def test_python_reads_the_dialect_registry_from_the_core() -> None:
         # The gateway serves the clients of the dialects the registry says, and takes an
         # upstream only of those it translates.
         assert (spec["name"] in gateway.STREAMS) == spec["serves"]
-        assert (spec["name"] in gateway.UPSTREAMS) == spec["translates"]
+        assert (spec["name"] in gateway.UPSTREAMS) == spec["upstream"]
         if not spec["serves"]:  # read, not translated nor served yet
             assert gateway.route(spec["stream_path"].replace("{model}", "m")) is None
             continue

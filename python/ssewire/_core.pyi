@@ -104,7 +104,8 @@ def _set_clock(monotonic: float) -> None: ...
 #: The dialect registry: one dict per dialect (``name``, ``stream_class``, ``family``,
 #: ``terminal``, ``stream_path``, ``whole_path``, ``invoke_paths``, ``query``, ``key_header``,
 #: ``client_key_headers``, ``client_key_query``, ``request_id``, ``model_key``, ``usage_key``,
-#: ``framing``, ``translates``, ``source``, ``requests``, ``serves``).
+#: ``framing``, ``translates``, ``source``, ``requests``, ``serves``,
+#: ``upstream``).
 DIALECTS: Tuple[Dict[str, Any], ...]
 
 @final

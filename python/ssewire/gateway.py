@@ -66,9 +66,8 @@ __all__ = ["HEAD_TIMEOUT", "Route", "final_text", "main", "make_app", "record", 
 #: The dialect registry of the core, by name: the dialects whose clients the gateway serves.
 SPECS: Dict[str, Dict[str, Any]] = {spec["name"]: spec for spec in _core.DIALECTS if spec["serves"]}
 STREAMS: Dict[str, Any] = {name: getattr(ssewire, spec["stream_class"]) for name, spec in SPECS.items()}
-#: The dialects an upstream may speak (Bedrock Converse not yet: its clients are served from
-#: an upstream of another dialect).
-UPSTREAMS: Tuple[str, ...] = tuple(spec["name"] for spec in _core.DIALECTS if spec["translates"])
+#: The dialects an upstream may speak.
+UPSTREAMS: Tuple[str, ...] = tuple(spec["name"] for spec in _core.DIALECTS if spec["upstream"])
 #: The content type of a stream in each dialect's framing.
 STREAM_TYPES = {"sse": "text/event-stream", "eventstream": "application/vnd.amazon.eventstream"}
 #: The parts of the registry's path templates, as patterns.
@@ -247,6 +246,42 @@ def client_credential(dialect: str, headers: Any, query: Dict[str, str]) -> Opti
     return None
 
 
+#: A Bedrock Runtime host and the region it names.
+BEDROCK_HOST = re.compile(r"^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$")
+
+
+def bedrock_signer(url: str) -> Callable[[str, bytes], List[Tuple[str, str]]]:
+    """What signs requests to the Bedrock upstream at ``url`` with SigV4, by botocore: the
+    credentials from the standard AWS chain (environment, shared files, SSO, container and
+    instance roles; refreshed by botocore when they expire), the region the host names, else
+    the chain's, else ``us-east-1``. ``ValueError`` without botocore or credentials."""
+    try:
+        import botocore.session  # type: ignore[import-untyped]
+        from botocore.auth import SigV4Auth  # type: ignore[import-untyped]
+        from botocore.awsrequest import AWSRequest  # type: ignore[import-untyped]
+    except ImportError:
+        raise ValueError("a Bedrock upstream signs its requests with botocore: pip install boto3") from None
+    target = urlsplit(url)
+    session = botocore.session.get_session()
+    credentials = session.get_credentials()
+    if credentials is None:
+        raise ValueError("the AWS credential chain found no credentials for the Bedrock upstream")
+    named = BEDROCK_HOST.match(target.hostname or "")
+    region = (named[1] if named else None) or session.get_config_variable("region") or "us-east-1"
+    base = target.path.rstrip("/")
+
+    def sign(path: str, body: bytes) -> List[Tuple[str, str]]:
+        """The headers that sign ``POST path`` with ``body`` (the host and content type the
+        gateway sends are signed with them)."""
+        request = AWSRequest(method="POST", url=f"{target.scheme}://{target.netloc}{base}{path}", data=body,
+                             headers={"content-type": "application/json"})  # fmt: skip
+        SigV4Auth(credentials.get_frozen_credentials(), "bedrock", region).add_auth(request)
+        wanted = ("authorization", "x-amz-date", "x-amz-security-token")
+        return [(k.lower(), str(v)) for k, v in request.headers.items() if k.lower() in wanted]
+
+    return sign
+
+
 def credential_headers(dialect: str, key: str) -> List[Tuple[str, str]]:
     """``key`` as an upstream of ``dialect`` takes it."""
     name, prefix = SPECS[dialect]["key_header"]
@@ -274,7 +309,7 @@ def passed_headers(upstream: str, client: str, headers: List[Tuple[str, str]]) -
             continue
         if k in ("retry-after", "retry-after-ms"):
             out.append((k, value))
-        elif k in ("x-request-id", "request-id", "x-goog-request-id"):
+        elif k in ("x-request-id", "request-id", "x-goog-request-id", "x-amzn-requestid"):
             out.append((REQUEST_ID[client], value))
         elif RATE_OPENAI.match(k) or RATE_ANTHROPIC.match(k):
             if family == client_family and family != "google":
@@ -542,9 +577,23 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
         lines += [f"{k}: {v}" for k, v in headers]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii") + body
 
-    async def open_upstream(path: str, body: bytes, headers: List[Tuple[str, str]]) -> Upstream:
-        """Sends the request; returns once the response's head is read (raises what ended the
-        request otherwise). The caller must ``stop()`` it."""
+    signer: List[Callable[[str, bytes], List[Tuple[str, str]]]] = []  # made on first use
+
+    def signed(dialect: str, path: str, body: bytes, headers: List[Tuple[str, str]]) -> List[Tuple[str, str]]:
+        """A Bedrock upstream's request without a key of its own signed with SigV4."""
+        if dialect != BEDROCK or any(k == "authorization" for k, _ in headers):
+            return headers
+        if not signer:
+            try:
+                signer.append(bedrock_signer(upstream))
+            except ValueError as e:
+                raise Refused(502, str(e)) from None
+        return [*headers, *signer[0](path, body)]
+
+    async def open_upstream(path: str, body: bytes, headers: List[Tuple[str, str]], dialect: str) -> Upstream:
+        """Sends the request to the upstream of ``dialect``; returns once the response's head
+        is read (raises what ended the request otherwise). The caller must ``stop()`` it."""
+        headers = signed(dialect, path, body, headers)
         loop = asyncio.get_running_loop()
         up = Upstream(request_bytes(path, body, headers), timeout)
         try:
@@ -765,7 +814,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             refused = False
             try:
                 try:
-                    up = await open_upstream(path, raw, headers)
+                    up = await open_upstream(path, raw, headers, dialect)
                 except (OSError, ssewire.HTTPProtocolError) as e:
                     raise Refused(502, f"the upstream could not be reached: {e}") from None
                 except asyncio.TimeoutError:
@@ -836,7 +885,7 @@ def make_app(upstream: str, log: Callable[[Dict[str, Any]], None], *,
             logged = False
             try:
                 try:
-                    up = await open_upstream(path, json.dumps(r.body).encode(), headers)
+                    up = await open_upstream(path, json.dumps(r.body).encode(), headers, upstream_dialect)
                 except (OSError, ssewire.HTTPProtocolError) as e:
                     raise Refused(502, f"the upstream could not be reached: {e}") from None
                 except asyncio.TimeoutError:

@@ -94,9 +94,11 @@ pub struct Spec {
     /// Whether `translate_request` reads and writes the dialect's requests (true wherever
     /// `translates` is).
     pub requests: bool,
-    /// Whether the gateway serves clients of the dialect, from an upstream of another
-    /// (true wherever `translates` is; Converse: its clients, not yet as an upstream).
+    /// Whether the gateway serves clients of the dialect (true wherever `translates` is).
     pub serves: bool,
+    /// Whether the gateway takes an upstream of the dialect (true wherever `translates` is;
+    /// Bedrock's requests signed with SigV4).
+    pub upstream: bool,
     /// Whether one decoded document (with its SSE event name, `message` when none) is
     /// this dialect's own: the sniff rule of detection.
     pub owns: fn(event: &[u8], doc: &str) -> bool,
@@ -125,6 +127,7 @@ static CHAT: Spec = Spec {
     source: true,
     requests: true,
     serves: true,
+    upstream: true,
     owns: super::chat::owns,
 };
 
@@ -151,6 +154,7 @@ static MESSAGES: Spec = Spec {
     source: true,
     requests: true,
     serves: true,
+    upstream: true,
     owns: super::messages::owns,
 };
 
@@ -174,6 +178,7 @@ static RESPONSES: Spec = Spec {
     source: true,
     requests: true,
     serves: true,
+    upstream: true,
     owns: super::responses::owns,
 };
 
@@ -197,6 +202,7 @@ static GEMINI: Spec = Spec {
     source: true,
     requests: true,
     serves: true,
+    upstream: true,
     owns: super::gemini::owns,
 };
 
@@ -222,6 +228,7 @@ static CONVERSE: Spec = Spec {
     source: true,
     requests: true,
     serves: true,
+    upstream: true,
     owns: super::converse::owns,
 };
 

@@ -127,6 +127,7 @@ fn registry(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyTuple>> {
         d.set_item("translates", s.translates)?;
         d.set_item("requests", s.requests)?;
         d.set_item("serves", s.serves)?;
+        d.set_item("upstream", s.upstream)?;
         d.set_item("source", s.source)?;
         Ok(d)
     });
