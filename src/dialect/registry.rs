@@ -86,7 +86,9 @@ pub struct Spec {
     pub result_keys: (&'static str, &'static str),
     /// The body's framing: `"sse"`, or `"eventstream"` (AWS's binary event stream).
     pub framing: &'static str,
-    /// Whether translations (streams and requests) and the gateway serve the dialect yet.
+    /// Whether the dialect is one of the SSE translation matrix: every pair of streams both
+    /// ways, the command line's `translate` choices (Converse, binary, is served by the
+    /// columns below instead: `source`, `requests`, `serves`, `upstream`).
     pub translates: bool,
     /// Whether a stream translation reads the dialect as its source (true wherever
     /// `translates` is).
