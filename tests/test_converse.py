@@ -402,3 +402,63 @@ def test_an_upstream_error_reaches_a_converse_client_as_its_exception(bedrock: T
         for n, _ in enumerate(response["stream"]):
             assert n < 100
     assert e.value.response["Error"]["Code"] == "throttlingException"
+
+
+def test_common_deltas_take_the_fast_path_and_read_as_decoded() -> None:
+    """Text, tool input and reasoning deltas of Converse payloads (Bedrock's random ``p``
+    padding, escapes, block indexes that change, a signature and a citation between them) are
+    read by the payload template after the first of each kind; every item equals the item of
+    that message decoded alone, and the result joins them, fed whole and message by message."""
+    from test_template import _attrs
+
+    rng = random.Random(7)
+    pad = "abcdefghijklmnopqrstuvwxyz0123456789"
+    texts = ["Hello", ' wor"ld\n', " caf\u00e9", " \u2028x", "\\path"]
+    events: List[Tuple[str, Dict[str, Any]]] = [("messageStart", {"role": "assistant"})]
+    events += [
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"text": t}}})
+        for t in texts
+    ]
+    events.append(
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"reasoningContent": {"signature": "sig"}}})
+    )
+    events += [("contentBlockStop", {"contentBlockIndex": 0})]
+    for index in (1, 2):
+        events += [("contentBlockDelta", {"contentBlockIndex": index, "delta": {"text": t}}) for t in texts]
+        events.append(
+            ("contentBlockDelta", {"contentBlockIndex": index, "delta": {"citation": {"title": "t"}}})
+        )
+        events.append(("contentBlockStop", {"contentBlockIndex": index}))
+    events.append(
+        (
+            "contentBlockStart",
+            {"contentBlockIndex": 3, "start": {"toolUse": {"toolUseId": "t1", "name": "f"}}},
+        )
+    )
+    args = json.dumps({"q": 'a "b"', "n": 2})
+    events += [("contentBlockDelta", {"contentBlockIndex": 3, "delta": {"toolUse": {"input": args[i : i + 4]}}})
+               for i in range(0, len(args), 4)]  # fmt: skip
+    events += [("contentBlockStop", {"contentBlockIndex": 3}), ("messageStop", {"stopReason": "tool_use"})]
+    messages = [
+        ssewire.encode_eventstream_message(
+            {":event-type": kind, ":content-type": "application/json", ":message-type": "event"},
+            json.dumps(dict(payload, p=pad[: rng.randint(1, len(pad))])).encode(),
+        )
+        for kind, payload in events
+    ]
+    body = b"".join(messages)
+    s = ssewire.ConverseStream()
+    items = [_attrs(i) for i in s.feed(body)]
+    fresh = [_attrs(i) for m in messages for i in ssewire.ConverseStream().feed(m)]
+    assert items == fresh
+    consumed = ssewire.ConverseStream()
+    for m in messages:
+        consumed.consume(m)
+    assert consumed._fast_frames >= 3 * (len(texts) - 1) and s._fast_frames == consumed._fast_frames
+    result = consumed.result()
+    assert result == s.result()
+    content = result["output"]["message"]["content"]
+    assert content[0]["reasoningContent"]["reasoningText"] == {"text": "".join(texts), "signature": "sig"}
+    # A text block with a citation is boto3's citationsContent, its text whole.
+    assert [b["citationsContent"]["content"] for b in content[1:3]] == [[{"text": "".join(texts)}]] * 2
+    assert content[3]["toolUse"]["input"] == json.loads(args)

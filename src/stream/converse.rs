@@ -1,11 +1,17 @@
 //! The Bedrock Converse reader: each event (its `:event-type` the frame's event name, its
 //! payload the document) read (`crate::dialect::converse`), folded (`crate::fold::converse`)
 //! tapped, and handed to the sink as one item. The body is always the AWS event stream framing
-//! (`super::eventstream`, [`Dialect::EVENTSTREAM`]); exceptions are reported there. No frame
-//! template yet: every event is decoded. Carried across events: the fold.
+//! (`super::eventstream`, [`Dialect::EVENTSTREAM`]); exceptions are reported there. The common
+//! deltas (text, a tool call's input, reasoning text) make a template of their payload, with
+//! the block index and Bedrock's random `p` padding as holes: a later delta's payload of that
+//! shape is folded without a decode. Carried across events: the fold and the template.
 
-use super::{Dialect, Reader, Sink, State, Subject, Value};
-use crate::dialect::converse::{self, Event};
+use std::borrow::Cow;
+
+use super::{fit, Dialect, Frame, Reader, Sink, State, Subject, Value};
+use crate::dialect::converse::{self, Delta, Event, ReasoningDelta, ToolUseDelta};
+use crate::dialect::json::Str;
+use crate::dialect::template::{Shape, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::converse::ConverseFold;
 
@@ -18,6 +24,11 @@ pub trait ConverseItems: Sink {
 /// The per-stream state of the Converse reader.
 pub struct ConverseReader<I> {
     pub fold: ConverseFold,
+    /// The shape of the last common delta's payload, which string its hole is, and its block
+    /// index (when the shape has no number hole for it).
+    template: Option<(Shape, Hole, Option<i64>)>,
+    /// Where a fit's text with escapes is decoded (its room kept).
+    buf: Vec<u8>,
     _items: std::marker::PhantomData<I>,
 }
 
@@ -25,9 +36,93 @@ impl<I> Default for ConverseReader<I> {
     fn default() -> Self {
         ConverseReader {
             fold: ConverseFold::default(),
+            template: None,
+            buf: Vec::new(),
             _items: std::marker::PhantomData,
         }
     }
+}
+
+/// The string of a common delta a template leaves open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hole {
+    Text,
+    ToolInput,
+    Reasoning,
+}
+
+impl Hole {
+    /// The hole of a decoded delta: its one string, if it has exactly one of the three.
+    fn of<'e, 'a>(delta: &'e Delta<'a>) -> Option<(Hole, &'e Cow<'a, str>)> {
+        let reasoning = delta.reasoning_content.as_ref();
+        let only_text =
+            reasoning.is_some_and(|r| r.signature.is_none() && r.redacted_content.is_none());
+        let found = [
+            (Hole::Text, delta.text.as_ref()),
+            (
+                Hole::ToolInput,
+                delta.tool_use.as_ref().and_then(|t| t.input.as_ref()),
+            ),
+            (
+                Hole::Reasoning,
+                reasoning
+                    .filter(|_| only_text)
+                    .and_then(|r| r.text.as_ref()),
+            ),
+        ];
+        let mut present = found.into_iter().filter_map(|(h, t)| Some((h, t?)));
+        let one = present.next()?;
+        (present.next().is_none() && delta.citation.is_none()).then_some(one)
+    }
+
+    /// The delta with `text` in this hole.
+    fn delta(self, text: &str) -> Delta<'_> {
+        let text = Some(Cow::Borrowed(text));
+        match self {
+            Hole::Text => Delta {
+                text,
+                ..Delta::default()
+            },
+            Hole::ToolInput => Delta {
+                tool_use: Some(ToolUseDelta { input: text }),
+                ..Delta::default()
+            },
+            Hole::Reasoning => Delta {
+                reasoning_content: Some(ReasoningDelta {
+                    text,
+                    ..ReasoningDelta::default()
+                }),
+                ..Delta::default()
+            },
+        }
+    }
+}
+
+/// The template of a `contentBlockDelta` frame whose payload is a common delta: its string
+/// and its padding (`p`, Bedrock's random-length filler) left open, and its block index a
+/// number hole.
+fn template_of(frame: &Frame<'_>, ev: &Event<'_>, doc: &str) -> Option<(Shape, Hole, Option<i64>)> {
+    let (hole, text) = Hole::of(ev.delta.as_ref()?)?;
+    let text = Str::in_frame(&Some(Str(text.clone())), doc)?;
+    // Only the common delta's keys and the padding: anything else stays with the decoder.
+    let entries = crate::fold::Json::object(doc)?;
+    let mut padding = Vec::new();
+    for (key, value) in &entries {
+        match key.as_ref() {
+            "contentBlockIndex" | "delta" => {}
+            "p" => padding.push(value.get().get(1..value.get().len().checked_sub(1)?)?),
+            _ => return None,
+        }
+    }
+    let shape = Shape::new(frame.event.as_deref(), doc, text, &padding)?;
+    let shape = match ev.content_block_index {
+        Some(index) => shape
+            .clone()
+            .with_number("contentBlockIndex", index)
+            .unwrap_or(shape),
+        None => shape,
+    };
+    Some((shape, hole, ev.content_block_index))
 }
 
 impl<I> Dialect for ConverseReader<I> {
@@ -51,6 +146,7 @@ impl<I> Dialect for ConverseReader<I> {
     }
 
     fn has_template(&self) -> bool {
+        // Framed by the event stream decoder, never read off raw bytes.
         false
     }
 
@@ -83,16 +179,39 @@ impl<S: ConverseItems> Reader<S> for ConverseReader<S::Item> {
         if sink.items() {
             sink.event(kind, &v.value, v.doc)?;
         }
+        if kind == "contentBlockDelta" && v.whole_frame() {
+            if let Some(template) = template_of(v.frame, &v.value, v.doc) {
+                self.template = Some(template);
+            }
+        }
         Ok(())
     }
 
     fn shortcut(
         &mut self,
-        _state: &mut State,
-        _subject: Subject<'_>,
-        _sink: &mut S,
+        state: &mut State,
+        subject: Subject<'_>,
+        sink: &mut S,
     ) -> Result<Option<usize>, S::Error> {
-        Ok(None)
+        let (Some((shape, hole, index)), Subject::Frame(frame)) = (&self.template, subject) else {
+            return Ok(None);
+        };
+        let (hole, index) = (*hole, *index);
+        let Some(hit) = fit(shape, subject, &mut [""; MAX_RAW], &mut self.buf) else {
+            return Ok(None);
+        };
+        let ev = Event {
+            content_block_index: hit.number.or(index),
+            delta: Some(hole.delta(&hit.text)),
+            ..Event::default()
+        };
+        let kind = "contentBlockDelta";
+        self.fold.add(kind, &ev);
+        state.tap(super::Upstream::Converse(kind, &ev));
+        if sink.items() {
+            sink.event(kind, &ev, &frame.data)?;
+        }
+        Ok(Some(0))
     }
 }
 
