@@ -240,30 +240,13 @@ def test_metrics_are_scraped_from_the_gateway_over_loopback() -> None:
 def test_otlp_export_follows_the_otel_variables(monkeypatch: pytest.MonkeyPatch) -> None:
     """``configure()`` with ``OTEL_EXPORTER_OTLP_ENDPOINT`` naming a loopback collector: the
     metrics and spans of real requests arrive there over OTLP/HTTP, and decode."""
-    import threading
-    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
     from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
     from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
-    received: Dict[str, List[bytes]] = {}
-
-    class Collector(BaseHTTPRequestHandler):
-        def log_message(self, *args: Any) -> None:
-            pass
-
-        def do_POST(self) -> None:
-            body = self.rfile.read(int(self.headers.get("content-length", "0")))
-            received.setdefault(self.path, []).append(body)
-            self.send_response(200)
-            self.send_header("content-length", "0")
-            self.end_headers()
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Collector)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
-    thread.start()
-    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", f"http://127.0.0.1:{server.server_address[1]}")
+    collector = _Collector()
+    received = collector.received
+    monkeypatch.setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.url)
     from ssewire.otel import configure
 
     try:
@@ -280,8 +263,7 @@ def test_otlp_export_follows_the_otel_variables(monkeypatch: pytest.MonkeyPatch)
     finally:
         metrics.meter_provider.shutdown()
         metrics.tracer_provider.shutdown()
-        server.shutdown()
-        thread.join(5)
+        collector.close()
     names = set()
     for body in received["/v1/metrics"]:
         request = ExportMetricsServiceRequest.FromString(body)
