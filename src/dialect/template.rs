@@ -230,6 +230,15 @@ impl Shape {
         Some(self)
     }
 
+    /// [`with_number`](Self::with_number) when the hole can be placed; else the shape as it
+    /// was (the value then stays a fixed part).
+    pub fn or_number(self, key: &str, value: i64) -> Self {
+        match self.clone().with_number(key, value) {
+            Some(shape) => shape,
+            None => self,
+        }
+    }
+
     /// Adds a number hole: the value `value` of the key `key`. Only for a JSON object whose
     /// key token `"key":` can stand once and only as the object's own key (a flat object: no
     /// nested object holds keys). `None` (no template) unless `"key":<value>` appears exactly

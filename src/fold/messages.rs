@@ -32,7 +32,7 @@
 //! fragments (validation is linear, the nesting depth is bounded by serde_json's limit, so no
 //! input recurses without bound); the other JSON is read one level deep and kept as text.
 
-use super::{check_json, list_of, note, object_map, string_of, IntMap, Json, Map, Out};
+use super::{check_json, entry, list_of, note, object_map, string_of, IntMap, Json, Map, Out};
 use crate::partial::PartialJson;
 
 /// One event of a Messages stream (an item's worth of data). JSON-valued fields hold raw
@@ -101,22 +101,6 @@ pub struct MessagesFold {
     /// Amazon Bedrock's `amazon-bedrock-invocationMetrics`, from the last event.
     bedrock_metrics: Option<Out>,
     warnings: Vec<String>,
-}
-
-/// The value of `key` in the JSON object `message` (the last of duplicate keys).
-fn message_key(message: &str, key: &str) -> Option<Out> {
-    Entries(&Json::object(message)?).get(key)
-}
-
-/// A JSON object's entries as read (keys in order, values raw).
-struct Entries<'e, 'a>(&'e [(std::borrow::Cow<'a, str>, &'a serde_json::value::RawValue)]);
-
-impl Entries<'_, '_> {
-    /// The value of `key` (the last of duplicate keys, as a map keeps them).
-    fn get(&self, key: &str) -> Option<Out> {
-        let (_, value) = self.0.iter().rev().find(|(k, _)| k == key)?;
-        Some(Out::json(value.get()))
-    }
 }
 
 /// The key of Amazon Bedrock's invocation metrics (token counts and latencies) on the last
@@ -551,14 +535,11 @@ impl MessagesFold {
     fn read_usage(&mut self) {
         if !self.usage_read {
             self.usage_read = true;
-            self.usage = match self
+            self.usage = self
                 .message
                 .as_deref()
-                .and_then(|m| message_key(m, "usage"))
-            {
-                Some(Out::Json(t)) => object_map(&t),
-                _ => None,
-            };
+                .and_then(Json::object)
+                .and_then(|entries| object_map(entry(&entries, "usage")?.get()));
         }
     }
 
@@ -573,9 +554,9 @@ impl MessagesFold {
             .as_deref()
             .and_then(Json::object)
             .unwrap_or_default();
-        let message = Entries(&entries);
+        let message = |key: &str| entry(&entries, key).map(|v| Out::json(v.get()));
         let content = if self.blocks.is_empty() {
-            list_of(message.get("content").as_ref()).unwrap_or_default()
+            list_of(message("content").as_ref()).unwrap_or_default()
         } else {
             let mut order: Vec<&(Option<i64>, Block)> = self.blocks.iter().collect();
             if order.iter().all(|(i, _)| i.is_some()) {
@@ -583,8 +564,8 @@ impl MessagesFold {
             }
             order.iter().map(|(_, b)| b.build()).collect()
         };
-        let get = |key: &str| message.get(key).unwrap_or(Out::Null);
-        let role = match message.get("role") {
+        let get = |key: &str| message(key).unwrap_or(Out::Null);
+        let role = match message("role") {
             Some(r) if !show(Some(&r)).is_empty() && !r.is_null() => r,
             _ => Out::Str("assistant".into()),
         };

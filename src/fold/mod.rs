@@ -55,11 +55,7 @@ impl Out {
     pub fn key(&self, key: &str) -> Option<Out> {
         match self {
             Out::Map(map) => map.get(key).cloned(),
-            Out::Json(text) => Json::object(text)?
-                .iter()
-                .rev()
-                .find(|(k, _)| k == key)
-                .map(|(_, value)| Out::json(value.get())),
+            Out::Json(text) => entry(&Json::object(text)?, key).map(|v| Out::json(v.get())),
             _ => None,
         }
     }
@@ -371,6 +367,19 @@ impl FromIterator<(String, Out)> for Map {
 }
 
 /// A JSON object's entries as a `Map` of raw values; `None` when `text` is not an object.
+/// The value of `key` among a JSON object's entries ([`Json::object`]): the last of duplicate
+/// keys, as a [`Map`] keeps them.
+pub fn entry<'a>(
+    entries: &[(Cow<'a, str>, &'a serde_json::value::RawValue)],
+    key: &str,
+) -> Option<&'a serde_json::value::RawValue> {
+    entries
+        .iter()
+        .rev()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| *v)
+}
+
 pub fn object_map(text: &str) -> Option<Map> {
     let entries = Json::object(text)?;
     Some(

@@ -39,7 +39,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-use super::{list_of, note, object_map, string_of, Json, Map, Out};
+use super::{entry, list_of, note, object_map, string_of, Json, Map, Out};
 use crate::partial::PartialJson;
 
 mod notes;
@@ -247,11 +247,8 @@ impl ResponsesFold {
         let Some((text, entries)) = v.item.and_then(|t| Some((t, Json::object(t)?))) else {
             return;
         };
-        let arguments = entries
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "arguments")
-            .and_then(|(_, value)| match Json::read(value.get()) {
+        let arguments =
+            entry(&entries, "arguments").and_then(|value| match Json::read(value.get()) {
                 Some(Json::Str(s)) => Some(s.into_owned()),
                 _ => None,
             });

@@ -116,10 +116,7 @@ fn template_of(frame: &Frame<'_>, ev: &Event<'_>, doc: &str) -> Option<(Shape, H
     }
     let shape = Shape::new(frame.event.as_deref(), doc, text, &padding)?;
     let shape = match ev.content_block_index {
-        Some(index) => shape
-            .clone()
-            .with_number("contentBlockIndex", index)
-            .unwrap_or(shape),
+        Some(index) => shape.or_number("contentBlockIndex", index),
         None => shape,
     };
     Some((shape, hole, ev.content_block_index))

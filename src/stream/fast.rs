@@ -68,9 +68,9 @@ impl<I> Template<I> {
 
     /// Adds an integer hole when it can be placed; else the template as it was.
     pub fn or_number(self, key: &str, value: i64) -> Self {
-        match self.shape.clone().with_number(key, value) {
-            Some(shape) => Template { shape, ..self },
-            None => self,
+        Template {
+            shape: self.shape.or_number(key, value),
+            ..self
         }
     }
 

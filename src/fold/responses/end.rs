@@ -13,17 +13,11 @@ impl ResponsesFold {
             );
             return;
         };
-        let has_output = entries
-            .iter()
-            .any(|(k, v)| k == "output" && v.get().trim() != "null");
-        self.final_ = Some((with_keys(text, &entries), has_output));
         // The last of duplicate keys, as a map keeps them.
-        let output = entries
-            .iter()
-            .rev()
-            .find(|(k, _)| k == "output")
-            .map(|(_, value)| Out::json(value.get()))
+        let output = entry(&entries, "output")
+            .map(|value| Out::json(value.get()))
             .filter(|o| !o.is_null());
+        self.final_ = Some((with_keys(text, &entries), output.is_some()));
         let Some(output) = output else {
             return;
         };

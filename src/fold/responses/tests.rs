@@ -118,7 +118,12 @@ fn terminal_response_is_the_result_with_the_missing_keys_added() {
             Some(r#""response""#.into())
         );
     }
-    for response in ["{}", r#"{"output":null,"id":"r"}"#] {
+    // A duplicate key: the last wins, as a map keeps it (here a null output).
+    for response in [
+        "{}",
+        r#"{"output":null,"id":"r"}"#,
+        r#"{"output":[{"type":"message"}],"output":null}"#,
+    ] {
         let mut f = ResponsesFold::unchecked();
         f.add(&EventView {
             output_index: Some(0),
