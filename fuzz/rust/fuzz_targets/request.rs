@@ -2,13 +2,20 @@
 //! read as each dialect and written as each other; no panic, the output bounded by a constant
 //! times the input, memory bounded (libFuzzer's -malloc_limit_mb); the same bytes as a tool call
 //! id carrying reasoning (`translate::carry`), decoded without a panic, and as an upstream's
-//! error body (`translate::error`), always an error status.
+//! error body (`translate::error`), always an error status. Bedrock's forms too: Converse
+//! requests both ways, and a Messages target in the InvokeModel form.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use ssewire::request::translate;
+use ssewire::request::translate_framed;
 use ssewire::translate::Dialect;
 
-const ALL: [Dialect; 4] = [Dialect::Chat, Dialect::Messages, Dialect::Responses, Dialect::Gemini];
+const ALL: [Dialect; 5] = [
+    Dialect::Chat,
+    Dialect::Messages,
+    Dialect::Responses,
+    Dialect::Gemini,
+    Dialect::Converse,
+];
 
 fuzz_target!(|data: &[u8]| {
     let Some((_, body)) = data.split_first() else { return };
@@ -26,9 +33,11 @@ fuzz_target!(|data: &[u8]| {
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else { return };
     for source in ALL {
         for target in ALL {
-            if let Ok(t) = translate(&value, source, target, Some("m")) {
-                let out = t.body.to_string();
-                assert!(out.len() <= 16 * body.len() + 4096, "the request outgrew its input");
+            for invoke in [false, target == Dialect::Messages] {
+                if let Ok(t) = translate_framed(&value, source, target, Some("m"), invoke) {
+                    let out = t.body.to_string();
+                    assert!(out.len() <= 16 * body.len() + 4096, "the request outgrew its input");
+                }
             }
         }
     }
