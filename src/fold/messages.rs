@@ -88,10 +88,10 @@ impl BlockIndex {
 pub struct MessagesFold {
     /// The `message` of the last `message_start`, as sent: read when the result is built.
     message: Option<Box<str>>,
-    /// The `usage` folded so far; its base, the message's `usage`, is read from the message
-    /// only when a `message_delta` with `usage` or the result needs it (`usage_read`).
-    usage: Option<Map>,
-    usage_read: bool,
+    /// The `usage` objects of the `message_delta` events since the last `message_start`, as
+    /// sent: folded over the message's own `usage` when the result is built (reading the
+    /// message and the counts as they arrive was a fixed cost of every stream).
+    usages: Vec<Box<str>>,
     delta: Map,
     blocks: Vec<(Option<i64>, Block)>,
     by_index: BlockIndex,
@@ -377,21 +377,20 @@ impl MessagesFold {
                 // A JSON object (the decoder read it as a JSON value): kept as sent.
                 if let Some(message) = v.message.filter(|m| m.trim_start().starts_with('{')) {
                     self.message = Some(message.into());
-                    self.usage = None;
-                    self.usage_read = false;
+                    self.usages.clear();
                 }
             }
             "message_delta" => {
-                let delta = v.raw.and_then(Json::object).and_then(|entries| {
-                    let text = entries.iter().find(|(k, _)| k == "delta")?.1.get();
-                    object_map(text)
-                });
+                let delta = v
+                    .raw
+                    .and_then(Json::object)
+                    .and_then(|entries| Json::object(entry(&entries, "delta")?.get()));
                 match delta {
-                    Some(mut delta) => {
-                        delta.remove("type");
-                        for (key, value) in delta.iter() {
-                            if !value.is_null() || !self.delta.contains_key(key) {
-                                self.delta.set(key, value.clone());
+                    Some(delta) => {
+                        for (key, value) in delta {
+                            let null = value.get().trim() == "null";
+                            if key != "type" && (!null || !self.delta.contains_key(&key)) {
+                                self.delta.set(&key, Out::json(value.get()));
                             }
                         }
                     }
@@ -406,19 +405,17 @@ impl MessagesFold {
                         }
                     }
                 }
-                if let Some(usage) = v.usage {
-                    if Json::object(usage).is_some() {
-                        self.read_usage();
-                        self.usage
-                            .get_or_insert_with(Map::new)
-                            .merge_non_null(usage);
-                    }
+                // An object (the decoder read it as a JSON value): merged by the result.
+                if let Some(usage) = v.usage.filter(|u| u.trim_start().starts_with('{')) {
+                    self.usages.push(usage.into());
                 }
             }
             // Amazon Bedrock's InvokeModelWithResponseStream puts its invocation metrics on
             // the last event: kept under the same key in the result.
             "message_stop" => {
-                let metrics = v.raw.and_then(Json::object).and_then(|entries| {
+                // Read only when the key is there (the usual last event is `{"type": ...}`).
+                let bedrock = v.raw.filter(|raw| raw.contains(BEDROCK_METRICS));
+                let metrics = bedrock.and_then(Json::object).and_then(|entries| {
                     let (_, value) = entries.iter().find(|(k, _)| k == BEDROCK_METRICS)?;
                     Some(Out::json(value.get()))
                 });
@@ -531,23 +528,25 @@ impl MessagesFold {
         self.blocks.get(at)?.1.json.as_ref()
     }
 
-    /// Takes the message's `usage` as the base of `usage`, once per `message_start`.
-    fn read_usage(&mut self) {
-        if !self.usage_read {
-            self.usage_read = true;
-            self.usage = self
-                .message
-                .as_deref()
-                .and_then(Json::object)
-                .and_then(|entries| object_map(entry(&entries, "usage")?.get()));
+    /// The `usage` of the result: the message's (`base`, its raw JSON) with each
+    /// `message_delta`'s non-null counts over it (they are cumulative: each replaces the one
+    /// before; keys seen only in a delta are added).
+    fn usage(&self, base: Option<&str>) -> Out {
+        let base = base.and_then(object_map);
+        if base.is_none() && self.usages.is_empty() {
+            return Out::Null;
         }
+        let mut usage = base.unwrap_or_default();
+        for delta in &self.usages {
+            usage.merge_non_null(delta);
+        }
+        Out::Map(usage)
     }
 
     /// The `message` object folded so far. Checks the tool input of blocks that have new
     /// fragments (which may add a warning).
     pub fn result(&mut self) -> Out {
         self.check_inputs();
-        self.read_usage();
         // The message's entries, read once, in order; the last of duplicate keys wins.
         let entries = self
             .message
@@ -582,7 +581,10 @@ impl MessagesFold {
             let value = self.delta.get(key).cloned().unwrap_or_else(|| get(key));
             out.set(key, value);
         }
-        out.set("usage", self.usage.clone().map_or(Out::Null, Out::Map));
+        out.set(
+            "usage",
+            self.usage(entry(&entries, "usage").map(|u| u.get())),
+        );
         for (key, _) in entries.iter() {
             if !out.contains_key(key) {
                 out.set(key, get(key));

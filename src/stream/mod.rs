@@ -404,6 +404,9 @@ impl<R: Dialect> Stream<R> {
         // A frame longer than the event size limit is left to the framer, which refuses it.
         let limit = self.body.max_event_size();
         while !rest.is_empty() {
+            // Whether the next frame has been tried on the fast path as it was sent: the same
+            // frame out of the framer is not tried again.
+            let mut tried = false;
             while self.body.idle() && self.reader.has_template() {
                 if self.state.done {
                     self.state.check_dialect(R::NAME);
@@ -419,7 +422,10 @@ impl<R: Dialect> Stream<R> {
                         self.state.outputs += 1;
                         rest = rest.get(len..).unwrap_or_default();
                     }
-                    _ => break,
+                    _ => {
+                        tried = true;
+                        break;
+                    }
                 }
             }
             if rest.is_empty() {
@@ -431,7 +437,8 @@ impl<R: Dialect> Stream<R> {
             let (now, later) = rest.split_at(blank_line_end(rest, 0));
             let (frames, tl) = frame(&mut self.body, now);
             too_large = too_large.or(tl);
-            self.convert(&frames, false, sink)?;
+            let tried = tried && matches!(&frames[..], [f] if spelled_as_template(f, now));
+            self.convert_frames(&frames, false, tried, sink)?;
             rest = later;
         }
         self.take_json_body(sink)?;
@@ -526,9 +533,25 @@ impl<R: Dialect> Stream<R> {
     where
         R: Reader<S>,
     {
+        self.convert_frames(frames, at_end, false, sink)
+    }
+
+    /// [`convert`](Self::convert); with `tried`, the first frame was already tried on the fast
+    /// path as raw bytes, and is not tried again (a frame the raw bytes did not fit does not
+    /// fit framed either: the framer reads a template's bytes as the template does).
+    fn convert_frames<S: Sink>(
+        &mut self,
+        frames: &[Frame<'_>],
+        at_end: bool,
+        tried: bool,
+        sink: &mut S,
+    ) -> Result<bool, S::Error>
+    where
+        R: Reader<S>,
+    {
         let mut cut = false;
         let (state, reader) = (&mut self.state, &mut self.reader);
-        for frame in frames {
+        for (i, frame) in frames.iter().enumerate() {
             // Checked frame by frame (not once per call), so the outcome depends on the
             // stream's order only, never on how the reads were cut.
             if state.done {
@@ -537,9 +560,10 @@ impl<R: Dialect> Stream<R> {
             sink.next_frame();
             match R::route(frame.event_type()) {
                 Route::Decode => {
-                    if reader
-                        .shortcut(state, Subject::Frame(frame), sink)?
-                        .is_some()
+                    if !(tried && i == 0)
+                        && reader
+                            .shortcut(state, Subject::Frame(frame), sink)?
+                            .is_some()
                     {
                         state.fast += 1;
                         state.outputs += 1;
@@ -611,6 +635,34 @@ impl<R: Dialect> Stream<R> {
         }
         Ok(cut)
     }
+}
+
+/// Whether `frame` was sent as `bytes` in the one spelling the fast path reads raw
+/// (`Shape::fill_raw_all`): `event: <type>` LF (when it has a type), `data: ` + its data, then
+/// LF LF or CRLF CRLF. The raw bytes of such a frame fit a template exactly when the frame
+/// does; a frame spelled otherwise (no space after a colon, an `id:` line, CR line ends, data
+/// on many lines) may fit framed only. (Only a shortcut: a frame tried twice or once folds
+/// the same.)
+fn spelled_as_template(frame: &Frame<'_>, bytes: &[u8]) -> bool {
+    let data_at = match frame.event.as_deref() {
+        Some(event) => {
+            let line = [&b"event: "[..], event, b"\n"];
+            let mut at = 0;
+            for part in line {
+                if bytes.get(at..at + part.len()) != Some(part) {
+                    return false;
+                }
+                at += part.len();
+            }
+            at
+        }
+        None => 0,
+    };
+    let end = data_at + b"data: ".len() + frame.data.len();
+    bytes
+        .get(data_at..)
+        .is_some_and(|b| b.starts_with(b"data: "))
+        && matches!(bytes.get(end..), Some(b"\n\n" | b"\r\n\r\n"))
 }
 
 /// Frames `bytes` into text frames.

@@ -99,3 +99,62 @@ mod ahead {
         assert!(s.reader.result().to_json().contains(r#""text":"a\nb""#));
     }
 }
+
+mod spelling {
+    use super::chat::ChatReader;
+    use super::*;
+
+    fn chunk(text: &str) -> String {
+        format!(
+            r#"{{"id":"c","object":"chat.completion.chunk","choices":[{{"index":0,"delta":{{"content":"{text}"}}}}]}}"#
+        )
+    }
+
+    /// A frame not in the fast path's raw spelling (no space after the colon, an `id:` line,
+    /// CRLF after the event line) is still tried framed, so such a stream takes the fast path
+    /// after its first frame; a frame in that spelling is tried once only.
+    #[test]
+    fn frames_spelled_otherwise_reach_the_fast_path_framed() {
+        for (spelling, fast) in [
+            ("data: {}\n\n", 9),
+            ("data:{}\n\n", 9),
+            ("id: 7\ndata: {}\n\n", 9),
+            ("data: {}\r\n\r\n", 9),
+        ] {
+            let body: String = (0..10)
+                .map(|i| spelling.replace("{}", &chunk(&format!("w{i}"))))
+                .collect();
+            let mut s = Stream::<ChatReader<()>>::new(1 << 16);
+            s.run(body.as_bytes(), &mut Quiet).unwrap();
+            assert_eq!(s.state.fast, fast, "{spelling:?}");
+        }
+    }
+
+    #[test]
+    fn the_raw_spelling_is_event_then_data_then_a_blank_line() {
+        let frame = |event: Option<&'static str>, data: &'static str| Frame {
+            event: event.map(|e| Cow::Borrowed(e.as_bytes())),
+            data: Cow::Borrowed(data),
+        };
+        let yes = [
+            (frame(None, "{}"), &b"data: {}\n\n"[..]),
+            (frame(None, "{}"), b"data: {}\r\n\r\n"),
+            (frame(Some("e"), "{}"), b"event: e\ndata: {}\n\n"),
+        ];
+        for (f, bytes) in yes {
+            assert!(spelled_as_template(&f, bytes), "{bytes:?}");
+        }
+        let no = [
+            (frame(None, "{}"), &b"data:{}\n\n"[..]),
+            (frame(None, "{}"), b"data: {}\n\n\n"),
+            (frame(None, "{}"), b"id: 1\ndata: {}\n\n"),
+            (frame(None, "{}"), b"data: {}\r\n\n"),
+            (frame(Some("e"), "{}"), b"event:e\ndata: {}\n\n"),
+            (frame(Some("e"), "{}"), b"event: e\r\ndata: {}\n\n"),
+            (frame(None, "a\nb"), b"data: a\ndata: b\n\n"),
+        ];
+        for (f, bytes) in no {
+            assert!(!spelled_as_template(&f, bytes), "{bytes:?}");
+        }
+    }
+}
