@@ -239,7 +239,7 @@ const INDEX_FROM: usize = 32;
 /// the chat fold's merge of vendor keys.
 #[derive(Debug, Clone)]
 pub struct Keyed<V> {
-    entries: Vec<(String, V)>,
+    entries: Vec<(Key, V)>,
     /// Boxed: most maps have no index, and an `Out` is as large as its largest variant.
     #[allow(clippy::box_collection)]
     index: Option<Box<HashMap<String, usize>>>,
@@ -247,6 +247,250 @@ pub struct Keyed<V> {
 
 /// A JSON object under construction.
 pub type Map = Keyed<Out>;
+
+/// The key of an entry of a [`Keyed`] map: one of the keys the providers' objects share
+/// ([`KNOWN_KEYS`]) without an allocation of its own (a result is a few dozen small maps:
+/// copying each key was a third of building a Messages result), any other key owned.
+#[derive(Debug, Clone)]
+enum Key {
+    Known(&'static str),
+    Owned(Box<str>),
+}
+
+impl Key {
+    fn new(key: &str) -> Key {
+        match known_key(key) {
+            Some(known) => Key::Known(known),
+            None => Key::Owned(key.into()),
+        }
+    }
+
+    fn as_str(&self) -> &str {
+        match self {
+            Key::Known(key) => key,
+            Key::Owned(key) => key,
+        }
+    }
+}
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.as_str() == other.as_str()
+    }
+}
+
+impl PartialEq<str> for Key {
+    fn eq(&self, other: &str) -> bool {
+        self.as_str() == other
+    }
+}
+
+/// The keys of the dialects' results and usage objects that [`Key`] holds without a copy.
+const KNOWN_KEYS: &[&str] = &[
+    // shared
+    "id",
+    "type",
+    "role",
+    "model",
+    "content",
+    "text",
+    "usage",
+    "index",
+    "name",
+    "input",
+    "arguments",
+    "status",
+    "object",
+    "created",
+    "created_at",
+    "message",
+    "error",
+    "metadata",
+    "annotations",
+    "logprobs",
+    "refusal",
+    "signature",
+    "thinking",
+    "citations",
+    "data",
+    "service_tier",
+    "system_fingerprint",
+    "call_id",
+    "output",
+    "summary",
+    "encrypted_content",
+    "tool_use_id",
+    "is_error",
+    "container",
+    "stop_reason",
+    "stop_sequence",
+    "stop_details",
+    // chat
+    "choices",
+    "delta",
+    "finish_reason",
+    "tool_calls",
+    "function",
+    "reasoning",
+    "reasoning_content",
+    "prompt_tokens",
+    "completion_tokens",
+    "total_tokens",
+    "prompt_tokens_details",
+    "completion_tokens_details",
+    "cached_tokens",
+    "reasoning_tokens",
+    "audio_tokens",
+    "accepted_prediction_tokens",
+    "rejected_prediction_tokens",
+    "audio",
+    "provider",
+    "native_finish_reason",
+    "x_groq",
+    "obfuscation",
+    "prompt_cache_hit_tokens",
+    "prompt_cache_miss_tokens",
+    "num_sources_used",
+    "citations_tokens",
+    "queue_time",
+    "prompt_time",
+    "completion_time",
+    "total_time",
+    "cost",
+    "is_byok",
+    "cost_details",
+    // messages
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "cache_creation",
+    "ephemeral_5m_input_tokens",
+    "ephemeral_1h_input_tokens",
+    "server_tool_use",
+    "web_search_requests",
+    "web_fetch_requests",
+    "inference_geo",
+    "redacted_thinking",
+    "tool_use",
+    "server_tool_use",
+    "web_search_tool_result",
+    "cited_text",
+    "url",
+    "title",
+    "encrypted_index",
+    "page_age",
+    "document_index",
+    "start_char_index",
+    "end_char_index",
+    // responses
+    "instructions",
+    "max_output_tokens",
+    "max_tool_calls",
+    "parallel_tool_calls",
+    "previous_response_id",
+    "prompt_cache_key",
+    "prompt_cache_retention",
+    "safety_identifier",
+    "store",
+    "temperature",
+    "top_p",
+    "top_logprobs",
+    "truncation",
+    "user",
+    "tools",
+    "tool_choice",
+    "background",
+    "incomplete_details",
+    "conversation",
+    "billing",
+    "payer",
+    "input_tokens_details",
+    "output_tokens_details",
+    "output_text",
+    "verbosity",
+    "format",
+    "effort",
+    "generate_summary",
+    "prompt",
+    "user_agent",
+    "reasoning_text",
+    "summary_text",
+    "function_call",
+    "completed_at",
+    "outputs",
+    "code",
+    "container_id",
+    "action",
+    "results",
+    "queries",
+    // gemini
+    "candidates",
+    "parts",
+    "finishReason",
+    "usageMetadata",
+    "modelVersion",
+    "responseId",
+    "promptTokenCount",
+    "candidatesTokenCount",
+    "totalTokenCount",
+    "thoughtsTokenCount",
+    "cachedContentTokenCount",
+    "toolUsePromptTokenCount",
+    "promptTokensDetails",
+    "candidatesTokensDetails",
+    "cacheTokensDetails",
+    "modality",
+    "tokenCount",
+    "thought",
+    "thoughtSignature",
+    "functionCall",
+    "args",
+    "safetyRatings",
+    "citationMetadata",
+    "groundingMetadata",
+    "avgLogprobs",
+    "createTime",
+    "promptFeedback",
+    // converse
+    "stopReason",
+    "inputTokens",
+    "outputTokens",
+    "totalTokens",
+    "cacheReadInputTokens",
+    "cacheWriteInputTokens",
+    "metrics",
+    "latencyMs",
+    "toolUse",
+    "toolUseId",
+    "reasoningContent",
+    "reasoningText",
+    "redactedContent",
+    "additionalModelResponseFields",
+    "trace",
+    "performanceConfig",
+];
+
+/// `key` as one of [`KNOWN_KEYS`], if it is one: compared only with the known keys of its
+/// length.
+fn known_key(key: &str) -> Option<&'static str> {
+    static BY_LEN: std::sync::OnceLock<Vec<Vec<&'static str>>> = std::sync::OnceLock::new();
+    let by_len = BY_LEN.get_or_init(|| {
+        let mut by_len: Vec<Vec<&'static str>> = Vec::new();
+        for key in KNOWN_KEYS {
+            if by_len.len() <= key.len() {
+                by_len.resize_with(key.len() + 1, Vec::new);
+            }
+            if let Some(same) = by_len.get_mut(key.len()) {
+                if !same.contains(key) {
+                    same.push(key);
+                }
+            }
+        }
+        by_len
+    });
+    by_len.get(key.len())?.iter().find(|k| **k == key).copied()
+}
 
 impl<V> Default for Keyed<V> {
     fn default() -> Self {
@@ -304,7 +548,7 @@ impl<V> Keyed<V> {
             return;
         }
         let at = self.entries.len();
-        self.entries.push((key.to_owned(), value));
+        self.entries.push((Key::new(key), value));
         if let Some(index) = &mut self.index {
             index.insert(key.to_owned(), at);
         } else if self.entries.len() > INDEX_FROM {
@@ -312,7 +556,7 @@ impl<V> Keyed<V> {
                 self.entries
                     .iter()
                     .enumerate()
-                    .map(|(i, (k, _))| (k.clone(), i))
+                    .map(|(i, (k, _))| (k.as_str().to_owned(), i))
                     .collect(),
             ));
         }
@@ -340,7 +584,7 @@ impl<V> Keyed<V> {
                 self.entries
                     .iter()
                     .enumerate()
-                    .map(|(i, (k, _))| (k.clone(), i))
+                    .map(|(i, (k, _))| (k.as_str().to_owned(), i))
                     .collect(),
             ));
         }
@@ -381,13 +625,11 @@ pub fn entry<'a>(
 }
 
 pub fn object_map(text: &str) -> Option<Map> {
-    let entries = Json::object(text)?;
-    Some(
-        entries
-            .into_iter()
-            .map(|(k, v)| (k.into_owned(), Out::json(v.get())))
-            .collect(),
-    )
+    let mut map = Map::new();
+    for (key, value) in Json::object(text)? {
+        map.set(&key, Out::json(value.get()));
+    }
+    Some(map)
 }
 
 /// The string a value holds, if it is one (an `Out::Str`, or the JSON text of a string).
@@ -580,6 +822,35 @@ impl Map {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Known keys are held without a copy, others owned: a map of both behaves as one.
+    #[test]
+    fn known_and_other_keys_are_one_map() {
+        for key in KNOWN_KEYS {
+            assert_eq!(known_key(key), Some(*key));
+        }
+        for key in [
+            "",
+            "i",
+            "idx",
+            "Type",
+            "input_tokens_",
+            "x".repeat(300).as_str(),
+        ] {
+            assert_eq!(known_key(key), None, "{key}");
+        }
+        assert!(matches!(Key::new("usage"), Key::Known(_)));
+        assert!(matches!(Key::new("vendor_key"), Key::Owned(_)));
+        let mut m = Map::new();
+        m.set("vendor_key", Out::Int(1));
+        m.set("id", Out::Int(2));
+        m.set(&"k".repeat(100), Out::Int(3));
+        m.set("vendor_key", Out::Int(4));
+        assert_eq!(m.get("id"), Some(&Out::Int(2)));
+        assert_eq!(m.remove("vendor_key"), Some(Out::Int(4)));
+        let keys: Vec<&str> = m.iter().map(|(k, _)| k).collect();
+        assert_eq!(keys, ["id", "k".repeat(100).as_str()]);
+    }
 
     #[test]
     fn map_keeps_order_and_replaces_in_place() {

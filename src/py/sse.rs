@@ -140,25 +140,18 @@ impl Event {
 }
 
 /// Per-parser reuse of the strings that repeat from event to event.
+#[derive(Default)]
 pub struct EventStrings {
-    message: Py<PyString>,
     event: Reused,
     id: Reused,
 }
 
 impl EventStrings {
-    pub fn new(py: Python<'_>) -> Self {
-        EventStrings {
-            message: PyString::new(py, "message").unbind(),
-            event: Reused::default(),
-            id: Reused::default(),
-        }
-    }
-
     /// The event type (`None`: no `event:` field) as a Python string, `"message"` for none.
     pub fn event_type(&mut self, py: Python<'_>, event: Option<&[u8]>) -> Py<PyString> {
         match event {
-            None | Some(b"message") => self.message.clone_ref(py),
+            // One string for the process (made once, not per stream).
+            None | Some(b"message") => pyo3::intern!(py, "message").clone().unbind(),
             Some(t) => self.event.get(py, t),
         }
     }
@@ -201,10 +194,10 @@ pub struct SseParser {
 impl SseParser {
     #[new]
     #[pyo3(signature = (*, max_event_size = DEFAULT_MAX_EVENT_SIZE))]
-    fn new(py: Python<'_>, max_event_size: usize) -> Self {
+    fn new(max_event_size: usize) -> Self {
         SseParser {
             framer: Framer::new(max_event_size),
-            strings: EventStrings::new(py),
+            strings: EventStrings::default(),
         }
     }
 

@@ -144,8 +144,6 @@ pub struct Conv {
     /// copy per frame, not one per item: what one frame's items hold stays linear in its
     /// size). Keyed by the text's address and length; let go at each frame.
     frame_data: Option<(usize, usize, Py<PyString>)>,
-    stream_error: Py<PyString>,
-    malformed_json: Py<PyString>,
     /// The `StreamError` of the stream's recorded error, once made.
     pub error: Option<Py<PyAny>>,
     /// Every `ErrorItem` of the stream so far, in arrival order (`s.errors`).
@@ -153,12 +151,10 @@ pub struct Conv {
 }
 
 impl Conv {
-    pub fn new(py: Python<'_>) -> Self {
+    pub fn new() -> Self {
         Conv {
-            names: EventStrings::new(py),
+            names: EventStrings::default(),
             frame_data: None,
-            stream_error: PyString::intern(py, "stream_error").unbind(),
-            malformed_json: PyString::intern(py, "malformed_json").unbind(),
             error: None,
             errors: Vec::new(),
         }
@@ -240,9 +236,9 @@ impl<X: Items> Sink for Out<'_, '_, X> {
                 if first {
                     self.conv.error = Some(error.clone_ref(py));
                 }
-                self.conv.stream_error.clone_ref(py)
+                pyo3::intern!(py, "stream_error").clone().unbind()
             }
-            ReportKind::Malformed => self.conv.malformed_json.clone_ref(py),
+            ReportKind::Malformed => pyo3::intern!(py, "malformed_json").clone().unbind(),
         };
         let item = ErrorItem {
             kind,
@@ -453,7 +449,6 @@ macro_rules! dialect_stream {
             #[new]
             #[pyo3(signature = (*, max_event_size = $crate::sse::DEFAULT_MAX_EVENT_SIZE, framing = None, started = None))]
             fn new(
-                py: Python<'_>,
                 max_event_size: usize,
                 framing: Option<&str>,
                 started: Option<f64>,
@@ -477,7 +472,7 @@ macro_rules! dialect_stream {
                 }
                 Ok($name {
                     stream,
-                    conv: $crate::py::stream::Conv::new(py),
+                    conv: $crate::py::stream::Conv::new(),
                     items: <$items>::default(),
                     partial: Default::default(),
                     started,
