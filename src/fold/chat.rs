@@ -377,9 +377,7 @@ impl ChoiceMore {
                     },
                     None => Details::default(),
                 };
-                for block in blocks {
-                    details.add(block.get());
-                }
+                details.add_all(text, &blocks);
                 self.details = Some(DetailsState::List(details));
             }
             // Not a list (garbage input): kept as sent; after a list, it is one more block.

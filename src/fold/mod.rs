@@ -733,6 +733,13 @@ impl<'a> Json<'a> {
         })
     }
 
+    /// The entries of each object of `text` when it is a JSON array of objects only (one
+    /// pass: no second read of each element).
+    pub fn objects(text: &'a str) -> Option<Vec<Vec<Entry<'a>>>> {
+        let all: Vec<Entries<'a>> = serde_json::from_str(text.trim()).ok()?;
+        Some(all.into_iter().map(|entries| entries.0).collect())
+    }
+
     /// The entries of `text` when it is a JSON object.
     pub fn object(text: &'a str) -> Option<Vec<(Cow<'a, str>, &'a RawValue)>> {
         match Json::read(text)? {
@@ -741,6 +748,9 @@ impl<'a> Json<'a> {
         }
     }
 }
+
+/// One entry of a JSON object read one level deep: its key, and its value as sent.
+pub type Entry<'a> = (Cow<'a, str>, &'a RawValue);
 
 /// A JSON object's entries in arrival order, values left raw.
 struct Entries<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);

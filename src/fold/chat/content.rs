@@ -4,6 +4,7 @@
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
+use serde_json::value::RawValue;
 
 /// String fields of a `reasoning_details` block that stream as fragments.
 pub(super) const REASONING_TEXT_KEYS: [&str; 3] = ["text", "summary", "data"];
@@ -166,24 +167,47 @@ impl Part {
     }
 }
 
+/// The index a detail block is merged by: its `index` value as sent, unless missing, null or
+/// unhashable (an object or a list: garbage input), when the block is kept as is.
+fn merge_index<'a>(entries: &[(Cow<'a, str>, &'a RawValue)]) -> Option<&'a str> {
+    entries
+        .iter()
+        .find(|(k, _)| k == "index")
+        .map(|(_, v)| v.get().trim())
+        .filter(|v| *v != "null" && !v.starts_with(['{', '[']))
+}
+
 impl Details {
-    pub(super) fn add(&mut self, block: &str) {
-        let entries = match Json::object(block) {
-            Some(entries) => entries,
-            None => return self.blocks.push(Block::Raw(block.into())),
-        };
-        let index = entries
-            .iter()
-            .find(|(k, _)| k == "index")
-            .map(|(_, v)| v.get().trim())
-            .filter(|v| *v != "null");
-        let Some(index) = index else {
-            return self.blocks.push(Block::Raw(block.into()));
-        };
-        if index.starts_with(['{', '[']) {
-            // An unhashable index (garbage input): the block is kept as is.
-            return self.blocks.push(Block::Raw(block.into()));
+    /// Adds the blocks of one delta's `reasoning_details` list (`text`, a JSON array).
+    pub(super) fn add_all(&mut self, text: &str, blocks: &[&RawValue]) {
+        // The usual list (objects that each have an index) read in one pass; any other
+        // block kept as is, in order.
+        match Json::objects(text) {
+            Some(all) if all.iter().all(|entries| merge_index(entries).is_some()) => {
+                for entries in all {
+                    self.merge(entries);
+                }
+            }
+            _ => {
+                for block in blocks {
+                    self.add(block.get());
+                }
+            }
         }
+    }
+
+    pub(super) fn add(&mut self, block: &str) {
+        match Json::object(block) {
+            Some(entries) if merge_index(&entries).is_some() => self.merge(entries),
+            _ => self.blocks.push(Block::Raw(block.into())),
+        }
+    }
+
+    /// Merges a block that has an index ([`merge_index`]) into the block of that index.
+    fn merge(&mut self, entries: Vec<(Cow<'_, str>, &RawValue)>) {
+        let Some(index) = merge_index(&entries) else {
+            return;
+        };
         let at = match self.by_index.get(index) {
             Some(&at) => at,
             None => {

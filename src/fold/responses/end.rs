@@ -14,9 +14,7 @@ impl ResponsesFold {
             return;
         };
         // The last of duplicate keys, as a map keeps them.
-        let output = entry(&entries, "output")
-            .map(|value| Out::json(value.get()))
-            .filter(|o| !o.is_null());
+        let output = entry(&entries, "output").filter(|value| value.get().trim() != "null");
         self.final_ = Some((with_keys(text, &entries), output.is_some()));
         let Some(output) = output else {
             return;
@@ -25,6 +23,7 @@ impl ResponsesFold {
             self.drop_assembled();
             return;
         }
+        let output = Out::json(output.get());
         let assembled = self.assembled_output();
         let Some(output) = list_of(Some(&output)) else {
             note(
