@@ -710,8 +710,9 @@ def test_messages_text_of_the_next_block_takes_the_fast_path() -> None:
     s = ssewire.MessagesStream()
     s.consume(body)
     # Every text delta is a template frame across the four blocks (the first by the shape
-    # known ahead, the rest by the one learnt from it).
-    assert s._fast_frames == 4 * 3
+    # known ahead, the rest by the one learnt from it), and so is each block's start and stop
+    # (shapes known ahead).
+    assert s._fast_frames == 4 * 3 + 4 * 2
     assert [b["text"] for b in s.result()["content"]] == [f"b{i} t0 b{i} t1 b{i} t2 " for i in range(4)]
     for consume in (False, True):
         whole = _seen(ssewire.MessagesStream, [body], consume)

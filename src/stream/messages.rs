@@ -115,32 +115,115 @@ fn delta_view<'a>(
     }
 }
 
-/// The common deltas' frames as Anthropic writes them, known before a stream's first byte:
-/// under `consume()` (no item to copy) the first delta of each kind in each block takes the
-/// fast path too. Each is its delta type, its hole and its shape (the block index a number
-/// hole).
-fn ahead() -> &'static [(&'static str, Hole, Shape)] {
-    static AHEAD: std::sync::OnceLock<Vec<(&'static str, Hole, Shape)>> =
-        std::sync::OnceLock::new();
+/// What a frame of a shape known ahead is.
+#[derive(Debug, Clone, Copy)]
+enum Known {
+    /// A common delta: its type, and the string its hole holds.
+    Delta(&'static str, Hole),
+    /// The `content_block_start` of an empty block: the block, as sent.
+    Start(&'static str),
+    /// `content_block_stop`, `message_stop`, `ping` (the hole holds the event's type).
+    Stop,
+    MessageStop,
+    Ping,
+}
+
+/// A frame shape known before a stream's first byte: what its frames are, the event type it
+/// has, and the text its hole must hold for anything but a delta (another text is left to
+/// the decoder).
+struct Ahead {
+    event: &'static str,
+    known: Known,
+    shape: Shape,
+    text: Option<&'static str>,
+}
+
+/// The frames Anthropic writes for every block and every message, known before a stream's
+/// first byte: under `consume()` (no item to copy) the first delta of each kind in each
+/// block, the start of a text or thinking block, each block's stop, `message_stop` and the
+/// pings take the fast path too. A shape's block index is a number hole; its text hole is the
+/// delta's string, an empty block's text, or the event's own type. A frame spelled another
+/// way (another key order, spaces) is decoded as before.
+fn ahead() -> &'static [Ahead] {
+    static AHEAD: std::sync::OnceLock<Vec<Ahead>> = std::sync::OnceLock::new();
     AHEAD.get_or_init(|| {
-        [
+        // Each shape: its event type, its data, the needle whose last quoted string is the
+        // hole (it stands once in the data), what its frames are, and the text the hole must
+        // hold (none for a delta).
+        let deltas = [
             ("text_delta", "text", Hole::Text),
             ("thinking_delta", "thinking", Hole::Thinking),
             ("input_json_delta", "partial_json", Hole::PartialJson),
         ]
-        .into_iter()
-        .filter_map(|(delta_type, key, hole)| {
-            let data = format!(
-                r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"{delta_type}","{key}":"x"}}}}"#
-            );
-            let at = data.rfind("\"x\"")? + 1;
-            let text = data.get(at..at + 1)?;
-            let shape = Shape::new(Some(b"content_block_delta"), &data, text, &[])?
-                .with_number("index", 0)?;
-            Some((delta_type, hole, shape))
-        })
-        .collect()
+        .map(|(delta_type, key, hole)| {
+            (
+                "content_block_delta",
+                format!(
+                    r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"{delta_type}","{key}":"x"}}}}"#
+                ),
+                r#""x""#,
+                Known::Delta(delta_type, hole),
+                None,
+            )
+        });
+        let start = |block: &'static str, needle: &'static str| {
+            (
+                "content_block_start",
+                format!(r#"{{"type":"content_block_start","index":0,"content_block":{block}}}"#),
+                needle,
+                Known::Start(block),
+                Some(""),
+            )
+        };
+        let typed = |event: &'static str, data: &str, known: Known| {
+            (event, data.to_owned(), event, known, Some(event))
+        };
+        let others = [
+            start(r#"{"type":"text","text":""}"#, r#""text":"""#),
+            start(
+                r#"{"type":"thinking","thinking":"","signature":""}"#,
+                r#""thinking":"""#,
+            ),
+            typed("content_block_stop", r#"{"type":"content_block_stop","index":0}"#, Known::Stop),
+            typed("message_stop", r#"{"type":"message_stop"}"#, Known::MessageStop),
+            typed("ping", r#"{"type":"ping"}"#, Known::Ping),
+            typed("ping", r#"{"type": "ping"}"#, Known::Ping),
+        ];
+        deltas
+            .into_iter()
+            .chain(others)
+            .filter_map(|(event, data, needle, known, text)| {
+                // A typed event's needle is its type, quoted.
+                let needle = if text == Some(event) {
+                    format!("\"{event}\"")
+                } else {
+                    needle.to_owned()
+                };
+                let at = data.find(&needle)?;
+                let end = at + needle.len() - 1;
+                let start = at + needle.get(..needle.len() - 1)?.rfind('"')? + 1;
+                let hole = data.get(start..end)?;
+                let shape = Shape::new(Some(event.as_bytes()), &data, hole, &[])?;
+                let shape = if data.contains("\"index\"") {
+                    shape.with_number("index", 0)?
+                } else {
+                    shape
+                };
+                Some(Ahead {
+                    event,
+                    known,
+                    shape,
+                    text,
+                })
+            })
+            .collect()
     })
+}
+
+/// How many shapes are known ahead (each of [`ahead`]'s made).
+#[cfg(test)]
+pub fn ahead_count() -> usize {
+    ahead().len()
 }
 
 impl<I> Dialect for MessagesReader<I> {
@@ -272,7 +355,7 @@ impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {
 
 impl<I> MessagesReader<I> {
     /// The fast path of the shapes known ahead ([`ahead`]), when the caller wants no items
-    /// (there is no item to copy): the frame is folded as the delta it decodes to.
+    /// (there is no item to copy): the frame is folded as the event it decodes to.
     fn ahead<S: Sink<Item = I>>(
         &mut self,
         state: &mut State,
@@ -282,28 +365,68 @@ impl<I> MessagesReader<I> {
         if sink.items() {
             return Ok(None);
         }
-        for (delta_type, hole, shape) in ahead() {
-            let Some(hit) = fit(shape, subject, &mut [""; MAX_RAW], &mut self.buf) else {
+        // Only the shapes of the frame's event type are tried.
+        let event: &[u8] = match subject {
+            Subject::Frame(frame) => frame.event.as_deref().unwrap_or_default(),
+            Subject::Raw(bytes) => bytes
+                .strip_prefix(b"event: ")
+                .and_then(|rest| rest.split(|&b| b == b'\n').next())
+                .unwrap_or_default(),
+        };
+        for known in ahead().iter().filter(|a| a.event.as_bytes() == event) {
+            let Some(hit) = fit(&known.shape, subject, &mut [""; MAX_RAW], &mut self.buf) else {
                 continue;
             };
+            if known.text.is_some_and(|text| hit.text != text) {
+                continue;
+            }
             state.saw(Belongs::Own, "");
-            let view = delta_view(hit.number, delta_type, *hole, &hit.text, None);
-            self.fold.add(&view);
-            state.tap(Upstream::Messages(&view));
-            let len = hit.len;
-            // The shape is the stream's template from now on: the next frames of this kind
-            // fit at the first try.
-            self.template = Some(MessagesTemplate {
-                template: Template {
-                    shape: shape.clone(),
-                    hole: *hole as u8,
-                    item: None,
-                },
-                index: view.index,
-                delta_type: (*delta_type).into(),
-                keeps_raw: false,
-            });
-            return Ok(Some(len));
+            let view = match known.known {
+                Known::Delta(delta_type, hole) => {
+                    let view = delta_view(hit.number, delta_type, hole, &hit.text, None);
+                    // The shape is the stream's template from now on: the next frames of this
+                    // kind fit at the first try.
+                    self.template = Some(MessagesTemplate {
+                        template: Template {
+                            shape: known.shape.clone(),
+                            hole: hole as u8,
+                            item: None,
+                        },
+                        index: view.index,
+                        delta_type: delta_type.into(),
+                        keeps_raw: false,
+                    });
+                    Some(view)
+                }
+                Known::Start(block) => Some(EventView {
+                    kind: "content_block_start",
+                    index: hit.number,
+                    content_block: Some(block),
+                    ..EventView::default()
+                }),
+                Known::Stop => Some(EventView {
+                    kind: "content_block_stop",
+                    index: hit.number,
+                    ..EventView::default()
+                }),
+                Known::MessageStop => {
+                    state.done = true;
+                    Some(EventView {
+                        kind: "message_stop",
+                        ..EventView::default()
+                    })
+                }
+                // Pings carry nothing (the decoder skips them too).
+                Known::Ping => None,
+            };
+            if !matches!(known.known, Known::Delta(..)) {
+                state.quiet_hit = true;
+            }
+            if let Some(view) = view {
+                self.fold.add(&view);
+                state.tap(Upstream::Messages(&view));
+            }
+            return Ok(Some(hit.len));
         }
         Ok(None)
     }

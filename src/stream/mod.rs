@@ -100,6 +100,19 @@ pub struct State {
     pub fast: u64,
     /// How many frames carried output (text, reasoning or a tool call's piece).
     pub outputs: u64,
+    /// Set by a fast-path hit that carried no output (a block's start or stop): the frame is
+    /// not counted in `outputs`.
+    pub quiet_hit: bool,
+}
+
+impl State {
+    /// Counts a frame the fast path took.
+    fn fast_hit(&mut self) {
+        self.fast += 1;
+        if !std::mem::take(&mut self.quiet_hit) {
+            self.outputs += 1;
+        }
+    }
 }
 
 impl State {
@@ -418,8 +431,7 @@ impl<R: Dialect> Stream<R> {
                     .shortcut(&mut self.state, Subject::Raw(window), sink)?
                 {
                     Some(len) if len > 0 => {
-                        self.state.fast += 1;
-                        self.state.outputs += 1;
+                        self.state.fast_hit();
                         rest = rest.get(len..).unwrap_or_default();
                     }
                     _ => {
@@ -565,8 +577,7 @@ impl<R: Dialect> Stream<R> {
                             .shortcut(state, Subject::Frame(frame), sink)?
                             .is_some()
                     {
-                        state.fast += 1;
-                        state.outputs += 1;
+                        state.fast_hit();
                         continue; // same shape as the last text frame: no decode
                     }
                     let mut result = Ok(());

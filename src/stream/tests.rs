@@ -158,3 +158,74 @@ mod spelling {
         }
     }
 }
+
+mod ahead_events {
+    use super::messages::MessagesReader;
+    use super::*;
+
+    fn frame(event: &str, data: &str) -> String {
+        format!("event: {event}\ndata: {data}\n\n")
+    }
+
+    /// A whole Messages turn: every frame Anthropic writes for a text block, a thinking
+    /// block and the message's end takes the fast path under `consume()` (only
+    /// `message_start` and `message_delta` are decoded); a copy spelled with spaces, decoded
+    /// frame by frame, folds to the same message, ends the same way and counts the same
+    /// output frames.
+    #[test]
+    fn every_frame_of_a_plain_turn_but_two_is_read_without_a_decode() {
+        let body = [
+            frame("message_start", r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}"#),
+            frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#),
+            frame("ping", r#"{"type": "ping"}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+            frame("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":" there"}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
+            frame("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}"#),
+            frame("message_stop", r#"{"type":"message_stop"}"#),
+        ]
+        .concat();
+        let mut fast = Stream::<MessagesReader<()>>::new(1 << 16);
+        fast.run(body.as_bytes(), &mut Quiet).unwrap();
+        fast.finish(&mut Quiet).unwrap();
+        assert_eq!(fast.state.fast, 9);
+        let spaced = body.replace("\"type\":", "\"type\": ");
+        let mut slow = Stream::<MessagesReader<()>>::new(1 << 16);
+        slow.run(spaced.as_bytes(), &mut Quiet).unwrap();
+        slow.finish(&mut Quiet).unwrap();
+        // Only the second text delta: it fits the template the first one made.
+        assert_eq!(slow.state.fast, 1);
+        assert_eq!(
+            fast.reader.result().to_json(),
+            slow.reader.result().to_json()
+        );
+        assert!(fast.state.done && fast.state.error.is_none());
+        assert_eq!((fast.state.outputs, slow.state.outputs), (3, 3));
+        let text = fast.reader.result().to_json();
+        assert!(text.contains(r#""text":"Hi there""#), "{text}");
+        assert!(text.contains(r#""thinking":"hm""#), "{text}");
+    }
+
+    /// A block start with text, or an event whose type is not the shape's, fits a shape's
+    /// bytes but not its text: it is decoded.
+    #[test]
+    fn a_start_with_text_is_decoded() {
+        let body = [
+            frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"So"}}"#),
+            frame("content_block_stop", r#"{"type":"content_block_other","index":0}"#),
+        ]
+        .concat();
+        let mut s = Stream::<MessagesReader<()>>::new(1 << 16);
+        s.run(body.as_bytes(), &mut Quiet).unwrap();
+        assert_eq!(s.state.fast, 0);
+        assert!(s.reader.result().to_json().contains(r#""text":"So""#));
+    }
+
+    #[test]
+    fn every_shape_known_ahead_is_made() {
+        assert_eq!(messages::ahead_count(), 9);
+    }
+}
