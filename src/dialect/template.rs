@@ -145,7 +145,10 @@ impl Shape {
         if raws.len() > MAX_RAW {
             return None;
         }
-        let mut spans = vec![(quoted_span(data, text)?, Hole::Text)];
+        // Room for every hole, and one number hole more (`with_number`): a shape is made on
+        // the first frame of each kind of a stream, and growing these was a fifth of it.
+        let mut spans = Vec::with_capacity(1 + padding.len() + raws.len());
+        spans.push((quoted_span(data, text)?, Hole::Text));
         for pad in padding {
             spans.push((quoted_span(data, pad)?, Hole::Padding));
         }
@@ -170,7 +173,7 @@ impl Shape {
             return None; // overlapping holes
         }
         let bytes = data.as_bytes();
-        let mut parts = Vec::with_capacity(spans.len() + 1);
+        let mut parts = Vec::with_capacity(spans.len() + 2);
         let mut at = 0;
         for ((start, end), _) in &spans {
             parts.push(bytes.get(at..*start)?.into());
@@ -178,7 +181,7 @@ impl Shape {
         }
         parts.push(bytes.get(at..)?.into());
         let breaks = |b: &[u8]| b.contains(&b'\n') || b.contains(&b'\r');
-        let mut head = Vec::new();
+        let mut head = Vec::with_capacity(event.map_or(0, |e| e.len() + 8) + 6);
         if let Some(event) = event {
             head.extend_from_slice(b"event: ");
             head.extend_from_slice(event);
@@ -190,7 +193,11 @@ impl Shape {
             head: head.into(),
             event: event.map(Box::from),
             parts,
-            holes: spans.into_iter().map(|(_, hole)| hole).collect(),
+            holes: {
+                let mut holes = Vec::with_capacity(spans.len() + 1);
+                holes.extend(spans.into_iter().map(|(_, hole)| hole));
+                holes
+            },
             span: None,
         })
     }
@@ -247,12 +254,18 @@ impl Shape {
         if value < 0 {
             return None;
         }
-        let pattern = format!("\"{key}\":");
-        let digits = value.to_string();
-        let finder = memchr::memmem::Finder::new(pattern.as_bytes());
+        // `"key":`, found from each quote (a shape's parts are short and a searcher costs
+        // more to build than these few comparisons).
+        let is_key_at = |part: &[u8], at: usize| {
+            part.get(at + 1..).is_some_and(|rest| {
+                rest.strip_prefix(key.as_bytes())
+                    .is_some_and(|rest| rest.starts_with(b"\":"))
+            })
+        };
+        let pattern_len = key.len() + 3;
         let mut found = None;
         for (i, part) in self.parts.iter().enumerate() {
-            for at in finder.find_iter(part) {
+            for at in memchr::memchr_iter(b'"', part).filter(|&at| is_key_at(part, at)) {
                 if found.is_some() {
                     return None; // ambiguous
                 }
@@ -263,16 +276,21 @@ impl Shape {
         let part = self.parts.get(i)?;
         // The value after the colon and any spaces (Google's JSON puts one there).
         let spaces = part
-            .get(at + pattern.len()..)?
+            .get(at + pattern_len..)?
             .iter()
             .take_while(|&&b| b == b' ')
             .count();
-        let digits_start = at + pattern.len() + spaces;
-        let digits_end = digits_start + digits.len();
-        if part.get(digits_start..digits_end)? != digits.as_bytes()
-            || part.get(digits_end).is_some_and(u8::is_ascii_digit)
-        {
-            return None; // another value, or the digits are not the whole token
+        let digits_start = at + pattern_len + spaces;
+        let digits_len = part
+            .get(digits_start..)?
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count();
+        let digits_end = digits_start + digits_len;
+        let token = std::str::from_utf8(part.get(digits_start..digits_end)?).ok()?;
+        // The whole token, written as `value` is (no leading zero, no other value).
+        if token.parse::<i64>().ok() != Some(value) || (token.len() > 1 && token.starts_with('0')) {
+            return None;
         }
         let before: Box<[u8]> = part.get(..digits_start)?.into();
         let after: Box<[u8]> = part.get(digits_end..)?.into();
