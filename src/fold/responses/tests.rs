@@ -141,3 +141,56 @@ fn terminal_response_is_the_result_with_the_missing_keys_added() {
         assert!(v.as_object().unwrap().contains_key("incomplete_details"));
     }
 }
+
+/// A stream's fold reads a done item's entries only when it needs them: a message item is
+/// kept as sent, while a function call's arguments (however its key is spelled) still reach
+/// the arguments reader, and the result is the same either way.
+#[test]
+fn a_done_item_is_read_only_for_its_arguments() {
+    for (fold, item) in [
+        (
+            ResponsesFold::unchecked(),
+            r#"{"id":"fc","type":"function_call","arguments":"{\"a\":1}"}"#,
+        ),
+        (
+            ResponsesFold::unchecked(),
+            r#"{"id":"fc","type":"function_call","argum\u0065nts":"{\"a\":1}"}"#,
+        ),
+        (
+            ResponsesFold::new(),
+            r#"{"id":"fc","type":"function_call","arguments":"{\"a\":1}"}"#,
+        ),
+    ] {
+        let mut f = fold;
+        for (kind, item) in [
+            (
+                "response.output_item.added",
+                r#"{"id":"fc","type":"function_call","arguments":""}"#,
+            ),
+            ("response.output_item.done", item),
+        ] {
+            f.add(&EventView {
+                output_index: Some(0),
+                item: Some(item),
+                ..ev(kind)
+            });
+        }
+        assert_eq!(
+            f.arguments(0).map(PartialJson::text),
+            Some("{\"a\":1}"),
+            "{item}"
+        );
+        assert_eq!(output(&f)[0]["type"], "function_call");
+    }
+    let mut f = ResponsesFold::unchecked();
+    let message = r#"{"id":"m","type":"message","role":"assistant","content":[{"type":"output_text","text":"Hi"}]}"#;
+    for kind in ["response.output_item.added", "response.output_item.done"] {
+        f.add(&EventView {
+            output_index: Some(0),
+            item: Some(message),
+            ..ev(kind)
+        });
+    }
+    assert_eq!(output(&f)[0]["content"][0]["text"], "Hi");
+    assert!(f.arguments(0).is_none());
+}
