@@ -381,16 +381,17 @@ impl MessagesFold {
                 }
             }
             "message_delta" => {
+                // Read as a map: the last of duplicate keys counts.
                 let delta = v
                     .raw
                     .and_then(Json::object)
-                    .and_then(|entries| Json::object(entry(&entries, "delta")?.get()));
+                    .and_then(|entries| object_map(entry(&entries, "delta")?.get()));
                 match delta {
                     Some(delta) => {
-                        for (key, value) in delta {
-                            let null = value.get().trim() == "null";
-                            if key != "type" && (!null || !self.delta.contains_key(&key)) {
-                                self.delta.set(&key, Out::json(value.get()));
+                        for (key, value) in delta.iter() {
+                            if key != "type" && (!value.is_null() || !self.delta.contains_key(key))
+                            {
+                                self.delta.set(key, value.clone());
                             }
                         }
                     }
@@ -672,6 +673,40 @@ mod tests {
         );
         assert_eq!(v["container"], serde_json::Value::Null);
         assert!(f.warnings().is_empty());
+    }
+
+    /// A `message_delta`'s delta is read as a map (the last of duplicate keys counts), and
+    /// its usage is merged over the message's when the result is built.
+    #[test]
+    fn message_delta_keys_and_usage() {
+        let mut f = MessagesFold::new();
+        f.add(&EventView {
+            message: Some(r#"{"id":"m","usage":{"input_tokens":5,"output_tokens":1}}"#),
+            ..ev("message_start")
+        });
+        for (raw, usage) in [
+            (
+                r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_reason":"max_tokens","x":1},"usage":{"output_tokens":7}}"#,
+                r#"{"output_tokens":7}"#,
+            ),
+            (
+                r#"{"type":"message_delta","delta":{"stop_reason":null},"usage":{"output_tokens":9,"input_tokens":null}}"#,
+                r#"{"output_tokens":9,"input_tokens":null}"#,
+            ),
+        ] {
+            f.add(&EventView {
+                raw: Some(raw),
+                usage: Some(usage),
+                ..ev("message_delta")
+            });
+        }
+        let v = result(&mut f);
+        assert_eq!(v["stop_reason"], "max_tokens");
+        assert_eq!(v["x"], 1);
+        assert_eq!(
+            v["usage"],
+            serde_json::json!({"input_tokens": 5, "output_tokens": 9})
+        );
     }
 
     #[test]
