@@ -250,7 +250,7 @@ pub type Map = Keyed<Out>;
 
 /// The key of an entry of a [`Keyed`] map: one of the keys the providers' objects share
 /// ([`KNOWN_KEYS`]) without an allocation of its own (a result is a few dozen small maps:
-/// copying each key was a third of building a Messages result), any other key owned.
+/// copying each key was a quarter of building a Messages result), any other key owned.
 #[derive(Debug, Clone)]
 enum Key {
     Known(&'static str),
@@ -373,7 +373,6 @@ const KNOWN_KEYS: &[&str] = &[
     "inference_geo",
     "redacted_thinking",
     "tool_use",
-    "server_tool_use",
     "web_search_tool_result",
     "cited_text",
     "url",
