@@ -364,27 +364,55 @@ impl ChoiceMore {
     }
 
     fn add_details(&mut self, text: &str) {
+        // The usual list (objects that each have an index) read in one pass.
+        if let Some(all) = Json::objects(text).filter(|all| all.iter().all(Details::mergeable)) {
+            // OpenRouter sends `"reasoning_details": []` on plain content chunks.
+            if all.is_empty() {
+                return;
+            }
+            if let Some(details) = self.details_list() {
+                for entries in all {
+                    details.merge(entries);
+                }
+            }
+            return;
+        }
         match Json::read(text) {
             None | Some(Json::Null) => {}
-            // OpenRouter sends `"reasoning_details": []` on plain content chunks.
             Some(Json::Array(blocks)) if blocks.is_empty() => {}
             Some(Json::Array(blocks)) => {
-                let mut details = match self.details.take() {
-                    Some(DetailsState::List(details)) => details,
-                    Some(DetailsState::Value(value)) => Details {
-                        blocks: vec![Block::Raw(value)],
-                        ..Details::default()
-                    },
-                    None => Details::default(),
-                };
-                details.add_all(text, &blocks);
-                self.details = Some(DetailsState::List(details));
+                if let Some(details) = self.details_list() {
+                    for block in blocks {
+                        details.add(block.get());
+                    }
+                }
             }
             // Not a list (garbage input): kept as sent; after a list, it is one more block.
             Some(_) => match &mut self.details {
                 Some(DetailsState::List(details)) => details.blocks.push(Block::Raw(text.into())),
                 slot => *slot = Some(DetailsState::Value(text.into())),
             },
+        }
+    }
+
+    /// The `reasoning_details` blocks so far as a list (a value that was not a list is its
+    /// first block).
+    fn details_list(&mut self) -> Option<&mut Details> {
+        if let Some(DetailsState::Value(value)) = self
+            .details
+            .take_if(|d| matches!(d, DetailsState::Value(_)))
+        {
+            self.details = Some(DetailsState::List(Details {
+                blocks: vec![Block::Raw(value)],
+                ..Details::default()
+            }));
+        }
+        match self
+            .details
+            .get_or_insert_with(|| DetailsState::List(Details::default()))
+        {
+            DetailsState::List(details) => Some(details),
+            DetailsState::Value(_) => None,
         }
     }
 

@@ -318,17 +318,21 @@ impl ResponsesFold {
         let Some(target) = self.item(v, implied) else {
             return;
         };
-        if done && unchecked {
+        // Only what a comparison reports needs the item's description.
+        let describe = (!unchecked).then(|| target.describe());
+        let parts = if summary {
+            &mut target.summary
+        } else {
+            &mut target.content
+        };
+        let position = parts
+            .as_ref()
+            .and_then(|p| p.iter().position(|(i, _)| *i == index));
+        if let (true, Some(at), Some(text)) = (done && unchecked, position, part_text) {
             // A stream's done part of a part that came before: its full value as sent (an
             // object, as the decoder read it), read only when the result is built from it.
-            let parts = if summary {
-                target.summary.as_mut()
-            } else {
-                target.content.as_mut()
-            };
-            let slot = parts.and_then(|p| p.iter_mut().find(|(i, _)| *i == index));
-            let text = part_text.filter(|t| t.trim_start().starts_with('{'));
-            if let (Some((_, state)), Some(text)) = (slot, text) {
+            let slot = parts.as_mut().and_then(|p| p.get_mut(at));
+            if let (Some((_, state)), true) = (slot, text.trim_start().starts_with('{')) {
                 state.done = Some(Out::json(text));
                 return;
             }
@@ -341,16 +345,6 @@ impl ResponsesFold {
         } else {
             "text"
         };
-        // Only what a comparison reports needs the item's description.
-        let describe = (!unchecked).then(|| target.describe());
-        let parts = if summary {
-            &mut target.summary
-        } else {
-            &mut target.content
-        };
-        let position = parts
-            .as_ref()
-            .and_then(|p| p.iter().position(|(i, _)| *i == index));
         if !done {
             if let (Some(at), Some(parts)) = (position, parts.as_ref()) {
                 if parts

@@ -85,25 +85,17 @@ fn read(body: &Value, d: Dialect) -> Request {
     .unwrap_or_else(|e| panic!("{d:?}: {e}\n{body:#}"))
 }
 
-const ALL: [Dialect; 5] = [
-    Dialect::Chat,
-    Dialect::Messages,
-    Dialect::Responses,
-    Dialect::Gemini,
-    Dialect::Converse,
-];
-
 #[test]
 fn the_agent_loop_crosses_every_pair() {
     let base = read(&chat_loop(), Dialect::Chat);
-    for source in ALL {
+    for source in Dialect::ALL {
         // The loop written in `source` first, then into every other dialect.
         let body = translate(&chat_loop(), Dialect::Chat, source, Some("m"))
             .unwrap()
             .body;
         let from = read(&body, source);
         assert_eq!(seen(&from), seen(&base), "chat -> {source:?}\n{body:#}");
-        for target in ALL {
+        for target in Dialect::ALL {
             if target == source {
                 continue;
             }

@@ -161,22 +161,23 @@ fn ahead() -> &'static [Ahead] {
                 format!(
                     r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"{delta_type}","{key}":"x"}}}}"#
                 ),
-                r#""x""#,
+                r#""x""#.to_owned(),
                 Known::Delta(delta_type, hole),
                 None,
             )
         });
-        let start = |block: &'static str, needle: &'static str| {
+        let start = |block: &'static str, needle: &str| {
             (
                 "content_block_start",
                 format!(r#"{{"type":"content_block_start","index":0,"content_block":{block}}}"#),
-                needle,
+                needle.to_owned(),
                 Known::Start(block),
                 Some(""),
             )
         };
+        // The event's type is its hole: the needle is the type, quoted.
         let typed = |event: &'static str, data: &str, known: Known| {
-            (event, data.to_owned(), event, known, Some(event))
+            (event, data.to_owned(), format!("\"{event}\""), known, Some(event))
         };
         let others = [
             start(r#"{"type":"text","text":""}"#, r#""text":"""#),
@@ -193,12 +194,6 @@ fn ahead() -> &'static [Ahead] {
             .into_iter()
             .chain(others)
             .filter_map(|(event, data, needle, known, text)| {
-                // A typed event's needle is its type, quoted.
-                let needle = if text == Some(event) {
-                    format!("\"{event}\"")
-                } else {
-                    needle.to_owned()
-                };
                 let at = data.find(&needle)?;
                 let end = at + needle.len() - 1;
                 let start = at + needle.get(..needle.len() - 1)?.rfind('"')? + 1;

@@ -9,14 +9,6 @@ use libfuzzer_sys::fuzz_target;
 use ssewire::request::translate_framed;
 use ssewire::translate::Dialect;
 
-const ALL: [Dialect; 5] = [
-    Dialect::Chat,
-    Dialect::Messages,
-    Dialect::Responses,
-    Dialect::Gemini,
-    Dialect::Converse,
-];
-
 fuzz_target!(|data: &[u8]| {
     let Some((_, body)) = data.split_first() else { return };
     // A tool call id a client sends back: any bytes as a carrier's payload, and as an id.
@@ -24,15 +16,15 @@ fuzz_target!(|data: &[u8]| {
     let _ = ssewire::translate::carry::decode(&carrier);
     let _ = ssewire::translate::carry::decode(&String::from_utf8_lossy(body));
     // An upstream's error body: any bytes, as each client dialect's error object.
-    for source in ALL {
-        for target in ALL {
+    for source in Dialect::ALL {
+        for target in Dialect::ALL {
             let e = ssewire::translate::error::translate_error(429, body, source, target);
             assert!((400..=599).contains(&e.status), "not an error status");
         }
     }
     let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else { return };
-    for source in ALL {
-        for target in ALL {
+    for source in Dialect::ALL {
+        for target in Dialect::ALL {
             for invoke in [false, target == Dialect::Messages] {
                 if let Ok(t) = translate_framed(&value, source, target, Some("m"), invoke) {
                     let out = t.body.to_string();

@@ -4,7 +4,7 @@
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
-use serde_json::value::RawValue;
+use crate::fold::Entry;
 
 /// String fields of a `reasoning_details` block that stream as fragments.
 pub(super) const REASONING_TEXT_KEYS: [&str; 3] = ["text", "summary", "data"];
@@ -169,7 +169,7 @@ impl Part {
 
 /// The index a detail block is merged by: its `index` value as sent, unless missing, null or
 /// unhashable (an object or a list: garbage input), when the block is kept as is.
-fn merge_index<'a>(entries: &[(Cow<'a, str>, &'a RawValue)]) -> Option<&'a str> {
+fn merge_index<'a>(entries: &[Entry<'a>]) -> Option<&'a str> {
     entries
         .iter()
         .find(|(k, _)| k == "index")
@@ -178,24 +178,12 @@ fn merge_index<'a>(entries: &[(Cow<'a, str>, &'a RawValue)]) -> Option<&'a str> 
 }
 
 impl Details {
-    /// Adds the blocks of one delta's `reasoning_details` list (`text`, a JSON array).
-    pub(super) fn add_all(&mut self, text: &str, blocks: &[&RawValue]) {
-        // The usual list (objects that each have an index) read in one pass; any other
-        // block kept as is, in order.
-        match Json::objects(text) {
-            Some(all) if all.iter().all(|entries| merge_index(entries).is_some()) => {
-                for entries in all {
-                    self.merge(entries);
-                }
-            }
-            _ => {
-                for block in blocks {
-                    self.add(block.get());
-                }
-            }
-        }
+    /// Whether a block's entries have an index to be merged by ([`merge_index`]).
+    pub(super) fn mergeable(entries: &Vec<Entry<'_>>) -> bool {
+        merge_index(entries).is_some()
     }
 
+    /// Adds one block (its JSON): merged by its index, else kept as is.
     pub(super) fn add(&mut self, block: &str) {
         match Json::object(block) {
             Some(entries) if merge_index(&entries).is_some() => self.merge(entries),
@@ -203,8 +191,9 @@ impl Details {
         }
     }
 
-    /// Merges a block that has an index ([`merge_index`]) into the block of that index.
-    fn merge(&mut self, entries: Vec<(Cow<'_, str>, &RawValue)>) {
+    /// Merges a block into the block of its index ([`merge_index`]; one without is ignored:
+    /// callers check [`Details::mergeable`] first).
+    pub(super) fn merge(&mut self, entries: Vec<Entry<'_>>) {
         let Some(index) = merge_index(&entries) else {
             return;
         };
