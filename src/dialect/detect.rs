@@ -75,7 +75,18 @@ pub fn detect(head: &[u8], fin: bool) -> Option<&'static str> {
     if !fin {
         return None;
     }
-    for (_, data) in &docs {
+    Some(fallback(
+        docs.iter().map(|(_, data)| data.as_slice()),
+        first,
+    ))
+}
+
+/// What tells a head's dialect when none of its events is a dialect's own: an error alone
+/// tells its API (`{"type": "error"}` is Anthropic's, or the Responses API's when it has a
+/// `sequence_number`; any other `error` key, or any JSON body, chat's); anything else is a
+/// generic event stream, `"sse"`. `first`: the head's first byte that is not white space.
+fn fallback<'d>(docs: impl IntoIterator<Item = &'d [u8]>, first: Option<&u8>) -> &'static str {
+    for data in docs {
         let Ok(map) = serde_json::from_slice::<
             std::collections::BTreeMap<String, &serde_json::value::RawValue>,
         >(data) else {
@@ -83,16 +94,16 @@ pub fn detect(head: &[u8], fin: bool) -> Option<&'static str> {
         };
         if map.get("type").map(|t| t.get().trim()) == Some("\"error\"") {
             let responses = map.contains_key("sequence_number");
-            return Some(if responses { "responses" } else { "messages" });
+            return if responses { "responses" } else { "messages" };
         }
         if map.contains_key("error") {
-            return Some(Dialect::Chat.name());
+            return Dialect::Chat.name();
         }
     }
     if first == Some(&b'{') {
-        return Some(Dialect::Chat.name()); // some other JSON body: a stream reports it
+        return Dialect::Chat.name(); // some other JSON body: a stream reports it
     }
-    Some("sse")
+    "sse"
 }
 
 /// With `source: "auto"`, how much input may be held before the source is taken to be chat
@@ -117,6 +128,9 @@ pub struct Sniffer {
     body: crate::dialect::body::Body,
     held: Vec<u8>,
     events: usize,
+    /// The data of the events so far (at most [`SNIFF_EVENTS`]): what the fallbacks read when
+    /// none of them told the dialect, the same however the input was cut into reads.
+    seen: Vec<Vec<u8>>,
     /// Whether the held head was found not to open with a whole Converse event stream
     /// message (checked once, when its first message is whole: never again per feed).
     eventstream_checked: bool,
@@ -130,6 +144,7 @@ impl Sniffer {
             body,
             held: Vec::new(),
             events: 0,
+            seen: Vec::new(),
             eventstream_checked: false,
         }
     }
@@ -162,15 +177,24 @@ impl Sniffer {
         }
         let mut events = Vec::new();
         self.body.feed(counted, &mut events);
-        let mut told = None;
+        // Event by event: only the first SNIFF_EVENTS may tell, whether they came in one read
+        // or many; after them, the fallbacks read those events only.
         for event in &events {
+            if let Some(dialect) = sniff(event.event.as_deref(), &event.data) {
+                return Some(dialect.name());
+            }
             self.events += 1;
-            told = told.or_else(|| sniff(event.event.as_deref(), &event.data));
+            self.seen.push(event.data.to_vec());
+            if self.events >= SNIFF_EVENTS {
+                let bare = self
+                    .held
+                    .strip_prefix(b"\xEF\xBB\xBF")
+                    .unwrap_or(&self.held);
+                let first = bare.iter().find(|b| !b" \t\r\n".contains(b));
+                return Some(fallback(self.seen.iter().map(Vec::as_slice), first));
+            }
         }
-        if let Some(dialect) = told {
-            return Some(dialect.name());
-        }
-        if self.events >= SNIFF_EVENTS || self.held.len() > SNIFF_BYTES {
+        if self.held.len() > SNIFF_BYTES {
             return Some(self.at_end_name());
         }
         None
@@ -208,5 +232,26 @@ impl Sniffer {
     /// The input held, for the source stream to read once it is made.
     pub fn held(self) -> Vec<u8> {
         self.held
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Only the first [`SNIFF_EVENTS`] events may tell a body's dialect, and the fallback
+    /// reads those alone: the answer is the same whether the body came in one read or a byte
+    /// at a time (a Messages event after 16 undecided ones told it in one read only).
+    #[test]
+    fn the_sniffed_events_do_not_depend_on_the_reads() {
+        let mut body = "data: {\"error\": {\"message\": \"x\"}}\n\n".to_owned();
+        body.push_str(&"data: plain\n\n".repeat(SNIFF_EVENTS - 1));
+        body.push_str("data: {\"type\":\"message_stop\"}\n\n");
+        let mut whole = Sniffer::new(1 << 16);
+        let at_once = whole.feed_name(body.as_bytes());
+        let mut bytes = Sniffer::new(1 << 16);
+        let one_by_one = body.as_bytes().chunks(1).find_map(|b| bytes.feed_name(b));
+        assert_eq!(at_once, Some("chat"));
+        assert_eq!(one_by_one, at_once);
     }
 }
