@@ -359,7 +359,9 @@ def _chat_tools(rng: random.Random, pieces: List[str]) -> str:
     }
     out.append(chunk({"tool_calls": [call]}))
     args = json.dumps({"path": "src/app.py", "content": "".join(rest)})
-    out += [chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}) for piece in deltas(args, rng)]
+    out += [
+        chunk({"tool_calls": [{"index": 0, "function": {"arguments": piece}}]}) for piece in deltas(args, rng)
+    ]
     out.append(chunk({}, "tool_calls"))
     out.append("data: [DONE]\n\n")
     return "".join(out)
@@ -572,8 +574,10 @@ def _responses(rng: random.Random, pieces: List[str], kind: str) -> str:
     rid = "resp_" + _id(rng, 48)
 
     def ev(obj: Dict[str, object]) -> None:
+        # OpenAI writes the sequence number second, right after the type (captured streams:
+        # `{"type":"response.output_text.delta","sequence_number":5,"item_id":...}`).
         nonlocal seq
-        obj["sequence_number"] = seq
+        obj = {"type": obj["type"], "sequence_number": seq, **{k: v for k, v in obj.items() if k != "type"}}
         seq += 1
         out.append(_sse(_dump(obj, False), str(obj["type"])))
 

@@ -237,6 +237,38 @@ impl Shape {
         Some(self)
     }
 
+    /// This shape with its raw holes filled by `raws` (by slot, as a fill returned them, so
+    /// each a string's contents or a number token): fixed parts from now on. A frame of a
+    /// shape known ahead makes, this way, the template of the frames of its item that follow
+    /// (a fixed part costs a comparison; a raw hole, a scan). The span is dropped.
+    pub fn fixed(&self, raws: &[&str; MAX_RAW]) -> Self {
+        let mut parts: Vec<Box<[u8]>> = Vec::with_capacity(self.parts.len());
+        let mut holes = Vec::with_capacity(self.holes.len());
+        let mut open: Vec<u8> = self.parts.first().map(|p| p.to_vec()).unwrap_or_default();
+        for (hole, next) in self.holes.iter().zip(self.parts.iter().skip(1)) {
+            match hole {
+                Hole::RawStr(slot) | Hole::RawNum(slot) => {
+                    let value = raws.get(usize::from(*slot)).copied().unwrap_or_default();
+                    open.extend_from_slice(value.as_bytes());
+                }
+                _ => {
+                    parts.push(std::mem::take(&mut open).into());
+                    holes.push(*hole);
+                }
+            }
+            open.extend_from_slice(next);
+        }
+        parts.push(open.into());
+        Shape {
+            event: self.event.clone(),
+            parts,
+            holes,
+            one_line: self.one_line && !raws.iter().any(|r| r.contains(['\n', '\r'])),
+            head: self.head.clone(),
+            span: None,
+        }
+    }
+
     /// [`with_number`](Self::with_number) when the hole can be placed; else the shape as it
     /// was (the value then stays a fixed part).
     pub fn or_number(self, key: &str, value: i64) -> Self {
@@ -255,12 +287,11 @@ impl Shape {
             return None;
         }
         // `"key":`, found from each quote (a shape's parts are short and a searcher costs
-        // more to build than these few comparisons).
+        // more to build than these few comparisons). The bytes after the key's place are
+        // checked first: most quotes fail there without a call to compare the key.
         let is_key_at = |part: &[u8], at: usize| {
-            part.get(at + 1..).is_some_and(|rest| {
-                rest.strip_prefix(key.as_bytes())
-                    .is_some_and(|rest| rest.starts_with(b"\":"))
-            })
+            part.get(at + 1 + key.len()..at + 3 + key.len()) == Some(&b"\":"[..])
+                && part.get(at + 1..at + 1 + key.len()) == Some(key.as_bytes())
         };
         let pattern_len = key.len() + 3;
         let mut found = None;

@@ -120,6 +120,8 @@ fn delta_view<'a>(
 enum Known {
     /// A common delta: its type, and the string its hole holds.
     Delta(&'static str, Hole),
+    /// A thinking block's `signature_delta` (one per block: it makes no template).
+    Signature,
     /// The `content_block_start` of an empty block: the block, as sent.
     Start(&'static str),
     /// `content_block_stop`, `message_stop`, `ping` (the hole holds the event's type).
@@ -140,8 +142,8 @@ struct Ahead {
 
 /// The frames Anthropic writes for every block and every message, known before a stream's
 /// first byte: under `consume()` (no item to copy) the first delta of each kind in each
-/// block, the start of a text or thinking block, each block's stop, `message_stop` and the
-/// pings take the fast path too. A shape's block index is a number hole; its text hole is the
+/// block, a thinking block's signature, the start of a text or thinking block, each block's
+/// stop, `message_stop` and the pings take the fast path too. A shape's block index is a number hole; its text hole is the
 /// delta's string, an empty block's text, or the event's own type. A frame spelled another
 /// way (another key order, spaces) is decoded as before.
 fn ahead() -> &'static [Ahead] {
@@ -166,6 +168,13 @@ fn ahead() -> &'static [Ahead] {
                 None,
             )
         });
+        let signature = (
+            "content_block_delta",
+            r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"x"}}"#.to_owned(),
+            r#""x""#.to_owned(),
+            Known::Signature,
+            None,
+        );
         let start = |block: &'static str, needle: &str| {
             (
                 "content_block_start",
@@ -192,6 +201,7 @@ fn ahead() -> &'static [Ahead] {
         ];
         deltas
             .into_iter()
+            .chain([signature])
             .chain(others)
             .filter_map(|(event, data, needle, known, text)| {
                 let at = data.find(&needle)?;
@@ -393,6 +403,13 @@ impl<I> MessagesReader<I> {
                     });
                     Some(view)
                 }
+                Known::Signature => Some(EventView {
+                    kind: "content_block_delta",
+                    index: hit.number,
+                    delta_type: Some("signature_delta"),
+                    signature: Some(&hit.text),
+                    ..EventView::default()
+                }),
                 Known::Start(block) => Some(EventView {
                     kind: "content_block_start",
                     index: hit.number,
@@ -414,7 +431,7 @@ impl<I> MessagesReader<I> {
                 // Pings carry nothing (the decoder skips them too).
                 Known::Ping => None,
             };
-            if !matches!(known.known, Known::Delta(..)) {
+            if !matches!(known.known, Known::Delta(..) | Known::Signature) {
                 state.quiet_hit = true;
             }
             if let Some(view) = view {

@@ -1,13 +1,14 @@
 //! The OpenAI Responses reader: each event read (`crate::dialect::responses`; `error` events
 //! and `response.failed` are reported), folded (`crate::fold::responses`), tapped, and handed
 //! to the sink as one item; a plain delta makes the frame template (its holes: the delta text
-//! and the sequence number). Carried across frames: the fold and the template.
+//! and the sequence number). The deltas and empty-part announcements OpenAI writes in every
+//! stream are shapes known ahead (`ahead`). Carried across frames: the fold and the template.
 
 use super::Upstream;
-use super::{Dialect, Reader, Sink, State, Subject, Template, Value};
+use super::{fit, Dialect, Reader, Sink, State, Subject, Template, Value};
 use crate::dialect::json::Str;
 use crate::dialect::responses::{self, Event, Read, TERMINAL};
-use crate::dialect::template::{RawHole, MAX_RAW};
+use crate::dialect::template::{RawHole, Shape, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::responses::{EventView, ResponsesFold};
 
@@ -65,6 +66,179 @@ struct ResponsesTemplate<I> {
     keeps_raw: bool,
 }
 
+/// The index a shape known ahead has after `output_index`, if any.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Second {
+    Content,
+    Summary,
+    None,
+}
+
+/// What a frame of a shape known ahead is.
+#[derive(Debug, Clone, Copy)]
+enum Known {
+    /// A delta (its text in the text hole).
+    Delta,
+    /// The announcement of an empty part: the part, as sent (the text hole holds its empty
+    /// text).
+    PartAdded(&'static str),
+}
+
+/// A frame shape known before a stream's first byte. Its raw holes are, by slot, the item id,
+/// `output_index`, and the second index (`Second`); the sequence number is its number hole.
+struct Ahead {
+    event: &'static str,
+    known: Known,
+    second: Second,
+    shape: Shape,
+}
+
+/// The item id and the indexes of a frame of a shape known ahead, from its raw holes: `None`
+/// (the frame is decoded instead) for an id with an escape or an index that is not a plain
+/// non-negative integer (the decoder reads those; the fast path does not repeat it).
+#[derive(Debug, Clone, Copy)]
+struct Ids<'d> {
+    item_id: &'d str,
+    output_index: i64,
+    content_index: Option<i64>,
+    summary_index: Option<i64>,
+}
+
+impl<'d> Ids<'d> {
+    fn read(raws: &[&'d str; MAX_RAW], second: Second) -> Option<Self> {
+        let index = |slot: usize| {
+            let token = raws.get(slot)?;
+            // Digits only: no sign, fraction or exponent (`-0` reads as a float to serde).
+            token.bytes().all(|b| b.is_ascii_digit()).then_some(())?;
+            token.parse::<i64>().ok()
+        };
+        let item_id = *raws.first()?;
+        if item_id.contains('\\') {
+            return None;
+        }
+        let value = match second {
+            Second::None => None,
+            _ => Some(index(2)?),
+        };
+        Some(Ids {
+            item_id,
+            output_index: index(1)?,
+            content_index: value.filter(|_| second == Second::Content),
+            summary_index: value.filter(|_| second == Second::Summary),
+        })
+    }
+}
+
+/// The frames OpenAI writes in every stream, known before a stream's first byte: the first
+/// text, reasoning-summary and function-argument delta of a stream takes the fast path (under
+/// `consume()`, with no item to copy) and becomes the stream's template, and so does the
+/// announcement of an empty text or summary part. Written as OpenAI's captured streams write
+/// them: the sequence number right after the type, `logprobs: []` and the `obfuscation`
+/// padding after the delta, each of those two present or not. A frame spelled another way is
+/// decoded as before, and its template learnt from it.
+fn ahead() -> &'static [Ahead] {
+    static AHEAD: std::sync::OnceLock<Vec<Ahead>> = std::sync::OnceLock::new();
+    AHEAD.get_or_init(|| {
+        let second_key = |second: Second| match second {
+            Second::Content => r#","content_index":0"#,
+            Second::Summary => r#","summary_index":0"#,
+            Second::None => "",
+        };
+        let head = |event: &str, second: Second| {
+            format!(
+                r#"{{"type":"{event}","sequence_number":0,"item_id":"i","output_index":0{}"#,
+                second_key(second)
+            )
+        };
+        let mut shapes: Vec<(&'static str, Known, Second, String)> = Vec::new();
+        for (event, second, tails) in [
+            (
+                "response.output_text.delta",
+                Second::Content,
+                &[
+                    r#","logprobs":[],"obfuscation":"p"}"#,
+                    r#","obfuscation":"p"}"#,
+                    r#","logprobs":[]}"#,
+                    "}",
+                ][..],
+            ),
+            (
+                "response.function_call_arguments.delta",
+                Second::None,
+                &[r#","obfuscation":"p"}"#, "}"][..],
+            ),
+            (
+                "response.reasoning_summary_text.delta",
+                Second::Summary,
+                &[r#","obfuscation":"p"}"#, "}"][..],
+            ),
+        ] {
+            for tail in tails {
+                let data = format!(r#"{},"delta":"x"{tail}"#, head(event, second));
+                shapes.push((event, Known::Delta, second, data));
+            }
+        }
+        for (event, second, part) in [
+            (
+                "response.content_part.added",
+                Second::Content,
+                r#"{"type":"output_text","annotations":[],"logprobs":[],"text":""}"#,
+            ),
+            (
+                "response.content_part.added",
+                Second::Content,
+                r#"{"type":"output_text","annotations":[],"text":""}"#,
+            ),
+            (
+                "response.reasoning_summary_part.added",
+                Second::Summary,
+                r#"{"type":"summary_text","text":""}"#,
+            ),
+        ] {
+            let data = format!(r#"{},"part":{part}}}"#, head(event, second));
+            shapes.push((event, Known::PartAdded(part), second, data));
+        }
+        shapes
+            .into_iter()
+            .filter_map(|(event, known, second, data)| {
+                // Each hole is the string or number after its key, which stands once.
+                let after = |needle: &str, len: usize| {
+                    let at = data.find(needle)? + needle.len();
+                    data.get(at..at + len)
+                };
+                let text = match known {
+                    Known::Delta => after(r#""delta":""#, 1)?,
+                    Known::PartAdded(_) => after(r#""text":""#, 0)?,
+                };
+                let padding: Vec<&str> = after(r#""obfuscation":""#, 1).into_iter().collect();
+                let mut raws = vec![
+                    RawHole::Str(after(r#""item_id":""#, 1)?),
+                    RawHole::Num(after(r#""output_index":"#, 1)?),
+                ];
+                match second {
+                    Second::Content => raws.push(RawHole::Num(after(r#""content_index":"#, 1)?)),
+                    Second::Summary => raws.push(RawHole::Num(after(r#""summary_index":"#, 1)?)),
+                    Second::None => {}
+                }
+                let shape = Shape::with_raws(Some(event.as_bytes()), &data, text, &padding, &raws)?
+                    .with_number("sequence_number", 0)?;
+                Some(Ahead {
+                    event,
+                    known,
+                    second,
+                    shape,
+                })
+            })
+            .collect()
+    })
+}
+
+/// How many shapes are known ahead (each of [`ahead`]'s made).
+#[cfg(test)]
+pub fn ahead_count() -> usize {
+    ahead().len()
+}
+
 impl<I> Dialect for ResponsesReader<I> {
     type Doc<'f> = Event<'f>;
 
@@ -85,7 +259,8 @@ impl<I> Dialect for ResponsesReader<I> {
     }
 
     fn has_template(&self) -> bool {
-        self.template.is_some()
+        // The shapes known ahead (`ahead`) are always there.
+        true
     }
 
     fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
@@ -168,13 +343,13 @@ impl<S: ResponsesItems> Reader<S> for ResponsesReader<S::Item> {
         sink: &mut S,
     ) -> Result<Option<usize>, S::Error> {
         let Some(t) = &self.template else {
-            return Ok(None);
+            return self.ahead(state, subject, sink);
         };
         let Some(hit) = t
             .template
             .fit(subject, sink.items(), &mut [""; MAX_RAW], &mut self.buf)
         else {
-            return Ok(None);
+            return self.ahead(state, subject, sink);
         };
         let Some(raw) = hit.raw(t.keeps_raw) else {
             return Ok(None);
@@ -195,6 +370,86 @@ impl<S: ResponsesItems> Reader<S> for ResponsesReader<S::Item> {
         self.fold.add(&view);
         state.tap(Upstream::Responses(&view));
         Ok(Some(hit.len))
+    }
+}
+
+impl<I> ResponsesReader<I> {
+    /// The fast path of the shapes known ahead ([`ahead`]), when the caller wants no items
+    /// (there is no item to copy): the frame is folded as the event it decodes to, and a
+    /// delta's shape becomes the stream's template.
+    fn ahead<S: Sink<Item = I>>(
+        &mut self,
+        state: &mut State,
+        subject: Subject<'_>,
+        sink: &mut S,
+    ) -> Result<Option<usize>, S::Error> {
+        if sink.items() {
+            return Ok(None);
+        }
+        // Only the shapes of the frame's event type are tried.
+        let event: &[u8] = match subject {
+            Subject::Frame(frame) => frame.event.as_deref().unwrap_or_default(),
+            Subject::Raw(bytes) => bytes
+                .strip_prefix(b"event: ")
+                .and_then(|rest| rest.split(|&b| b == b'\n').next())
+                .unwrap_or_default(),
+        };
+        for known in ahead().iter().filter(|a| a.event.as_bytes() == event) {
+            let mut raws = [""; MAX_RAW];
+            let Some(hit) = fit(&known.shape, subject, &mut raws, &mut self.buf) else {
+                continue;
+            };
+            let Some(ids) = Ids::read(&raws, known.second) else {
+                return Ok(None);
+            };
+            let (delta, part, raw) = match known.known {
+                Known::Delta => (Some(&*hit.text), None, None),
+                Known::PartAdded(part) => {
+                    if !hit.text.is_empty() {
+                        continue;
+                    }
+                    // Kept as the decoder keeps an event that is not a plain delta.
+                    let Ok(raw) = std::str::from_utf8(hit.data) else {
+                        return Ok(None);
+                    };
+                    state.quiet_hit = true;
+                    (None, Some(part), Some(raw))
+                }
+            };
+            state.saw(crate::dialect::Belongs::Own, "");
+            let view = EventView {
+                kind: known.event,
+                output_index: Some(ids.output_index),
+                content_index: ids.content_index,
+                summary_index: ids.summary_index,
+                item_id: Some(ids.item_id),
+                delta,
+                part,
+                raw,
+                ..EventView::default()
+            };
+            self.fold.add(&view);
+            state.tap(Upstream::Responses(&view));
+            if let Known::Delta = known.known {
+                // The shape, with this frame's item id and indexes fixed, is the stream's
+                // template from now on: the item's next deltas fit at the first try.
+                self.template = Some(ResponsesTemplate {
+                    template: Template {
+                        shape: known.shape.fixed(&raws),
+                        hole: 0,
+                        item: None,
+                    },
+                    kind: known.event.into(),
+                    output_index: Some(ids.output_index),
+                    content_index: ids.content_index,
+                    summary_index: ids.summary_index,
+                    item_id: Some(ids.item_id.into()),
+                    keeps_raw: false,
+                });
+            }
+            return Ok(Some(hit.len));
+        }
+        Ok(None)
     }
 }
 

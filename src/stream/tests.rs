@@ -168,7 +168,7 @@ mod ahead_events {
     }
 
     /// A whole Messages turn: every frame Anthropic writes for a text block, a thinking
-    /// block and the message's end takes the fast path under `consume()` (only
+    /// block (its signature too) and the message's end takes the fast path under `consume()` (only
     /// `message_start` and `message_delta` are decoded); a copy spelled with spaces, decoded
     /// frame by frame, folds to the same message, ends the same way and counts the same
     /// output frames.
@@ -179,6 +179,7 @@ mod ahead_events {
             frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#),
             frame("ping", r#"{"type": "ping"}"#),
             frame("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":"hm"}}"#),
+            frame("content_block_delta", r#"{"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"EqQB+/sig=="}}"#),
             frame("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
             frame("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":""}}"#),
             frame("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Hi"}}"#),
@@ -191,7 +192,7 @@ mod ahead_events {
         let mut fast = Stream::<MessagesReader<()>>::new(1 << 16);
         fast.run(body.as_bytes(), &mut Quiet).unwrap();
         fast.finish(&mut Quiet).unwrap();
-        assert_eq!(fast.state.fast, 9);
+        assert_eq!(fast.state.fast, 10);
         let spaced = body.replace("\"type\":", "\"type\": ");
         let mut slow = Stream::<MessagesReader<()>>::new(1 << 16);
         slow.run(spaced.as_bytes(), &mut Quiet).unwrap();
@@ -203,9 +204,10 @@ mod ahead_events {
             slow.reader.result().to_json()
         );
         assert!(fast.state.done && fast.state.error.is_none());
-        assert_eq!((fast.state.outputs, slow.state.outputs), (3, 3));
+        assert_eq!((fast.state.outputs, slow.state.outputs), (4, 4));
         let text = fast.reader.result().to_json();
         assert!(text.contains(r#""text":"Hi there""#), "{text}");
+        assert!(text.contains(r#""signature":"EqQB+/sig==""#), "{text}");
         assert!(text.contains(r#""thinking":"hm""#), "{text}");
     }
 
@@ -226,6 +228,117 @@ mod ahead_events {
 
     #[test]
     fn every_shape_known_ahead_is_made() {
-        assert_eq!(messages::ahead_count(), 9);
+        assert_eq!(messages::ahead_count(), 10);
+    }
+}
+
+mod responses_ahead {
+    use super::responses::{self, ResponsesReader};
+    use super::*;
+
+    fn frame(data: &str) -> String {
+        let kind = data.split('"').nth(3).unwrap_or_default();
+        format!("event: {kind}\ndata: {data}\n\n")
+    }
+
+    /// A Responses turn as OpenAI writes it (the sequence number second): under `consume()`
+    /// the first delta of each kind and the announcements of empty parts are read without a
+    /// decode by the shapes known ahead, the later deltas of its item by the template the
+    /// first one became. A copy spelled with spaces is decoded (but for the deltas
+    /// its own templates take) and folds to the same response.
+    #[test]
+    fn a_turn_in_openais_spelling_takes_the_shapes_known_ahead() {
+        let body = [
+            r#"{"type":"response.created","sequence_number":0,"response":{"id":"r","object":"response","status":"in_progress","model":"g","output":[]}}"#,
+            r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"rs_1","type":"reasoning","summary":[]}}"#,
+            r#"{"type":"response.reasoning_summary_part.added","sequence_number":2,"item_id":"rs_1","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}}"#,
+            r#"{"type":"response.reasoning_summary_text.delta","sequence_number":3,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"Think","obfuscation":"abc"}"#,
+            r#"{"type":"response.reasoning_summary_text.delta","sequence_number":4,"item_id":"rs_1","output_index":0,"summary_index":0,"delta":"ing\n","obfuscation":"z"}"#,
+            r#"{"type":"response.output_item.added","sequence_number":5,"output_index":1,"item":{"id":"msg_1","type":"message","status":"in_progress","content":[],"role":"assistant"}}"#,
+            r#"{"type":"response.content_part.added","sequence_number":6,"item_id":"msg_1","output_index":1,"content_index":0,"part":{"type":"output_text","annotations":[],"logprobs":[],"text":""}}"#,
+            r#"{"type":"response.output_text.delta","sequence_number":7,"item_id":"msg_1","output_index":1,"content_index":0,"delta":"Hi","logprobs":[],"obfuscation":"pq"}"#,
+            r#"{"type":"response.output_text.delta","sequence_number":8,"item_id":"msg_1","output_index":1,"content_index":0,"delta":" \"there\"","logprobs":[],"obfuscation":"x"}"#,
+            r#"{"type":"response.output_item.added","sequence_number":9,"output_index":2,"item":{"id":"msg_2","type":"message","status":"in_progress","content":[],"role":"assistant"}}"#,
+            r#"{"type":"response.content_part.added","sequence_number":10,"item_id":"msg_2","output_index":2,"content_index":0,"part":{"type":"output_text","annotations":[],"logprobs":[],"text":""}}"#,
+            r#"{"type":"response.output_text.delta","sequence_number":11,"item_id":"msg_2","output_index":2,"content_index":0,"delta":"caf\u00e9","logprobs":[],"obfuscation":"x"}"#,
+            r#"{"type":"response.output_item.added","sequence_number":12,"output_index":3,"item":{"id":"fc_1","type":"function_call","status":"in_progress","arguments":"","call_id":"c","name":"f"}}"#,
+            r#"{"type":"response.function_call_arguments.delta","sequence_number":13,"item_id":"fc_1","output_index":3,"delta":"{\"q\":","obfuscation":"x"}"#,
+            r#"{"type":"response.function_call_arguments.delta","sequence_number":14,"item_id":"fc_1","output_index":3,"delta":"1}","obfuscation":"xy"}"#,
+        ]
+        .map(frame)
+        .concat();
+        let mut fast = Stream::<ResponsesReader<()>>::new(1 << 16);
+        fast.run(body.as_bytes(), &mut Quiet).unwrap();
+        fast.finish(&mut Quiet).unwrap();
+        // 3 part announcements, 7 deltas (the first delta of the second message fits a shape
+        // known ahead again: the template the first message's made has its item id fixed).
+        assert_eq!(fast.state.fast, 10);
+        let spaced = body.replace("\"type\":", "\"type\": ");
+        let mut slow = Stream::<ResponsesReader<()>>::new(1 << 16);
+        slow.run(spaced.as_bytes(), &mut Quiet).unwrap();
+        slow.finish(&mut Quiet).unwrap();
+        assert_eq!(slow.state.fast, 3);
+        let result = fast.reader.result().to_json();
+        assert_eq!(result, slow.reader.result().to_json());
+        assert_eq!((fast.state.outputs, slow.state.outputs), (7, 7));
+        assert_eq!(
+            fast.state
+                .error
+                .as_ref()
+                .map(|f| f.info().message.into_owned()),
+            slow.state
+                .error
+                .as_ref()
+                .map(|f| f.info().message.into_owned())
+        );
+        for needle in [
+            r#""text":"Hi \"there\"""#,
+            r#""text":"café""#,
+            r#""text":"Thinking\n""#,
+            r#""arguments":"{\"q\":1}""#,
+        ] {
+            assert!(result.contains(needle), "{needle} in {result}");
+        }
+    }
+
+    /// An item id with an escape, an index the decoder reads as a float or with a sign, a part
+    /// with text: the frame fits a shape's bytes but is decoded, and folds the same.
+    #[test]
+    fn ids_and_parts_the_decoder_reads_are_decoded() {
+        let delta = |id: &str, index: &str| {
+            frame(&format!(
+                r#"{{"type":"response.output_text.delta","sequence_number":1,"item_id":"{id}","output_index":{index},"content_index":0,"delta":"a"}}"#
+            ))
+        };
+        for (body, fast) in [
+            (delta("m\\u0031", "0"), 0),
+            (delta("m1", "-0"), 0),
+            (delta("m1", "0.0"), 0),
+            (delta("m1", "1e0"), 0),
+            (delta("m1", "0"), 1),
+            (
+                frame(
+                    r#"{"type":"response.content_part.added","sequence_number":1,"item_id":"m","output_index":0,"content_index":0,"part":{"type":"output_text","annotations":[],"text":"So"}}"#,
+                ),
+                0,
+            ),
+        ] {
+            let mut s = Stream::<ResponsesReader<()>>::new(1 << 16);
+            s.run(body.as_bytes(), &mut Quiet).unwrap();
+            assert_eq!(s.state.fast, fast, "{body}");
+            let spaced = body.replace("\"type\":", "\"type\": ");
+            let mut t = Stream::<ResponsesReader<()>>::new(1 << 16);
+            t.run(spaced.as_bytes(), &mut Quiet).unwrap();
+            assert_eq!(
+                s.reader.result().to_json(),
+                t.reader.result().to_json(),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_shape_known_ahead_is_made() {
+        assert_eq!(responses::ahead_count(), 11);
     }
 }
