@@ -12,6 +12,20 @@ pub enum Subject<'d> {
     Raw(&'d [u8]),
 }
 
+impl<'d> Subject<'d> {
+    /// The frame's event type, as far as a shape's head can tell it: the framed frame's, or
+    /// the `event: ` line the wire's bytes start with (empty when they start otherwise).
+    pub fn event(&self) -> &'d [u8] {
+        match *self {
+            Subject::Frame(frame) => frame.event.as_deref().unwrap_or_default(),
+            Subject::Raw(bytes) => bytes
+                .strip_prefix(b"event: ")
+                .and_then(|rest| rest.split(|&b| b == b'\n').next())
+                .unwrap_or_default(),
+        }
+    }
+}
+
 /// A frame that fits a template: the values of its holes, and its length in the wire's bytes
 /// (0 for a framed frame).
 pub struct Hit<'d> {

@@ -371,13 +371,7 @@ impl<I> MessagesReader<I> {
             return Ok(None);
         }
         // Only the shapes of the frame's event type are tried.
-        let event: &[u8] = match subject {
-            Subject::Frame(frame) => frame.event.as_deref().unwrap_or_default(),
-            Subject::Raw(bytes) => bytes
-                .strip_prefix(b"event: ")
-                .and_then(|rest| rest.split(|&b| b == b'\n').next())
-                .unwrap_or_default(),
-        };
+        let event = subject.event();
         for known in ahead().iter().filter(|a| a.event.as_bytes() == event) {
             let Some(hit) = fit(&known.shape, subject, &mut [""; MAX_RAW], &mut self.buf) else {
                 continue;
