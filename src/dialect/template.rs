@@ -381,7 +381,7 @@ impl Shape {
         let span = match (self.span, bounds) {
             (None, _) => None,
             // Fixed parts (decoded text) and checked holes only: valid UTF-8; checked anyway.
-            (Some(_), (Some(a), Some(b))) => Some(std::str::from_utf8(data.get(a..b)?).ok()?),
+            (Some(_), (Some(a), Some(b))) => Some(crate::text::utf8(data.get(a..b)?)?),
             _ => return None,
         };
         filled.span = span;

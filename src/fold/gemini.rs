@@ -402,10 +402,15 @@ impl GeminiFold {
         let mut set_raw = |key: &str, value: Option<&str>| {
             if let Some(v) = value {
                 match top.get_mut(key) {
-                    // The same key again (usage comes with every chunk): replaced in place.
+                    // The same key again (usage comes with every chunk): replaced in place,
+                    // in the room the last value had (a chunk's counts are mostly as long as
+                    // the last one's: no allocation then).
                     Some(Out::Json(old)) => {
                         if **old != *v {
-                            *old = v.into();
+                            let mut text = std::mem::take(old).into_string();
+                            text.clear();
+                            text.push_str(v);
+                            *old = text.into_boxed_str();
                         }
                     }
                     _ => top.set(key, Out::json(v)),

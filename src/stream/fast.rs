@@ -42,7 +42,7 @@ impl<'d> Hit<'d> {
     /// not checked by the fit; the frame is then decoded in full).
     pub fn raw(&self, keep: bool) -> Option<Option<&'d str>> {
         match keep {
-            true => std::str::from_utf8(self.data).ok().map(Some),
+            true => crate::text::utf8(self.data).map(Some),
             false => Some(None),
         }
     }
