@@ -34,6 +34,8 @@ pub struct Hit<'d> {
     pub len: usize,
     /// The frame's data.
     pub data: &'d [u8],
+    /// The shape's span (see `Shape::with_span`).
+    pub span: Option<&'d str>,
 }
 
 impl<'d> Hit<'d> {
@@ -128,5 +130,6 @@ pub fn fit<'d>(
         number: f.number,
         len,
         data: f.data,
+        span: f.span,
     })
 }

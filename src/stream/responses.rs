@@ -82,6 +82,9 @@ enum Known {
     /// The announcement of an empty part: the part, as sent (the text hole holds its empty
     /// text).
     PartAdded(&'static str),
+    /// The announcement of an item (its text hole must hold this text; the item is the
+    /// shape's span).
+    ItemAdded(&'static str),
 }
 
 /// A frame shape known before a stream's first byte. Its raw holes are, by slot, the item id,
@@ -198,6 +201,29 @@ fn ahead() -> &'static [Ahead] {
             let data = format!(r#"{},"part":{part}}}"#, head(event, second));
             shapes.push((event, Known::PartAdded(part), second, data));
         }
+        // A new item: a message, a function call (its call id and name raw holes too) or a
+        // reasoning item, as OpenAI announces each (in progress, nothing in it yet).
+        for (item, required) in [
+            (
+                r#"{"id":"i","type":"message","status":"in_progress","content":[],"role":"assistant"}"#,
+                "assistant",
+            ),
+            (
+                r#"{"id":"i","type":"function_call","status":"in_progress","arguments":"","call_id":"c","name":"n"}"#,
+                "",
+            ),
+            (r#"{"id":"i","type":"reasoning","summary":[]}"#, "reasoning"),
+        ] {
+            let data = format!(
+                r#"{{"type":"response.output_item.added","sequence_number":0,"output_index":0,"item":{item}}}"#
+            );
+            shapes.push((
+                "response.output_item.added",
+                Known::ItemAdded(required),
+                Second::None,
+                data,
+            ));
+        }
         shapes
             .into_iter()
             .filter_map(|(event, known, second, data)| {
@@ -209,10 +235,20 @@ fn ahead() -> &'static [Ahead] {
                 let text = match known {
                     Known::Delta => after(r#""delta":""#, 1)?,
                     Known::PartAdded(_) => after(r#""text":""#, 0)?,
+                    Known::ItemAdded("assistant") => after(r#""role":""#, 9)?,
+                    Known::ItemAdded("reasoning") => {
+                        let at = data.find(r#""type":"reasoning""#)? + r#""type":""#.len();
+                        data.get(at..at + "reasoning".len())?
+                    }
+                    Known::ItemAdded(_) => after(r#""arguments":""#, 0)?,
                 };
                 let padding: Vec<&str> = after(r#""obfuscation":""#, 1).into_iter().collect();
+                let (id, item) = match known {
+                    Known::ItemAdded(_) => (r#""id":""#, data.find(r#""item":"#)),
+                    _ => (r#""item_id":""#, None),
+                };
                 let mut raws = vec![
-                    RawHole::Str(after(r#""item_id":""#, 1)?),
+                    RawHole::Str(after(id, 1)?),
                     RawHole::Num(after(r#""output_index":"#, 1)?),
                 ];
                 match second {
@@ -220,8 +256,16 @@ fn ahead() -> &'static [Ahead] {
                     Second::Summary => raws.push(RawHole::Num(after(r#""summary_index":"#, 1)?)),
                     Second::None => {}
                 }
+                if let (Some(call_id), Some(name)) = (after(r#""call_id":""#, 1), after(r#""name":""#, 1)) {
+                    raws.extend([RawHole::Str(call_id), RawHole::Str(name)]);
+                }
                 let shape = Shape::with_raws(Some(event.as_bytes()), &data, text, &padding, &raws)?
                     .with_number("sequence_number", 0)?;
+                // An item's span: the object after `"item":`, to the data's closing brace.
+                let shape = match item {
+                    Some(at) => shape.with_span(&data, data.get(at + 7..data.len() - 1)?)?,
+                    None => shape,
+                };
                 Some(Ahead {
                     event,
                     known,
@@ -396,29 +440,37 @@ impl<I> ResponsesReader<I> {
             let Some(ids) = Ids::read(&raws, known.second) else {
                 return Ok(None);
             };
-            let (delta, part, raw) = match known.known {
+            let (delta, part, item) = match known.known {
                 Known::Delta => (Some(&*hit.text), None, None),
-                Known::PartAdded(part) => {
-                    if !hit.text.is_empty() {
-                        continue;
-                    }
-                    // Kept as the decoder keeps an event that is not a plain delta.
-                    let Ok(raw) = std::str::from_utf8(hit.data) else {
-                        return Ok(None);
-                    };
-                    state.quiet_hit = true;
-                    (None, Some(part), Some(raw))
-                }
+                Known::PartAdded(part) if hit.text.is_empty() => (None, Some(part), None),
+                Known::ItemAdded(text) if hit.text == text => match hit.span {
+                    Some(item) => (None, None, Some(item)),
+                    None => return Ok(None),
+                },
+                Known::PartAdded(_) | Known::ItemAdded(_) => continue,
             };
+            let raw = match known.known {
+                Known::Delta => None,
+                // Kept as the decoder keeps an event that is not a plain delta.
+                _ => match crate::text::utf8(hit.data) {
+                    Some(raw) => Some(raw),
+                    None => return Ok(None),
+                },
+            };
+            if raw.is_some() {
+                state.quiet_hit = true;
+            }
             state.saw(crate::dialect::Belongs::Own, "");
             let view = EventView {
                 kind: known.event,
                 output_index: Some(ids.output_index),
                 content_index: ids.content_index,
                 summary_index: ids.summary_index,
-                item_id: Some(ids.item_id),
+                // An item's id is in the item, which the fold reads.
+                item_id: item.is_none().then_some(ids.item_id),
                 delta,
                 part,
+                item,
                 raw,
                 ..EventView::default()
             };

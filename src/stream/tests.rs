@@ -242,7 +242,7 @@ mod responses_ahead {
     }
 
     /// A Responses turn as OpenAI writes it (the sequence number second): under `consume()`
-    /// the first delta of each kind and the announcements of empty parts are read without a
+    /// the first delta of each kind and the announcements of new items and empty parts are read without a
     /// decode by the shapes known ahead, the later deltas of its item by the template the
     /// first one became. A copy spelled with spaces is decoded (but for the deltas
     /// its own templates take) and folds to the same response.
@@ -270,9 +270,10 @@ mod responses_ahead {
         let mut fast = Stream::<ResponsesReader<()>>::new(1 << 16);
         fast.run(body.as_bytes(), &mut Quiet).unwrap();
         fast.finish(&mut Quiet).unwrap();
-        // 3 part announcements, 7 deltas (the first delta of the second message fits a shape
-        // known ahead again: the template the first message's made has its item id fixed).
-        assert_eq!(fast.state.fast, 10);
+        // 4 item and 3 part announcements, 7 deltas (the first delta of the second message
+        // fits a shape known ahead again: the template the first message's made has its item
+        // id fixed).
+        assert_eq!(fast.state.fast, 14);
         let spaced = body.replace("\"type\":", "\"type\": ");
         let mut slow = Stream::<ResponsesReader<()>>::new(1 << 16);
         slow.run(spaced.as_bytes(), &mut Quiet).unwrap();
@@ -322,6 +323,30 @@ mod responses_ahead {
                 ),
                 0,
             ),
+            (
+                frame(
+                    r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"m","type":"message","status":"in_progress","content":[],"role":"user"}}"#,
+                ),
+                0,
+            ),
+            (
+                frame(
+                    r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"f","type":"function_call","status":"in_progress","arguments":"{}","call_id":"c","name":"n"}}"#,
+                ),
+                0,
+            ),
+            (
+                frame(
+                    r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"f\u0031","type":"function_call","status":"in_progress","arguments":"","call_id":"c","name":"n"}}"#,
+                ),
+                0,
+            ),
+            (
+                frame(
+                    r#"{"type":"response.output_item.added","sequence_number":1,"output_index":0,"item":{"id":"f","type":"function_call","status":"in_progress","arguments":"","call_id":"c\"","name":"n\u00e9"}}"#,
+                ),
+                1,
+            ),
         ] {
             let mut s = Stream::<ResponsesReader<()>>::new(1 << 16);
             s.run(body.as_bytes(), &mut Quiet).unwrap();
@@ -339,6 +364,6 @@ mod responses_ahead {
 
     #[test]
     fn every_shape_known_ahead_is_made() {
-        assert_eq!(responses::ahead_count(), 11);
+        assert_eq!(responses::ahead_count(), 14);
     }
 }
