@@ -85,6 +85,18 @@ enum Known {
     /// The announcement of an item (its text hole must hold this text; the item is the
     /// shape's span).
     ItemAdded(&'static str),
+    /// A `.done` event, its full text in the text hole: where the view takes it from.
+    Done(Field),
+}
+
+/// What of a `.done` event the view holds: its text or arguments (the text hole's string), or
+/// its part or item (the shape's span).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Field {
+    Text,
+    Arguments,
+    Part,
+    Item,
 }
 
 /// A frame shape known before a stream's first byte. Its raw holes are, by slot, the item id,
@@ -201,6 +213,44 @@ fn ahead() -> &'static [Ahead] {
             let data = format!(r#"{},"part":{part}}}"#, head(event, second));
             shapes.push((event, Known::PartAdded(part), second, data));
         }
+        // The `.done` events of a text, a summary and a function call, each its full text.
+        for (event, second, rest, field) in [
+            ("response.output_text.done", Second::Content, r#","text":"x","logprobs":[]}"#, Field::Text),
+            ("response.output_text.done", Second::Content, r#","text":"x"}"#, Field::Text),
+            (
+                "response.content_part.done",
+                Second::Content,
+                r#","part":{"type":"output_text","annotations":[],"logprobs":[],"text":"x"}}"#,
+                Field::Part,
+            ),
+            (
+                "response.content_part.done",
+                Second::Content,
+                r#","part":{"type":"output_text","annotations":[],"text":"x"}}"#,
+                Field::Part,
+            ),
+            ("response.reasoning_summary_text.done", Second::Summary, r#","text":"x"}"#, Field::Text),
+            (
+                "response.reasoning_summary_part.done",
+                Second::Summary,
+                r#","part":{"type":"summary_text","text":"x"}}"#,
+                Field::Part,
+            ),
+            ("response.function_call_arguments.done", Second::None, r#","arguments":"x"}"#, Field::Arguments),
+        ] {
+            shapes.push((event, Known::Done(field), second, format!("{}{rest}", head(event, second))));
+        }
+        for item in [
+            r#"{"id":"i","type":"message","status":"completed","content":[{"type":"output_text","annotations":[],"logprobs":[],"text":"x"}],"role":"assistant"}"#,
+            r#"{"id":"i","type":"message","status":"completed","content":[{"type":"output_text","annotations":[],"text":"x"}],"role":"assistant"}"#,
+            r#"{"id":"i","type":"function_call","status":"completed","arguments":"x","call_id":"c","name":"n"}"#,
+            r#"{"id":"i","type":"reasoning","summary":[{"type":"summary_text","text":"x"}]}"#,
+        ] {
+            let data = format!(
+                r#"{{"type":"response.output_item.done","sequence_number":0,"output_index":0,"item":{item}}}"#
+            );
+            shapes.push(("response.output_item.done", Known::Done(Field::Item), Second::None, data));
+        }
         // A new item: a message, a function call (its call id and name raw holes too) or a
         // reasoning item, as OpenAI announces each (in progress, nothing in it yet).
         for (item, required) in [
@@ -241,10 +291,16 @@ fn ahead() -> &'static [Ahead] {
                         data.get(at..at + "reasoning".len())?
                     }
                     Known::ItemAdded(_) => after(r#""arguments":""#, 0)?,
+                    Known::Done(_) => after(r#""text":""#, 1)
+                        .or_else(|| after(r#""arguments":""#, 1))?,
                 };
                 let padding: Vec<&str> = after(r#""obfuscation":""#, 1).into_iter().collect();
-                let (id, item) = match known {
-                    Known::ItemAdded(_) => (r#""id":""#, data.find(r#""item":"#)),
+                // The span: an item, or a done part (its text is a hole).
+                let (id, span) = match known {
+                    Known::ItemAdded(_) | Known::Done(Field::Item) => {
+                        (r#""id":""#, data.find(r#""item":"#))
+                    }
+                    Known::Done(Field::Part) => (r#""item_id":""#, data.find(r#""part":"#)),
                     _ => (r#""item_id":""#, None),
                 };
                 let mut raws = vec![
@@ -261,8 +317,8 @@ fn ahead() -> &'static [Ahead] {
                 }
                 let shape = Shape::with_raws(Some(event.as_bytes()), &data, text, &padding, &raws)?
                     .with_number("sequence_number", 0)?;
-                // An item's span: the object after `"item":`, to the data's closing brace.
-                let shape = match item {
+                // The object after `"item":` or `"part":`, to the data's closing brace.
+                let shape = match span {
                     Some(at) => shape.with_span(&data, data.get(at + 7..data.len() - 1)?)?,
                     None => shape,
                 };
@@ -440,40 +496,43 @@ impl<I> ResponsesReader<I> {
             let Some(ids) = Ids::read(&raws, known.second) else {
                 return Ok(None);
             };
-            let (delta, part, item) = match known.known {
-                Known::Delta => (Some(&*hit.text), None, None),
-                Known::PartAdded(part) if hit.text.is_empty() => (None, Some(part), None),
-                Known::ItemAdded(text) if hit.text == text => match hit.span {
-                    Some(item) => (None, None, Some(item)),
-                    None => return Ok(None),
-                },
-                Known::PartAdded(_) | Known::ItemAdded(_) => continue,
-            };
-            let raw = match known.known {
-                Known::Delta => None,
-                // Kept as the decoder keeps an event that is not a plain delta.
-                _ => match crate::text::utf8(hit.data) {
-                    Some(raw) => Some(raw),
-                    None => return Ok(None),
-                },
-            };
-            if raw.is_some() {
-                state.quiet_hit = true;
-            }
-            state.saw(crate::dialect::Belongs::Own, "");
-            let view = EventView {
+            let mut view = EventView {
                 kind: known.event,
                 output_index: Some(ids.output_index),
                 content_index: ids.content_index,
                 summary_index: ids.summary_index,
-                // An item's id is in the item, which the fold reads.
-                item_id: item.is_none().then_some(ids.item_id),
-                delta,
-                part,
-                item,
-                raw,
+                item_id: Some(ids.item_id),
                 ..EventView::default()
             };
+            match known.known {
+                Known::Delta => view.delta = Some(&hit.text),
+                Known::PartAdded(part) if hit.text.is_empty() => view.part = Some(part),
+                Known::ItemAdded(text) if hit.text == text => view.item = hit.span,
+                Known::Done(Field::Text) => view.text = Some(&hit.text),
+                Known::Done(Field::Arguments) => view.arguments = Some(&hit.text),
+                Known::Done(Field::Part) => view.part = hit.span,
+                Known::Done(Field::Item) => view.item = hit.span,
+                Known::PartAdded(_) | Known::ItemAdded(_) => continue,
+            }
+            if matches!(known.known, Known::ItemAdded(_) | Known::Done(Field::Item)) {
+                // An item's id is in the item, which the fold reads.
+                view.item_id = None;
+                if view.item.is_none() {
+                    return Ok(None);
+                }
+            }
+            if !matches!(known.known, Known::Delta) {
+                // Kept as the decoder keeps an event that is not a plain delta.
+                let Some(raw) = crate::text::utf8(hit.data) else {
+                    return Ok(None);
+                };
+                view.raw = Some(raw);
+                state.quiet_hit = true;
+            }
+            if view.part.is_none() && matches!(known.known, Known::Done(Field::Part)) {
+                return Ok(None);
+            }
+            state.saw(crate::dialect::Belongs::Own, "");
             self.fold.add(&view);
             state.tap(Upstream::Responses(&view));
             if let Known::Delta = known.known {
