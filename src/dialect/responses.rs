@@ -15,6 +15,7 @@ use serde_json::value::RawValue;
 use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Extra, Int, Str};
 use super::ErrorInfo;
 use crate::fold::responses::EventView;
+use crate::fold::{object_text, Entry, ObjectOr};
 
 /// One Responses stream event, flattened.
 #[derive(Debug, Default)]
@@ -31,7 +32,11 @@ pub struct Event<'a> {
     pub arguments: Option<Str<'a>>,
     pub item: Option<&'a RawValue>,
     pub part: Option<&'a RawValue>,
-    pub response: Option<&'a RawValue>,
+    /// The response object's text (a created, in-progress or terminal event's).
+    pub response: Option<&'a str>,
+    /// A terminal event's response read one level deep by the decode itself (when the type
+    /// came before it, as OpenAI writes it): the fold reads these, not the text again.
+    pub response_entries: Option<Vec<Entry<'a>>>,
     pub logprobs: Option<&'a RawValue>,
     /// `error` of an error event that nests it (`{"type": "error", "error": {...}}`).
     pub error: Option<&'a RawValue>,
@@ -101,8 +106,8 @@ map_struct!(ResponseError, "a response object", |r, key, map| {
 });
 
 /// The `error` object of a response (`response.failed` nests its error there), if any.
-pub fn response_error(response: &RawValue) -> Option<&RawValue> {
-    serde_json::from_str::<ResponseError<'_>>(response.get())
+pub fn response_error(response: &str) -> Option<&RawValue> {
+    serde_json::from_str::<ResponseError<'_>>(response)
         .ok()
         .and_then(|r| r.error)
 }
@@ -151,7 +156,8 @@ impl<'a> Event<'a> {
             arguments: self.arguments.as_ref().map(Str::as_str),
             item: self.item.map(RawValue::get),
             part: self.part.map(RawValue::get),
-            response: self.response.map(RawValue::get),
+            response: self.response,
+            response_entries: self.response_entries.as_deref(),
             logprobs: self.logprobs.map(RawValue::get),
             raw: (!self.is_common_delta()).then_some(doc),
         };
@@ -161,7 +167,12 @@ impl<'a> Event<'a> {
 
 /// Decodes one document of a Responses stream.
 pub fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
-    serde_json::from_str(doc)
+    let mut event: Event<'_> = serde_json::from_str(doc)?;
+    if let Some(entries) = &event.response_entries {
+        // The object's text, found around the entries the decode read (no second pass).
+        event.response = object_text(doc, entries);
+    }
+    Ok(event)
 }
 
 /// Whether `doc` (a frame's data, `event` its SSE event name) is this dialect's own: the
@@ -189,7 +200,21 @@ map_struct!(
             "arguments" => event.arguments = str_or_raw(&mut map)?,
             "item" => event.item = raw_opt(&mut map)?,
             "part" => event.part = raw_opt(&mut map)?,
-            "response" => event.response = raw_opt(&mut map)?,
+            "response" => {
+                let terminal = event.type_.as_ref().map(Str::as_str);
+                if terminal.is_some_and(|t| TERMINAL.contains(&t)) {
+                    // Its entries, read in this one pass (the text is found around them).
+                    event.response_entries = match map.next_value::<Option<ObjectOr<'_>>>()? {
+                        Some(ObjectOr::Object(entries)) => Some(entries),
+                        // A value that is no object: a terminal without a response.
+                        _ => None,
+                    };
+                    event.response = None;
+                } else {
+                    event.response = raw_opt(&mut map)?.map(RawValue::get);
+                    event.response_entries = None;
+                }
+            }
             "logprobs" => {
                 event.logprobs = raw_opt(&mut map)?.filter(|l| l.get() != "[]");
             }
@@ -214,14 +239,55 @@ mod tests {
         assert_eq!(e.sequence_number, Some(3));
     }
 
+    /// A terminal event's response (its type sent first) is read one level deep by the decode
+    /// itself, and its text is found around the entries: the same text a raw read gives, for
+    /// any spacing and any key (escaped quotes too).
+    #[test]
+    fn a_terminal_response_is_read_in_the_decode() {
+        for response in [
+            r#"{"id":"r","status":"completed","output":[{"a":{"b":"}"}}]}"#,
+            r#"{ "id" : "r" , "a\"b\\" : [1, {"c": "\""}] , "z":null }"#,
+            "{\n\t\"k\\\\\": 1\r\n}",
+            r#"{"only":{}}"#,
+        ] {
+            let doc = format!(
+                r#"{{"type":"response.completed","sequence_number":3,"response":{response}}}"#
+            );
+            let e = decode(&doc).unwrap();
+            assert_eq!(e.response, Some(response), "{doc}");
+            let entries = e.response_entries.as_ref().unwrap();
+            let read = crate::fold::Json::object(response).unwrap();
+            assert_eq!(entries.len(), read.len());
+            for ((k1, v1), (k2, v2)) in entries.iter().zip(&read) {
+                assert_eq!((k1, v1.get()), (k2, v2.get()));
+            }
+        }
+        // An empty object; the type after the response (read as text, entries left to the
+        // fold); a value that is no object (no response).
+        let e = decode(r#"{"type":"response.completed","response":{ }}"#).unwrap();
+        assert_eq!(
+            (e.response, e.response_entries.map(|e| e.len())),
+            (Some("{}"), Some(0))
+        );
+        let e = decode(r#"{"response":{"id":"r"},"type":"response.completed"}"#).unwrap();
+        assert_eq!(e.response, Some(r#"{"id":"r"}"#));
+        assert!(e.response_entries.is_none());
+        for value in ["\"x\"", "1", "[1,{}]", "null", "true"] {
+            let doc = format!(r#"{{"type":"response.failed","response":{value}}}"#);
+            let e = decode(&doc).unwrap();
+            assert!(
+                e.response.is_none() && e.response_entries.is_none(),
+                "{doc}"
+            );
+        }
+        assert!(decode(r#"{"type":"response.completed","response":{"a":1,}}"#).is_err());
+    }
+
     #[test]
     fn completed_keeps_the_response_raw() {
         let e = decode(r#"{"type":"response.completed","response":{"id":"r","status":"completed"},"sequence_number":9}"#).unwrap();
         assert!(TERMINAL.contains(&e.kind()));
-        assert_eq!(
-            e.response.unwrap().get(),
-            r#"{"id":"r","status":"completed"}"#
-        );
+        assert_eq!(e.response.unwrap(), r#"{"id":"r","status":"completed"}"#);
         assert!(!e.is_common_delta());
     }
 }

@@ -751,8 +751,114 @@ impl<'a> Json<'a> {
 /// One entry of a JSON object read one level deep: its key, and its value as sent.
 pub type Entry<'a> = (Cow<'a, str>, &'a RawValue);
 
+/// A JSON value read one level deep when it is an object (its entries), else only checked:
+/// for a decoder that wants an object's entries without a second pass over it.
+pub enum ObjectOr<'a> {
+    Object(Vec<Entry<'a>>),
+    Other,
+}
+
+impl<'de> serde::Deserialize<'de> for ObjectOr<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = ObjectOr<'de>;
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a JSON value")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                Ok(ObjectOr::Object(Entries::visit(map)?.0))
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
+                Ok(ObjectOr::Other)
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(ObjectOr::Other)
+            }
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ObjectOr::Other)
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ObjectOr::Other)
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ObjectOr::Other)
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ObjectOr::Other)
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+                Ok(ObjectOr::Other)
+            }
+        }
+        d.deserialize_any(V)
+    }
+}
+
+/// The text of the JSON object of `doc` whose entries (values as slices of `doc`) are
+/// `entries`: from its `{` to its `}`, found from the first value back over its key and from
+/// the last value on (`{}` for an object without entries). `None` if the values are not slices
+/// of `doc` or the text around them is not an object's (never for entries a decode of `doc`
+/// read).
+pub fn object_text<'a>(doc: &'a str, entries: &[Entry<'a>]) -> Option<&'a str> {
+    const SPACE: [u8; 4] = [b' ', b'\t', b'\n', b'\r'];
+    let (Some((_, first)), Some((_, last))) = (entries.first(), entries.last()) else {
+        return Some("{}");
+    };
+    let bytes = doc.as_bytes();
+    let offset =
+        |value: &RawValue| (value.get().as_ptr() as usize).checked_sub(doc.as_ptr() as usize);
+    // Back from the first value: spaces, `:`, spaces, the key (to the quote no odd run of
+    // backslashes escapes), spaces, `{`.
+    let mut at = offset(first)?;
+    let back = |at: &mut usize| {
+        while *at > 0 && SPACE.contains(bytes.get(*at - 1)?) {
+            *at -= 1;
+        }
+        Some(())
+    };
+    back(&mut at)?;
+    at = at.checked_sub(1).filter(|&i| bytes.get(i) == Some(&b':'))?;
+    back(&mut at)?;
+    at = at.checked_sub(1).filter(|&i| bytes.get(i) == Some(&b'"'))?;
+    loop {
+        at = at.checked_sub(1)?;
+        if bytes.get(at) == Some(&b'"') {
+            let escapes = bytes
+                .get(..at)?
+                .iter()
+                .rev()
+                .take_while(|&&b| b == b'\\')
+                .count();
+            if escapes % 2 == 0 {
+                break;
+            }
+        }
+    }
+    back(&mut at)?;
+    let start = at.checked_sub(1).filter(|&i| bytes.get(i) == Some(&b'{'))?;
+    // On from the last value: spaces, `}`.
+    let mut end = offset(last)? + last.get().len();
+    while bytes.get(end).is_some_and(|b| SPACE.contains(b)) {
+        end += 1;
+    }
+    (bytes.get(end) == Some(&b'}')).then_some(())?;
+    doc.get(start..end + 1)
+}
+
 /// A JSON object's entries in arrival order, values left raw.
 struct Entries<'a>(Vec<(Cow<'a, str>, &'a RawValue)>);
+
+impl<'de> Entries<'de> {
+    fn visit<A: MapAccess<'de>>(mut map: A) -> Result<Self, A::Error> {
+        let mut out = Vec::new();
+        while let Some(key) = map.next_key::<Str<'de>>()? {
+            out.push((key.0, map.next_value::<&'de RawValue>()?));
+        }
+        Ok(Entries(out))
+    }
+}
 
 impl<'de> serde::Deserialize<'de> for Entries<'de> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
@@ -762,12 +868,8 @@ impl<'de> serde::Deserialize<'de> for Entries<'de> {
             fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
                 f.write_str("a JSON object")
             }
-            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut out = Vec::new();
-                while let Some(key) = map.next_key::<Str<'de>>()? {
-                    out.push((key.0, map.next_value::<&'de RawValue>()?));
-                }
-                Ok(Entries(out))
+            fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Self::Value, A::Error> {
+                Entries::visit(map)
             }
             fn visit_seq<A: SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
                 Err(de::Error::custom("not an object"))

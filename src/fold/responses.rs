@@ -39,7 +39,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-use super::{entry, list_of, note, object_map, string_of, Json, Map, Out};
+use super::{entry, list_of, note, object_map, string_of, Entry, Json, Map, Out};
 use crate::partial::PartialJson;
 
 mod notes;
@@ -66,6 +66,8 @@ pub struct EventView<'a> {
     pub item: Option<&'a str>,
     pub part: Option<&'a str>,
     pub response: Option<&'a str>,
+    /// `response`'s entries, when the decoder read them (see `dialect::responses::Event`).
+    pub response_entries: Option<&'a [Entry<'a>]>,
     pub logprobs: Option<&'a str>,
     pub raw: Option<&'a str>,
 }

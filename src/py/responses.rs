@@ -154,7 +154,7 @@ impl ResponsesItems for Out<'_, '_, ResponseStrings> {
             ),
             item_json: ev.item.map(|r| r.get().into()),
             part_json: ev.part.map(|r| r.get().into()),
-            response_json: ev.response.map(|r| r.get().into()),
+            response_json: ev.response.map(Into::into),
             logprobs_json: ev.logprobs.map(|r| r.get().into()),
             raw_json: raw.map(Box::from),
         };
@@ -227,6 +227,7 @@ fn fold_item(py: Python<'_>, fold: &mut ResponsesFold, item: &ResponseEvent) {
         item: item.item_json.as_deref(),
         part: item.part_json.as_deref(),
         response: item.response_json.as_deref(),
+        response_entries: None,
         logprobs: item.logprobs_json.as_deref(),
         raw: item.raw_json.as_deref(),
     });

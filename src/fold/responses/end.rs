@@ -6,7 +6,17 @@ use super::*;
 
 impl ResponsesFold {
     pub(super) fn terminal(&mut self, v: &EventView<'_>) {
-        let Some((text, entries)) = v.response.and_then(|t| Some((t, Json::object(t)?))) else {
+        // The entries the decoder read, else a read of the text.
+        let read;
+        let entries = match (v.response, v.response_entries) {
+            (Some(_), Some(entries)) => Some(entries),
+            (Some(text), None) => {
+                read = Json::object(text);
+                read.as_deref()
+            }
+            (None, _) => None,
+        };
+        let (Some(text), Some(entries)) = (v.response, entries) else {
             note(
                 &mut self.warnings,
                 format!("{} without a response object", v.kind),
@@ -14,8 +24,8 @@ impl ResponsesFold {
             return;
         };
         // The last of duplicate keys, as a map keeps them.
-        let output = entry(&entries, "output").filter(|value| value.get().trim() != "null");
-        self.final_ = Some((with_keys(text, &entries), output.is_some()));
+        let output = entry(entries, "output").filter(|value| value.get().trim() != "null");
+        self.final_ = Some((with_keys(text, entries), output.is_some()));
         let Some(output) = output else {
             return;
         };

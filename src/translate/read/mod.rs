@@ -24,8 +24,16 @@ fn field<'a>(text: &'a str, key: &str) -> Option<&'a str> {
 /// The raw JSON of each of `keys` in the object `text` (the first of duplicates), read in one
 /// pass: an item or a whole response holds the whole text once more.
 fn fields<'a, const N: usize>(text: &'a str, keys: [&str; N]) -> [Option<&'a str>; N] {
+    fields_in(&Json::object(text).unwrap_or_default(), keys)
+}
+
+/// [`fields`] of an object already read one level deep.
+fn fields_in<'a, const N: usize>(
+    entries: &[crate::fold::Entry<'a>],
+    keys: [&str; N],
+) -> [Option<&'a str>; N] {
     let mut found = [None; N];
-    for (k, v) in Json::object(text).unwrap_or_default() {
+    for (k, v) in entries {
         if let Some(at) = keys.iter().position(|key| *key == k) {
             if let Some(slot @ None) = found.get_mut(at) {
                 *slot = Some(v.get());

@@ -179,9 +179,13 @@ impl ResponsesReader {
                 }
             }
             b"response.completed" | b"response.incomplete" => {
-                let [usage, details, output] = v.response.map_or([None; 3], |r| {
-                    fields(r, ["usage", "incomplete_details", "output"])
-                });
+                // The entries the decoder read, else a read of the text.
+                let keys = ["usage", "incomplete_details", "output"];
+                let [usage, details, output] = match (v.response_entries, v.response) {
+                    (Some(entries), _) => fields_in(entries, keys),
+                    (None, Some(r)) => fields(r, keys),
+                    (None, None) => [None; 3],
+                };
                 // The terminal object restates every item: the text of a message whose
                 // `.done` events never came is held against its deltas too.
                 if let Some(Json::Array(items)) = output.and_then(Json::read) {
