@@ -282,51 +282,90 @@ impl Shape {
     /// key token `"key":` can stand once and only as the object's own key (a flat object: no
     /// nested object holds keys). `None` (no template) unless `"key":<value>` appears exactly
     /// once in the fixed parts, as a whole number token.
-    pub fn with_number(mut self, key: &str, value: i64) -> Option<Self> {
-        if value < 0 {
+    pub fn with_number(self, key: &str, value: i64) -> Option<Self> {
+        self.with_numbers(&[(key, value)])
+    }
+
+    /// [`with_number`](Self::with_number) for each of `numbers` at once: the parts are read
+    /// once for all the keys (a Gemini chunk's usage has several counts; a read per key was a
+    /// third of a Gemini stream's first frame). `None` unless every one can be placed.
+    pub fn with_numbers(mut self, numbers: &[(&str, i64)]) -> Option<Self> {
+        if numbers.iter().any(|&(_, value)| value < 0) {
             return None;
         }
         // `"key":`, found from each quote (a shape's parts are short and a searcher costs
         // more to build than these few comparisons). The bytes after the key's place are
         // checked first: most quotes fail there without a call to compare the key.
-        let is_key_at = |part: &[u8], at: usize| {
+        let is_key_at = |part: &[u8], at: usize, key: &str| {
             part.get(at + 1 + key.len()..at + 3 + key.len()) == Some(&b"\":"[..])
                 && part.get(at + 1..at + 1 + key.len()) == Some(key.as_bytes())
         };
-        let pattern_len = key.len() + 3;
-        let mut found = None;
+        let mut found: Vec<Option<(usize, usize)>> = vec![None; numbers.len()];
         for (i, part) in self.parts.iter().enumerate() {
-            for at in memchr::memchr_iter(b'"', part).filter(|&at| is_key_at(part, at)) {
-                if found.is_some() {
-                    return None; // ambiguous
+            for at in memchr::memchr_iter(b'"', part) {
+                for (slot, &(key, _)) in found.iter_mut().zip(numbers) {
+                    if is_key_at(part, at, key) {
+                        if slot.is_some() {
+                            return None; // ambiguous
+                        }
+                        *slot = Some((i, at));
+                    }
                 }
-                found = Some((i, at));
             }
         }
-        let (i, at) = found?;
-        let part = self.parts.get(i)?;
-        // The value after the colon and any spaces (Google's JSON puts one there).
-        let spaces = part
-            .get(at + pattern_len..)?
-            .iter()
-            .take_while(|&&b| b == b' ')
-            .count();
-        let digits_start = at + pattern_len + spaces;
-        let digits_len = part
-            .get(digits_start..)?
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count();
-        let digits_end = digits_start + digits_len;
-        let token = std::str::from_utf8(part.get(digits_start..digits_end)?).ok()?;
-        // The whole token, written as `value` is (no leading zero, no other value).
-        if token.parse::<i64>().ok() != Some(value) || (token.len() > 1 && token.starts_with('0')) {
-            return None;
+        // Each value: its part and where its digits are.
+        let mut cuts = Vec::with_capacity(numbers.len());
+        for (place, &(key, value)) in found.into_iter().zip(numbers) {
+            let (i, at) = place?;
+            let part = self.parts.get(i)?;
+            let pattern_len = key.len() + 3;
+            // The value after the colon and any spaces (Google's JSON puts one there).
+            let spaces = part
+                .get(at + pattern_len..)?
+                .iter()
+                .take_while(|&&b| b == b' ')
+                .count();
+            let digits_start = at + pattern_len + spaces;
+            let digits_len = part
+                .get(digits_start..)?
+                .iter()
+                .take_while(|b| b.is_ascii_digit())
+                .count();
+            let digits_end = digits_start + digits_len;
+            let token = std::str::from_utf8(part.get(digits_start..digits_end)?).ok()?;
+            // The whole token, written as `value` is (no leading zero, no other value).
+            if token.parse::<i64>().ok() != Some(value)
+                || (token.len() > 1 && token.starts_with('0'))
+            {
+                return None;
+            }
+            cuts.push((i, digits_start, digits_end));
         }
-        let before: Box<[u8]> = part.get(..digits_start)?.into();
-        let after: Box<[u8]> = part.get(digits_end..)?.into();
-        self.parts.splice(i..=i, [before, after]);
-        self.holes.insert(i, Hole::Number);
+        cuts.sort_unstable();
+        if cuts
+            .windows(2)
+            .any(|w| matches!(w, [(i, _, end), (j, start, _)] if i == j && start < end))
+        {
+            return None; // one value named twice
+        }
+        // The parts again, each cut at its values, a number hole in each cut.
+        let mut parts = Vec::with_capacity(self.parts.len() + cuts.len());
+        let mut holes = Vec::with_capacity(self.holes.len() + cuts.len() + 1);
+        let mut cuts = cuts.into_iter().peekable();
+        for (i, part) in self.parts.iter().enumerate() {
+            let mut from = 0;
+            while let Some((_, start, end)) = cuts.next_if(|&(at, _, _)| at == i) {
+                parts.push(part.get(from..start)?.into());
+                holes.push(Hole::Number);
+                from = end;
+            }
+            parts.push(part.get(from..)?.into());
+            if let Some(hole) = self.holes.get(i) {
+                holes.push(*hole);
+            }
+        }
+        self.parts = parts;
+        self.holes = holes;
         self.span = None; // made again by the caller after its holes (`with_span`)
         Some(self)
     }
@@ -777,6 +816,39 @@ mod tests {
         // A quote further on does not count past a line break, escaped or not.
         for s in [&b"a\nb\""[..], b"a\rb\"", b"a\\\nb\"", b"a\\\r\""] {
             assert_eq!(scan_string(s), None, "{s:?}");
+        }
+    }
+
+    /// Several number holes placed at once make the shape one at a time makes; a key named
+    /// twice, a value that is not the one given, or a key that stands twice places none.
+    #[test]
+    fn number_holes_placed_at_once() {
+        let frame = r#"{"a": 1,"delta":"Hi","b":22,"c": 333}"#;
+        let at = frame.find("Hi").unwrap();
+        let shape = Shape::new(None, frame, &frame[at..at + 2], &[]).unwrap();
+        let one_by_one = shape
+            .clone()
+            .with_number("c", 333)
+            .and_then(|s| s.with_number("a", 1))
+            .and_then(|s| s.with_number("b", 22))
+            .unwrap();
+        let at_once = shape
+            .clone()
+            .with_numbers(&[("a", 1), ("b", 22), ("c", 333)])
+            .unwrap();
+        assert_eq!(at_once, one_by_one);
+        let next = r#"{"a": 7,"delta":"Yo","b":8,"c": 9}"#;
+        let f = at_once
+            .fill_all(None, next, &mut [""; MAX_RAW], None)
+            .unwrap();
+        assert_eq!((f.text.as_ref(), f.number), ("Yo", Some(7)));
+        for numbers in [
+            &[("a", 1), ("a", 1)][..],
+            &[("a", 1), ("b", 23)],
+            &[("a", 1), ("x", 1)],
+            &[("b", -22)],
+        ] {
+            assert!(shape.clone().with_numbers(numbers).is_none(), "{numbers:?}");
         }
     }
 

@@ -136,12 +136,12 @@ impl<I> GeminiTemplate<I> {
         let text = Str::in_frame(&part.text, &frame.data)?;
         let mut shape = Shape::new(frame.event.as_deref(), &frame.data, text, &[])?;
         if let Some(usage) = chunk.usage {
-            for (key, value) in Json::object(usage)? {
-                if let Ok(n) = value.get().parse::<i64>() {
-                    shape = shape.with_number(&key, n)?;
-                }
-            }
-            shape = shape.with_span(&frame.data, usage)?;
+            let entries = Json::object(usage)?;
+            let counts: Vec<(&str, i64)> = entries
+                .iter()
+                .filter_map(|(key, value)| Some((key.as_ref(), value.get().parse::<i64>().ok()?)))
+                .collect();
+            shape = shape.with_numbers(&counts)?.with_span(&frame.data, usage)?;
         }
         let owned = |s: &Option<Str<'_>>| s.as_ref().map(|s| Box::from(s.as_str()));
         let extra = |e: &Extra<'_>| -> Option<Vec<(Box<str>, Box<RawValue>)>> {
