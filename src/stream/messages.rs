@@ -124,6 +124,9 @@ enum Known {
     Signature,
     /// The `content_block_start` of an empty block: the block, as sent.
     Start(&'static str),
+    /// The `content_block_start` of a tool call (its id and name raw holes): the block is the
+    /// shape's span.
+    StartCall,
     /// `content_block_stop`, `message_stop`, `ping` (the hole holds the event's type).
     Stop,
     MessageStop,
@@ -194,6 +197,21 @@ fn ahead() -> &'static [Ahead] {
                 r#"{"type":"thinking","thinking":"","signature":""}"#,
                 r#""thinking":"""#,
             ),
+            // A tool call's start: its type is the hole, its id and name raw holes.
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"tool_use","id":"i","name":"n","input":{}}}"#.to_owned(),
+                r#""tool_use""#.to_owned(),
+                Known::StartCall,
+                Some("tool_use"),
+            ),
+            (
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{"type":"server_tool_use","id":"i","name":"n","input":{}}}"#.to_owned(),
+                r#""server_tool_use""#.to_owned(),
+                Known::StartCall,
+                Some("server_tool_use"),
+            ),
             typed("content_block_stop", r#"{"type":"content_block_stop","index":0}"#, Known::Stop),
             typed("message_stop", r#"{"type":"message_stop"}"#, Known::MessageStop),
             typed("ping", r#"{"type":"ping"}"#, Known::Ping),
@@ -208,11 +226,30 @@ fn ahead() -> &'static [Ahead] {
                 let end = at + needle.len() - 1;
                 let start = at + needle.get(..needle.len() - 1)?.rfind('"')? + 1;
                 let hole = data.get(start..end)?;
-                let shape = Shape::new(Some(event.as_bytes()), &data, hole, &[])?;
+                // A call's id and name: the string after each key.
+                let raws: Vec<RawHole<'_>> = match known {
+                    Known::StartCall => [r#""id":""#, r#""name":""#]
+                        .iter()
+                        .map(|key| {
+                            let at = data.find(key)? + key.len();
+                            data.get(at..at + 1).map(RawHole::Str)
+                        })
+                        .collect::<Option<_>>()?,
+                    _ => Vec::new(),
+                };
+                let shape = Shape::with_raws(Some(event.as_bytes()), &data, hole, &[], &raws)?;
                 let shape = if data.contains("\"index\"") {
                     shape.with_number("index", 0)?
                 } else {
                     shape
+                };
+                // A call's block: the object after `"content_block":`, to the closing brace.
+                let shape = match known {
+                    Known::StartCall => {
+                        let at = data.find(r#""content_block":"#)? + r#""content_block":"#.len();
+                        shape.with_span(&data, data.get(at..data.len() - 1)?)?
+                    }
+                    _ => shape,
                 };
                 Some(Ahead {
                     event,
@@ -410,6 +447,15 @@ impl<I> MessagesReader<I> {
                     content_block: Some(block),
                     ..EventView::default()
                 }),
+                Known::StartCall => match hit.span {
+                    Some(block) => Some(EventView {
+                        kind: "content_block_start",
+                        index: hit.number,
+                        content_block: Some(block),
+                        ..EventView::default()
+                    }),
+                    None => return Ok(None),
+                },
                 Known::Stop => Some(EventView {
                     kind: "content_block_stop",
                     index: hit.number,
