@@ -1,8 +1,9 @@
 //! The OpenAI Responses reader: each event read (`crate::dialect::responses`; `error` events
 //! and `response.failed` are reported), folded (`crate::fold::responses`), tapped, and handed
 //! to the sink as one item; a plain delta makes the frame template (its holes: the delta text
-//! and the sequence number). The deltas and empty-part announcements OpenAI writes in every
-//! stream are shapes known ahead (`ahead`). Carried across frames: the fold and the template.
+//! and the sequence number). The frames OpenAI writes in every stream (each item's first
+//! delta, the announcements of items and empty parts, the `.done` events) are shapes known
+//! ahead (`ahead`). Carried across frames: the fold and the template.
 
 use super::Upstream;
 use super::{fit, Dialect, Reader, Sink, State, Subject, Template, Value};
@@ -144,13 +145,14 @@ impl<'d> Ids<'d> {
     }
 }
 
-/// The frames OpenAI writes in every stream, known before a stream's first byte: the first
-/// text, reasoning-summary and function-argument delta of a stream takes the fast path (under
-/// `consume()`, with no item to copy) and becomes the stream's template, and so does the
-/// announcement of an empty text or summary part. Written as OpenAI's captured streams write
-/// them: the sequence number right after the type, `logprobs: []` and the `obfuscation`
-/// padding after the delta, each of those two present or not. A frame spelled another way is
-/// decoded as before, and its template learnt from it.
+/// The frames OpenAI writes in every stream, known before a stream's first byte, taken under
+/// `consume()` (no item to copy): the first text, reasoning-summary and function-argument
+/// delta of each item (the hit becomes the item's template), the announcements of a new
+/// message, function call or reasoning item and of an empty text or summary part, and the
+/// `.done` events of a text, a summary part and a function call. Written as OpenAI's captured
+/// streams write them: the sequence number right after the type, `logprobs: []` and the
+/// `obfuscation` padding after a delta, each of those two present or not. A frame spelled
+/// another way is decoded as before, and a delta's template learnt from it.
 fn ahead() -> &'static [Ahead] {
     static AHEAD: std::sync::OnceLock<Vec<Ahead>> = std::sync::OnceLock::new();
     AHEAD.get_or_init(|| {
