@@ -129,6 +129,14 @@ def _sse(data: str, event: str = "") -> str:
 # -- chat completions ------------------------------------------------------------------------
 
 
+#: The delta of the first chunk of the chat providers that send one before the text.
+OPENING: Dict[str, Dict[str, object]] = {
+    "openai": {"role": "assistant", "content": "", "refusal": None},
+    "groq": {"role": "assistant", "content": ""},
+    "mistral": {"role": "assistant", "content": ""},
+}
+
+
 def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
     cid = {
         "together": "",
@@ -311,6 +319,15 @@ def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
                 "choices": [{"index": 0, "delta": {"content": piece, "role": "assistant"}}],
                 "system_fingerprint": fp,
             }
+        if n == 0 and provider in OPENING:
+            # The provider's first chunk names the role, with empty content (OpenAI's with
+            # `"refusal": null` too); Groq's `x_groq` id comes with it.
+            opening = json.loads(json.dumps(chunk))
+            opening["choices"][0]["delta"] = dict(OPENING[provider])
+            if "obfuscation" in opening:
+                opening["obfuscation"] = _id(rng, rng.randint(1, 12))
+            out.append(_sse(_dump(opening, ascii_only)))
+            chunk.pop("x_groq", None)
         out.append(_sse(_dump(chunk, ascii_only)))
     usage = {"prompt_tokens": 211, "completion_tokens": len(pieces), "total_tokens": 211 + len(pieces)}
     last = {

@@ -121,7 +121,7 @@ fn content<'a, A: serde::de::MapAccess<'a>>(map: &mut A) -> Result<Option<Conten
 /// `token_id`, ...), and the strings and numbers of `reasoning_details` (OpenRouter repeats each
 /// reasoning delta in it), so a stream whose values change on every chunk stays on the fast
 /// path; at most [`MAX_RAW`] of them, the rest fixed.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct VendorRecipes {
     /// The chunk's, the choice's and the delta's vendor objects, and `reasoning_details`.
     recipes: [Option<Vec<Piece>>; 4],
@@ -135,7 +135,7 @@ pub struct VendorRecipes {
 /// vendor objects, and the delta's `reasoning_details`.
 pub type Written<'a> = [Option<Cow<'a, str>>; 4];
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 enum Piece {
     Fixed(Box<str>),
     /// Raw hole `n`: a string's contents (written between quotes) or an integer token.

@@ -107,6 +107,21 @@ pub struct Filled<'d> {
     pub data: &'d [u8],
 }
 
+/// Bytes as pieces written one after the other, and what they become (see
+/// [`Shape::respelled`]).
+pub type Pieces<'a> = (&'a [&'a [u8]], &'a [&'a [u8]]);
+
+/// Whether `bytes` are exactly `pieces`, one after the other.
+fn pieces_at(mut bytes: &[u8], pieces: &[&[u8]]) -> bool {
+    for piece in pieces {
+        match bytes.strip_prefix(*piece) {
+            Some(rest) => bytes = rest,
+            None => return false,
+        }
+    }
+    bytes.is_empty()
+}
+
 /// Where `inner` (a slice of `data`) lies in it.
 fn span_of(data: &str, inner: &str) -> Option<(usize, usize)> {
     let start = (inner.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
@@ -267,6 +282,53 @@ impl Shape {
             head: self.head.clone(),
             span: None,
         }
+    }
+
+    /// This shape with the bytes around its text hole spelled otherwise: the fixed part
+    /// before the hole must end with the pieces `before.0` (one after the other) and the part
+    /// after it start with `after.0`; they become `before.1` and `after.1`. A frame of the new
+    /// shape is one whose bytes around its text differ that way: the caller states what that
+    /// changes in the document (a chat stream's first text chunk without its `"role"`: the
+    /// chunk that follows it). `None` when the parts do not read so, or the shape has a span
+    /// (its place would move).
+    pub fn respelled(&self, before: Pieces<'_>, after: Pieces<'_>) -> Option<Self> {
+        let k = self.holes.iter().position(|h| *h == Hole::Text)?;
+        let (head, tail) = (self.parts.get(k)?, self.parts.get(k + 1)?);
+        let len = |pieces: &[&[u8]]| pieces.iter().map(|p| p.len()).sum::<usize>();
+        let cut = head.len().checked_sub(len(before.0))?;
+        let old_after = len(after.0);
+        if self.span.is_some()
+            || !pieces_at(head.get(cut..)?, before.0)
+            || !pieces_at(tail.get(..old_after)?, after.0)
+            || [before.1, after.1]
+                .iter()
+                .flat_map(|p| p.iter())
+                .any(|p| p.contains(&b'\n') || p.contains(&b'\r'))
+        {
+            return None;
+        }
+        let mut new_head = Vec::with_capacity(cut + len(before.1));
+        new_head.extend_from_slice(head.get(..cut)?);
+        before.1.iter().for_each(|p| new_head.extend_from_slice(p));
+        let mut new_tail = Vec::with_capacity(tail.len() - old_after + len(after.1));
+        after.1.iter().for_each(|p| new_tail.extend_from_slice(p));
+        new_tail.extend_from_slice(tail.get(old_after..)?);
+        let mut parts = Vec::with_capacity(self.parts.len());
+        for (i, part) in self.parts.iter().enumerate() {
+            parts.push(match i {
+                _ if i == k => std::mem::take(&mut new_head).into(),
+                _ if i == k + 1 => std::mem::take(&mut new_tail).into(),
+                _ => part.clone(),
+            });
+        }
+        Some(Shape {
+            event: self.event.clone(),
+            parts,
+            holes: self.holes.clone(),
+            one_line: self.one_line,
+            head: self.head.clone(),
+            span: None,
+        })
     }
 
     /// [`with_number`](Self::with_number) when the hole can be placed; else the shape as it

@@ -2,8 +2,11 @@
 //! choice (`crate::fold::chat`), tapped, and handed to the sink as one item per choice (one
 //! for a chunk without choices); an error envelope is reported. A one-choice chunk with one
 //! text makes the frame template: the text is its hole, OpenAI's `obfuscation` padding, and
-//! every vendor string and integer (`VendorRecipes`) a raw hole. Carried across frames: the
-//! fold and the template.
+//! every vendor string and integer (`VendorRecipes`) a raw hole. Beside it the reader keeps a
+//! second, tried when the first does not fit: the template of the chunk a stream's first one
+//! or a call's first fragment foretells (`foreseen`: under `consume()`, the chunk after it is
+//! read without a decode), else the template before. Carried across frames: the fold and the
+//! two templates.
 
 use super::Upstream;
 use super::{Dialect, Reader, Route, Sink, State, Subject, Template, Value};
@@ -11,7 +14,7 @@ use crate::dialect::chat::{self, Choice, Chunk, Content, VendorRecipes};
 use crate::dialect::json::Str;
 use crate::dialect::template::{RawHole, MAX_RAW};
 use crate::dialect::{Belongs, ErrorInfo};
-use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, Hole};
+use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, Hole, Leave};
 
 /// The values of a chunk a template wrote anew: the chunk's, the choice's and the delta's
 /// vendor objects (`extra`, `choice_extra`, `delta_extra`) and `reasoning_details`.
@@ -47,6 +50,9 @@ pub struct ChatReader<I> {
     /// Where a template fit's text with escapes is decoded (its room kept).
     buf: Vec<u8>,
     template: Option<ChatTemplate<I>>,
+    /// A second template, tried when the first does not fit (a fit makes it the first): the
+    /// chunk foreseen after the first one's ([`foreseen`]), else the template before it.
+    spare: Option<ChatTemplate<I>>,
 }
 
 impl<I> Default for ChatReader<I> {
@@ -56,6 +62,7 @@ impl<I> Default for ChatReader<I> {
             recipes: 0,
             buf: Vec::new(),
             template: None,
+            spare: None,
         }
     }
 }
@@ -64,7 +71,10 @@ impl<I> Default for ChatReader<I> {
 /// (a frame that fits folds as this chunk with new text in the hole).
 struct ChatTemplate<I> {
     template: Template<I>,
-    snapshot: ChunkOwned,
+    /// Shared with the template foreseen after this one's (see [`foreseen`]).
+    snapshot: std::sync::Arc<ChunkOwned>,
+    /// What the view of a fit leaves out of `snapshot`.
+    leave: Leave,
     hole: Hole,
     /// How the vendor objects are written from a fit's raw holes (when it has any).
     vendor: Option<VendorRecipes>,
@@ -77,6 +87,68 @@ const HOLES: [Hole; 5] = [
     Hole::Refusal,
     Hole::Arguments,
 ];
+
+/// The template of the chunk that follows `t`'s in OpenAI's spelling, when `t`'s chunk opens
+/// what the chunks after it do not repeat; only without items (as a shape known ahead):
+/// - a stream's first text chunk, whose delta is exactly its role (`"assistant"`), its
+///   content and perhaps `"refusal": null`, in OpenAI's or Azure's order: the chunks after
+///   it hold only `{"content": ...}`;
+/// - a tool call's first fragment, exactly `{"index", "id", "type", "function": {"name",
+///   "arguments"}}` (the one fragment of its chunk): the fragments after it hold only
+///   `{"index", "function": {"arguments"}}`.
+///
+/// The bytes around the text are checked whole (every key of the delta or of the call is
+/// in them, so no other key and no second copy of one is elsewhere), and the copy of the
+/// chunk the fold reads loses what they lose. A stream that repeats them after all (xAI
+/// names the role in every chunk) fits `t` itself, kept as the spare.
+fn foreseen<I>(t: &ChatTemplate<I>) -> Option<ChatTemplate<I>> {
+    if t.template.item.is_some() {
+        return None; // items are copied from a template's own item: this one has none
+    }
+    let (template, leave) = match t.hole {
+        Hole::Content if t.snapshot.role() == Some("assistant") => {
+            let next: [&[u8]; 2] = [br#""delta":{"content":""#, br#""}"#];
+            let role_first: &[u8] = br#""delta":{"role":"assistant","content":""#;
+            let template = [
+                (role_first, &br#""}"#[..]),
+                (role_first, br#"","refusal":null}"#),
+                (next[0], br#"","refusal":null,"role":"assistant"}"#),
+                (next[0], br#"","role":"assistant"}"#),
+            ]
+            .into_iter()
+            .find_map(|(b, a)| t.template.respelled((&[b], &next[..1]), (&[a], &next[1..])))?;
+            (template, Leave::Role)
+        }
+        Hole::Arguments => {
+            let (index, id, type_, name) = t.snapshot.named_call()?;
+            let index = index.to_string();
+            let (open, index) = (br#""tool_calls":[{"index":"#, index.as_bytes());
+            let first: [&[u8]; 9] = [
+                open,
+                index,
+                br#","id":""#,
+                id.as_bytes(),
+                br#"","type":""#,
+                type_.as_bytes(),
+                br#"","function":{"name":""#,
+                name.as_bytes(),
+                br#"","arguments":""#,
+            ];
+            let next: [&[u8]; 3] = [open, index, br#","function":{"arguments":""#];
+            let close: [&[u8]; 1] = [br#""}}]"#];
+            let template = t.template.respelled((&first, &next), (&close, &close))?;
+            (template, Leave::CallNames)
+        }
+        _ => return None,
+    };
+    Some(ChatTemplate {
+        template,
+        snapshot: std::sync::Arc::clone(&t.snapshot),
+        leave,
+        hole: t.hole,
+        vendor: t.vendor.clone(),
+    })
+}
 
 /// The one text of a one-choice chunk that a template can leave open, as its place in `data`,
 /// the frame's JSON (escaped or not), not one of the strings `except` (the raw holes).
@@ -266,13 +338,16 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
         let new = Template::new(v.frame, text, &padding, raws, kind as u8, item).map(|template| {
             ChatTemplate {
                 template,
-                snapshot,
+                snapshot: std::sync::Arc::new(snapshot),
+                leave: Leave::Nothing,
                 hole: kind,
                 vendor,
             }
         });
-        if new.is_some() {
-            self.template = new;
+        if let Some(new) = new {
+            let next = foreseen(&new);
+            let last = self.template.replace(new);
+            self.spare = next.or(last);
         }
         Ok(())
     }
@@ -283,28 +358,34 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
         subject: Subject<'_>,
         sink: &mut S,
     ) -> Result<Option<usize>, S::Error> {
-        let Some(t) = &self.template else {
-            return Ok(None);
-        };
-        let mut raws = [""; MAX_RAW];
-        let Some(hit) = t
-            .template
-            .fit(subject, sink.items(), &mut raws, &mut self.buf)
-        else {
-            return Ok(None);
-        };
-        // Vendor values in holes: their objects are written anew (or reused when unchanged).
-        let extras = t.vendor.as_ref().map(|vendor| vendor.write(&raws));
-        if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {
-            sink.refill(item, t.hole, &hit.text, extras.as_ref())?;
+        let items = sink.items();
+        for spare in [false, true] {
+            let Some(t) = (if spare { &self.spare } else { &self.template }) else {
+                continue;
+            };
+            let mut raws = [""; MAX_RAW];
+            let Some(hit) = t.template.fit(subject, items, &mut raws, &mut self.buf) else {
+                continue;
+            };
+            // Vendor values in holes: their objects are written anew (or reused when
+            // unchanged).
+            let extras = t.vendor.as_ref().map(|vendor| vendor.write(&raws));
+            if let Some(item) = t.template.item.as_ref().filter(|_| items) {
+                sink.refill(item, t.hole, &hit.text, extras.as_ref())?;
+            }
+            let fold = &mut self.fold;
+            t.snapshot
+                .view_with(t.leave, t.hole, &hit.text, extras.as_ref(), |view| {
+                    fold.add(view);
+                    state.tap(Upstream::Chat(view));
+                });
+            let len = hit.len;
+            if spare {
+                std::mem::swap(&mut self.template, &mut self.spare);
+            }
+            return Ok(Some(len));
         }
-        let fold = &mut self.fold;
-        t.snapshot
-            .view_with(t.hole, &hit.text, extras.as_ref(), |view| {
-                fold.add(view);
-                state.tap(Upstream::Chat(view));
-            });
-        Ok(Some(hit.len))
+        Ok(None)
     }
 }
 

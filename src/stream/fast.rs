@@ -82,6 +82,16 @@ impl<I> Template<I> {
         Some(Template { shape, ..self })
     }
 
+    /// A template without an item for the frames spelled as `shape`'s around the text hole
+    /// (see `Shape::respelled`): under `consume()` only, as a shape known ahead is.
+    pub fn respelled(&self, before: Pieces<'_>, after: Pieces<'_>) -> Option<Self> {
+        Some(Template {
+            shape: self.shape.respelled(before, after)?,
+            hole: self.hole,
+            item: None,
+        })
+    }
+
     /// Adds an integer hole when it can be placed; else the template as it was.
     pub fn or_number(self, key: &str, value: i64) -> Self {
         Template {

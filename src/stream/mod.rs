@@ -22,7 +22,7 @@
 use std::borrow::Cow;
 
 use crate::dialect::body::{Body, End};
-use crate::dialect::template::{RawHole, Shape, MAX_RAW};
+use crate::dialect::template::{Pieces, RawHole, Shape, MAX_RAW};
 use crate::dialect::{split_docs, Belongs, Doc, ErrorInfo};
 use crate::sse::{RawEvent, TooLarge};
 use crate::text::{fix_lone_surrogates, lossy_cow};

@@ -432,3 +432,154 @@ mod responses_ahead {
         assert_eq!(responses::ahead_count(), 25);
     }
 }
+
+mod foreseen {
+    use super::chat::ChatReader;
+    use super::*;
+
+    /// An OpenAI chunk around `delta` (the choice's `delta` object's JSON text).
+    fn chunk(delta: &str, pad: &str) -> String {
+        format!(
+            "data: {{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"gpt-4.1\",\"choices\":[{{\"index\":0,\"delta\":{delta},\"logprobs\":null,\"finish_reason\":null}}],\"usage\":null,\"obfuscation\":\"{pad}\"}}\n\n"
+        )
+    }
+
+    fn call_start(index: u32, id: &str, name: &str) -> String {
+        chunk(
+            &format!(
+                r#"{{"tool_calls":[{{"index":{index},"id":"{id}","type":"function","function":{{"name":"{name}","arguments":""}}}}]}}"#
+            ),
+            "ab",
+        )
+    }
+
+    fn call_args(index: u32, args: &str) -> String {
+        chunk(
+            &format!(
+                r#"{{"tool_calls":[{{"index":{index},"function":{{"arguments":"{args}"}}}}]}}"#
+            ),
+            "c",
+        )
+    }
+
+    /// The stream read by `consume()`, and spelled with a space after `"index":` frame by
+    /// frame: how many frames each read without a decode (both fold to the same result).
+    fn read(body: &str) -> (u64, u64, String) {
+        let mut fast = Stream::<ChatReader<()>>::new(1 << 16);
+        fast.run(body.as_bytes(), &mut Quiet).unwrap();
+        fast.finish(&mut Quiet).unwrap();
+        let spaced = body.replace("\"index\":", "\"index\": ");
+        let mut slow = Stream::<ChatReader<()>>::new(1 << 16);
+        for frame in spaced.split_inclusive("\n\n") {
+            slow.run(frame.as_bytes(), &mut Quiet).unwrap();
+        }
+        slow.finish(&mut Quiet).unwrap();
+        let result = fast.reader.result().to_json();
+        assert_eq!(result, slow.reader.result().to_json(), "{body}");
+        assert_eq!(fast.state.outputs, slow.state.outputs);
+        (fast.state.fast, slow.state.fast, result)
+    }
+
+    /// OpenAI's first chunk names the role (and `"refusal": null`), the chunks after it hold
+    /// only text; a call's first fragment names it, the fragments after it hold only
+    /// arguments. Each first one makes the template of what follows it: of a turn's 12
+    /// chunks only the first and each call's first fragment are decoded (the finish chunk
+    /// too), and the turn folds as its decode does.
+    #[test]
+    fn the_chunk_after_a_first_one_is_read_without_a_decode() {
+        let body = [
+            chunk(r#"{"role":"assistant","content":"","refusal":null}"#, "x"),
+            chunk(r#"{"content":"Let me"}"#, "xyz"),
+            chunk(r#"{"content":" check."}"#, "x"),
+            call_start(0, "call_A1", "get_weather"),
+            call_args(0, r#"{\"city\":"#),
+            call_args(0, r#" \"Paris\"}"#),
+            call_start(1, "call_B2", "get_time"),
+            call_args(1, r#"{\"tz\":"#),
+            call_args(1, r#" \"CET\"}"#),
+            chunk("{}", "q").replace(r#""finish_reason":null"#, r#""finish_reason":"tool_calls""#),
+            "data: [DONE]\n\n".into(),
+        ]
+        .concat();
+        let (fast, slow, result) = read(&body);
+        // Decoded: the first chunk, the two calls' first fragments, the finish chunk.
+        assert_eq!(fast, 6);
+        // With a space after `"index":`, a call's first fragment foresees nothing (the
+        // fragments after it are not in the spelling it would foresee): the text chunks fit
+        // as before, each call's second fragment is decoded and its third fits that one.
+        assert_eq!(slow, 4);
+        let value: serde_json::Value = serde_json::from_str(&result).unwrap();
+        let message = &value["choices"][0]["message"];
+        assert_eq!(message["content"], "Let me check.");
+        assert_eq!(message["role"], "assistant");
+        assert_eq!(message["tool_calls"][0]["function"]["name"], "get_weather");
+        assert_eq!(message["tool_calls"][0]["id"], "call_A1");
+        assert_eq!(
+            message["tool_calls"][1]["function"]["arguments"],
+            r#"{"tz": "CET"}"#
+        );
+        assert_eq!(message["tool_calls"][1]["function"]["name"], "get_time");
+    }
+
+    /// Azure's first chunk (its keys in order) is foreseen too; a stream that names the role
+    /// in every chunk (xAI) fits the first chunk's own template, kept beside the foreseen one.
+    #[test]
+    fn other_first_chunks() {
+        let azure = [
+            chunk(r#"{"content":"","refusal":null,"role":"assistant"}"#, "x"),
+            chunk(r#"{"content":"Hi"}"#, "x"),
+            chunk(r#"{"content":" there"}"#, "x"),
+        ]
+        .concat();
+        assert_eq!(read(&azure).0, 2);
+        let xai = [
+            chunk(r#"{"role":"assistant","content":"Hi"}"#, "x"),
+            chunk(r#"{"role":"assistant","content":" there"}"#, "x"),
+            chunk(r#"{"role":"assistant","content":"!"}"#, "x"),
+        ]
+        .concat();
+        assert_eq!(read(&xai).0, 2);
+    }
+
+    /// A first chunk or fragment whose bytes hold more than the foreseen keys, or a name with
+    /// an escape, foresees nothing (the next chunk is decoded); a chunk after it that is not
+    /// in the foreseen spelling is decoded. The fold is the decode's either way.
+    #[test]
+    fn only_the_exact_spellings_are_foreseen() {
+        for (body, fast) in [
+            // A second `role` after the content: the delta is not the one foreseen.
+            (
+                [
+                    chunk(r#"{"role":"assistant","content":"","refusal":null,"role":"user"}"#, "x"),
+                    chunk(r#"{"content":"Hi"}"#, "x"),
+                ]
+                .concat(),
+                0,
+            ),
+            // A call whose fragment has a key more.
+            (
+                [
+                    chunk(r#"{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""},"extra":1}]}"#, "x"),
+                    call_args(0, "{}"),
+                ]
+                .concat(),
+                0,
+            ),
+            // A name with an escape (its bytes are not its value).
+            ([call_start(0, "c", r#"g\u00e9t"#), call_args(0, "{}")].concat(), 0),
+            // The fragment after is not in OpenAI's spelling (it repeats the id).
+            (
+                [
+                    call_start(0, "c", "f"),
+                    chunk(r#"{"tool_calls":[{"index":0,"id":"c","function":{"arguments":"{}"}}]}"#, "x"),
+                ]
+                .concat(),
+                0,
+            ),
+            // The same call again: the foreseen fragment, then another first fragment.
+            ([call_start(0, "c", "f"), call_args(0, "{"), call_args(0, "}")].concat(), 2),
+        ] {
+            assert_eq!(read(&body).0, fast, "{body}");
+        }
+    }
+}

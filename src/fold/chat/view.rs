@@ -81,6 +81,18 @@ pub enum Hole {
     Arguments,
 }
 
+/// What a template's view leaves out of the chunk it copies: the template is that of the
+/// chunk expected after the copied one, which does not repeat these.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Leave {
+    #[default]
+    Nothing,
+    /// The delta's role and refusal (a stream's first text chunk names the role).
+    Role,
+    /// The tool-call fragments' ids, types and names (a call's first fragment names it).
+    CallNames,
+}
+
 /// An owned copy of a [`ChunkView`], kept by a frame template: a frame that matches the
 /// template folds as this view with new text in its hole.
 #[derive(Debug, Default)]
@@ -157,6 +169,7 @@ impl ChunkOwned {
     /// texts in place of its `extra`, `choice_extra` and `delta_extra`), handed to `f`.
     pub fn view_with(
         &self,
+        leave: Leave,
         hole: Hole,
         text: &str,
         extras: Option<&[Option<Cow<'_, str>>; 4]>,
@@ -173,13 +186,21 @@ impl ChunkOwned {
             }
         }
         type Owned = (i64, [Option<Box<str>>; 4]);
-        fn call<'s>(n: usize, owned: &'s Owned, hole: Hole, text: &'s str) -> ToolView<'s> {
+        fn call<'s>(
+            n: usize,
+            owned: &'s Owned,
+            hole: Hole,
+            text: &'s str,
+            leave: Leave,
+        ) -> ToolView<'s> {
             let (index, [id, type_, name, arguments]) = owned;
+            let named =
+                |s: &'s Option<Box<str>>| s.as_deref().filter(|_| leave != Leave::CallNames);
             ToolView {
                 index: *index,
-                id: id.as_deref(),
-                type_: type_.as_deref(),
-                name: name.as_deref(),
+                id: named(id),
+                type_: named(type_),
+                name: named(name),
                 arguments: if n == 0 && hole == Hole::Arguments {
                     Some(text)
                 } else {
@@ -187,7 +208,8 @@ impl ChunkOwned {
                 },
             }
         }
-        let tool = |n: usize, owned| call(n, owned, hole, text);
+        let tool = |n: usize, owned| call(n, owned, hole, text, leave);
+        let role = leave != Leave::Role;
         // A template frame has at most one call fragment: no vector for it (this runs for
         // every frame that fits the template).
         let one: [ToolView<'_>; 1];
@@ -224,9 +246,9 @@ impl ChunkOwned {
             usage: self.usage.as_deref(),
             extra: pick_extra(extras, 0, &self.extra),
             index: self.index,
-            role: self.role.as_deref(),
+            role: self.role.as_deref().filter(|_| role),
             content: pick(hole, Hole::Content, text, &self.content).map(ContentView::Text),
-            refusal: pick(hole, Hole::Refusal, text, &self.refusal),
+            refusal: pick(hole, Hole::Refusal, text, &self.refusal).filter(|_| role),
             reasoning: pick(hole, Hole::Reasoning, text, &self.reasoning),
             reasoning_content: pick(hole, Hole::ReasoningContent, text, &self.reasoning_content),
             tool_calls: tools,
@@ -237,6 +259,20 @@ impl ChunkOwned {
             delta_extra: pick_extra(extras, 2, &self.delta_extra),
             skeleton: if extras.is_some() { self.skeleton } else { 0 },
         });
+    }
+
+    /// The role of the delta.
+    pub fn role(&self) -> Option<&str> {
+        self.role.as_deref()
+    }
+
+    /// The one tool-call fragment's index, id, type and name, when there is one fragment
+    /// and it has all four.
+    pub fn named_call(&self) -> Option<(i64, &str, &str, &str)> {
+        match self.tools.as_slice() {
+            [(index, [Some(id), Some(type_), Some(name), _])] => Some((*index, id, type_, name)),
+            _ => None,
+        }
     }
 
     /// Numbers the template this copy belongs to (see [`ChunkView::skeleton`]).
