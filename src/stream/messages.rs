@@ -127,6 +127,9 @@ enum Known {
     /// The `content_block_start` of a tool call (its id and name raw holes): the block is the
     /// shape's span.
     StartCall,
+    /// `message_delta` with a stop reason (the hole), no stop sequence and no other delta
+    /// key: its `usage` object (whose counts are number holes) is the shape's span.
+    MessageDelta,
     /// `content_block_stop`, `message_stop`, `ping` (the hole holds the event's type).
     Stop,
     MessageStop,
@@ -212,6 +215,22 @@ fn ahead() -> &'static [Ahead] {
                 Known::StartCall,
                 Some("server_tool_use"),
             ),
+            // The message's end: its stop reason the hole, its usage counts number holes
+            // (Anthropic's documented one, and the four counts its API now sends).
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"x","stop_sequence":null},"usage":{"output_tokens":0}}"#.to_owned(),
+                r#""stop_reason":"x""#.to_owned(),
+                Known::MessageDelta,
+                None,
+            ),
+            (
+                "message_delta",
+                r#"{"type":"message_delta","delta":{"stop_reason":"x","stop_sequence":null},"usage":{"input_tokens":0,"cache_creation_input_tokens":0,"cache_read_input_tokens":0,"output_tokens":0}}"#.to_owned(),
+                r#""stop_reason":"x""#.to_owned(),
+                Known::MessageDelta,
+                None,
+            ),
             typed("content_block_stop", r#"{"type":"content_block_stop","index":0}"#, Known::Stop),
             typed("message_stop", r#"{"type":"message_stop"}"#, Known::MessageStop),
             typed("ping", r#"{"type":"ping"}"#, Known::Ping),
@@ -243,11 +262,21 @@ fn ahead() -> &'static [Ahead] {
                 } else {
                     shape
                 };
-                // A call's block: the object after `"content_block":`, to the closing brace.
+                // A call's block: the object after `"content_block":`, to the closing brace;
+                // a message delta's usage: the object after `"usage":`, its counts holes.
+                let span = |shape: Shape, key: &str| {
+                    let at = data.find(key)? + key.len();
+                    shape.with_span(&data, data.get(at..data.len() - 1)?)
+                };
                 let shape = match known {
-                    Known::StartCall => {
-                        let at = data.find(r#""content_block":"#)? + r#""content_block":"#.len();
-                        shape.with_span(&data, data.get(at..data.len() - 1)?)?
+                    Known::StartCall => span(shape, r#""content_block":"#)?,
+                    Known::MessageDelta => {
+                        let counts: Vec<(&str, i64)> = USAGE_COUNTS
+                            .iter()
+                            .filter(|key| data.contains(&format!("\"{key}\":0")))
+                            .map(|key| (*key, 0))
+                            .collect();
+                        span(shape.with_numbers(&counts)?, r#""usage":"#)?
                     }
                     _ => shape,
                 };
@@ -261,6 +290,14 @@ fn ahead() -> &'static [Ahead] {
             .collect()
     })
 }
+
+/// The counts of a message delta's usage that a shape known ahead leaves open.
+const USAGE_COUNTS: [&str; 4] = [
+    "input_tokens",
+    "cache_creation_input_tokens",
+    "cache_read_input_tokens",
+    "output_tokens",
+];
 
 /// How many shapes are known ahead (each of [`ahead`]'s made).
 #[cfg(test)]
@@ -452,6 +489,15 @@ impl<I> MessagesReader<I> {
                         kind: "content_block_start",
                         index: hit.number,
                         content_block: Some(block),
+                        ..EventView::default()
+                    }),
+                    None => return Ok(None),
+                },
+                Known::MessageDelta => match hit.span {
+                    Some(usage) => Some(EventView {
+                        kind: "message_delta",
+                        stop_reason: Some(&hit.text),
+                        usage: Some(usage),
                         ..EventView::default()
                     }),
                     None => return Ok(None),

@@ -168,12 +168,11 @@ mod ahead_events {
     }
 
     /// A whole Messages turn: every frame Anthropic writes for a text block, a thinking
-    /// block (its signature too) and the message's end takes the fast path under `consume()` (only
-    /// `message_start` and `message_delta` are decoded); a copy spelled with spaces, decoded
-    /// frame by frame, folds to the same message, ends the same way and counts the same
-    /// output frames.
+    /// block (its signature too) and the message's end takes the fast path under `consume()`
+    /// (only `message_start` is decoded); a copy spelled with spaces, decoded frame by frame,
+    /// folds to the same message, ends the same way and counts the same output frames.
     #[test]
-    fn every_frame_of_a_plain_turn_but_two_is_read_without_a_decode() {
+    fn every_frame_of_a_plain_turn_but_the_first_is_read_without_a_decode() {
         let body = [
             frame("message_start", r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}"#),
             frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#),
@@ -192,7 +191,7 @@ mod ahead_events {
         let mut fast = Stream::<MessagesReader<()>>::new(1 << 16);
         fast.run(body.as_bytes(), &mut Quiet).unwrap();
         fast.finish(&mut Quiet).unwrap();
-        assert_eq!(fast.state.fast, 10);
+        assert_eq!(fast.state.fast, 11);
         let spaced = body.replace("\"type\":", "\"type\": ");
         let mut slow = Stream::<MessagesReader<()>>::new(1 << 16);
         slow.run(spaced.as_bytes(), &mut Quiet).unwrap();
@@ -209,6 +208,78 @@ mod ahead_events {
         assert!(text.contains(r#""text":"Hi there""#), "{text}");
         assert!(text.contains(r#""signature":"EqQB+/sig==""#), "{text}");
         assert!(text.contains(r#""thinking":"hm""#), "{text}");
+    }
+
+    /// A message's end in Anthropic's spellings (the usage's output count alone, or the
+    /// four counts) is read without a decode, its usage the shape's span; one that holds
+    /// what the shape does not (a stop sequence, another delta key, a count that is not a
+    /// plain integer, another key order) is decoded. The message folds as the decode's does.
+    #[test]
+    fn a_message_delta_is_read_without_a_decode() {
+        let start = frame(
+            "message_start",
+            r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"cache_read_input_tokens":7,"output_tokens":1}}}"#,
+        );
+        let value = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+        for (delta, decoded_not, reason, usage) in [
+            (
+                r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":12}}"#,
+                1,
+                serde_json::json!("end_turn"),
+                serde_json::json!({"input_tokens": 3, "cache_read_input_tokens": 7, "output_tokens": 12}),
+            ),
+            (
+                r#"{"type":"message_delta","delta":{"stop_reason":"max_tokens","stop_sequence":null},"usage":{"input_tokens":30,"cache_creation_input_tokens":0,"cache_read_input_tokens":70,"output_tokens":512}}"#,
+                1,
+                serde_json::json!("max_tokens"),
+                serde_json::json!({"input_tokens": 30, "cache_read_input_tokens": 70, "output_tokens": 512, "cache_creation_input_tokens": 0}),
+            ),
+            (
+                r#"{"type":"message_delta","delta":{"stop_reason":"end\u005fturn","stop_sequence":null},"usage":{"output_tokens":2}}"#,
+                1,
+                serde_json::json!("end_turn"),
+                serde_json::json!({"input_tokens": 3, "cache_read_input_tokens": 7, "output_tokens": 2}),
+            ),
+            (
+                r#"{"type":"message_delta","delta":{"stop_reason":"stop_sequence","stop_sequence":"STOP"},"usage":{"output_tokens":4}}"#,
+                0,
+                serde_json::json!("stop_sequence"),
+                serde_json::json!({"input_tokens": 3, "cache_read_input_tokens": 7, "output_tokens": 4}),
+            ),
+            (
+                r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":1.0}}"#,
+                0,
+                serde_json::json!("end_turn"),
+                serde_json::json!({"input_tokens": 3, "cache_read_input_tokens": 7, "output_tokens": 1.0}),
+            ),
+            (
+                r#"{"type":"message_delta","delta":{"stop_reason":null,"stop_sequence":null},"usage":{"output_tokens":4}}"#,
+                0,
+                serde_json::Value::Null,
+                serde_json::json!({"input_tokens": 3, "cache_read_input_tokens": 7, "output_tokens": 4}),
+            ),
+            (
+                r#"{"delta":{"stop_reason":"end_turn","stop_sequence":null},"type":"message_delta","usage":{"output_tokens":4}}"#,
+                0,
+                serde_json::json!("end_turn"),
+                serde_json::json!({"input_tokens": 3, "cache_read_input_tokens": 7, "output_tokens": 4}),
+            ),
+        ] {
+            let body = [start.clone(), frame("message_delta", delta)].concat();
+            let mut fast = Stream::<MessagesReader<()>>::new(1 << 16);
+            fast.run(body.as_bytes(), &mut Quiet).unwrap();
+            assert_eq!(fast.state.fast, decoded_not, "{delta}");
+            let mut slow = Stream::<MessagesReader<()>>::new(1 << 16);
+            for f in body.split_inclusive("\n\n") {
+                slow.run(f.replace("\"type\":", "\"type\": ").as_bytes(), &mut Quiet)
+                    .unwrap();
+            }
+            assert_eq!(slow.state.fast, 0);
+            let result = value(&fast.reader.result().to_json());
+            assert_eq!(result, value(&slow.reader.result().to_json()), "{delta}");
+            assert_eq!(result["stop_reason"], reason, "{delta}");
+            assert_eq!(result["usage"], usage, "{delta}");
+        }
     }
 
     /// A tool call's start (a client tool's and a server tool's; an escape in the name) is
@@ -262,7 +333,7 @@ mod ahead_events {
 
     #[test]
     fn every_shape_known_ahead_is_made() {
-        assert_eq!(messages::ahead_count(), 12);
+        assert_eq!(messages::ahead_count(), 14);
     }
 }
 
