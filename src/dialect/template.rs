@@ -300,10 +300,11 @@ impl Shape {
         if self.span.is_some()
             || !pieces_at(head.get(cut..)?, before.0)
             || !pieces_at(tail.get(..old_after)?, after.0)
-            || [before.1, after.1]
-                .iter()
-                .flat_map(|p| p.iter())
-                .any(|p| p.contains(&b'\n') || p.contains(&b'\r'))
+            || [before.1, after.1].iter().any(|pieces| {
+                pieces
+                    .iter()
+                    .any(|p| memchr::memchr2(b'\n', b'\r', p).is_some())
+            })
         {
             return None;
         }

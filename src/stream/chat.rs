@@ -5,8 +5,7 @@
 //! every vendor string and integer (`VendorRecipes`) a raw hole. Beside it the reader keeps a
 //! second, tried when the first does not fit: the template of the chunk a stream's first one
 //! or a call's first fragment foretells (`foreseen`: under `consume()`, the chunk after it is
-//! read without a decode), else the template before. Carried across frames: the fold and the
-//! two templates.
+//! read without a decode). Carried across frames: the fold and the two templates.
 
 use super::Upstream;
 use super::{Dialect, Reader, Route, Sink, State, Subject, Template, Value};
@@ -14,7 +13,7 @@ use crate::dialect::chat::{self, Choice, Chunk, Content, VendorRecipes};
 use crate::dialect::json::Str;
 use crate::dialect::template::{RawHole, MAX_RAW};
 use crate::dialect::{Belongs, ErrorInfo};
-use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, Hole, Leave};
+use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, Hole};
 
 /// The values of a chunk a template wrote anew: the chunk's, the choice's and the delta's
 /// vendor objects (`extra`, `choice_extra`, `delta_extra`) and `reasoning_details`.
@@ -51,7 +50,7 @@ pub struct ChatReader<I> {
     buf: Vec<u8>,
     template: Option<ChatTemplate<I>>,
     /// A second template, tried when the first does not fit (a fit makes it the first): the
-    /// chunk foreseen after the first one's ([`foreseen`]), else the template before it.
+    /// chunk foreseen after the first one's ([`foreseen`]).
     spare: Option<ChatTemplate<I>>,
 }
 
@@ -71,10 +70,7 @@ impl<I> Default for ChatReader<I> {
 /// (a frame that fits folds as this chunk with new text in the hole).
 struct ChatTemplate<I> {
     template: Template<I>,
-    /// Shared with the template foreseen after this one's (see [`foreseen`]).
-    snapshot: std::sync::Arc<ChunkOwned>,
-    /// What the view of a fit leaves out of `snapshot`.
-    leave: Leave,
+    snapshot: ChunkOwned,
     hole: Hole,
     /// How the vendor objects are written from a fit's raw holes (when it has any).
     vendor: Option<VendorRecipes>,
@@ -102,10 +98,14 @@ const HOLES: [Hole; 5] = [
 /// chunk the fold reads loses what they lose. A stream that repeats them after all (xAI
 /// names the role in every chunk) fits `t` itself, kept as the spare.
 fn foreseen<I>(t: &ChatTemplate<I>) -> Option<ChatTemplate<I>> {
-    if t.template.item.is_some() {
-        return None; // items are copied from a template's own item: this one has none
+    // Items are copied from a template's own item: a foreseen one has none. A chunk with
+    // vendor keys foresees nothing: the providers that add them to a first chunk do not
+    // repeat them (Groq's `x_groq`, Azure's filter results), so the chunk after it would not
+    // fit.
+    if t.template.item.is_some() || t.vendor.is_some() || t.snapshot.has_vendor_keys() {
+        return None;
     }
-    let (template, leave) = match t.hole {
+    let (template, snapshot) = match t.hole {
         Hole::Content if t.snapshot.role() == Some("assistant") => {
             let next: [&[u8]; 2] = [br#""delta":{"content":""#, br#""}"#];
             let role_first: &[u8] = br#""delta":{"role":"assistant","content":""#;
@@ -117,7 +117,7 @@ fn foreseen<I>(t: &ChatTemplate<I>) -> Option<ChatTemplate<I>> {
             ]
             .into_iter()
             .find_map(|(b, a)| t.template.respelled((&[b], &next[..1]), (&[a], &next[1..])))?;
-            (template, Leave::Role)
+            (template, t.snapshot.without_role())
         }
         Hole::Arguments => {
             let (index, id, type_, name) = t.snapshot.named_call()?;
@@ -137,16 +137,15 @@ fn foreseen<I>(t: &ChatTemplate<I>) -> Option<ChatTemplate<I>> {
             let next: [&[u8]; 3] = [open, index, br#","function":{"arguments":""#];
             let close: [&[u8]; 1] = [br#""}}]"#];
             let template = t.template.respelled((&first, &next), (&close, &close))?;
-            (template, Leave::CallNames)
+            (template, t.snapshot.without_call_names())
         }
         _ => return None,
     };
     Some(ChatTemplate {
         template,
-        snapshot: std::sync::Arc::clone(&t.snapshot),
-        leave,
+        snapshot,
         hole: t.hole,
-        vendor: t.vendor.clone(),
+        vendor: None,
     })
 }
 
@@ -338,16 +337,14 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
         let new = Template::new(v.frame, text, &padding, raws, kind as u8, item).map(|template| {
             ChatTemplate {
                 template,
-                snapshot: std::sync::Arc::new(snapshot),
-                leave: Leave::Nothing,
+                snapshot,
                 hole: kind,
                 vendor,
             }
         });
         if let Some(new) = new {
-            let next = foreseen(&new);
-            let last = self.template.replace(new);
-            self.spare = next.or(last);
+            self.spare = foreseen(&new);
+            self.template = Some(new);
         }
         Ok(())
     }
@@ -359,34 +356,64 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
         sink: &mut S,
     ) -> Result<Option<usize>, S::Error> {
         let items = sink.items();
-        for spare in [false, true] {
-            let Some(t) = (if spare { &self.spare } else { &self.template }) else {
-                continue;
-            };
-            let mut raws = [""; MAX_RAW];
-            let Some(hit) = t.template.fit(subject, items, &mut raws, &mut self.buf) else {
-                continue;
-            };
-            // Vendor values in holes: their objects are written anew (or reused when
-            // unchanged).
-            let extras = t.vendor.as_ref().map(|vendor| vendor.write(&raws));
-            if let Some(item) = t.template.item.as_ref().filter(|_| items) {
-                sink.refill(item, t.hole, &hit.text, extras.as_ref())?;
+        let mut raws = [""; MAX_RAW];
+        if let Some(t) = &self.template {
+            if let Some(hit) = t.template.fit(subject, items, &mut raws, &mut self.buf) {
+                took(t, &hit.text, &raws, &mut self.fold, state, sink)?;
+                return Ok(Some(hit.len));
             }
-            let fold = &mut self.fold;
-            t.snapshot
-                .view_with(t.leave, t.hole, &hit.text, extras.as_ref(), |view| {
-                    fold.add(view);
-                    state.tap(Upstream::Chat(view));
-                });
-            let len = hit.len;
-            if spare {
-                std::mem::swap(&mut self.template, &mut self.spare);
-            }
-            return Ok(Some(len));
         }
-        Ok(None)
+        self.spare_fit(state, subject, sink)
     }
+}
+
+impl<I> ChatReader<I> {
+    /// [`Reader::shortcut`] with the spare template, when the first did not fit: a fit makes
+    /// it the first. Apart, so the first template's fit stays as short as it was alone.
+    #[inline(never)]
+    fn spare_fit<S: ChatItems<Item = I>>(
+        &mut self,
+        state: &mut State,
+        subject: Subject<'_>,
+        sink: &mut S,
+    ) -> Result<Option<usize>, S::Error> {
+        let Some(t) = &self.spare else {
+            return Ok(None);
+        };
+        let mut raws = [""; MAX_RAW];
+        let Some(hit) = t
+            .template
+            .fit(subject, sink.items(), &mut raws, &mut self.buf)
+        else {
+            return Ok(None);
+        };
+        took(t, &hit.text, &raws, &mut self.fold, state, sink)?;
+        let len = hit.len;
+        std::mem::swap(&mut self.template, &mut self.spare);
+        Ok(Some(len))
+    }
+}
+
+/// Folds (and hands the sink, when it wants items) a frame that fits template `t`.
+#[inline(always)]
+fn took<S: ChatItems>(
+    t: &ChatTemplate<S::Item>,
+    text: &str,
+    raws: &[&str; MAX_RAW],
+    fold: &mut ChatFold,
+    state: &mut State,
+    sink: &mut S,
+) -> Result<(), S::Error> {
+    // Vendor values in holes: their objects are written anew (or reused when unchanged).
+    let extras = t.vendor.as_ref().map(|vendor| vendor.write(raws));
+    if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {
+        sink.refill(item, t.hole, text, extras.as_ref())?;
+    }
+    t.snapshot.view_with(t.hole, text, extras.as_ref(), |view| {
+        fold.add(view);
+        state.tap(Upstream::Chat(view));
+    });
+    Ok(())
 }
 
 impl ChatItems for super::Quiet {

@@ -612,9 +612,10 @@ mod foreseen {
         assert_eq!(read(&xai).0, 2);
     }
 
-    /// A first chunk or fragment whose bytes hold more than the foreseen keys, or a name with
-    /// an escape, foresees nothing (the next chunk is decoded); a chunk after it that is not
-    /// in the foreseen spelling is decoded. The fold is the decode's either way.
+    /// A first chunk or fragment whose bytes hold more than the foreseen keys, a name with an
+    /// escape, or a chunk with vendor keys foresees nothing (the next chunk is decoded); a
+    /// chunk after it that is not in the foreseen spelling is decoded. The fold is the
+    /// decode's either way.
     #[test]
     fn only_the_exact_spellings_are_foreseen() {
         for (body, fast) in [
@@ -643,6 +644,16 @@ mod foreseen {
                 [
                     call_start(0, "c", "f"),
                     chunk(r#"{"tool_calls":[{"index":0,"id":"c","function":{"arguments":"{}"}}]}"#, "x"),
+                ]
+                .concat(),
+                0,
+            ),
+            // A first chunk with a vendor key (Groq's `x_groq`, which the next does not repeat).
+            (
+                [
+                    chunk(r#"{"role":"assistant","content":""}"#, "x")
+                        .replace(r#""usage":null"#, r#""usage":null,"x_groq":{"id":"req_1"}"#),
+                    chunk(r#"{"content":"Hi"}"#, "x"),
                 ]
                 .concat(),
                 0,

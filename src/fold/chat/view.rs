@@ -81,47 +81,38 @@ pub enum Hole {
     Arguments,
 }
 
-/// What a template's view leaves out of the chunk it copies: the template is that of the
-/// chunk expected after the copied one, which does not repeat these.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub enum Leave {
-    #[default]
-    Nothing,
-    /// The delta's role and refusal (a stream's first text chunk names the role).
-    Role,
-    /// The tool-call fragments' ids, types and names (a call's first fragment names it).
-    CallNames,
-}
-
 /// An owned copy of a [`ChunkView`], kept by a frame template: a frame that matches the
 /// template folds as this view with new text in its hole.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct ChunkOwned {
-    pub(super) id: Option<Box<str>>,
+    pub(super) id: Option<Text>,
     pub(super) created: Option<i64>,
-    pub(super) model: Option<Box<str>>,
-    pub(super) system_fingerprint: Option<Box<str>>,
-    pub(super) service_tier: Option<Box<str>>,
-    pub(super) usage: Option<Box<str>>,
-    pub(super) extra: Option<Box<str>>,
+    pub(super) model: Option<Text>,
+    pub(super) system_fingerprint: Option<Text>,
+    pub(super) service_tier: Option<Text>,
+    pub(super) usage: Option<Text>,
+    pub(super) extra: Option<Text>,
     pub(super) index: Option<i64>,
-    pub(super) role: Option<Box<str>>,
-    pub(super) content: Option<Box<str>>,
-    pub(super) refusal: Option<Box<str>>,
-    pub(super) reasoning: Option<Box<str>>,
-    pub(super) reasoning_content: Option<Box<str>>,
-    pub(super) tools: Vec<(i64, [Option<Box<str>>; 4])>,
-    pub(super) finish_reason: Option<Box<str>>,
-    pub(super) reasoning_details: Option<Box<str>>,
-    pub(super) logprobs: Option<Box<str>>,
-    pub(super) choice_extra: Option<Box<str>>,
-    pub(super) delta_extra: Option<Box<str>>,
+    pub(super) role: Option<Text>,
+    pub(super) content: Option<Text>,
+    pub(super) refusal: Option<Text>,
+    pub(super) reasoning: Option<Text>,
+    pub(super) reasoning_content: Option<Text>,
+    pub(super) tools: Vec<(i64, [Option<Text>; 4])>,
+    pub(super) finish_reason: Option<Text>,
+    pub(super) reasoning_details: Option<Text>,
+    pub(super) logprobs: Option<Text>,
+    pub(super) choice_extra: Option<Text>,
+    pub(super) delta_extra: Option<Text>,
     /// The number of the template whose recipes write the vendor objects of its fits.
     pub(super) skeleton: u64,
 }
 
-pub(super) fn own(s: Option<&str>) -> Option<Box<str>> {
-    s.map(Box::from)
+/// A string of a [`ChunkOwned`].
+pub(super) type Text = Box<str>;
+
+pub(super) fn own(s: Option<&str>) -> Option<Text> {
+    s.map(Text::from)
 }
 
 impl ChunkOwned {
@@ -169,7 +160,6 @@ impl ChunkOwned {
     /// texts in place of its `extra`, `choice_extra` and `delta_extra`), handed to `f`.
     pub fn view_with(
         &self,
-        leave: Leave,
         hole: Hole,
         text: &str,
         extras: Option<&[Option<Cow<'_, str>>; 4]>,
@@ -178,29 +168,21 @@ impl ChunkOwned {
         fn pick_extra<'s>(
             extras: Option<&'s [Option<Cow<'_, str>>; 4]>,
             n: usize,
-            own: &'s Option<Box<str>>,
+            own: &'s Option<Text>,
         ) -> Option<&'s str> {
             match extras {
                 Some(built) => built.get(n).and_then(|e| e.as_deref()),
                 None => own.as_deref(),
             }
         }
-        type Owned = (i64, [Option<Box<str>>; 4]);
-        fn call<'s>(
-            n: usize,
-            owned: &'s Owned,
-            hole: Hole,
-            text: &'s str,
-            leave: Leave,
-        ) -> ToolView<'s> {
+        type Owned = (i64, [Option<Text>; 4]);
+        fn call<'s>(n: usize, owned: &'s Owned, hole: Hole, text: &'s str) -> ToolView<'s> {
             let (index, [id, type_, name, arguments]) = owned;
-            let named =
-                |s: &'s Option<Box<str>>| s.as_deref().filter(|_| leave != Leave::CallNames);
             ToolView {
                 index: *index,
-                id: named(id),
-                type_: named(type_),
-                name: named(name),
+                id: id.as_deref(),
+                type_: type_.as_deref(),
+                name: name.as_deref(),
                 arguments: if n == 0 && hole == Hole::Arguments {
                     Some(text)
                 } else {
@@ -208,8 +190,7 @@ impl ChunkOwned {
                 },
             }
         }
-        let tool = |n: usize, owned| call(n, owned, hole, text, leave);
-        let role = leave != Leave::Role;
+        let tool = |n: usize, owned| call(n, owned, hole, text);
         // A template frame has at most one call fragment: no vector for it (this runs for
         // every frame that fits the template).
         let one: [ToolView<'_>; 1];
@@ -229,7 +210,7 @@ impl ChunkOwned {
             hole: Hole,
             field: Hole,
             text: &'s str,
-            value: &'s Option<Box<str>>,
+            value: &'s Option<Text>,
         ) -> Option<&'s str> {
             if hole == field {
                 Some(text)
@@ -246,9 +227,9 @@ impl ChunkOwned {
             usage: self.usage.as_deref(),
             extra: pick_extra(extras, 0, &self.extra),
             index: self.index,
-            role: self.role.as_deref().filter(|_| role),
+            role: self.role.as_deref(),
             content: pick(hole, Hole::Content, text, &self.content).map(ContentView::Text),
-            refusal: pick(hole, Hole::Refusal, text, &self.refusal).filter(|_| role),
+            refusal: pick(hole, Hole::Refusal, text, &self.refusal),
             reasoning: pick(hole, Hole::Reasoning, text, &self.reasoning),
             reasoning_content: pick(hole, Hole::ReasoningContent, text, &self.reasoning_content),
             tool_calls: tools,
@@ -266,6 +247,11 @@ impl ChunkOwned {
         self.role.as_deref()
     }
 
+    /// Whether the chunk, its choice or its delta has keys the decoder does not know.
+    pub fn has_vendor_keys(&self) -> bool {
+        self.extra.is_some() || self.choice_extra.is_some() || self.delta_extra.is_some()
+    }
+
     /// The one tool-call fragment's index, id, type and name, when there is one fragment
     /// and it has all four.
     pub fn named_call(&self) -> Option<(i64, &str, &str, &str)> {
@@ -273,6 +259,26 @@ impl ChunkOwned {
             [(index, [Some(id), Some(type_), Some(name), _])] => Some((*index, id, type_, name)),
             _ => None,
         }
+    }
+
+    /// This chunk without its delta's role and refusal: the text chunks that follow a
+    /// stream's first one (which names the role) hold only their text.
+    pub fn without_role(&self) -> ChunkOwned {
+        ChunkOwned {
+            role: None,
+            refusal: None,
+            ..self.clone()
+        }
+    }
+
+    /// This chunk with its tool-call fragments' ids, types and names taken out: the
+    /// fragments that follow a call's first one hold only its index and arguments.
+    pub fn without_call_names(&self) -> ChunkOwned {
+        let mut owned = self.clone();
+        for (_, [id, type_, name, _]) in &mut owned.tools {
+            (*id, *type_, *name) = (None, None, None);
+        }
+        owned
     }
 
     /// Numbers the template this copy belongs to (see [`ChunkView::skeleton`]).
