@@ -217,7 +217,6 @@ impl VendorRecipes {
 
     /// The values' texts (see [`Written`]) with `raws` (a fill's raw holes) in their holes; a
     /// value whose holes hold the template's own values is its text, borrowed.
-    #[inline(always)] // on every fit of a template with vendor keys (a call cost ~2%)
     pub fn write(&self, raws: &[&str; MAX_RAW]) -> Written<'_> {
         let same = |n: &u8| {
             let n = usize::from(*n);

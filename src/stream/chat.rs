@@ -48,10 +48,14 @@ pub struct ChatReader<I> {
     recipes: u64,
     /// Where a template fit's text with escapes is decoded (its room kept).
     buf: Vec<u8>,
-    template: Option<ChatTemplate<I>>,
+    /// Boxed, as the spare: the stream object (zeroed when Python makes it) stays small.
+    template: Option<Box<ChatTemplate<I>>>,
     /// A second template, tried when the first does not fit (a fit makes it the first): the
-    /// chunk foreseen after the first one's ([`foreseen`]).
-    spare: Option<ChatTemplate<I>>,
+    /// chunk foreseen after the first one's ([`foreseen`]), made at the first frame the first
+    /// template does not fit (a stream whose chunks all fit the first never makes it).
+    spare: Option<Box<ChatTemplate<I>>>,
+    /// What `spare` is still to be foreseen as from `template`.
+    foresee: Foresee,
 }
 
 impl<I> Default for ChatReader<I> {
@@ -62,6 +66,7 @@ impl<I> Default for ChatReader<I> {
             buf: Vec::new(),
             template: None,
             spare: None,
+            foresee: Foresee::Nothing,
         }
     }
 }
@@ -95,19 +100,13 @@ const HOLES: [Hole; 5] = [
 ///
 /// The bytes around the text are checked whole (every key of the delta or of the call is
 /// in them, so no other key and no second copy of one is elsewhere), and the copy of the
-/// chunk the fold reads loses what they lose. A stream that repeats them after all (xAI
-/// names the role in every chunk) fits `t` itself, kept as the spare.
-fn foreseen<I>(t: &ChatTemplate<I>) -> Option<ChatTemplate<I>> {
-    // Items are copied from a template's own item: a foreseen one has none. A chunk with
-    // vendor keys foresees nothing: the providers that add them to a first chunk do not
-    // repeat them (Groq's `x_groq`, Azure's filter results), so the chunk after it would not
-    // fit.
-    if t.template.item.is_some() || t.vendor.is_some() || t.snapshot.has_vendor_keys() {
-        return None;
-    }
-    let (template, snapshot) = match t.hole {
-        Hole::Content if t.snapshot.role() == Some("assistant") => {
-            let next: [&[u8]; 2] = [br#""delta":{"content":""#, br#""}"#];
+/// chunk the fold reads loses what they lose. It is made at the first frame that does not
+/// fit `t` and holds the foreseen bytes ([`Foresee::needle`]): a stream that repeats the
+/// role after all (xAI names it in every chunk) fits `t` itself and never makes it.
+fn foreseen<I>(t: &ChatTemplate<I>, kind: Foresee) -> Option<ChatTemplate<I>> {
+    let (template, snapshot) = match kind {
+        Foresee::Text => {
+            let next: [&[u8]; 2] = [kind.needle(), br#""}"#];
             let role_first: &[u8] = br#""delta":{"role":"assistant","content":""#;
             let template = [
                 (role_first, &br#""}"#[..]),
@@ -119,7 +118,7 @@ fn foreseen<I>(t: &ChatTemplate<I>) -> Option<ChatTemplate<I>> {
             .find_map(|(b, a)| t.template.respelled((&[b], &next[..1]), (&[a], &next[1..])))?;
             (template, t.snapshot.without_role())
         }
-        Hole::Arguments => {
+        Foresee::Call => {
             let (index, id, type_, name) = t.snapshot.named_call()?;
             let index = index.to_string();
             let (open, index) = (br#""tool_calls":[{"index":"#, index.as_bytes());
@@ -134,12 +133,12 @@ fn foreseen<I>(t: &ChatTemplate<I>) -> Option<ChatTemplate<I>> {
                 name.as_bytes(),
                 br#"","arguments":""#,
             ];
-            let next: [&[u8]; 3] = [open, index, br#","function":{"arguments":""#];
+            let next: [&[u8]; 3] = [open, index, kind.needle()];
             let close: [&[u8]; 1] = [br#""}}]"#];
             let template = t.template.respelled((&first, &next), (&close, &close))?;
             (template, t.snapshot.without_call_names())
         }
-        _ => return None,
+        Foresee::Nothing => return None,
     };
     Some(ChatTemplate {
         template,
@@ -147,6 +146,58 @@ fn foreseen<I>(t: &ChatTemplate<I>) -> Option<ChatTemplate<I>> {
         hole: t.hole,
         vendor: None,
     })
+}
+
+/// What a template's chunk foretells (see [`foreseen`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Foresee {
+    Nothing,
+    /// Text chunks without the role.
+    Text,
+    /// A call's fragments without its id, type and name.
+    Call,
+}
+
+impl Foresee {
+    /// What `t`'s chunk foretells. Items are copied from a template's own item: a foreseen
+    /// one has none. A chunk with vendor keys foretells nothing: the providers that add them
+    /// to a first chunk do not repeat them (Groq's `x_groq`, Azure's filter results), so the
+    /// chunk after it would not fit.
+    fn of<I>(t: &ChatTemplate<I>) -> Foresee {
+        if t.template.item.is_some() || t.vendor.is_some() || t.snapshot.has_vendor_keys() {
+            return Foresee::Nothing;
+        }
+        match t.hole {
+            Hole::Content if t.snapshot.role() == Some("assistant") => Foresee::Text,
+            Hole::Arguments if t.snapshot.named_call().is_some() => Foresee::Call,
+            _ => Foresee::Nothing,
+        }
+    }
+
+    /// Bytes a frame of the foreseen template holds: the template is made for the first
+    /// frame that holds them and does not fit the first (not for the finish chunk of a
+    /// stream that repeats the role, as xAI's does: its chunks all fit the first).
+    fn needle(self) -> &'static [u8] {
+        match self {
+            Foresee::Text => br#""delta":{"content":""#,
+            Foresee::Call => br#","function":{"arguments":""#,
+            Foresee::Nothing => b"",
+        }
+    }
+
+    /// Whether `data` holds the [`needle`](Self::needle) (each searcher made once: making
+    /// one cost more than the search).
+    fn may_fit(self, data: &[u8]) -> bool {
+        use memchr::memmem::Finder;
+        static FINDERS: std::sync::OnceLock<[Finder<'static>; 2]> = std::sync::OnceLock::new();
+        let [text, call] = FINDERS
+            .get_or_init(|| [Foresee::Text, Foresee::Call].map(|kind| Finder::new(kind.needle())));
+        match self {
+            Foresee::Text => text.find(data).is_some(),
+            Foresee::Call => call.find(data).is_some(),
+            Foresee::Nothing => false,
+        }
+    }
 }
 
 /// The one text of a one-choice chunk that a template can leave open, as its place in `data`,
@@ -343,8 +394,8 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
             }
         });
         if let Some(new) = new {
-            self.spare = foreseen(&new);
-            self.template = Some(new);
+            (self.spare, self.foresee) = (None, Foresee::of(&new));
+            self.template = Some(Box::new(new));
         }
         Ok(())
     }
@@ -363,34 +414,38 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
                 return Ok(Some(hit.len));
             }
         }
-        self.spare_fit(state, subject, sink)
+        if self.spare_fits(subject, items) {
+            // The spare is the first now, and the frame fits it (taken by the code above:
+            // one place that folds a fit keeps that code short, as it runs for every frame).
+            return self.shortcut(state, subject, sink);
+        }
+        Ok(None)
     }
 }
 
 impl<I> ChatReader<I> {
-    /// [`Reader::shortcut`] with the spare template, when the first did not fit: a fit makes
-    /// it the first. Apart, so the first template's fit stays as short as it was alone.
+    /// Whether the frame fits the spare template (foreseen now if it is still to be, see
+    /// [`Foresee::needle`]); if it does, the spare is made the first.
     #[inline(never)]
-    fn spare_fit<S: ChatItems<Item = I>>(
-        &mut self,
-        state: &mut State,
-        subject: Subject<'_>,
-        sink: &mut S,
-    ) -> Result<Option<usize>, S::Error> {
-        let Some(t) = &self.spare else {
-            return Ok(None);
-        };
-        let mut raws = [""; MAX_RAW];
-        let Some(hit) = t
-            .template
-            .fit(subject, sink.items(), &mut raws, &mut self.buf)
-        else {
-            return Ok(None);
-        };
-        took(t, &hit.text, &raws, &mut self.fold, state, sink)?;
-        let len = hit.len;
-        std::mem::swap(&mut self.template, &mut self.spare);
-        Ok(Some(len))
+    fn spare_fits(&mut self, subject: Subject<'_>, items: bool) -> bool {
+        let kind = self.foresee;
+        if kind != Foresee::Nothing && kind.may_fit(subject.data_line()) {
+            self.spare = self
+                .template
+                .as_deref()
+                .and_then(|t| foreseen(t, kind))
+                .map(Box::new);
+            self.foresee = Foresee::Nothing;
+        }
+        let fits = self.spare.as_ref().is_some_and(|t| {
+            t.template
+                .fit(subject, items, &mut [""; MAX_RAW], &mut self.buf)
+                .is_some()
+        });
+        if fits {
+            std::mem::swap(&mut self.template, &mut self.spare);
+        }
+        fits
     }
 }
 

@@ -24,6 +24,27 @@ impl<'d> Subject<'d> {
                 .unwrap_or_default(),
         }
     }
+
+    /// The frame's data as far as a quick look can tell it (to decide whether a template is
+    /// worth making for it): a framed frame's data, or the wire's bytes to the end of the
+    /// first line after an `event: ` line (never past a frame's first data line, so a look
+    /// costs at most the frame's length).
+    pub fn data_line(&self) -> &'d [u8] {
+        match *self {
+            Subject::Frame(frame) => frame.data.as_bytes(),
+            Subject::Raw(bytes) => {
+                let line = |b: &'d [u8]| b.get(..memchr::memchr(b'\n', b).unwrap_or(b.len()));
+                let first = line(bytes).unwrap_or_default();
+                match first.starts_with(b"event:") {
+                    true => bytes
+                        .get(first.len() + 1..)
+                        .and_then(line)
+                        .unwrap_or_default(),
+                    false => first,
+                }
+            }
+        }
+    }
 }
 
 /// A frame that fits a template: the values of its holes, and its length in the wire's bytes
