@@ -408,18 +408,30 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
     ) -> Result<Option<usize>, S::Error> {
         let items = sink.items();
         let mut raws = [""; MAX_RAW];
-        if let Some(t) = &self.template {
-            if let Some(hit) = t.template.fit(subject, items, &mut raws, &mut self.buf) {
-                took(t, &hit.text, &raws, &mut self.fold, state, sink)?;
-                return Ok(Some(hit.len));
+        let hit = match &self.template {
+            Some(t) => t.template.fit(subject, items, &mut raws, &mut self.buf),
+            None => None,
+        };
+        let (Some(t), Some(hit)) = (&self.template, hit) else {
+            if self.spare_fits(subject, items) {
+                // The spare is the first now, and the frame fits it: taken here, so that one
+                // place folds a fit (that code runs for every frame, kept short).
+                return self.shortcut(state, subject, sink);
             }
+            return Ok(None);
+        };
+        // Vendor values in holes: their objects are written anew (or reused when unchanged).
+        let extras = t.vendor.as_ref().map(|vendor| vendor.write(&raws));
+        if let Some(item) = t.template.item.as_ref().filter(|_| items) {
+            sink.refill(item, t.hole, &hit.text, extras.as_ref())?;
         }
-        if self.spare_fits(subject, items) {
-            // The spare is the first now, and the frame fits it (taken by the code above:
-            // one place that folds a fit keeps that code short, as it runs for every frame).
-            return self.shortcut(state, subject, sink);
-        }
-        Ok(None)
+        let fold = &mut self.fold;
+        t.snapshot
+            .view_with(t.hole, &hit.text, extras.as_ref(), |view| {
+                fold.add(view);
+                state.tap(Upstream::Chat(view));
+            });
+        Ok(Some(hit.len))
     }
 }
 
@@ -447,28 +459,6 @@ impl<I> ChatReader<I> {
         }
         fits
     }
-}
-
-/// Folds (and hands the sink, when it wants items) a frame that fits template `t`.
-#[inline(always)]
-fn took<S: ChatItems>(
-    t: &ChatTemplate<S::Item>,
-    text: &str,
-    raws: &[&str; MAX_RAW],
-    fold: &mut ChatFold,
-    state: &mut State,
-    sink: &mut S,
-) -> Result<(), S::Error> {
-    // Vendor values in holes: their objects are written anew (or reused when unchanged).
-    let extras = t.vendor.as_ref().map(|vendor| vendor.write(raws));
-    if let Some(item) = t.template.item.as_ref().filter(|_| sink.items()) {
-        sink.refill(item, t.hole, text, extras.as_ref())?;
-    }
-    t.snapshot.view_with(t.hole, text, extras.as_ref(), |view| {
-        fold.add(view);
-        state.tap(Upstream::Chat(view));
-    });
-    Ok(())
 }
 
 impl ChatItems for super::Quiet {

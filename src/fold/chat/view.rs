@@ -85,34 +85,31 @@ pub enum Hole {
 /// template folds as this view with new text in its hole.
 #[derive(Debug, Default, Clone)]
 pub struct ChunkOwned {
-    pub(super) id: Option<Text>,
+    pub(super) id: Option<Box<str>>,
     pub(super) created: Option<i64>,
-    pub(super) model: Option<Text>,
-    pub(super) system_fingerprint: Option<Text>,
-    pub(super) service_tier: Option<Text>,
-    pub(super) usage: Option<Text>,
-    pub(super) extra: Option<Text>,
+    pub(super) model: Option<Box<str>>,
+    pub(super) system_fingerprint: Option<Box<str>>,
+    pub(super) service_tier: Option<Box<str>>,
+    pub(super) usage: Option<Box<str>>,
+    pub(super) extra: Option<Box<str>>,
     pub(super) index: Option<i64>,
-    pub(super) role: Option<Text>,
-    pub(super) content: Option<Text>,
-    pub(super) refusal: Option<Text>,
-    pub(super) reasoning: Option<Text>,
-    pub(super) reasoning_content: Option<Text>,
-    pub(super) tools: Vec<(i64, [Option<Text>; 4])>,
-    pub(super) finish_reason: Option<Text>,
-    pub(super) reasoning_details: Option<Text>,
-    pub(super) logprobs: Option<Text>,
-    pub(super) choice_extra: Option<Text>,
-    pub(super) delta_extra: Option<Text>,
+    pub(super) role: Option<Box<str>>,
+    pub(super) content: Option<Box<str>>,
+    pub(super) refusal: Option<Box<str>>,
+    pub(super) reasoning: Option<Box<str>>,
+    pub(super) reasoning_content: Option<Box<str>>,
+    pub(super) tools: Vec<(i64, [Option<Box<str>>; 4])>,
+    pub(super) finish_reason: Option<Box<str>>,
+    pub(super) reasoning_details: Option<Box<str>>,
+    pub(super) logprobs: Option<Box<str>>,
+    pub(super) choice_extra: Option<Box<str>>,
+    pub(super) delta_extra: Option<Box<str>>,
     /// The number of the template whose recipes write the vendor objects of its fits.
     pub(super) skeleton: u64,
 }
 
-/// A string of a [`ChunkOwned`].
-pub(super) type Text = Box<str>;
-
-pub(super) fn own(s: Option<&str>) -> Option<Text> {
-    s.map(Text::from)
+pub(super) fn own(s: Option<&str>) -> Option<Box<str>> {
+    s.map(Box::from)
 }
 
 impl ChunkOwned {
@@ -168,14 +165,14 @@ impl ChunkOwned {
         fn pick_extra<'s>(
             extras: Option<&'s [Option<Cow<'_, str>>; 4]>,
             n: usize,
-            own: &'s Option<Text>,
+            own: &'s Option<Box<str>>,
         ) -> Option<&'s str> {
             match extras {
                 Some(built) => built.get(n).and_then(|e| e.as_deref()),
                 None => own.as_deref(),
             }
         }
-        type Owned = (i64, [Option<Text>; 4]);
+        type Owned = (i64, [Option<Box<str>>; 4]);
         fn call<'s>(n: usize, owned: &'s Owned, hole: Hole, text: &'s str) -> ToolView<'s> {
             let (index, [id, type_, name, arguments]) = owned;
             ToolView {
@@ -210,7 +207,7 @@ impl ChunkOwned {
             hole: Hole,
             field: Hole,
             text: &'s str,
-            value: &'s Option<Text>,
+            value: &'s Option<Box<str>>,
         ) -> Option<&'s str> {
             if hole == field {
                 Some(text)
