@@ -111,12 +111,13 @@ class GatewayMetrics:
         span.end(end_time=end)
 
 
-def configure(prometheus: bool = False) -> Tuple[GatewayMetrics, Any]:
+def configure(prometheus: bool = False, instance: Optional[str] = None) -> Tuple[GatewayMetrics, Any]:
     """The metrics of the command line: a ``MeterProvider`` with a Prometheus reader (when
     ``prometheus``: the gateway serves ``/metrics``) and an OTLP exporter when
     ``OTEL_EXPORTER_OTLP_ENDPOINT`` (or ``OTEL_EXPORTER_OTLP_METRICS_ENDPOINT``) is set, its
     other settings from the standard ``OTEL_*`` variables. Returns the metrics and the
-    Prometheus registry to scrape (None without one)."""
+    Prometheus registry to scrape (None without one). ``instance``: the process's
+    ``service.instance.id`` (a gateway's workers each have their own)."""
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.resources import Resource
 
@@ -129,6 +130,7 @@ def configure(prometheus: bool = False) -> Tuple[GatewayMetrics, Any]:
         registry = prometheus_client.REGISTRY
         readers.append(PrometheusMetricReader())
     tracer_provider = None
+    resource = Resource.create({"service.instance.id": instance} if instance else {})
     endpoint = os.environ.get("OTEL_EXPORTER_OTLP_METRICS_ENDPOINT") or os.environ.get(
         "OTEL_EXPORTER_OTLP_ENDPOINT"
     )
@@ -140,7 +142,7 @@ def configure(prometheus: bool = False) -> Tuple[GatewayMetrics, Any]:
         from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
         readers.append(PeriodicExportingMetricReader(OTLPMetricExporter()))
-        tracer_provider = TracerProvider(resource=Resource.create())
+        tracer_provider = TracerProvider(resource=resource)
         tracer_provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    provider = MeterProvider(metric_readers=readers, resource=Resource.create())
+    provider = MeterProvider(metric_readers=readers, resource=resource)
     return GatewayMetrics(provider, tracer_provider), registry

@@ -1,0 +1,356 @@
+"""One try of a request at one upstream: the request written for the upstream's dialect
+(relayed as the client sent it, or translated), the answer read and turned into what the
+client gets, and an ``Outcome`` for the plan (``_failover``).
+
+Nothing reaches the client before the try is sure to be the answer: an error status, a
+connection refused, a timeout, or a stream that ends, fails or is cut before its first output
+leaves the client untouched, so that the next try may serve it. A stream's first output
+commits it (the response head is written); after that a failure is the stream's own
+mid-stream error, in the client's dialect. A client that asked for no stream gets nothing
+until the answer is whole."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from aiohttp import web
+
+import ssewire
+from ssewire import _core
+from ssewire.gateway._auth import Refused, Signer, passed_headers, retry_after, upstream_headers
+from ssewire.gateway._failover import Outcome, Try
+from ssewire.gateway._paths import STREAM_TYPES, STREAMS, UPSTREAMS, Route, upstream_path
+from ssewire.gateway._record import LOGGED_MESSAGE, record
+from ssewire.gateway._upstream import Exchange, Failure, Pool
+
+#: The most of an upstream's answer read whole, for a client that asked for no stream.
+MAX_WHOLE_BODY = 64 * 1024 * 1024
+#: The most of an upstream's error body read (the rest is not waited for).
+MAX_ERROR_BODY = 1024 * 1024
+
+
+@dataclass
+class Client:
+    """What the client asked: its route, request body (raw and read), query, headers, the
+    model it named and whether it asked for a stream."""
+
+    request: web.Request
+    match: Route
+    raw: bytes
+    wanted: Dict[str, Any]
+    query: Dict[str, str]
+    model: Optional[str]
+    streaming: bool
+    meters: Optional[Dict[str, Callable[[], Any]]]
+    write_timeout: float
+
+
+def error_response(client: str, status: int, message: str,
+                   headers: Optional[List[Tuple[str, str]]] = None) -> web.Response:  # fmt: skip
+    """An error the gateway makes, in the client dialect's own shape."""
+    body = _core._error_body(status, message, client)
+    response = web.Response(status=status, body=body, content_type="application/json")
+    for k, v in headers or []:
+        response.headers[k] = v
+    # The connection is not kept: a body left unread (too large, too slow) is not waited for.
+    response.force_close()
+    return response
+
+
+def failure_answer(client: str, failure: Failure) -> web.Response:
+    status = 504 if failure.kind == "timeout" else 502
+    return error_response(client, status, str(failure))
+
+
+def stream_error(stream: Any, client: str) -> Optional[Tuple[int, bytes]]:
+    """A stream's own error as the client dialect's status and error body (None: no error)."""
+    error = getattr(stream, "error", None)
+    if error is None:
+        return None
+    said = {"error": {"message": str(error.message), "type": error.type, "code": error.code}}
+    e = ssewire.translate_error(0, json.dumps(said).encode(), "responses", client)
+    return e.status, e.body
+
+
+async def read_body(ex: Exchange, limit: int, error: bool) -> bytes:
+    """An upstream's body, as far as it comes, at most ``limit`` bytes: past it an answer is
+    stopped as a failure, an error body is cut there."""
+    parts = list(ex.early)
+    ex.early.clear()
+    size = [sum(len(b) for b in parts)]
+
+    def keep(body: bytes) -> None:
+        parts.append(body)
+        size[0] += len(body)
+        if size[0] > limit:
+            ex.stop(
+                None if error else Failure("cut", "the upstream's answer is larger than the gateway takes")
+            )
+
+    ex.sink = keep
+    try:
+        await asyncio.shield(ex.end)
+    except Exception:
+        pass  # ex.end tells it
+    return b"".join(parts)[:limit]
+
+
+async def drained(transport: Optional[asyncio.BaseTransport], seconds: float) -> bool:
+    """Waits (up to ``seconds``) for a client's full socket to drain to its low-water mark;
+    False when the client left, or read nothing for that long. Polled: it only runs while a
+    client reads slower than the model writes."""
+    deadline = time.monotonic() + seconds
+    while transport is not None and not transport.is_closing():
+        low, _ = transport.get_write_buffer_limits()  # type: ignore[attr-defined]
+        if transport.get_write_buffer_size() <= low:  # type: ignore[attr-defined]
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        await asyncio.sleep(0.005)
+    return False
+
+
+class Attempt:
+    """One try: ``run()`` returns its ``Outcome`` and fills ``entry`` (what the log line says
+    of it when it is the answer)."""
+
+    def __init__(
+        self, client: Client, tried: Try, pool: Pool, signer: Callable[[], Optional[Signer]]
+    ) -> None:
+        self.c = client
+        self.tried = tried
+        self.pool = pool
+        self.signer = signer
+        self.entry: Dict[str, Any] = {}
+        self.dialect = tried.upstream.cfg.dialect or client.match.dialect
+        self.persona = client.match.persona
+        self.translator: Any = None
+
+    def request(self) -> Tuple[str, bytes, Callable[[bytes], bytes], Callable[[], Any]]:
+        """The upstream path and body, what turns the answer's body into the client's, and
+        the stream it was read into."""
+        c, up = self.c, self.dialect
+        model = self.tried.model or c.model
+        if up == c.match.dialect and c.match.own_framing:
+            body = c.raw
+            if self.tried.model is not None and c.match.model is None:
+                body = json.dumps(dict(c.wanted, model=self.tried.model)).encode()
+            stream = (c.meters or {}).get(up, STREAMS[up])()
+
+            def meter(chunk: bytes) -> bytes:
+                stream.consume(chunk)
+                return chunk  # relayed byte for byte
+
+            return upstream_path(c.match, c.query, model), body, meter, lambda: stream
+        r = ssewire.translate_request(c.wanted, c.match.dialect, up, model=model)
+        self.entry.update({"request_notes": r.notes, "served_as": c.match.dialect})
+        # A client of another framing than its dialect's own (InvokeModel) gets its own.
+        framing = "sse" if c.match.own_framing else c.match.framing
+        t = ssewire.Translator(up, c.match.dialect, target_framing=framing)
+        self.translator = t
+        return c.match.prefix + r.path, json.dumps(r.body).encode(), t.feed, lambda: t.source
+
+    async def run(self) -> Outcome:
+        c, up = self.c, self.dialect
+        self.entry["dialect"] = up
+        if up not in UPSTREAMS:
+            message = (f"this gateway has no {up} upstream: its clients are served from an "
+                       "upstream of another dialect (--upstream-dialect)")  # fmt: skip
+            raise Refused(501, message)
+        cfg = self.tried.upstream.cfg
+        headers = upstream_headers(c.request.headers, c.query, self.persona, up, self.tried.key,
+                                   cfg.pass_through_auth)  # fmt: skip
+        path, body, convert, source = self.request()
+        if up == "converse" and not any(k == "authorization" for k, _ in headers):
+            signer = self.signer()
+            if signer is None:
+                raise Refused(502, "the Bedrock upstream has no credentials to sign with")
+            headers = [*headers, *signer(path, body)]
+        async with self.pool.slots:
+            try:
+                ex = await self.pool.open(path, body, headers)
+            except Failure as f:
+                return Outcome(failure=f.kind, answer=failure_answer(self.persona, f))
+            try:
+                outcome = await self.answer(ex, convert, source)
+            finally:
+                ex.stop()
+                self.log(source(), ex)
+            self.entry.setdefault("status", getattr(outcome.answer, "status", None))
+            return outcome
+
+    def log(self, stream: Any, ex: Exchange) -> None:
+        if stream is not None and "error" not in self.entry:
+            self.entry.update(record(self.dialect, stream, self.entry.get("client_disconnected", False)))
+            self.entry["dialect"] = self.dialect
+        if ex.failed():
+            self.entry["upstream_error"] = repr(ex.end.exception())[:LOGGED_MESSAGE]
+        if self.translator is not None:
+            self.entry["notes"] = self.translator.notes
+
+    async def answer(
+        self, ex: Exchange, convert: Callable[[bytes], bytes], source: Callable[[], Any]
+    ) -> Outcome:
+        status = ex.reader.status or 502
+        up, persona = self.dialect, self.persona
+        relayed = self.translator is None
+        passed = passed_headers(up, persona, list(ex.reader.headers))
+        after = retry_after(list(ex.reader.headers))
+        if relayed:
+            own = [(k, v) for k, v in ex.reader.headers if k.lower() in ("content-type", "cache-control")]
+            passed = own + passed
+        if status >= 400:
+            body = await read_body(ex, MAX_ERROR_BODY, error=True)
+            self.entry["error"] = {"message": body[:LOGGED_MESSAGE].decode("utf-8", "replace")}
+            if relayed:
+                answer = web.Response(status=status, body=body)
+            else:
+                said = ssewire.translate_error(status, body, up, persona)
+                answer = web.Response(status=said.status, body=said.body, content_type=said.content_type)
+            for k, v in passed:
+                answer.headers[k] = v
+            self.entry["status"] = answer.status
+            return Outcome(status=status, retry_after=after, answer=answer)
+        if not self.c.streaming:
+            return await self.whole(ex, convert, source, status, passed)
+        return await self.stream(ex, convert, source, status, passed)
+
+    async def whole(self, ex: Exchange, convert: Callable[[bytes], bytes], source: Callable[[], Any],
+                    status: int, passed: List[Tuple[str, str]]) -> Outcome:  # fmt: skip
+        """A client that asked for no stream: the whole answer (relayed, or the translated
+        stream's ``t.result()``), or an outcome that may fail over."""
+        body = await read_body(ex, MAX_WHOLE_BODY, error=False)
+        exc = ex.end.exception() if ex.end.done() else None
+        if isinstance(exc, Failure):
+            return Outcome(failure=exc.kind, answer=failure_answer(self.persona, exc))
+        convert(body)
+        if self.translator is None:
+            stream = source()
+            stream.finish()
+            answer = web.Response(status=status, body=body)
+        else:
+            t = self.translator
+            t.finish()
+            if t.source is None:
+                f = Failure("cut", "the upstream sent no stream")
+                return Outcome(failure="cut", answer=failure_answer(self.persona, f))
+            said = stream_error(t.source, self.persona)
+            if said is not None:
+                self.entry["status"] = said[0]
+                answer = web.Response(status=said[0], body=said[1], content_type="application/json")
+                for k, v in passed:
+                    answer.headers[k] = v
+                return Outcome(status=said[0], answer=answer)
+            if not getattr(t.source, "done", False):
+                f = Failure("cut", "the upstream's stream was cut off before its end")
+                return Outcome(failure="cut", answer=failure_answer(self.persona, f))
+            answer = web.json_response(t.result())
+        for k, v in passed:
+            answer.headers[k] = v
+        return Outcome(status=status, answer=answer)
+
+    async def stream(self, ex: Exchange, convert: Callable[[bytes], bytes], source: Callable[[], Any],
+                     status: int, passed: List[Tuple[str, str]]) -> Outcome:  # fmt: skip
+        """A client that asked for a stream: held until its first output (an end, a cut or an
+        error before it may still fail over), then streamed as it is read."""
+        pending: List[bytes] = []
+
+        def ready() -> bool:
+            return bool(pending) and getattr(source(), "error", None) is None
+
+        def held(body: bytes) -> None:
+            out = convert(body)
+            if out:
+                pending.append(out)
+            if ready():
+                ex.pause()  # wakes the handler, which commits
+
+        for body in ex.early:
+            held(body)
+        ex.early.clear()
+        ex.sink = held
+        while not ready() and not ex.end.done():
+            await ex.wait()
+        if not ready():
+            exc = ex.end.exception()
+            said = stream_error(source(), self.persona)
+            if said is not None:
+                self.entry["status"] = said[0]
+                answer = web.Response(status=said[0], body=said[1], content_type="application/json")
+                return Outcome(status=said[0], answer=answer)
+            if isinstance(exc, Failure):
+                return Outcome(failure=exc.kind, answer=failure_answer(self.persona, exc))
+            if exc is not None:
+                raise exc
+        return Outcome(status=status, answer=await self.commit(ex, convert, source, pending, status, passed))
+
+    async def commit(self, ex: Exchange, convert: Callable[[bytes], bytes], source: Callable[[], Any],
+                     pending: List[bytes], status: int,
+                     passed: List[Tuple[str, str]]) -> web.StreamResponse:  # fmt: skip
+        """Sends the response head and what was held, then the rest of the body through
+        ``convert`` as it is read. Ends the client's response: cut off (the connection
+        aborted, as the upstream's was) when the upstream's body did not end, so that the
+        client cannot take it for whole."""
+        c = self.c
+        request = c.request
+        response = web.StreamResponse(status=status)
+        if self.translator is not None:
+            response.headers["content-type"] = STREAM_TYPES[c.match.framing]
+            if not c.match.own_framing:
+                # InvokeModel's header naming its chunks' type (boto3's `contentType`).
+                response.headers["x-amzn-bedrock-content-type"] = "application/json"
+        for k, v in passed:
+            response.headers[k] = v
+        chunked = request.version >= (1, 1)
+        if chunked:
+            response.enable_chunked_encoding()
+        await response.prepare(request)  # the head is sent now; the body goes straight on
+        client = request.transport
+        high = client.get_write_buffer_limits()[1] if client is not None else 0
+        gone = False
+
+        def write(out: bytes) -> None:
+            nonlocal gone
+            if client is None or client.is_closing():
+                gone = True
+                ex.stop()
+            elif out:
+                client.write(b"%x\r\n%s\r\n" % (len(out), out) if chunked else out)
+                if client.get_write_buffer_size() > high:
+                    ex.pause()
+
+        for out in pending:
+            write(out)
+        ex.sink = lambda body: write(convert(body))
+        ex.resume()
+        while not ex.end.done():
+            await ex.wait()
+            if ex.end.done():
+                break
+            if not await drained(client, c.write_timeout):
+                gone = True
+                ex.stop()
+            ex.resume()
+        gone = gone or client is None or client.is_closing()
+        self.entry["client_disconnected"] = gone
+        self.entry["status"] = status
+        if ex.failed():
+            if request.transport is not None:
+                request.transport.abort()
+            return response
+        if not gone:
+            if self.translator is not None:
+                tail = self.translator.finish()  # the events that close the client's stream
+                if tail:
+                    write(tail)
+            else:
+                source().finish()
+            try:
+                await response.write_eof()
+            except ConnectionError:
+                pass  # the client left after the last byte: nothing was lost
+        return response
