@@ -204,11 +204,13 @@ class Attempt:
             own = [(k, v) for k, v in ex.reader.headers if k.lower() in ("content-type", "cache-control")]
             passed = own + passed
         if status >= 400:
-            body = await read_body(ex, MAX_ERROR_BODY, error=True)
-            self.entry["error"] = {"message": body[:LOGGED_MESSAGE].decode("utf-8", "replace")}
-            if relayed:
+            body = await read_body(ex, MAX_WHOLE_BODY if relayed else MAX_ERROR_BODY, error=True)
+            if relayed:  # the meter reads the error body: the log says its message
+                convert(body)
+                source().finish()
                 answer = web.Response(status=status, body=body)
             else:
+                self.entry["error"] = {"message": body[:LOGGED_MESSAGE].decode("utf-8", "replace")}
                 said = ssewire.translate_error(status, body, up, persona)
                 answer = web.Response(status=said.status, body=said.body, content_type=said.content_type)
             for k, v in passed:

@@ -9,6 +9,7 @@ upstream left as it was keeps its connections, keys and breaker."""
 from __future__ import annotations
 
 import asyncio
+import functools
 import hmac
 import json
 import ssl
@@ -220,7 +221,7 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
                     continue
                 assert isinstance(step, Try)
                 name = step.upstream.cfg.name
-                attempt = Attempt(client, step, state.pools[name], lambda n=name: state.signer(n))
+                attempt = Attempt(client, step, state.pools[name], functools.partial(state.signer, name))
                 started = time.monotonic()
                 try:
                     outcome = await attempt.run()

@@ -134,7 +134,7 @@ class Pool:
 
     def request(self, path: str, body: bytes, headers: List[Tuple[str, str]]) -> bytes:
         lines = [f"POST {self.base}{path} HTTP/1.1", f"host: {self.netloc}", "content-type: application/json",
-                 f"content-length: {len(body)}", "accept-encoding: identity"]  # fmt: skip
+                 f"content-length: {len(body)}", "accept-encoding: identity", "connection: keep-alive"]  # fmt: skip
         lines += [f"{k}: {v}" for k, v in headers]
         return ("\r\n".join(lines) + "\r\n\r\n").encode("ascii") + body
 
@@ -230,17 +230,20 @@ class Exchange:
     def lost(self, exc: Optional[Exception]) -> None:
         if self.end.done():
             return
+        why = f"{type(exc).__name__}: {exc}" if exc is not None else "closed"
         if exc is None:
             try:
                 self.reader.finish()  # a close inside the head or a framed body: an error
-            except ssewire.HTTPProtocolError:
-                pass
+            except ssewire.HTTPProtocolError as error:
+                why = f"HTTPProtocolError: {error}"
             else:
                 if self.reader.body_complete:  # a body delimited by the close: it ended well
                     self.stop()
                     return
-        where = "inside its body" if self.head.done() else "before it answered"
-        self.stop(Failure("cut", f"the upstream closed the connection {where}"))
+        if self.head.done():
+            self.stop(Failure("cut", f"the upstream's answer was cut off before its end ({why})"))
+        else:
+            self.stop(Failure("cut", f"the upstream closed the connection before it answered ({why})"))
 
     def reusable(self) -> bool:
         r = self.reader
