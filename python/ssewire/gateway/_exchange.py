@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Dict, List, Optional, Tuple
@@ -112,6 +113,18 @@ async def drained(transport: Optional[asyncio.BaseTransport], seconds: float) ->
             return False
         await asyncio.sleep(0.005)
     return False
+
+
+#: A blank line: the end of an event in SSE (any two line endings in a row).
+BLANK_LINE = re.compile(rb"(?:\r\n|\r(?!\n)|\n)(?:\r\n|\r|\n)")
+
+
+def event_ended(seen: bytes, first: bytes, size: int, framing: str) -> bool:
+    """Whether a relayed body holds a whole event by now: ``seen``, its newest bytes (with the
+    three before them); ``first``, its first piece; ``size``, its length."""
+    if framing == "eventstream":  # a message's prelude starts with its total length
+        return len(first) >= 4 and size >= int.from_bytes(first[:4], "big")
+    return BLANK_LINE.search(seen) is not None
 
 
 class Attempt:
@@ -230,23 +243,29 @@ class Attempt:
         if isinstance(exc, Failure):
             return Outcome(failure=exc.kind, answer=failure_answer(self.persona, exc))
         convert(body)
-        if self.translator is None:
-            stream = source()
-            stream.finish()
+        t = self.translator
+        if t is not None:
+            t.finish()
+        else:
+            source().finish()
+        if source() is None:
+            f = Failure("cut", "the upstream sent no stream")
+            return Outcome(failure="cut", answer=failure_answer(self.persona, f))
+        error = getattr(source(), "error", None)
+        # A relayed answer is the upstream's whole JSON object, which the meter calls a
+        # "json_body": only a stream's own error fails the try.
+        said = (
+            None if error is not None and error.code == "json_body" else stream_error(source(), self.persona)
+        )
+        if said is not None:  # an answer that is an error event
+            self.entry["status"] = said[0]
+            answer = web.Response(status=said[0], body=said[1], content_type="application/json")
+            for k, v in passed:
+                answer.headers[k] = v
+            return Outcome(status=said[0], answer=answer)
+        if t is None:
             answer = web.Response(status=status, body=body)
         else:
-            t = self.translator
-            t.finish()
-            if t.source is None:
-                f = Failure("cut", "the upstream sent no stream")
-                return Outcome(failure="cut", answer=failure_answer(self.persona, f))
-            said = stream_error(t.source, self.persona)
-            if said is not None:
-                self.entry["status"] = said[0]
-                answer = web.Response(status=said[0], body=said[1], content_type="application/json")
-                for k, v in passed:
-                    answer.headers[k] = v
-                return Outcome(status=said[0], answer=answer)
             if not getattr(t.source, "done", False):
                 f = Failure("cut", "the upstream's stream was cut off before its end")
                 return Outcome(failure="cut", answer=failure_answer(self.persona, f))
@@ -260,13 +279,22 @@ class Attempt:
         """A client that asked for a stream: held until its first output (an end, a cut or an
         error before it may still fail over), then streamed as it is read."""
         pending: List[bytes] = []
+        # A relayed stream is the upstream's bytes: held until they hold a whole event.
+        whole = [self.translator is not None]
+        size = [0]
 
         def ready() -> bool:
-            return bool(pending) and getattr(source(), "error", None) is None
+            return whole[0] and bool(pending) and getattr(source(), "error", None) is None
 
         def held(body: bytes) -> None:
             out = convert(body)
             if out:
+                if not whole[0]:
+                    seen = (pending[-1][-3:] if pending else b"") + out
+                    size[0] += len(out)
+                    whole[0] = event_ended(
+                        seen, pending[0] if pending else out, size[0], self.c.match.framing
+                    )
                 pending.append(out)
             if ready():
                 ex.pause()  # wakes the handler, which commits

@@ -247,7 +247,7 @@ class Exchange:
 
     def reusable(self) -> bool:
         r = self.reader
-        if r.http_version != "1.1" or r.framing not in ("length", "chunked", "none"):
+        if r.http_version != "HTTP/1.1" or r.framing not in ("length", "chunked", "none"):
             return False
         return "close" not in str(r.header("connection", "")).lower()
 
