@@ -11,6 +11,7 @@ request asked for none). An entry is:
 - ``"close"``: the connection closed before any response byte;
 - ``"cut"``: the head and part of the stream's first event, then the connection closed;
 - ``"late_cut"``: the head and the stream's first whole events, a pause, then closed;
+- ``"slow"``: the stream's first events, a pause of a second, then the rest;
 - ``"error_event"``: a stream that holds only an overloaded error event (HTTP 200).
 
 ``refused_port()`` names a port nothing listens on. Every wait is bounded; only 127.0.0.1.
@@ -169,6 +170,16 @@ class FailingUpstream:
             writer.write(conn.send(h11.Data(data=stream[:20])) or b"")
             await writer.drain()
             return False
+        if entry == "slow":  # the first events, a pause of a second, then the rest
+            events = stream.split(b"\n\n")
+            first = b"\n\n".join(events[:2]) + b"\n\n"
+            writer.write(conn.send(h11.Data(data=first)) or b"")
+            await writer.drain()
+            await asyncio.sleep(1.0)
+            writer.write(conn.send(h11.Data(data=stream[len(first):])) or b"")
+            writer.write(conn.send(h11.EndOfMessage()) or b"")
+            await writer.drain()
+            return True
         if entry == "late_cut":
             events = stream.split(b"\n\n")
             writer.write(conn.send(h11.Data(data=b"\n\n".join(events[:2]) + b"\n\n")) or b"")

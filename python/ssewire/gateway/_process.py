@@ -103,6 +103,7 @@ def _config_of(args: argparse.Namespace) -> config.Config:
 
 
 def log(entry: Dict[str, Any]) -> None:
+    entry["pid"] = os.getpid()  # which worker served it
     print(json.dumps(entry), file=sys.stdout, flush=True)
 
 

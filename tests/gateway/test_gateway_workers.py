@@ -1,0 +1,177 @@
+"""Issue 46: ``ssewire gateway --config`` as a process: ``workers = 2`` serve one port (both
+serve), SIGHUP reloads the file in every worker (a bad file keeps the running config),
+SIGTERM drains (new connections refused, the stream in flight ends whole, exit 0), and
+``/metrics`` is the sum over the workers. Real processes, loopback only, every wait bounded."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any, Callable, Dict, List
+
+import pytest
+
+from strict_upstream import ANSWER
+from support.failing_upstream import FailingUpstream
+
+TIMEOUT = 60.0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+class Process:
+    """The gateway as a child process; its log lines (stdout) collected as they come."""
+
+    def __init__(self, config: Path) -> None:
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        self.proc = subprocess.Popen([sys.executable, "-m", "ssewire.gateway", "--config", str(config)],
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)  # fmt: skip
+        self.lines: List[Dict[str, Any]] = []
+        self.errors: List[str] = []
+        threading.Thread(target=self._read, args=(self.proc.stdout, True), daemon=True).start()
+        threading.Thread(target=self._read, args=(self.proc.stderr, False), daemon=True).start()
+        self.wait(lambda: any("serving on" in e for e in self.errors) or self.proc.poll() is not None)
+        assert self.proc.poll() is None, self.errors
+
+    def _read(self, pipe: Any, out: bool) -> None:
+        for line in pipe:
+            if out:
+                self.lines.append(json.loads(line))
+            else:
+                self.errors.append(line)
+
+    def wait(self, done: Callable[[], bool]) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while not done():
+            assert time.monotonic() < deadline, (self.lines, self.errors)
+            time.sleep(0.02)
+
+    def stop(self) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(TIMEOUT)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+
+
+def write_config(path: Path, port: int, upstream: str, model: str, extra: str = "") -> None:
+    path.write_text(f"""
+[server]
+port = {port}
+workers = 2
+drain_timeout = 20
+{extra}
+[[upstream]]
+name = "up"
+url = "{upstream}"
+dialect = "chat"
+
+[[route]]
+model = "fast"
+targets = [{{ upstream = "up", model = "{model}" }}]
+""")
+
+
+def ask(port: int, stream: bool = False) -> str:
+    body = json.dumps({"model": "fast", "stream": stream, "messages": [{"role": "user", "content": "hi"}]}).encode()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/chat/completions", data=body,
+                                     headers={"content-type": "application/json", "connection": "close"})  # fmt: skip
+    with urllib.request.urlopen(request, timeout=TIMEOUT) as r:
+        text = r.read().decode()
+    if stream:
+        return text
+    return str(json.loads(text)["choices"][0]["message"]["content"])
+
+
+def test_two_workers_serve_one_port_and_reload_on_sighup(tmp_path: Path) -> None:
+    port = free_port()
+    config = tmp_path / "gateway.toml"
+    with FailingUpstream("chat") as up:
+        write_config(config, port, up.url(), "model-one")
+        gw = Process(config)
+        try:
+            for _ in range(40):
+                assert ask(port) == ANSWER
+            gw.wait(lambda: len(gw.lines) >= 40)
+            pids = {line["pid"] for line in gw.lines}
+            assert len(pids) == 2 and gw.proc.pid not in pids  # both workers served
+            assert {r["body"]["model"] for r in up.requests} == {"model-one"}
+            write_config(config, port, up.url(), "model-two")
+            gw.proc.send_signal(signal.SIGHUP)
+            gw.wait(lambda: sum(1 for x in gw.lines if x.get("event") == "reload" and x.get("ok")) == 2)
+            before = len(up.requests)
+            for _ in range(10):
+                assert ask(port) == ANSWER
+            assert {r["body"]["model"] for r in up.requests[before:]} == {"model-two"}
+            config.write_text(config.read_text().replace('dialect = "chat"', 'dialect = "chat"\nbogus = 1'))
+            gw.proc.send_signal(signal.SIGHUP)
+            gw.wait(lambda: sum(1 for x in gw.lines if x.get("event") == "reload" and "error" in x) == 2)
+            refused = [x["error"] for x in gw.lines if x.get("event") == "reload" and "error" in x]
+            assert all("upstream.bogus: unknown key" in e for e in refused)
+            before = len(up.requests)
+            assert ask(port) == ANSWER  # the running config stays
+            assert up.requests[before]["body"]["model"] == "model-two"
+        finally:
+            assert gw.stop() == 0
+
+
+def test_sigterm_drains_the_stream_in_flight_and_refuses_new_connections(tmp_path: Path) -> None:
+    port = free_port()
+    config = tmp_path / "gateway.toml"
+    with FailingUpstream("chat", ["slow"]) as up:
+        write_config(config, port, up.url(), "m")
+        gw = Process(config)
+        got: List[str] = []
+        reader = threading.Thread(target=lambda: got.append(ask(port, stream=True)), daemon=True)
+        reader.start()
+        gw.wait(lambda: len(up.requests) == 1)
+        gw.proc.send_signal(signal.SIGTERM)
+        deadline = time.monotonic() + TIMEOUT
+        refused = False
+        while time.monotonic() < deadline and not refused:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                time.sleep(0.02)
+            except OSError:
+                refused = True
+        assert refused
+        assert gw.proc.wait(TIMEOUT) == 0
+        reader.join(TIMEOUT)
+        assert got and "data: [DONE]" in got[0] and ANSWER.split()[0] in got[0]  # whole, to its end
+
+
+def test_metrics_are_the_sum_over_the_workers(tmp_path: Path) -> None:
+    pytest.importorskip("prometheus_client")
+    pytest.importorskip("opentelemetry.exporter.prometheus")
+    port = free_port()
+    config = tmp_path / "gateway.toml"
+    with FailingUpstream("chat") as up:
+        write_config(config, port, up.url(), "m", extra="metrics = true")
+        gw = Process(config)
+        try:
+            for _ in range(30):
+                assert ask(port) == ANSWER
+            gw.wait(lambda: len(gw.lines) >= 30)
+            assert len({line["pid"] for line in gw.lines}) == 2
+            for _ in range(4):  # whichever worker is scraped, the count is the fleet's
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=TIMEOUT) as r:
+                    text = r.read().decode()
+                counts = [float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
+                          if line.startswith("gen_ai_client_operation_duration_seconds_count")]  # fmt: skip
+                assert sum(counts) == 30, text[:2000]
+        finally:
+            assert gw.stop() == 0
