@@ -26,6 +26,7 @@ import random
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
@@ -52,6 +53,12 @@ MODES: Dict[str, Tuple[List[str], str, Dict[str, Any]]] = {
         ["-m", "ssewire.gateway"], "/v1/chat/completions",
         {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
     ),
+    # Issue 46: the same relay through a configuration of three upstreams (the route's first
+    # target answers; two more behind it, retries and breakers on), routed by the model.
+    "gateway, relaying chat, 3-upstream config with failover": (
+        ["-m", "ssewire.gateway", "--config"], "/v1/chat/completions",
+        {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+    ),
     "gateway, translating chat -> Messages": (
         ["-m", "ssewire.gateway", "--upstream-dialect", "chat"], "/v1/messages",
         {"model": "m", "stream": True, "max_tokens": 4096,
@@ -69,6 +76,29 @@ MODES: Dict[str, Tuple[List[str], str, Dict[str, Any]]] = {
          "messages": [{"role": "user", "content": "hi"}]},
     ),
 }  # fmt: skip
+
+
+def fleet_config(url: str) -> str:
+    """Three chat upstreams (the first is the load's upstream) and routes that reach them by
+    model, with retries and breakers: what a gateway in front of several providers reads."""
+    ups = "".join(f"""
+[[upstream]]
+name = "{name}"
+url = "{url}"
+dialect = "chat"
+""" for name in ("primary", "secondary", "tertiary"))
+    return ups + """
+[[route]]
+model = "gpt-*"
+targets = ["secondary"]
+[[route]]
+model = "m"
+targets = ["primary", "secondary", "tertiary"]
+[retry]
+attempts = 2
+[breaker]
+failures = 5
+"""
 
 
 def body(events: int = 1004, seed: int = 0) -> bytes:
@@ -208,8 +238,13 @@ async def run(mode: str, *, streams: int = 50, events: int = 1004, pace: float =
     server = await running.create_server(lambda: Upstream(chunks, pace), HOST, 0)
     up_port = server.sockets[0].getsockname()[1]
     port = free_port()
-    argv = [sys.executable, *command, "--upstream", f"http://{HOST}:{up_port}",
-            "--host", HOST, "--port", str(port), "--loop", loop]  # fmt: skip
+    if command[-1] == "--config":
+        config = Path(tempfile.mkdtemp()) / "gateway.toml"
+        config.write_text(fleet_config(f"http://{HOST}:{up_port}"))
+        argv = [sys.executable, *command, str(config), "--host", HOST, "--port", str(port), "--loop", loop]
+    else:
+        argv = [sys.executable, *command, "--upstream", f"http://{HOST}:{up_port}",
+                "--host", HOST, "--port", str(port), "--loop", loop]  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     try:
         await _wait_listening(port, proc)
