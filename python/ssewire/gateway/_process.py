@@ -103,8 +103,18 @@ def _config_of(args: argparse.Namespace) -> config.Config:
 
 
 def log(entry: Dict[str, Any]) -> None:
+    """One JSON line on stdout, in one write: the workers share the stream, and a pipe keeps
+    a write of up to 4 KiB whole."""
     entry["pid"] = os.getpid()  # which worker served it
-    print(json.dumps(entry), file=sys.stdout, flush=True)
+    line = (json.dumps(entry) + "\n").encode()
+    sys.stdout.flush()
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, ValueError, OSError):  # a stdout with no file (captured)
+        print(line.decode().rstrip("\n"), flush=True)
+        return
+    while line:
+        line = line[os.write(fd, line) :]
 
 
 def main(argv: Optional[List[str]] = None) -> int:

@@ -196,6 +196,8 @@ class Exchange:
         if not self.got_bytes:
             self.stop(Failure("timeout", "the upstream did not answer in time"))
             return
+        if self.paused:  # the gateway stopped reading (a slow client): no silence of the upstream's
+            self.last = self.loop.time()
         left = self.last + cfg.idle_timeout - self.loop.time()
         if left <= 0:
             self.stop(Failure("timeout", "the upstream's stream was silent too long"))
