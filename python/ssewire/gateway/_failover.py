@@ -168,7 +168,6 @@ class Plan:
         self.target = 0
         self.tries = 0  # on the current target
         self.switches = 0  # keys changed at once after a 429, on the current target
-        self.waited = False
         self.last: Optional[Outcome] = None
         self.pending: Optional[float] = None  # the wait before the next try of this target
 
