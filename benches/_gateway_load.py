@@ -59,6 +59,12 @@ MODES: Dict[str, Tuple[List[str], str, Dict[str, Any]]] = {
         ["-m", "ssewire.gateway", "--config"], "/v1/chat/completions",
         {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
     ),
+    # ... and the same config served by two worker processes (the CPU counted is every
+    # process's: the parent's and both workers').
+    "gateway, relaying chat, 3-upstream config, workers = 2": (
+        ["-m", "ssewire.gateway", "--config"], "/v1/chat/completions",
+        {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+    ),
     "gateway, translating chat -> Messages": (
         ["-m", "ssewire.gateway", "--upstream-dialect", "chat"], "/v1/messages",
         {"model": "m", "stream": True, "max_tokens": 4096,
@@ -78,10 +84,14 @@ MODES: Dict[str, Tuple[List[str], str, Dict[str, Any]]] = {
 }  # fmt: skip
 
 
-def fleet_config(url: str) -> str:
+def workers_of(mode: str) -> int:
+    return 2 if mode.endswith("workers = 2") else 1
+
+
+def fleet_config(url: str, workers: int = 1) -> str:
     """Three chat upstreams (the first is the load's upstream) and routes that reach them by
     model, with retries and breakers: what a gateway in front of several providers reads."""
-    ups = "".join(f"""
+    ups = f"[server]\nworkers = {workers}\n" + "".join(f"""
 [[upstream]]
 name = "{name}"
 url = "{url}"
@@ -119,15 +129,33 @@ def free_port() -> int:
 
 
 def process_cpu_ns(pid: int) -> int:
-    """CPU time of every thread of ``pid`` so far (user + system), in nanoseconds."""
+    """CPU time of every thread of ``pid`` and of its child processes so far (user + system),
+    in nanoseconds."""
     total = 0
     task = Path(f"/proc/{pid}/task")
     for t in task.iterdir():
         try:
             total += int((t / "schedstat").read_text().split()[0])
+            children = (t / "children").read_text().split()
         except (OSError, ValueError, IndexError):
-            pass  # a thread that ended between the listing and the read
+            continue  # a thread that ended between the listing and the read
+        total += sum(process_cpu_ns(int(child)) for child in children)
     return total
+
+
+def requests_by_pid(log: Path, start: int) -> Dict[int, int]:
+    """How many requests each worker logged, from byte ``start`` of the gateway's log."""
+    counts: Dict[int, int] = {}
+    with log.open("rb") as f:
+        f.seek(start)
+        for line in f:
+            try:
+                record = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(record, dict) and "pid" in record and "status" in record:
+                counts[record["pid"]] = counts.get(record["pid"], 0) + 1
+    return counts
 
 
 class Upstream(asyncio.Protocol):
@@ -238,20 +266,23 @@ async def run(mode: str, *, streams: int = 50, events: int = 1004, pace: float =
     server = await running.create_server(lambda: Upstream(chunks, pace), HOST, 0)
     up_port = server.sockets[0].getsockname()[1]
     port = free_port()
+    scratch = Path(tempfile.mkdtemp())
+    log = scratch / "gateway.log"
     if command[-1] == "--config":
-        config = Path(tempfile.mkdtemp()) / "gateway.toml"
-        config.write_text(fleet_config(f"http://{HOST}:{up_port}"))
+        config = scratch / "gateway.toml"
+        config.write_text(fleet_config(f"http://{HOST}:{up_port}", workers_of(mode)))
         argv = [sys.executable, *command, str(config), "--host", HOST, "--port", str(port), "--loop", loop]
     else:
         argv = [sys.executable, *command, "--upstream", f"http://{HOST}:{up_port}",
                 "--host", HOST, "--port", str(port), "--loop", loop]  # fmt: skip
-    proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.PIPE)
     try:
         await _wait_listening(port, proc)
         # A warm-up stream (imports, first connections), not counted.
         assert await asyncio.wait_for(_client(port, path, request, dialect), TIMEOUT) == want
         spent: List[float] = []
         walls: List[float] = []
+        log_start = log.stat().st_size
         for _ in range(rounds):
             before, t0 = process_cpu_ns(proc.pid), time.monotonic()
             calls = [_client(port, path, request, dialect) for _ in range(streams)]
@@ -261,10 +292,11 @@ async def run(mode: str, *, streams: int = 50, events: int = 1004, pace: float =
             assert all(t == want for t in texts), mode
         n = streams * len(chunks)
         best = min(spent)
+        served = requests_by_pid(log, log_start)
         return {"mode": mode, "loop": loop, "pace_s": pace, "streams": streams,
                 "events_per_stream": len(chunks), "events": n,
                 "cpu_us_per_event": best / n / 1e3, "rounds_cpu_s": [s / 1e9 for s in spent],
-                "wall_s": min(walls)}  # fmt: skip
+                "wall_s": min(walls), "requests_by_worker": sorted(served.values())}  # fmt: skip
     finally:
         proc.terminate()
         try:

@@ -234,6 +234,31 @@ def test_gateway_cost(benchmark: Any, request: Any, mode: str, pace: str, loop: 
     benchmark.extra_info.update(best)
 
 
+@pytest.mark.benchmark(group="services: gateway, time added to the first byte")
+def test_first_byte(benchmark: Any, request: Any) -> None:
+    """Issue 46: the first byte of a streamed answer through the gateway (one upstream, and a
+    three-upstream config) beside the upstream direct; ``first_byte_table.py`` adds LiteLLM's
+    proxy and prints what each adds."""
+    import _first_byte
+
+    quick = _is_quick(request.config)
+    options = dict(requests=20, concurrencies=(1, 5)) if quick else dict(requests=500, concurrencies=(1, 50))
+    figures: List[Dict[str, Any]] = []
+
+    def run() -> None:
+        loop = _first_byte.new_loop()
+        try:
+            figures.append(loop.run_until_complete(_first_byte.run(**options)))
+        finally:
+            loop.close()
+
+    benchmark.pedantic(run, rounds=1, iterations=1)
+    for name, by_concurrency in figures[0].items():
+        for concurrency, f in by_concurrency.items():
+            assert f["n"] >= options["requests"] // 2 and 0 < f["p50_ms"] <= f["p99_ms"], (name, f)
+            benchmark.extra_info[f"{name}, concurrency {concurrency}"] = f
+
+
 def _is_quick(config: Any) -> bool:
     from conftest import is_quick
 

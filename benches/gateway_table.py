@@ -42,12 +42,17 @@ def main() -> None:
     print("|" + "---|" * len(header))
     for mode in _gateway_load.MODES:
         cells = []
+        shares = []
         for pace in (args.pace, 0.0):
             for loop in loops:
                 r = _gateway_load.measure(mode, streams=args.streams, events=args.events,
                                           pace=pace, rounds=args.rounds, loop=loop)  # fmt: skip
                 cells.append(f"{r['cpu_us_per_event']:.1f}")
-        print(f"| {mode} | " + " | ".join(cells) + " |", flush=True)
+                served = r["requests_by_worker"]
+                if len(served) > 1 or _gateway_load.workers_of(mode) > 1:
+                    shares.append(min(served) / sum(served) if len(served) > 1 else 0.0)
+        note = f" (the least busy worker served {min(shares):.0%})" if shares else ""
+        print(f"| {mode}{note} | " + " | ".join(cells) + " |", flush=True)
 
 
 if __name__ == "__main__":
