@@ -940,6 +940,18 @@ def _gemini(rng: random.Random, pieces: List[str]) -> str:
     return "".join(out)
 
 
+def _padded(body: str, seed: str) -> str:
+    """``body`` as Anthropic's API sends it today: about nine data lines of ten (``message_start``
+    included) with a run of spaces before the payload's closing brace, of another length on
+    each (padding against token-length side channels)."""
+    rng = random.Random(seed)
+    lines = body.split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("data: {") and line.endswith("}") and rng.random() < 0.9:
+            lines[i] = line[:-1] + " " * rng.randint(1, 40) + "}"
+    return "\n".join(lines)
+
+
 #: name: (dialect, builder of a body from (rng, pieces))
 SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
     **{
@@ -961,6 +973,15 @@ SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
     "messages thinking": ("messages", lambda rng, pieces: _messages(rng, pieces, "thinking")),
     "messages tool input": ("messages", lambda rng, pieces: _messages(rng, pieces, "tool")),
     "messages server tools": ("messages", lambda rng, pieces: _messages(rng, pieces, "server tools")),
+    # Issue 47: what the API sends today, the same streams padded.
+    "messages text, padded": (
+        "messages",
+        lambda rng, pieces: _padded(_messages(rng, pieces, "text"), f"pad:{len(pieces)}"),
+    ),
+    "messages server tools, padded": (
+        "messages",
+        lambda rng, pieces: _padded(_messages(rng, pieces, "server tools"), f"pad:{len(pieces)}"),
+    ),
     "responses text": ("responses", lambda rng, pieces: _responses(rng, pieces, "text")),
     "responses reasoning": ("responses", lambda rng, pieces: _responses(rng, pieces, "reasoning")),
     "responses function": ("responses", lambda rng, pieces: _responses(rng, pieces, "function")),

@@ -94,6 +94,11 @@ pub struct Shape {
     /// A raw value of the frame that spans holes (Gemini's `usageMetadata`, whose counts are
     /// number holes): where it starts and ends, each as (part, offset in the part).
     span: Option<((usize, usize), (usize, usize))>,
+    /// The data ends with the `}` that closes it, and any run of spaces and tabs may stand
+    /// before that brace (the last part is kept without one). Anthropic pads its frames so,
+    /// a run of another length on each frame (against token-length side channels); the run
+    /// lies outside every string (only the brace follows it), so it changes no value.
+    pad_end: bool,
 }
 
 /// A frame that has a shape: the text hole's string, the first number hole's value, and the
@@ -194,7 +199,8 @@ impl Shape {
             parts.push(bytes.get(at..*start)?.into());
             at = *end;
         }
-        parts.push(bytes.get(at..)?.into());
+        let (last, pad_end) = unpadded(bytes.get(at..)?);
+        parts.push(last.into());
         let breaks = |b: &[u8]| b.contains(&b'\n') || b.contains(&b'\r');
         let mut head = Vec::with_capacity(event.map_or(0, |e| e.len() + 8) + 6);
         if let Some(event) = event {
@@ -214,6 +220,7 @@ impl Shape {
                 holes
             },
             span: None,
+            pad_end,
         })
     }
 
@@ -248,7 +255,14 @@ impl Shape {
                     inside.then(|| (k, pos - at))
                 })
         };
-        self.span = Some((locate(start, false)?, locate(end, true)?));
+        let (from, to) = (locate(start, false)?, locate(end, true)?);
+        if self.pad_end
+            && to.0 + 1 == self.parts.len()
+            && Some(to.1) == self.parts.last().map(|p| p.len())
+        {
+            return None; // the span would take in the brace after the padding
+        }
+        self.span = Some((from, to));
         Some(self)
     }
 
@@ -281,6 +295,7 @@ impl Shape {
             one_line: self.one_line && !raws.iter().any(|r| r.contains(['\n', '\r'])),
             head: self.head.clone(),
             span: None,
+            pad_end: self.pad_end,
         }
     }
 
@@ -329,6 +344,7 @@ impl Shape {
             one_line: self.one_line,
             head: self.head.clone(),
             span: None,
+            pad_end: self.pad_end,
         })
     }
 
@@ -590,11 +606,29 @@ impl Shape {
             }
         }
         let last = self.parts.last()?;
-        if !bytes.get(at..)?.starts_with(last) {
-            return None;
-        }
+        let end = if self.pad_end {
+            // The part without its brace, any run of spaces and tabs, the brace.
+            let core = last.get(..last.len() - 1)?;
+            if !bytes.get(at..)?.starts_with(core) {
+                return None;
+            }
+            let after = at + core.len();
+            let run = bytes
+                .get(after..)?
+                .iter()
+                .take_while(|&&b| b == b' ' || b == b'\t')
+                .count();
+            if bytes.get(after + run) != Some(&b'}') {
+                return None;
+            }
+            after + run + 1
+        } else {
+            if !bytes.get(at..)?.starts_with(last) {
+                return None;
+            }
+            at + last.len()
+        };
         part_at(self.parts.len() - 1, at);
-        let end = at + last.len();
         let filled = Filled {
             text: text?,
             number,
@@ -602,6 +636,26 @@ impl Shape {
             data: bytes.get(..end)?,
         };
         Some((end, filled))
+    }
+}
+
+/// The last fixed part of a shape's data without the spaces and tabs before its closing brace,
+/// and whether it ends with that brace (then a fill takes any such run there).
+fn unpadded(last: &[u8]) -> (Vec<u8>, bool) {
+    match last.split_last() {
+        Some((b'}', body)) => {
+            let kept = body.len()
+                - body
+                    .iter()
+                    .rev()
+                    .take_while(|&&b| b == b' ' || b == b'\t')
+                    .count();
+            let mut part = Vec::with_capacity(kept + 1);
+            part.extend_from_slice(body.get(..kept).unwrap_or(body));
+            part.push(b'}');
+            (part, true)
+        }
+        _ => (last.to_vec(), false),
     }
 }
 
@@ -985,5 +1039,59 @@ mod tests {
         assert!(plain.clone().with_span(frame, "x").is_none());
         assert!(plain.clone().with_span(frame, &frame[at..at + 3]).is_none()); // starts in a hole
         assert!(plain.with_span(frame, &frame[at - 1..at + 3]).is_some()); // holds one: fine
+    }
+
+    /// Anthropic's padding: a run of spaces (or tabs) before the data's closing brace, of
+    /// another length on each frame. One shape fills them all, learned from a padded frame or
+    /// not; the run is taken only there, and nowhere else.
+    #[test]
+    fn a_run_of_spaces_before_the_closing_brace_is_any_length() {
+        let pad =
+            |text: &str, run: &str| frame(text).strip_suffix('}').unwrap().to_owned() + run + "}";
+        for learned in [FRAME.to_owned(), pad("Hi", "          ")] {
+            let at = learned.find("Hi").unwrap();
+            let shape = Shape::new(None, &learned, &learned[at..at + 2], &[]).unwrap();
+            for run in ["", " ", "   \t  ", &" ".repeat(300)] {
+                let data = pad(" there", run);
+                let f = shape
+                    .fill_all(None, &data, &mut [""; MAX_RAW], None)
+                    .unwrap();
+                assert_eq!(f.text, " there");
+                assert_eq!(f.data, data.as_bytes());
+                let wire = format!("data: {data}\n\ndata: x");
+                let (len, f) = shape
+                    .fill_raw_all(wire.as_bytes(), &mut [""; MAX_RAW], None)
+                    .unwrap();
+                assert_eq!((len, &*f.text), (wire.len() - "data: x".len(), " there"));
+            }
+            // Not elsewhere, not another byte, not after the brace, not a line break.
+            for data in [
+                frame("x").replacen("}", " }", 1),
+                frame("x").replacen("\"delta\"", "\"delta\" ", 1),
+                pad("x", " x "),
+                pad("x", " \n "),
+                frame("x") + " ",
+                pad("x", " ").strip_suffix('}').unwrap().to_owned(),
+            ] {
+                assert!(shape.fill(None, &data).is_none(), "{data}");
+            }
+        }
+    }
+
+    /// A span that ends at the padding reads the same on any run; one that would take in the
+    /// closing brace is no span of a padded shape.
+    #[test]
+    fn a_span_of_a_padded_shape_ends_before_the_padding() {
+        let data = r#"{"type":"message_delta","usage":{"output_tokens":5}}"#;
+        let usage = &data[data.find("{\"output").unwrap()..data.len() - 1];
+        let at = data.find("message_delta").unwrap();
+        let shape = Shape::new(None, data, &data[at..at + 13], &[]).unwrap();
+        let spanned = shape.clone().with_span(data, usage).unwrap();
+        let padded = data.replace("}}", "}        }");
+        let f = spanned
+            .fill_all(None, &padded, &mut [""; MAX_RAW], None)
+            .unwrap();
+        assert_eq!(f.span, Some(r#"{"output_tokens":5}"#));
+        assert!(shape.with_span(data, data).is_none());
     }
 }

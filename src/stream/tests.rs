@@ -100,6 +100,55 @@ mod ahead {
     }
 }
 
+/// Anthropic pads its frames: a run of spaces before each data's closing brace, of another
+/// length each time. A padded stream takes the fast path as often as the same stream without
+/// the padding, and folds to the same message.
+#[test]
+fn padded_messages_frames_take_the_fast_path() {
+    use super::messages::MessagesReader;
+    let mut frames = vec![
+        ("message_start", r#"{"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-x","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":9,"output_tokens":1}}}"#.to_owned()),
+        ("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":""}}"#.to_owned()),
+    ];
+    for i in 0..40 {
+        frames.push(("content_block_delta", format!(r#"{{"type":"content_block_delta","index":0,"delta":{{"type":"text_delta","text":"word {i} \"q\" "}}}}"#)));
+    }
+    frames.push((
+        "content_block_stop",
+        r#"{"type":"content_block_stop","index":0}"#.to_owned(),
+    ));
+    frames.push(("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":41}}"#.to_owned()));
+    frames.push(("message_stop", r#"{"type":"message_stop"}"#.to_owned()));
+    let body = |pad: bool| -> String {
+        frames
+            .iter()
+            .enumerate()
+            .map(|(i, (event, data))| {
+                let data = if pad {
+                    format!(
+                        "{}{}}}",
+                        &data[..data.len() - 1],
+                        " ".repeat(1 + i * 7 % 23)
+                    )
+                } else {
+                    data.clone()
+                };
+                format!("event: {event}\ndata: {data}\n\n")
+            })
+            .collect()
+    };
+    let mut plain = Stream::<MessagesReader<()>>::new(1 << 16);
+    plain.run(body(false).as_bytes(), &mut Quiet).unwrap();
+    let mut padded = Stream::<MessagesReader<()>>::new(1 << 16);
+    padded.run(body(true).as_bytes(), &mut Quiet).unwrap();
+    assert!(plain.state.fast >= 40, "{}", plain.state.fast);
+    assert_eq!(padded.state.fast, plain.state.fast);
+    assert_eq!(
+        padded.reader.result().to_json(),
+        plain.reader.result().to_json()
+    );
+}
+
 mod spelling {
     use super::chat::ChatReader;
     use super::*;
