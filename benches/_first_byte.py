@@ -1,7 +1,8 @@
 """Time a gateway adds to the first byte of a streamed answer (issue 46), beside LiteLLM's proxy.
 
-Each target is a process in front of the same upstream (this process, 127.0.0.1): ``direct``
-(no gateway), ``ssewire gateway`` with one upstream (``--upstream``) and with the
+Each target is a process in front of the same upstream (a process of its own, 127.0.0.1):
+``direct`` (no gateway), a plain aiohttp proxy that parses nothing (``_plain_proxy.py``, the
+floor of an aiohttp gateway), ``ssewire gateway`` with one upstream (``--upstream``) and with the
 three-upstream config of ``_gateway_load.fleet_config`` (retries and breakers on), and
 LiteLLM's proxy (``litellm --config``, one worker, its model list pointing at the upstream)
 when a ``litellm`` command is given.
@@ -32,6 +33,8 @@ import _gateway_load as load  # noqa: E402
 HOST = load.HOST
 TIMEOUT = 60.0
 PATH = "/v1/chat/completions"
+#: The client's key, and LiteLLM's master key (it refuses to start without one).
+KEY = "sk-bench-" + "5e" * 32
 REQUEST = b'{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}]}'
 
 LITELLM_CONFIG = """model_list:
@@ -48,7 +51,7 @@ litellm_settings:
 
 def _head(port: int, path: str) -> bytes:
     return (f"POST {path} HTTP/1.1\r\nhost: {HOST}:{port}\r\ncontent-type: application/json\r\n"
-            f"content-length: {len(REQUEST)}\r\nauthorization: Bearer sk-bench\r\n\r\n").encode() + REQUEST  # fmt: skip
+            f"content-length: {len(REQUEST)}\r\nauthorization: Bearer {KEY}\r\n\r\n").encode() + REQUEST  # fmt: skip
 
 
 async def _caller(port: int, path: str, count: int, times: List[float]) -> None:
@@ -96,7 +99,9 @@ def percentile(values: List[float], q: float) -> float:
 
 def _start(name: str, up: str, port: int, litellm: Optional[str], scratch: Path) -> "subprocess.Popen[bytes]":
     common = ["--host", HOST, "--port", str(port)]
-    if name == "ssewire gateway, one upstream":
+    if name == "plain aiohttp proxy (no parsing)":
+        argv = [sys.executable, str(Path(__file__).parent / "_plain_proxy.py"), "--upstream", up, *common]
+    elif name == "ssewire gateway, one upstream":
         argv = [sys.executable, "-m", "ssewire.gateway", "--upstream", up, *common]
     elif name == "ssewire gateway, 3-upstream config":
         config = scratch / "gateway.toml"
@@ -108,7 +113,8 @@ def _start(name: str, up: str, port: int, litellm: Optional[str], scratch: Path)
         config.write_text(LITELLM_CONFIG.format(url=up))
         argv = [litellm, "--config", str(config), "--num_workers", "1", *common]
     env = dict(os.environ, LITELLM_LOCAL_MODEL_COST_MAP="True", LITELLM_TELEMETRY="False",
-               LITELLM_LOG="ERROR", DISABLE_SCHEMA_UPDATE="True", NO_DOCS="True")  # fmt: skip
+               LITELLM_LOG="ERROR", DISABLE_SCHEMA_UPDATE="True", NO_DOCS="True",
+               LITELLM_MASTER_KEY=KEY)  # fmt: skip
     return subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env)
 
 
@@ -121,7 +127,8 @@ async def run(*, requests: int = 500, concurrencies: tuple = (1, 50), events: in
     upstream = subprocess.Popen([sys.executable, __file__, "upstream", str(up_port), str(events)],
                                 stderr=subprocess.PIPE)  # fmt: skip
     up = f"http://{HOST}:{up_port}"
-    targets = ["ssewire gateway, one upstream", "ssewire gateway, 3-upstream config"]
+    targets = ["plain aiohttp proxy (no parsing)", "ssewire gateway, one upstream",
+               "ssewire gateway, 3-upstream config"]  # fmt: skip
     if litellm:
         targets.append("LiteLLM proxy")
     out: Dict[str, Dict[int, Dict[str, float]]] = {}

@@ -391,30 +391,62 @@ def test_many_threads_one_stream_each_match_one_thread() -> None:
     assert all(r is not None and all(x == expected for x in r) for r in results)
 
 
+SAMPLE = {ssewire.SSEParser: "chat.sse", ssewire.ChatCompletionStream: "chat.sse",
+          ssewire.MessagesStream: "messages.sse", ssewire.ResponsesStream: "responses.sse",
+          ssewire.GeminiStream: "gemini.sse"}  # fmt: skip
+
+
 @pytest.mark.parametrize("cls", [ssewire.SSEParser] + STREAMS)
 def test_a_shared_object_refuses_an_overlapping_call(cls: Any) -> None:
-    """Before: pyo3's `RuntimeError: Already borrowed` (also from reading `.done`)."""
-    big = b"data: " + b"x" * (24 << 20) + b"\n\n"
+    """Before: pyo3's `RuntimeError: Already borrowed` (also from reading `.done`). The
+    overlap is made, not raced for: a finalizer run while thread A's ``feed`` holds the object
+    (a collection on one of its allocations) lets thread B call the same object, and waits
+    for B's answer before A goes on."""
+    body = (Path(ssewire.__file__).parent / "_samples" / SAMPLE[cls]).read_bytes()
+    s = cls()
+    inside, answered = threading.Event(), threading.Event()
     seen: list[BaseException] = []
-    # Whether the two calls meet is up to the scheduler: on a loaded 2-core machine (two whole
-    # suites at once in CI) five tries once all missed, so it gets twenty.
-    for _attempt in range(20):
-        s = cls()
-        t = threading.Thread(target=s.feed, args=(big,))
-        t.start()
-        deadline = time.monotonic() + 30
-        while t.is_alive() and time.monotonic() < deadline:
-            try:
-                s.feed(b": ping\n\n")
-                getattr(s, "done", None)
-            except ConcurrentUseError as e:
-                seen.append(e)
-                break
-        t.join(timeout=60)
-        if seen:
-            break
-    assert seen, "the big feed never overlapped"
-    assert isinstance(seen[0], RuntimeError) and "one thread at a time" in str(seen[0])
+
+    class Hold:
+        def __init__(self) -> None:
+            self.me = self  # a cycle: freed by a collection, which the feed's allocations run
+
+        def __del__(self) -> None:
+            if not inside.is_set():
+                inside.set()
+                answered.wait(30)  # releases the GIL: thread B runs meanwhile
+
+    def other() -> None:
+        if inside.wait(30):
+            for call in (lambda: s.feed(b": ping\n\n"), lambda: getattr(s, "done", None)):
+                try:
+                    call()
+                except ConcurrentUseError as e:
+                    seen.append(e)
+        answered.set()
+
+    b = threading.Thread(target=other)
+    b.start()
+    old = gc.get_threshold()
+    gc.disable()  # no collection before the feed holds the object
+    try:
+        for _ in range(5):
+            Hold()
+        feed = s.feed
+        gc.set_threshold(1)
+        gc.enable()
+        items = feed(body)
+    finally:
+        gc.set_threshold(*old)
+        gc.enable()
+        answered.set()
+        b.join(timeout=60)
+        gc.collect()
+    assert inside.is_set(), "no collection ran inside feed"
+    assert items
+    expected = 2 if cls is not ssewire.SSEParser else 1  # SSEParser has no `done`
+    assert len(seen) == expected, seen
+    assert all(isinstance(e, RuntimeError) and "one thread at a time" in str(e) for e in seen)
 
 
 def test_a_reentrant_call_from_a_finalizer_is_refused() -> None:

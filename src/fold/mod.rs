@@ -23,6 +23,9 @@ pub mod gemini;
 pub mod messages;
 pub mod responses;
 
+mod intmap;
+pub use intmap::IntMap;
+
 /// A value of a fold's result: JSON-shaped, with raw JSON text kept as is until it is
 /// converted (to Python by `py`, or to JSON text by [`Out::to_json`] for tests).
 #[derive(Debug, Clone, PartialEq)]
@@ -115,114 +118,6 @@ impl Out {
 fn push_json_string(out: &mut String, s: &str) {
     // Serialising a &str cannot fail.
     out.push_str(&serde_json::to_string(s).unwrap_or_default());
-}
-
-/// Up to this many entries an [`IntMap`] is searched by a scan, with no hash index.
-const SCAN_UP_TO: usize = 8;
-
-/// Values by integer key (choice, tool-call and block indexes): a vector in arrival order,
-/// searched by a scan while it is small (a stream has one choice and a few calls), with a
-/// hash index once a hostile stream gives it more than [`SCAN_UP_TO`] entries, so neither
-/// lookups nor memory grow worse than linearly. [`IntMap::sorted`] gives key order.
-#[derive(Debug)]
-pub struct IntMap<T> {
-    entries: Vec<(i64, T)>,
-    #[allow(clippy::box_collection)] // one word, not a map's three, while there is no index
-    index: Option<Box<HashMap<i64, usize>>>,
-}
-
-impl<T> Default for IntMap<T> {
-    fn default() -> Self {
-        IntMap {
-            entries: Vec::new(),
-            index: None,
-        }
-    }
-}
-
-impl<T> IntMap<T> {
-    fn position(&self, key: i64) -> Option<usize> {
-        match &self.index {
-            Some(index) => index.get(&key).copied(),
-            None => self.entries.iter().position(|(k, _)| *k == key),
-        }
-    }
-
-    pub fn get(&self, key: i64) -> Option<&T> {
-        let at = self.position(key)?;
-        self.entries.get(at).map(|(_, v)| v)
-    }
-
-    pub fn get_mut(&mut self, key: i64) -> Option<&mut T> {
-        let at = self.position(key)?;
-        self.entries.get_mut(at).map(|(_, v)| v)
-    }
-
-    /// The value of `key`, inserted with `make()` when there is none.
-    #[allow(clippy::indexing_slicing)] // `at` is a found position or the entry just pushed
-    pub fn get_or_insert_with(&mut self, key: i64, make: impl FnOnce() -> T) -> &mut T {
-        let at = match self.position(key) {
-            Some(at) => at,
-            None => {
-                let at = self.entries.len();
-                if at == 0 {
-                    // Most maps hold one entry (one choice, one call): no room for four.
-                    self.entries.reserve_exact(1);
-                }
-                self.entries.push((key, make()));
-                if let Some(index) = &mut self.index {
-                    index.insert(key, at);
-                } else if self.entries.len() > SCAN_UP_TO {
-                    let index = self.entries.iter().enumerate().map(|(i, (k, _))| (*k, i));
-                    self.index = Some(Box::new(index.collect()));
-                }
-                at
-            }
-        };
-        &mut self.entries[at].1
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
-
-    pub fn contains(&self, key: i64) -> bool {
-        self.position(key).is_some()
-    }
-
-    /// Sets `key` to `value`, replacing any value it had.
-    pub fn insert(&mut self, key: i64, value: T) {
-        match self.get_mut(key) {
-            Some(slot) => *slot = value,
-            None => {
-                self.get_or_insert_with(key, || value);
-            }
-        }
-    }
-
-    /// Adds `key` (to a map used as a set); whether it was new.
-    pub fn add(&mut self, key: i64) -> bool
-    where
-        T: Default,
-    {
-        if self.contains(key) {
-            return false;
-        }
-        self.get_or_insert_with(key, T::default);
-        true
-    }
-
-    pub fn clear(&mut self) {
-        self.entries.clear();
-        self.index = None;
-    }
-
-    /// The entries in key order.
-    pub fn sorted(&self) -> Vec<(i64, &T)> {
-        let mut all: Vec<(i64, &T)> = self.entries.iter().map(|(k, v)| (*k, v)).collect();
-        all.sort_by_key(|(k, _)| *k);
-        all
-    }
 }
 
 /// Above this many keys a [`Map`] keeps a hash index of its keys (a hostile object of many
@@ -931,68 +826,4 @@ impl Map {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Known keys are held without a copy, others owned: a map of both behaves as one.
-    #[test]
-    fn known_and_other_keys_are_one_map() {
-        for key in KNOWN_KEYS {
-            assert_eq!(known_key(key), Some(*key));
-        }
-        for key in [
-            "",
-            "i",
-            "idx",
-            "Type",
-            "input_tokens_",
-            "x".repeat(300).as_str(),
-        ] {
-            assert_eq!(known_key(key), None, "{key}");
-        }
-        assert!(matches!(Key::new("usage"), Key::Known(_)));
-        assert!(matches!(Key::new("vendor_key"), Key::Owned(_)));
-        let mut m = Map::new();
-        m.set("vendor_key", Out::Int(1));
-        m.set("id", Out::Int(2));
-        m.set(&"k".repeat(100), Out::Int(3));
-        m.set("vendor_key", Out::Int(4));
-        assert_eq!(m.get("id"), Some(&Out::Int(2)));
-        assert_eq!(m.remove("vendor_key"), Some(Out::Int(4)));
-        let keys: Vec<&str> = m.iter().map(|(k, _)| k).collect();
-        assert_eq!(keys, ["id", "k".repeat(100).as_str()]);
-    }
-
-    #[test]
-    fn map_keeps_order_and_replaces_in_place() {
-        let mut m = Map::new();
-        m.set("b", Out::Int(1));
-        m.set("a", Out::Str("x\"".into()));
-        m.set("b", Out::json("[1, 2]"));
-        assert_eq!(Out::Map(m.clone()).to_json(), r#"{"b":[1, 2],"a":"x\""}"#);
-        assert_eq!(m.remove("b"), Some(Out::json("[1, 2]")));
-        assert_eq!(Out::Map(m).to_json(), r#"{"a":"x\""}"#);
-    }
-
-    #[test]
-    fn map_with_many_keys_uses_its_index() {
-        let mut m = Map::new();
-        for i in 0..1000 {
-            m.set(&format!("k{i}"), Out::Int(i));
-        }
-        m.set("k500", Out::Null);
-        assert_eq!(m.len(), 1000);
-        assert_eq!(m.get("k500"), Some(&Out::Null));
-        assert_eq!(m.get("k999"), Some(&Out::Int(999)));
-        m.remove("k0");
-        assert_eq!(m.get("k1"), Some(&Out::Int(1)));
-        *m.entry("new", || Out::List(vec![])) = Out::Bool(true);
-        assert_eq!(m.get("new"), Some(&Out::Bool(true)));
-    }
-
-    #[test]
-    fn nulls() {
-        assert!(Out::Null.is_null() && Out::json(" null ").is_null());
-        assert!(!Out::json("0").is_null());
-    }
-}
+mod tests;
