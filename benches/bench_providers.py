@@ -23,6 +23,15 @@ def test_provider_table_runs(name: str) -> None:
     assert row["consume"] > 0 and row["sse"] > 0 and row["msgspec"] > 0 and row["translate"] > 0
 
 
+def test_fixed_cost_table_runs() -> None:
+    """Issue 47: the per-stream fixed cost table, once, small (no other build)."""
+    import fixed_cost_table
+
+    rows = fixed_cost_table.table(rounds=1, only="", old=None, reps=3)
+    assert {r["name"] for r in rows} == set(fixed_cost_table._providers.SHAPES)
+    assert all(r["events"] >= 1 and r["this"] > 0 and r["sse"] > 0 for r in rows)
+
+
 def test_escape_table_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import escape_table
 

@@ -1,0 +1,103 @@
+"""What a stream costs before its deltas (issue 47): per provider shape, the stream with one
+delta only (its opening frames, one delta, its closing frames: constructor + those frames +
+``finish()`` + ``result()``), in µs, beside ``SSEParser`` framing the same bytes; with another
+build given, that build's figure and this one's ÷ it, interleaved in one run.
+
+    python benches/fixed_cost_table.py [--rounds N] [--only SUBSTRING] [--old DIR]
+
+``--old``: a ``--target`` directory another build was installed into (as ``compare_builds.py``
+takes). Thread CPU time, best of ``--rounds`` rounds of many repetitions each. Not a test;
+``bench_providers.py``'s ``test_fixed_cost_table_runs`` runs it once, small.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import sys
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parent.parent / "tests"))
+
+import _providers  # noqa: E402
+import compare_builds  # noqa: E402
+import ssewire  # noqa: E402
+from ssewire import _core as this  # noqa: E402
+
+
+def one_delta(name: str) -> bytes:
+    """The body of shape ``name`` with a single delta of text (its tool calls, results and
+    closing events as the shape has them)."""
+    rng = random.Random(f"{name}:fixed")
+    pieces = _providers.deltas(_providers.model_text(rng, 1), rng)
+    return _providers.SHAPES[name][1](rng, pieces[:1]).encode()
+
+
+def runner(core: Any, dialect: str, body: bytes) -> Callable[[], Any]:
+    cls = getattr(core, _CLASSES[dialect])
+
+    def run() -> Any:
+        s = cls()
+        s.consume(body)
+        s.finish()
+        return s.result()
+
+    return run
+
+
+_CLASSES = {"chat": "ChatCompletionStream", "messages": "MessagesStream",
+            "responses": "ResponsesStream", "gemini": "GeminiStream"}  # fmt: skip
+
+
+def framing(body: bytes) -> Callable[[], Any]:
+    def run() -> Any:
+        p = ssewire.SSEParser()
+        return p.feed(body)
+
+    return run
+
+
+def table(rounds: int, only: str, old: Optional[Any], reps: int = 400) -> List[Dict[str, Any]]:
+    rows = []
+    for name, (dialect, _) in _providers.SHAPES.items():
+        if only and only not in name:
+            continue
+        body = one_delta(name)
+        cases = {"this": runner(this, dialect, body), "sse": framing(body)}
+        if old is not None:
+            cases["old"] = runner(old, dialect, body)
+            assert cases["old"]() == cases["this"](), name
+        best = {k: float("inf") for k in cases}
+        for _ in range(rounds):
+            for k, f in cases.items():
+                best[k] = min(best[k], compare_builds.cpu(f, reps) / 1e3)
+        rows.append({"name": name, "events": body.count(b"\n\n") + body.count(b"\r\n\r\n"), **best})
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--only", default="")
+    parser.add_argument("--old", help="a --target directory another build was installed into")
+    args = parser.parse_args()
+    old = compare_builds.load(args.old) if args.old else None
+    rows = table(args.rounds, args.only, old)
+    print(f"thread CPU, best of {args.rounds}; CPython {sys.version.split()[0]}\n")
+    head = "| shape | events | this build, µs | SSEParser, µs | this ÷ SSEParser |"
+    if old is not None:
+        head += " other build, µs | this ÷ other |"
+    print(head)
+    print("|---|---:|---:|---:|---:|" + ("---:|---:|" if old is not None else ""))
+    for r in rows:
+        line = (f"| {r['name']} | {r['events']} | {r['this']:.2f} | {r['sse']:.2f} "
+                f"| {r['this'] / r['sse']:.2f}x |")  # fmt: skip
+        if old is not None:
+            line += f" {r['old']:.2f} | {r['this'] / r['old']:.2f}x |"
+        print(line, flush=True)
+
+
+if __name__ == "__main__":
+    main()
