@@ -148,7 +148,9 @@ class Pool:
             reused = conn.used > 0
             ex = Exchange(conn, request, self)
             try:
-                await asyncio.shield(ex.head)
+                # Awaited as is (no shield: one loop turn less before the first byte); a
+                # cancelled wait cancels the future, which every use of it allows for.
+                await ex.head
             except Failure as e:
                 if reused and e.kind == "cut" and not ex.got_bytes:
                     continue  # a kept connection closed by the upstream meanwhile: once more
