@@ -234,13 +234,19 @@ fn ahead() -> &'static [Ahead] {
             typed("content_block_stop", r#"{"type":"content_block_stop","index":0}"#, Known::Stop),
             typed("message_stop", r#"{"type":"message_stop"}"#, Known::MessageStop),
             typed("ping", r#"{"type":"ping"}"#, Known::Ping),
-            typed("ping", r#"{"type": "ping"}"#, Known::Ping),
         ];
+        // Each shape in Anthropic's compact spelling, then in the one Python's `json.dumps`
+        // writes (`": "` and `", "`: recorders and Python servers), tried after it.
         deltas
             .into_iter()
             .chain([signature])
             .chain(others)
-            .filter_map(|(event, data, needle, known, text)| {
+            .flat_map(|(event, data, needle, known, text)| {
+                let spaced = (event, spaced(&data), spaced(&needle), known, text);
+                [((event, data, needle, known, text), false), (spaced, true)]
+            })
+            .filter_map(|((event, data, needle, known, text), wide)| {
+                let key = |k: &str| if wide { spaced(k) } else { k.to_owned() };
                 let at = data.find(&needle)?;
                 let end = at + needle.len() - 1;
                 let start = at + needle.get(..needle.len() - 1)?.rfind('"')? + 1;
@@ -249,8 +255,9 @@ fn ahead() -> &'static [Ahead] {
                 let raws: Vec<RawHole<'_>> = match known {
                     Known::StartCall => [r#""id":""#, r#""name":""#]
                         .iter()
-                        .map(|key| {
-                            let at = data.find(key)? + key.len();
+                        .map(|k| {
+                            let k = key(k);
+                            let at = data.find(&k)? + k.len();
                             data.get(at..at + 1).map(RawHole::Str)
                         })
                         .collect::<Option<_>>()?,
@@ -264,8 +271,9 @@ fn ahead() -> &'static [Ahead] {
                 };
                 // A call's block: the object after `"content_block":`, to the closing brace;
                 // a message delta's usage: the object after `"usage":`, its counts holes.
-                let span = |shape: Shape, key: &str| {
-                    let at = data.find(key)? + key.len();
+                let span = |shape: Shape, k: &str| {
+                    let k = key(k);
+                    let at = data.find(&k)? + k.len();
                     shape.with_span(&data, data.get(at..data.len() - 1)?)
                 };
                 let shape = match known {
@@ -273,8 +281,8 @@ fn ahead() -> &'static [Ahead] {
                     Known::MessageDelta => {
                         let counts: Vec<(&str, i64)> = USAGE_COUNTS
                             .iter()
-                            .filter(|key| data.contains(&format!("\"{key}\":0")))
-                            .map(|key| (*key, 0))
+                            .filter(|k| data.contains(&key(&format!("\"{k}\":0"))))
+                            .map(|k| (*k, 0))
                             .collect();
                         span(shape.with_numbers(&counts)?, r#""usage":"#)?
                     }
@@ -289,6 +297,29 @@ fn ahead() -> &'static [Ahead] {
             })
             .collect()
     })
+}
+
+/// `json` (compact JSON, or a piece of it) as Python's `json.dumps` spells it: a space after
+/// each `:` and `,` outside strings.
+fn spaced(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() + json.len() / 4);
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        out.push(c);
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if c == ':' || c == ',' {
+            out.push(' ');
+        }
+    }
+    out
 }
 
 /// The counts of a message delta's usage that a shape known ahead leaves open.

@@ -98,6 +98,45 @@ mod ahead {
         assert_eq!(s.reader.result().to_json(), t.reader.result().to_json());
         assert!(s.reader.result().to_json().contains(r#""text":"a\nb""#));
     }
+
+    /// The same frames as Python's `json.dumps` writes them (`": "` and `", "`, a recorder's
+    /// or a Python server's spelling) take the shapes known ahead too, padded or not.
+    #[test]
+    fn messages_shapes_known_ahead_in_python_spelling() {
+        let body = |colon: &str, comma: &str, pad: &str| -> String {
+            let frame = |index: u32, kind: &str, key: &str, text: &str| {
+                format!(
+                    "event: content_block_delta\ndata: {{\"type\"{colon}\"content_block_delta\"{comma}\"index\"{colon}{index}{comma}\"delta\"{colon}{{\"type\"{colon}\"{kind}\"{comma}\"{key}\"{colon}\"{text}\"}}{pad}}}\n\n"
+                )
+            };
+            [
+                frame(0, "thinking_delta", "thinking", "hm"),
+                frame(1, "text_delta", "text", "a, b: c"),
+                frame(2, "input_json_delta", "partial_json", "{\\\"k\\\": 1}"),
+                format!("event: message_delta\ndata: {{\"type\"{colon}\"message_delta\"{comma}\"delta\"{colon}{{\"stop_reason\"{colon}\"end_turn\"{comma}\"stop_sequence\"{colon}null}}{comma}\"usage\"{colon}{{\"output_tokens\"{colon}7}}{pad}}}\n\n"),
+            ]
+            .concat()
+        };
+        let mut compact = Stream::<MessagesReader<()>>::new(1 << 16);
+        compact
+            .run(body(":", ",", "").as_bytes(), &mut Quiet)
+            .unwrap();
+        assert_eq!(compact.state.fast, 4);
+        for pad in ["", "    "] {
+            let mut s = Stream::<MessagesReader<()>>::new(1 << 16);
+            s.run(body(": ", ", ", pad).as_bytes(), &mut Quiet).unwrap();
+            assert_eq!(s.state.fast, 4, "{pad:?}");
+            assert_eq!(
+                s.reader.result().to_json(),
+                compact.reader.result().to_json()
+            );
+        }
+        assert!(compact
+            .reader
+            .result()
+            .to_json()
+            .contains(r#""output_tokens":7"#));
+    }
 }
 
 /// Anthropic pads its frames: a run of spaces before each data's closing brace, of another
@@ -245,8 +284,9 @@ mod ahead_events {
         let mut slow = Stream::<MessagesReader<()>>::new(1 << 16);
         slow.run(spaced.as_bytes(), &mut Quiet).unwrap();
         slow.finish(&mut Quiet).unwrap();
-        // Only the second text delta: it fits the template the first one made.
-        assert_eq!(slow.state.fast, 1);
+        // The second text delta (it fits the template the first one made) and `message_stop`,
+        // now `{"type": "message_stop"}`: Python's spelling, a shape known ahead too.
+        assert_eq!(slow.state.fast, 2);
         assert_eq!(
             fast.reader.result().to_json(),
             slow.reader.result().to_json()
@@ -382,7 +422,7 @@ mod ahead_events {
 
     #[test]
     fn every_shape_known_ahead_is_made() {
-        assert_eq!(messages::ahead_count(), 14);
+        assert_eq!(messages::ahead_count(), 2 * 13); // each in two spellings
     }
 }
 
