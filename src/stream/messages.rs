@@ -242,11 +242,11 @@ fn ahead() -> &'static [Ahead] {
             .chain([signature])
             .chain(others)
             .flat_map(|(event, data, needle, known, text)| {
-                let spaced = (event, spaced(&data), spaced(&needle), known, text);
+                let spaced = (event, super::spaced(&data), super::spaced(&needle), known, text);
                 [((event, data, needle, known, text), false), (spaced, true)]
             })
             .filter_map(|((event, data, needle, known, text), wide)| {
-                let key = |k: &str| if wide { spaced(k) } else { k.to_owned() };
+                let key = |k: &str| if wide { super::spaced(k) } else { k.to_owned() };
                 let at = data.find(&needle)?;
                 let end = at + needle.len() - 1;
                 let start = at + needle.get(..needle.len() - 1)?.rfind('"')? + 1;
@@ -297,29 +297,6 @@ fn ahead() -> &'static [Ahead] {
             })
             .collect()
     })
-}
-
-/// `json` (compact JSON, or a piece of it) as Python's `json.dumps` spells it: a space after
-/// each `:` and `,` outside strings.
-fn spaced(json: &str) -> String {
-    let mut out = String::with_capacity(json.len() + json.len() / 4);
-    let (mut in_string, mut escaped) = (false, false);
-    for c in json.chars() {
-        out.push(c);
-        if in_string {
-            match c {
-                _ if escaped => escaped = false,
-                '\\' => escaped = true,
-                '"' => in_string = false,
-                _ => {}
-            }
-        } else if c == '"' {
-            in_string = true;
-        } else if c == ':' || c == ',' {
-            out.push(' ');
-        }
-    }
-    out
 }
 
 /// The counts of a message delta's usage that a shape known ahead leaves open.

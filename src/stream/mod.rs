@@ -710,3 +710,26 @@ fn blank_line_end(bytes: &[u8], from: usize) -> usize {
 
 #[cfg(test)]
 mod tests;
+
+/// `json` (compact JSON, or a piece of it) as Python's `json.dumps` spells it: a space after
+/// each `:` and `,` outside strings.
+pub(crate) fn spaced(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() + json.len() / 4);
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        out.push(c);
+        if in_string {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                '"' => in_string = false,
+                _ => {}
+            }
+        } else if c == '"' {
+            in_string = true;
+        } else if c == ':' || c == ',' {
+            out.push(' ');
+        }
+    }
+    out
+}

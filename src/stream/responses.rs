@@ -276,12 +276,20 @@ fn ahead() -> &'static [Ahead] {
                 data,
             ));
         }
+        // Each shape in OpenAI's compact spelling, then in the one Python's `json.dumps`
+        // writes (`": "` and `", "`: recorders and Python servers), tried after it.
         shapes
             .into_iter()
-            .filter_map(|(event, known, second, data)| {
+            .flat_map(|(event, known, second, data)| {
+                let wide = super::spaced(&data);
+                [(event, known, second, data, false), (event, known, second, wide, true)]
+            })
+            .filter_map(|(event, known, second, data, wide)| {
+                let key = |k: &str| if wide { super::spaced(k) } else { k.to_owned() };
                 // Each hole is the string or number after its key, which stands once.
                 let after = |needle: &str, len: usize| {
-                    let at = data.find(needle)? + needle.len();
+                    let needle = key(needle);
+                    let at = data.find(&needle)? + needle.len();
                     data.get(at..at + len)
                 };
                 let text = match known {
@@ -289,7 +297,7 @@ fn ahead() -> &'static [Ahead] {
                     Known::PartAdded(_) => after(r#""text":""#, 0)?,
                     Known::ItemAdded("assistant") => after(r#""role":""#, 9)?,
                     Known::ItemAdded("reasoning") => {
-                        let at = data.find(r#""type":"reasoning""#)? + r#""type":""#.len();
+                        let at = data.find(&key(r#""type":"reasoning""#))? + key(r#""type":""#).len();
                         data.get(at..at + "reasoning".len())?
                     }
                     Known::ItemAdded(_) => after(r#""arguments":""#, 0)?,
@@ -299,12 +307,11 @@ fn ahead() -> &'static [Ahead] {
                 let padding: Vec<&str> = after(r#""obfuscation":""#, 1).into_iter().collect();
                 // The span: an item, or a done part (its text is a hole).
                 let (id, span) = match known {
-                    Known::ItemAdded(_) | Known::Done(Field::Item) => {
-                        (r#""id":""#, data.find(r#""item":"#))
-                    }
-                    Known::Done(Field::Part) => (r#""item_id":""#, data.find(r#""part":"#)),
+                    Known::ItemAdded(_) | Known::Done(Field::Item) => (r#""id":""#, Some(r#""item":"#)),
+                    Known::Done(Field::Part) => (r#""item_id":""#, Some(r#""part":"#)),
                     _ => (r#""item_id":""#, None),
                 };
+                let span = span.map(key).and_then(|k| Some(data.find(&k)? + k.len()));
                 let mut raws = vec![
                     RawHole::Str(after(id, 1)?),
                     RawHole::Num(after(r#""output_index":"#, 1)?),
@@ -321,7 +328,7 @@ fn ahead() -> &'static [Ahead] {
                     .with_number("sequence_number", 0)?;
                 // The object after `"item":` or `"part":`, to the data's closing brace.
                 let shape = match span {
-                    Some(at) => shape.with_span(&data, data.get(at + 7..data.len() - 1)?)?,
+                    Some(at) => shape.with_span(&data, data.get(at..data.len() - 1)?)?,
                     None => shape,
                 };
                 Some(Ahead {
