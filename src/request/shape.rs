@@ -169,6 +169,12 @@ pub(super) fn write_settings(
             notes.add(format!("{name} (no equivalent in the target's request)"));
             continue;
         };
+        let Some(value) = typed_setting(*setting, value) else {
+            notes.add(format!(
+                "{name} {value} (the target takes a whole number there: not sent)"
+            ));
+            continue;
+        };
         let mut at = &mut *body;
         let mut keys = path.split('.').peekable();
         while let Some(key) = keys.next() {
@@ -181,6 +187,27 @@ pub(super) fn write_settings(
                 .entry(key.to_owned())
                 .or_insert_with(|| Value::Object(Map::new()));
         }
+    }
+}
+
+/// `value` as the target's type for `setting`: `top_k` and `seed` are integers in every
+/// dialect that has them (Gemini's JSON may spell one `40.0`, which Anthropic's API refuses);
+/// a number with a fraction (or not a number) is `None`. The others cross as they are.
+fn typed_setting(setting: Setting, value: &Value) -> Option<Value> {
+    if !matches!(setting, Setting::TopK | Setting::Seed) {
+        return Some(value.clone());
+    }
+    match value {
+        Value::Number(n) if n.is_i64() || n.is_u64() => Some(value.clone()),
+        Value::Number(n) => {
+            let f = n.as_f64()?;
+            // Whole and within i64 (2^63 is the first f64 past it).
+            #[allow(clippy::cast_possible_truncation)]
+            let whole =
+                (f.fract() == 0.0 && f.abs() < 9.223_372_036_854_775_807e18).then_some(f as i64)?;
+            Some(Value::from(whole))
+        }
+        _ => None,
     }
 }
 

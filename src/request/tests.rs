@@ -405,3 +405,43 @@ fn settings_cross_where_the_target_has_them() {
     let back = translate(&m.body, Dialect::Messages, Dialect::Chat, None).unwrap();
     assert_eq!(back.body["user"], "u");
 }
+
+/// Gemini's JSON may spell `topK` `40.0`; Anthropic's API takes only an integer there. A whole
+/// number crosses as an integer; one with a fraction is not sent, noted, never rounded.
+#[test]
+fn top_k_and_seed_cross_as_integers() {
+    let gemini = |top_k: Value| {
+        json!({"contents": [{"role": "user", "parts": [{"text": "hi"}]}],
+               "generationConfig": {"topK": top_k, "seed": 7.0}})
+    };
+    let m = translate(
+        &gemini(json!(40.0)),
+        Dialect::Gemini,
+        Dialect::Messages,
+        Some("m"),
+    )
+    .unwrap();
+    assert!(m.body["top_k"].is_i64(), "{}", m.body);
+    assert_eq!(m.body["top_k"], 40);
+    let c = translate(
+        &gemini(json!(40)),
+        Dialect::Gemini,
+        Dialect::Chat,
+        Some("m"),
+    )
+    .unwrap();
+    assert!(c.body["seed"].is_i64() && c.body["seed"] == 7, "{}", c.body);
+    let m = translate(
+        &gemini(json!(40.5)),
+        Dialect::Gemini,
+        Dialect::Messages,
+        Some("m"),
+    )
+    .unwrap();
+    assert!(m.body.get("top_k").is_none(), "{}", m.body);
+    assert!(
+        m.notes.iter().any(|n| n.starts_with("top_k 40.5 ")),
+        "{:?}",
+        m.notes
+    );
+}
