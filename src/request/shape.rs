@@ -204,7 +204,7 @@ fn typed_setting(setting: Setting, value: &Value) -> Option<Value> {
             // Whole and within i64 (2^63 is the first f64 past it).
             #[allow(clippy::cast_possible_truncation)]
             let whole =
-                (f.fract() == 0.0 && f.abs() < 9.223_372_036_854_775_807e18).then_some(f as i64)?;
+                (f.fract() == 0.0 && f.abs() < 9.223_372_036_854_776e18).then_some(f as i64)?;
             Some(Value::from(whole))
         }
         _ => None,
