@@ -70,7 +70,7 @@ pub struct Message<'a> {
 }
 
 impl<'a> Message<'a> {
-    /// The value of the last header named `name` (botocore keeps the last of repeated names).
+    /// The value of the header named `name` (a name stands once: [`read_headers`]).
     pub fn header(&self, name: &str) -> Option<Value<'a>> {
         self.headers
             .iter()
@@ -229,6 +229,23 @@ pub fn read_headers(b: &[u8]) -> Result<Vec<(&str, Value<'_>)>, Fault> {
             }
         };
         out.push((name, value));
+    }
+    // A name given twice is an error, as botocore's parser and AWS's test vectors have it
+    // (which value would count is not said). A scan while there are few; a set past that,
+    // so that a block of 40,000 one-byte names costs no quadratic time.
+    let twice = if out.len() <= 8 {
+        out.iter()
+            .enumerate()
+            .find(|(i, (name, _))| out.iter().skip(i + 1).any(|(other, _)| other == name))
+            .map(|(_, (name, _))| *name)
+    } else {
+        let mut seen = std::collections::HashSet::with_capacity(out.len());
+        out.iter()
+            .map(|(name, _)| *name)
+            .find(|name| !seen.insert(*name))
+    };
+    if let Some(name) = twice {
+        return Err(Fault::Header(format!("header {name:?} appears twice")));
     }
     Ok(out)
 }

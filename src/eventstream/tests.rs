@@ -232,6 +232,12 @@ fn bad_headers_are_a_fault() {
         (&[1, 0xff, 0][..], "name not UTF-8"),
         (&[1, b'a', 4, 0, 0][..], "int cut short"),
         (&[1, b'a', 9, 1, 2][..], "uuid cut short"),
+        // The same name twice (botocore refuses it: which value counts is not said).
+        (&[1, b'a', 0, 1, b'a', 1][..], "a name twice"),
+        (
+            &[1, b'a', 0, 1, b'b', 0, 1, b'a', 2, 5][..],
+            "a name twice, apart",
+        ),
     ] {
         let total = (OVERHEAD + headers.len()) as u32;
         let mut m = prelude(total, headers.len() as u32);
@@ -242,4 +248,25 @@ fn bad_headers_are_a_fault() {
         assert!(got.is_empty(), "{why}");
         assert_eq!(fault.map(|f| f.kind()), Some("invalid_header"), "{why}");
     }
+}
+
+/// Many headers, one name given twice far apart: a fault, found without a scan per name.
+#[test]
+fn a_name_twice_among_many_headers_is_a_fault() {
+    let mut headers = Vec::new();
+    for i in 0..20_000u32 {
+        let name = format!("h{i}");
+        headers.push(name.len() as u8);
+        headers.extend_from_slice(name.as_bytes());
+        headers.push(0);
+    }
+    let names = |h: &[u8]| read_headers(h).map(|v| v.len());
+    assert_eq!(names(&headers).ok(), Some(20_000));
+    headers.extend_from_slice(&[2, b'h', b'7', 1]);
+    let fault = read_headers(&headers).unwrap_err();
+    assert_eq!(fault.kind(), "invalid_header");
+    assert!(
+        fault.to_string().contains("\"h7\" appears twice"),
+        "{fault}"
+    );
 }
