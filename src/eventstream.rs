@@ -118,7 +118,7 @@ impl Fault {
             Fault::HeadersTooLong { .. } => "headers_too_long",
             Fault::TooLarge { .. } => "event_too_large",
             Fault::Header(_) => "invalid_header",
-            Fault::Truncated { .. } => "incomplete_message",
+            Fault::Truncated { .. } => "incomplete_stream",
         }
     }
 }

@@ -265,6 +265,10 @@ def test_a_cut_stream_is_incomplete_and_an_error_body_is_read_as_json() -> None:
     body = body_of(TURNS["text"][:4])
     s = read(body, [])
     assert s.error is not None and s.error.code == "incomplete_stream"
+    # Cut inside a message: the same code (was "incomplete_message", which no retry loop knows).
+    for cut in (len(body) - 5, len(body) - 30):
+        s = read(body[:cut], [])
+        assert s.error is not None and s.error.code == "incomplete_stream", (cut, s.error)
     s = read(b'{"message": "The security token included in the request is invalid."}', [])
     assert s.error is not None and s.error.message.startswith("The security token")
     s = read(b"<html>502</html>", [])

@@ -96,6 +96,30 @@ def test_negative_vectors_are_refused_with_their_kind(vector: Path) -> None:
         botocore_messages(body)
 
 
+def test_a_header_name_given_twice_is_refused_as_botocore_refuses_it() -> None:
+    """botocore raises ``DuplicateHeader``; this framed a message (which value counted was
+    whichever came last). The messages around it still frame."""
+    import struct
+    import zlib
+
+    headers = b"".join(bytes([len(n)]) + n + b"\x07" + struct.pack(">H", len(v)) + v
+                       for n, v in [(b":event-type", b"a"), (b":message-type", b"event"), (b":event-type", b"b")])  # fmt: skip
+    payload = b"{}"
+    total = 16 + len(headers) + len(payload)
+    prelude = struct.pack(">II", total, len(headers))
+    prelude += struct.pack(">I", zlib.crc32(prelude))
+    body = prelude + headers + payload
+    body += struct.pack(">I", zlib.crc32(body))
+    with pytest.raises(botocore_eventstream.DuplicateHeader):
+        botocore_messages(body)
+    good = _message("before", b"{}")
+    for cuts in ([], [len(good) + 7]):
+        items = parse(good + body, cuts)
+        assert shown(items)[-1] == ("error", "invalid_header"), shown(items)
+        assert [i.event_type for i in items[:-1]] == ["before"]
+        assert "appears twice" in items[-1].error.message
+
+
 _values = st.one_of(
     st.booleans(),
     st.integers(-(2**63), 2**63 - 1),
@@ -166,7 +190,7 @@ def test_a_length_that_cannot_be_is_refused_before_any_buffering() -> None:
     assert shown(p.feed(_message("big", b"x" * 2000))) == [("error", "event_too_large")]
     p = ssewire.EventStreamParser()
     assert p.feed(_message("a", b"{}")[:-3]) == [] and p.pending
-    assert shown(p.finish()) == [("error", "incomplete_message")]
+    assert shown(p.finish()) == [("error", "incomplete_stream")]  # the one retry condition of a body that ends early
 
 
 def test_iter_reads_chunks() -> None:

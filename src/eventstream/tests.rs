@@ -220,7 +220,7 @@ fn impossible_lengths_are_refused_before_anything_is_buffered() {
     d.feed(&prelude(1000, 0), |_| panic!("not whole yet"));
     d.feed(&[0; 500], |_| panic!("not whole yet"));
     assert_eq!(d.pending(), 512);
-    assert_eq!(d.finish().map(|f| f.kind()), Some("incomplete_message"));
+    assert_eq!(d.finish().map(|f| f.kind()), Some("incomplete_stream"));
 }
 
 #[test]
