@@ -261,23 +261,75 @@ fn message_into(r: &mut Request, message: &Value, path: &str) -> Result<(), Requ
     Ok(())
 }
 
+/// The URL of a media part's value: the string itself, or its object's `url`.
+fn url_of(value: Option<&Value>) -> Option<String> {
+    match value? {
+        Value::String(s) => Some(s.clone()),
+        Value::Object(o) => o.get("url").and_then(Value::as_str).map(str::to_owned),
+        _ => None,
+    }
+}
+
+/// A video URL's media type, by its extension (`video/mp4` when it names none known).
+fn video_type(url: &str) -> String {
+    let lower = url.to_ascii_lowercase();
+    let path = lower.split(['?', '#']).next().unwrap_or_default();
+    match path.rsplit('.').next().unwrap_or_default() {
+        "webm" => "video/webm",
+        "mov" => "video/quicktime",
+        "mpeg" | "mpg" => "video/mpeg",
+        "avi" => "video/x-msvideo",
+        "wmv" => "video/x-ms-wmv",
+        "3gp" => "video/3gpp",
+        "flv" => "video/x-flv",
+        _ => "video/mp4",
+    }
+    .to_owned()
+}
+
 /// A message's content: a string, or a list of parts (`image_url`, `file` besides text).
 fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError> {
     super::content_parts(value, path, |kind, p, ipath| {
         Ok(Some(match kind {
             "image_url" => {
-                let url = match p.get("image_url") {
-                    Some(Value::String(s)) => Some(s.clone()),
-                    Some(Value::Object(o)) => {
-                        o.get("url").and_then(Value::as_str).map(str::to_owned)
-                    }
-                    _ => None,
-                };
-                let Some(url) = url else {
+                let Some(url) = url_of(p.get("image_url")) else {
                     return error(format!("{ipath}.image_url"), "an image part needs a url");
                 };
                 Part::Image(Media {
                     url: Some(url),
+                    ..Media::default()
+                })
+            }
+            // OpenRouter's and vLLM's video part: a URL or a `data:` URL.
+            "video_url" => {
+                let Some(url) = url_of(p.get("video_url")) else {
+                    return error(format!("{ipath}.video_url"), "a video part needs a url");
+                };
+                let media = Media {
+                    url: Some(url),
+                    ..Media::default()
+                };
+                let kind = match media.inline() {
+                    Some((_, kind)) => kind,
+                    None => video_type(media.url.as_deref().unwrap_or_default()),
+                };
+                Part::Document(Media {
+                    media_type: Some(kind),
+                    ..media
+                })
+            }
+            // Mistral's document by URL (`document_name` its title).
+            "document_url" => {
+                let Some(url) = url_of(p.get("document_url")) else {
+                    return error(
+                        format!("{ipath}.document_url"),
+                        "a document part needs a url",
+                    );
+                };
+                let name = p.get("document_name").and_then(Value::as_str);
+                Part::Document(Media {
+                    url: Some(url),
+                    name: name.map(str::to_owned),
                     ..Media::default()
                 })
             }
@@ -503,6 +555,10 @@ fn content_part(part: &Part, notes: &mut Notes) -> Option<Value> {
             Some(json!({"type": "file", "file": file}))
         }
         Part::Reasoning(_) => None,
+        Part::Unknown(kind) => {
+            super::unknown_note(notes, kind);
+            None
+        }
         Part::Call { .. } | Part::Result { .. } => None,
     }
 }
@@ -530,6 +586,7 @@ fn assistant_message(parts: &[Part], notes: &mut Notes) -> Value {
                 "function": {"name": name, "arguments": arguments},
             })),
             Part::Reasoning(_) => reasoning_note(notes, "chat"),
+            Part::Unknown(kind) => super::unknown_note(notes, kind),
             Part::Image(_) | Part::Document(_) => {
                 notes.add("images or documents in assistant turns (chat takes text there)")
             }

@@ -467,5 +467,9 @@ fn block(part: &Part, notes: &mut Notes) -> Option<Value> {
             reasoning_note(notes, "Converse");
             return None;
         }
+        Part::Unknown(kind) => {
+            super::unknown_note(notes, kind);
+            return None;
+        }
     })
 }

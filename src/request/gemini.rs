@@ -425,6 +425,7 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
                     }
                 }
                 Part::Reasoning(_) => super::reasoning_note(notes, "Gemini"),
+                Part::Unknown(kind) => super::unknown_note(notes, kind),
             }
         }
         if parts.is_empty() {

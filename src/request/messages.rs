@@ -435,6 +435,13 @@ fn block(part: &Part, notes: &mut Notes) -> Option<Value> {
                 notes.add("audio (Messages takes none)");
                 return None;
             }
+            if m.media_type
+                .as_deref()
+                .is_some_and(|k| k.starts_with("video/"))
+            {
+                notes.add("video (Messages takes none)");
+                return None;
+            }
             if m.inline()
                 .is_some_and(|(_, kind)| kind != "application/pdf")
             {
@@ -495,6 +502,10 @@ fn block(part: &Part, notes: &mut Notes) -> Option<Value> {
         },
         Part::Reasoning(_) => {
             reasoning_note(notes, "Messages");
+            return None;
+        }
+        Part::Unknown(kind) => {
+            super::unknown_note(notes, kind);
             return None;
         }
     })

@@ -141,6 +141,9 @@ pub enum Part {
     /// The model's reasoning carried back in the history, in the form of the dialect that
     /// made it (each target reads only its own form).
     Reasoning(Reasoning),
+    /// A content part of a type the reader does not know (its type): taken out before any
+    /// writer runs, and noted ([`Request::take_unknown`]); never placeholder text.
+    Unknown(String),
 }
 
 /// Reasoning of an earlier turn, as its dialect keeps it.
@@ -542,6 +545,7 @@ pub fn text_of(parts: &[Part], notes: &mut Notes, target: &str) -> String {
             Part::Document(_) => notes.add(format!(
                 "documents in tool results ({target} takes text there)"
             )),
+            Part::Unknown(kind) => unknown_note(notes, kind),
             _ => {}
         }
     }
@@ -607,7 +611,7 @@ pub fn content_parts(
             "refusal" => Part::Text(string(p, "refusal", &ipath)?.unwrap_or_default()),
             other => match media(other, p, &ipath)? {
                 Some(part) => part,
-                None => Part::Text(format!("[{other} content]")),
+                None => Part::Unknown(other.to_owned()),
             },
         });
     }
@@ -619,6 +623,13 @@ pub fn set(object: &mut Value, key: &str, value: Value) {
     if let Value::Object(map) = object {
         map.insert(key.to_owned(), value);
     }
+}
+
+/// Names a content part of a type no reader knows ([`Part::Unknown`]): it is sent nowhere.
+pub fn unknown_note(notes: &mut Notes, kind: &str) {
+    notes.add(format!(
+        "content parts of type {kind:?} (not read, so not sent)"
+    ));
 }
 
 /// Names the reasoning parts of the history that `target` cannot read back.

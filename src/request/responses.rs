@@ -313,6 +313,13 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
                     {
                         notes.add("audio (the Responses request takes none in a message)")
                     }
+                    _ if m
+                        .media_type
+                        .as_deref()
+                        .is_some_and(|k| k.starts_with("video/")) =>
+                    {
+                        notes.add("video (the Responses request takes none)")
+                    }
                     _ => notes.add("documents in assistant turns or without data"),
                 },
                 Part::Call {
@@ -370,6 +377,7 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
                     input.push(Value::Object(item));
                 }
                 Part::Reasoning(_) => reasoning_note(notes, "Responses"),
+                Part::Unknown(kind) => super::unknown_note(notes, kind),
             }
         }
         flush(&mut content, &mut input);
@@ -464,9 +472,9 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
 fn file_part(m: &Media) -> Option<Value> {
     if m.media_type
         .as_deref()
-        .is_some_and(|k| k.starts_with("audio/"))
+        .is_some_and(|k| k.starts_with("audio/") || k.starts_with("video/"))
     {
-        return None; // the Responses request's message content takes no audio
+        return None; // the Responses request's message content takes no audio or video
     }
     let mut p = Map::new();
     p.insert("type".into(), json!("input_file"));

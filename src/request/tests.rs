@@ -50,6 +50,7 @@ fn seen(r: &Request) -> Seen {
                     Part::Text(t) => Some(format!("text {t}")),
                     Part::Image(m) => Some(format!("image {:?}", m.inline())),
                     Part::Document(_) => Some("document".into()),
+                    Part::Unknown(kind) => Some(format!("unknown {kind}")),
                     Part::Call {
                         id,
                         name,
@@ -444,4 +445,85 @@ fn top_k_and_seed_cross_as_integers() {
         "{:?}",
         m.notes
     );
+}
+
+/// Chat `video_url` and `document_url` parts (OpenRouter, vLLM, Mistral) reach each target
+/// that can carry them; where one cannot, a note. An unknown part type is a note too, never
+/// placeholder text the model would read as the user's words.
+#[test]
+fn video_and_document_url_parts_cross_or_are_noted() {
+    let body = |part: Value| {
+        json!({"model": "m", "messages": [{"role": "user", "content": [
+            {"type": "text", "text": "look"}, part]}]})
+    };
+    let video =
+        body(json!({"type": "video_url", "video_url": {"url": "https://x.test/clip.webm"}}));
+    let g = translate(&video, Dialect::Chat, Dialect::Gemini, None).unwrap();
+    let parts = &g.body["contents"][0]["parts"];
+    assert_eq!(
+        parts[1]["fileData"],
+        json!({"mimeType": "video/webm", "fileUri": "https://x.test/clip.webm"})
+    );
+    let inline = body(json!({"type": "video_url", "video_url": "data:video/mp4;base64,AAAA"}));
+    let g = translate(&inline, Dialect::Chat, Dialect::Gemini, None).unwrap();
+    assert_eq!(
+        g.body["contents"][0]["parts"][1]["inlineData"],
+        json!({"mimeType": "video/mp4", "data": "AAAA"})
+    );
+    for (target, says) in [
+        (Dialect::Messages, "video (Messages"),
+        (Dialect::Responses, "video (the Responses"),
+    ] {
+        let r = translate(&video, Dialect::Chat, target, Some("m")).unwrap();
+        assert!(
+            r.notes.iter().any(|n| n.starts_with(says)),
+            "{target:?} {:?}",
+            r.notes
+        );
+        assert!(
+            !r.body.to_string().contains("video_url content"),
+            "{}",
+            r.body
+        );
+    }
+    let doc = body(
+        json!({"type": "document_url", "document_url": "https://x.test/a.pdf", "document_name": "a"}),
+    );
+    let m = translate(&doc, Dialect::Chat, Dialect::Messages, None).unwrap();
+    let block = &m.body["messages"][0]["content"][1];
+    assert_eq!(block["type"], "document");
+    assert_eq!(
+        block["source"],
+        json!({"type": "url", "url": "https://x.test/a.pdf"})
+    );
+    let r = translate(&doc, Dialect::Chat, Dialect::Responses, None).unwrap();
+    let file = &r.body["input"][0]["content"][1];
+    assert_eq!(
+        (file["type"].as_str(), file["file_url"].as_str()),
+        (Some("input_file"), Some("https://x.test/a.pdf"))
+    );
+    let g = translate(&doc, Dialect::Chat, Dialect::Gemini, None).unwrap();
+    assert_eq!(
+        g.body["contents"][0]["parts"][1]["fileData"]["mimeType"],
+        "application/pdf"
+    );
+    let odd = body(json!({"type": "hologram", "hologram": {}}));
+    for target in [
+        Dialect::Messages,
+        Dialect::Responses,
+        Dialect::Gemini,
+        Dialect::Converse,
+    ] {
+        let r = translate(&odd, Dialect::Chat, target, Some("m")).unwrap();
+        assert!(
+            !r.body.to_string().contains("hologram"),
+            "{target:?} {}",
+            r.body
+        );
+        assert!(
+            r.notes.iter().any(|n| n.contains("\"hologram\"")),
+            "{target:?} {:?}",
+            r.notes
+        );
+    }
 }
