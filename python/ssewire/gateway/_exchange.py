@@ -379,8 +379,6 @@ class Attempt:
                     write(tail)
             else:
                 source().finish()
-            try:
-                await response.write_eof()
-            except ConnectionError:
-                pass  # the client left after the last byte: nothing was lost
+        # The body's end (write_eof) is left to aiohttp, after the handler returns: the log
+        # line is written before the client can see its answer end.
         return response
