@@ -61,6 +61,26 @@ TURNS: Dict[str, List[Event]] = {
         ("messageStop", {"stopReason": "max_tokens", "additionalModelResponseFields": {"x": 1}}),
         ("metadata", {"usage": {"inputTokens": 5, "outputTokens": 3, "totalTokens": 8}, "metrics": {"latencyMs": 9}}),
     ],
+    # A server tool (Nova's code interpreter): the call has a type, its result block streams
+    # its content as deltas (text pieces joined, each JSON document an item).
+    "server_tool": [
+        ("messageStart", {"role": "assistant"}),
+        ("contentBlockStart", {"contentBlockIndex": 0, "start": {"toolUse": {
+            "toolUseId": "srv_1", "name": "nova_code_interpreter", "type": "server_tool_use"}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"toolUse": {"input": "{\"snippet\": \"print(6*7)\"}"}}}),
+        ("contentBlockStop", {"contentBlockIndex": 0}),
+        ("contentBlockStart", {"contentBlockIndex": 1, "start": {"toolResult": {
+            "toolUseId": "srv_1", "type": "nova_code_interpreter_result", "status": "success"}}}),
+        ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolResult": [
+            {"json": {"stdOut": "42\n", "stdErr": "", "exitCode": 0, "isError": False}}]}}),
+        ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolResult": [{"text": "ran "}]}}),
+        ("contentBlockDelta", {"contentBlockIndex": 1, "delta": {"toolResult": [{"text": "once"}]}}),
+        ("contentBlockStop", {"contentBlockIndex": 1}),
+        ("contentBlockDelta", {"contentBlockIndex": 2, "delta": {"text": "It is 42."}}),
+        ("contentBlockStop", {"contentBlockIndex": 2}),
+        ("messageStop", {"stopReason": "end_turn"}),
+        ("metadata", {"usage": {"inputTokens": 30, "outputTokens": 20, "totalTokens": 50}, "metrics": {"latencyMs": 77}}),
+    ],
 }  # fmt: skip
 
 
@@ -87,15 +107,26 @@ def converse_response(events: List[Event]) -> Dict[str, Any]:
     out: Dict[str, Any] = {}
     for kind, p in events:
         i = p.get("contentBlockIndex", 0)
-        if kind == "contentBlockStart":
+        if kind == "contentBlockStart" and "toolResult" in p["start"]:
+            blocks[i] = {"toolResult": dict(p["start"]["toolResult"], content=[])}
+        elif kind == "contentBlockStart":
             tool = p["start"]["toolUse"]
             blocks[i] = {"toolUse": {"toolUseId": tool["toolUseId"], "name": tool["name"], "input": ""}}
+            if "type" in tool:
+                blocks[i]["toolUse"]["type"] = tool["type"]
         elif kind == "contentBlockDelta":
             d = p["delta"]
             if "text" in d:
                 blocks.setdefault(i, {"text": ""})["text"] += d["text"]
             elif "toolUse" in d:
                 blocks[i]["toolUse"]["input"] += d["toolUse"]["input"]
+            elif "toolResult" in d:
+                content = blocks[i]["toolResult"]["content"]
+                for piece in d["toolResult"]:
+                    if "text" in piece and content and "text" in content[-1]:
+                        content[-1]["text"] += piece["text"]
+                    else:
+                        content.append(dict(piece))
             else:
                 r = d["reasoningContent"]
                 if "redactedContent" in r:

@@ -71,6 +71,9 @@ pub struct Delta<'a> {
     pub reasoning_content: Option<ReasoningDelta<'a>>,
     #[serde(borrow, default)]
     pub citation: Option<&'a RawValue>,
+    /// A server tool's result, in pieces: a list of `{"text"}` or `{"json"}`.
+    #[serde(borrow, default)]
+    pub tool_result: Option<&'a RawValue>,
 }
 
 /// `delta.toolUse`: a piece of the call's JSON input.
@@ -100,6 +103,21 @@ pub struct ToolStart<'a> {
     pub tool_use_id: Option<Cow<'a, str>>,
     #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,
+    /// `server_tool_use` for a tool the provider runs itself.
+    #[serde(borrow, default, rename = "type")]
+    pub type_: Option<Cow<'a, str>>,
+}
+
+/// `start.toolResult`: a server tool's result block (its content comes in deltas).
+#[derive(Debug, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ResultStart<'a> {
+    #[serde(borrow, default)]
+    pub tool_use_id: Option<Cow<'a, str>>,
+    #[serde(borrow, default, rename = "type")]
+    pub type_: Option<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    pub status: Option<Cow<'a, str>>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -107,6 +125,8 @@ pub struct ToolStart<'a> {
 struct Start<'a> {
     #[serde(borrow, default)]
     tool_use: Option<ToolStart<'a>>,
+    #[serde(borrow, default)]
+    tool_result: Option<ResultStart<'a>>,
 }
 
 impl<'a> Event<'a> {
@@ -114,6 +134,12 @@ impl<'a> Event<'a> {
     pub fn tool_start(&self) -> Option<ToolStart<'a>> {
         let start: Start<'a> = serde_json::from_str(self.start?.get()).ok()?;
         start.tool_use
+    }
+
+    /// The server tool result a `contentBlockStart` opens, if it opens one.
+    pub fn result_start(&self) -> Option<ResultStart<'a>> {
+        let start: Start<'a> = serde_json::from_str(self.start?.get()).ok()?;
+        start.tool_result
     }
 
     /// Whether `event` (the `:event-type`) is a Converse event.

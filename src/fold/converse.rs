@@ -29,6 +29,11 @@ use super::{check_json, note, IntMap, Map, Out};
 struct Block {
     text: String,
     tool: Option<(String, String)>,
+    /// A tool call's `type` (`server_tool_use`).
+    tool_type: Option<String>,
+    /// A server tool's result: its start (`toolUseId`, `type`, `status`), and its content
+    /// items as they came (text pieces joined, each JSON document an item).
+    result: Option<ResultBlock>,
     input: String,
     partial: PartialJson,
     reasoning: Option<String>,
@@ -37,6 +42,15 @@ struct Block {
     citations: Vec<Out>,
     /// Another block type's start, as sent (kept whole).
     other: Option<Box<str>>,
+}
+
+/// A server tool's result block.
+#[derive(Debug, Default)]
+struct ResultBlock {
+    id: String,
+    type_: Option<String>,
+    status: Option<String>,
+    content: Vec<Out>,
 }
 
 /// The Converse fold: everything accumulated so far.
@@ -61,13 +75,20 @@ impl ConverseFold {
             }
             "contentBlockStart" => {
                 let block = self.block(e.content_block_index);
-                match e.tool_start() {
-                    Some(t) => {
-                        let id = t.tool_use_id.as_deref().unwrap_or_default().to_owned();
-                        let name = t.name.as_deref().unwrap_or_default().to_owned();
-                        block.tool = Some((id, name));
-                    }
-                    None => block.other = e.start.map(|s| s.get().into()),
+                if let Some(t) = e.tool_start() {
+                    let id = t.tool_use_id.as_deref().unwrap_or_default().to_owned();
+                    let name = t.name.as_deref().unwrap_or_default().to_owned();
+                    block.tool = Some((id, name));
+                    block.tool_type = t.type_.map(|t| t.into_owned());
+                } else if let Some(r) = e.result_start() {
+                    block.result = Some(ResultBlock {
+                        id: r.tool_use_id.as_deref().unwrap_or_default().to_owned(),
+                        type_: r.type_.map(|t| t.into_owned()),
+                        status: r.status.map(|s| s.into_owned()),
+                        content: Vec::new(),
+                    });
+                } else {
+                    block.other = e.start.map(|s| s.get().into());
                 }
             }
             "contentBlockDelta" => self.delta(e),
@@ -138,6 +159,10 @@ impl ConverseFold {
         if let Some(citation) = delta.citation {
             block.citations.push(Out::json(citation.get()));
         }
+        if let Some(pieces) = delta.tool_result {
+            let result = block.result.get_or_insert_with(ResultBlock::default);
+            add_result_pieces(&mut result.content, pieces.get());
+        }
         if bad_base64 {
             note(
                 &mut self.warnings,
@@ -194,9 +219,64 @@ impl ConverseFold {
     }
 }
 
+/// Appends a `toolResult` delta's items to `content`: a text piece joins the text item before
+/// it, a JSON document is an item of its own, anything else is kept as sent.
+fn add_result_pieces(content: &mut Vec<Out>, pieces: &str) {
+    #[derive(serde::Deserialize)]
+    struct Piece<'a> {
+        #[serde(borrow, default)]
+        text: Option<std::borrow::Cow<'a, str>>,
+        #[serde(borrow, default)]
+        json: Option<&'a serde_json::value::RawValue>,
+    }
+    let Ok(items) = serde_json::from_str::<Vec<&serde_json::value::RawValue>>(pieces) else {
+        return;
+    };
+    for item in items {
+        match serde_json::from_str::<Piece<'_>>(item.get()) {
+            Ok(Piece {
+                text: Some(text),
+                json: None,
+            }) => {
+                if let Some(Out::Map(last)) = content.last_mut() {
+                    if let Some(Out::Str(joined)) = last.get_mut("text") {
+                        joined.push_str(&text);
+                        continue;
+                    }
+                }
+                let mut m = Map::new();
+                m.set("text", Out::Str(text.into_owned()));
+                content.push(Out::Map(m));
+            }
+            Ok(Piece {
+                text: None,
+                json: Some(json),
+            }) => {
+                let mut m = Map::new();
+                m.set("json", Out::json(json.get()));
+                content.push(Out::Map(m));
+            }
+            _ => content.push(Out::json(item.get())),
+        }
+    }
+}
+
 impl Block {
     fn build(&self, index: i64, invalid: &mut Vec<i64>) -> Out {
         let mut out = Map::new();
+        if let Some(r) = &self.result {
+            let mut result = Map::new();
+            result.set("toolUseId", Out::Str(r.id.clone()));
+            result.set("content", Out::List(r.content.clone()));
+            if let Some(status) = &r.status {
+                result.set("status", Out::Str(status.clone()));
+            }
+            if let Some(type_) = &r.type_ {
+                result.set("type", Out::Str(type_.clone()));
+            }
+            out.set("toolResult", Out::Map(result));
+            return Out::Map(out);
+        }
         if let Some((id, name)) = &self.tool {
             let input = match self.input.trim() {
                 "" => Out::Map(Map::new()),
@@ -210,6 +290,9 @@ impl Block {
             tool.set("toolUseId", Out::Str(id.clone()));
             tool.set("name", Out::Str(name.clone()));
             tool.set("input", input);
+            if let Some(type_) = &self.tool_type {
+                tool.set("type", Out::Str(type_.clone()));
+            }
             out.set("toolUse", Out::Map(tool));
         } else if let Some(data) = &self.redacted {
             let mut r = Map::new();
