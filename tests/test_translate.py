@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 import pytest
 
@@ -885,3 +885,58 @@ def test_usage_into_gemini_adds_up(source: str, name: str) -> None:
     reasoning = ((src.get("usage") or {}).get("completion_tokens_details") or
                  (src.get("usage") or {}).get("output_tokens_details") or {}).get("reasoning_tokens", 0)  # fmt: skip
     assert thoughts == reasoning
+
+
+def _two_messages(indexes: "tuple[int, int]") -> bytes:
+    """A Responses turn of two message items (OpenAI's `phase`: a commentary preamble, then the
+    final answer), each event naming its item by id, recorded with deltas shorter than the
+    `.done` texts, the stream's `output_index` values not the items' places in the terminal
+    `output` (a proxy's numbering)."""
+    frames, seq = [], 0
+
+    def ev(kind: str, **fields: Any) -> None:
+        nonlocal seq
+        seq += 1
+        data = json.dumps({"type": kind, "sequence_number": seq, **fields})
+        frames.append(f"event: {kind}\ndata: {data}\n\n")
+
+    def item(id_: str, phase: str, text: Optional[str]) -> Dict[str, Any]:
+        content = [] if text is None else [{"type": "output_text", "annotations": [], "text": text}]
+        return {"id": id_, "type": "message", "status": "completed" if text else "in_progress",
+                "content": content, "role": "assistant", "phase": phase}  # fmt: skip
+
+    ev("response.created", response={"id": "resp_1", "object": "response", "status": "in_progress",
+                                     "model": "gpt-5", "output": []})  # fmt: skip
+    done = []
+    for oi, (id_, phase, delta, full) in zip(indexes, [("msg_a", "commentary", "Let me", "Let me check."),
+                                                       ("msg_b", "final_answer", "The ans", "The answer is 4.")]):  # fmt: skip
+        part = {"type": "output_text", "annotations": [], "text": ""}
+        ev("response.output_item.added", output_index=oi, item=item(id_, phase, None))
+        ev("response.content_part.added", item_id=id_, output_index=oi, content_index=0, part=part)
+        ev("response.output_text.delta", item_id=id_, output_index=oi, content_index=0, delta=delta)
+        ev("response.output_text.done", item_id=id_, output_index=oi, content_index=0, text=full)
+        ev("response.content_part.done", item_id=id_, output_index=oi, content_index=0, part=dict(part, text=full))
+        ev("response.output_item.done", output_index=oi, item=item(id_, phase, full))
+        done.append(item(id_, phase, full))
+    ev("response.completed", response={"id": "resp_1", "object": "response", "status": "completed",
+                                       "model": "gpt-5", "output": done,
+                                       "usage": {"input_tokens": 5, "output_tokens": 9, "total_tokens": 14}})  # fmt: skip
+    return "".join(frames).encode()
+
+
+@pytest.mark.parametrize("indexes", [(0, 1), (1, 2), (0, 0), (5, 3)])
+def test_two_message_items_are_each_written_once(indexes: "tuple[int, int]") -> None:
+    """Before: the terminal `output`'s places read as output indexes wrote a message's text
+    again (the final answer twice, with a preamble)."""
+    body = _two_messages(indexes)
+    for target in ("chat", "messages", "gemini", "converse"):
+        texts = set()
+        for way in split_ways(body):
+            t = ssewire.Translator("responses", target)
+            for piece in way.pieces:
+                t.feed(piece)
+            t.finish()
+            texts.add(json.dumps(t.result()))
+        assert len(texts) == 1, target
+        out = texts.pop()
+        assert out.count("The answer is 4.") == 1 and out.count("Let me check.") == 1, (target, out)

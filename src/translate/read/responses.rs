@@ -188,11 +188,17 @@ impl ResponsesReader {
                 };
                 // The terminal object restates every item: the text of a message whose
                 // `.done` events never came is held against its deltas too.
+                // Each item is the one of its id the stream added, wherever the array puts it
+                // (a proxy's `output_index` need not be the item's place in `output`: a
+                // position read as an index wrote a message's text again into another).
                 if let Some(Json::Array(items)) = output.and_then(Json::read) {
-                    for (oi, item) in items.iter().enumerate() {
+                    for (at, item) in items.iter().enumerate() {
                         let item = item.get();
                         if str_field(item, "type").as_deref() == Some("message") {
-                            self.message_done(oi as i64, item, sink);
+                            let oi = str_field(item, "id")
+                                .and_then(|id| self.ids.get(id.as_ref()).copied())
+                                .unwrap_or(at as i64);
+                            self.message_done(oi, item, sink);
                         }
                     }
                 }
