@@ -14,6 +14,7 @@ from typing import Any, Dict, List
 import pytest
 
 import ssewire
+from splitting import split_ways
 from test_request import _valid
 
 DATA = Path(__file__).resolve().parent / "data"
@@ -88,6 +89,37 @@ def test_done_events_are_read_against_the_item_they_name(target: str) -> None:
     answer, _ = _answer_and_reasoning(target, t.result())
     assert answer == "First.Second."
     assert any("never added" in n for n in t.notes)
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_a_proxy_that_gives_an_item_a_new_id_per_event_keeps_the_reasoning(target: str) -> None:
+    """GitHub Copilot's Responses proxy: the reasoning item is added as ``rs_1``, its summary
+    deltas and ``.done`` events name it ``rs_2``, ``rs_3`` (each its own id), with its
+    ``output_index``. Before: every summary delta was dropped in every target."""
+    resp = {"id": "r", "object": "response", "created_at": 1, "model": "m", "status": "in_progress", "output": []}
+    summary = ["Think", "ing it ", "through."]
+    body = _responses_events(
+        {"type": "response.created", "response": resp},
+        {"type": "response.output_item.added", "output_index": 0,
+         "item": {"type": "reasoning", "id": "rs_1", "summary": []}},
+        {"type": "response.reasoning_summary_part.added", "output_index": 0, "item_id": "rs_2",
+         "summary_index": 0, "part": {"type": "summary_text", "text": ""}},
+        *[{"type": "response.reasoning_summary_text.delta", "output_index": 0, "item_id": f"rs_{3 + i}",
+           "summary_index": 0, "delta": d} for i, d in enumerate(summary)],
+        {"type": "response.reasoning_summary_text.done", "output_index": 0, "item_id": "rs_9",
+         "summary_index": 0, "text": "".join(summary)},
+        {"type": "response.output_item.done", "output_index": 0,
+         "item": {"type": "reasoning", "id": "rs_10", "summary": [{"type": "summary_text", "text": "".join(summary)}]}},
+        *_message_item(1, "msg_a", "Done.", ["Do", "ne."]),
+        {"type": "response.completed", "response": {**resp, "status": "completed"}},
+    )  # fmt: skip
+    for way in split_ways(body):
+        t = ssewire.Translator("responses", target)
+        for piece in way.pieces:
+            t.feed(piece)
+        t.finish()
+        answer, reasoning = _answer_and_reasoning(target, t.result())
+        assert (answer, reasoning) == ("Done.", "Thinking it through."), (way.name, target)
 
 
 def _chat_chunks(*deltas: Dict[str, Any], usage: Any = None, finish: str = "stop", done: bool = True) -> bytes:

@@ -47,10 +47,19 @@ impl ResponsesReader {
         let kind = v.kind.as_bytes();
         let oi = match v.item_id {
             Some(id) if !self.ids.is_empty() => {
-                match self.ids.get(id) {
-                    Some(&at) => at,
-                    None => {
-                        // An event for an item the stream never opened: nothing to add it to.
+                match (self.ids.get(id), v.output_index) {
+                    (Some(&at), _) => at,
+                    // An id the stream never added, with the item's place: read there (a
+                    // proxy that gives an item a new id on each kind of event, as GitHub
+                    // Copilot's does, still names its place).
+                    (None, Some(at)) => {
+                        sink.drop_note(
+                            "Responses events naming an item by an id never added (read by their output_index)",
+                        );
+                        at
+                    }
+                    (None, None) => {
+                        // Nothing says which item it is: nothing to add it to.
                         sink.drop_note(
                             "Responses events for an item that was never added (ignored)",
                         );
