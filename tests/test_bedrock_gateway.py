@@ -413,3 +413,5 @@ def test_a_converse_client_is_relayed_to_a_bedrock_upstream_signed(aws_env: None
     assert "AKIDEXAMPLE" not in sent.headers["authorization"]  # not the client's
     assert json.loads(sent.body)["toolConfig"] == TOOLS
     assert records[0]["dialect"] == "converse" and records[0]["status"] == 200 and records[0]["done"]
+    # A Converse result names no model: the log line names the one asked for (it said None).
+    assert records[0]["model"] == MODEL

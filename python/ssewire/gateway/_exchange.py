@@ -25,7 +25,7 @@ from ssewire import _core
 from ssewire.gateway._auth import Refused, Signer, passed_headers, retry_after, upstream_headers
 from ssewire.gateway._failover import Outcome, Try
 from ssewire.gateway._paths import STREAM_TYPES, STREAMS, UPSTREAMS, Route, upstream_path
-from ssewire.gateway._record import LOGGED_MESSAGE, record
+from ssewire.gateway._record import LOGGED_MESSAGE, cut, record
 from ssewire.gateway._upstream import Exchange, Failure, Pool
 
 #: The most of an upstream's answer read whole, for a client that asked for no stream.
@@ -200,6 +200,9 @@ class Attempt:
         if stream is not None and "error" not in self.entry:
             self.entry.update(record(self.dialect, stream, self.entry.get("client_disconnected", False)))
             self.entry["dialect"] = self.dialect
+            if self.entry.get("model") is None:  # a result with no model (Converse's): the one asked
+                model = self.tried.model or self.c.model
+                self.entry["model"] = cut(model) if model is not None else None
         if ex.failed():
             self.entry["upstream_error"] = repr(ex.end.exception())[:LOGGED_MESSAGE]
         if self.translator is not None:
