@@ -424,3 +424,24 @@ def test_the_invokemodel_form_of_a_messages_request() -> None:
     for target, framing in (("chat", "eventstream"), ("messages", "binary")):
         with pytest.raises(ValueError, match="framing"):
             ssewire.translate_request(LOOPS["chat"], "chat", target, framing=framing)
+
+
+@pytest.mark.parametrize("target", ["chat", "responses", "gemini", "converse"])
+def test_a_tool_result_with_an_image_is_a_valid_request_of_each_target(target: str) -> None:
+    """A screenshot tool's result (text and an image) from Messages: each target's SDK type
+    takes the request written, and the image is in it wherever the target's tool result holds
+    media (chat's tool message takes text only: noted)."""
+    png = "iVBORw0KGgo="
+    body = {"model": "m", "max_tokens": 9, "stream": True, "messages": [
+        {"role": "user", "content": "shot?"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "shot", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": [
+            {"type": "text", "text": "here"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": png}}]}]}],
+        "tools": [{"name": "shot", "input_schema": {"type": "object", "properties": {}}}]}  # fmt: skip
+    r = ssewire.translate_request(body, "messages", target, model="m")
+    _valid(target, r.body)
+    if target == "chat":
+        assert any(n.startswith("images in tool results") for n in r.notes), r.notes
+    else:
+        assert png in json.dumps(r.body), (target, r.body)

@@ -173,12 +173,37 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                     Value::String(s) => (s.clone(), false),
                     _ => (value.to_string(), false),
                 };
+                // A multimodal response's own parts: its images and files.
+                let mut content = vec![Part::Text(text)];
+                if let Some(Value::Array(media)) = field(fr, "parts") {
+                    for (k, m) in media.iter().enumerate() {
+                        let mpath = format!("{ppath}.functionResponse.parts[{k}]");
+                        let m = object(m, &mpath)?;
+                        let (data, file) = (field(m, "inlineData"), field(m, "fileData"));
+                        let Some(source) = data.or(file) else {
+                            continue;
+                        };
+                        let o = object(source, &mpath)?;
+                        content.push(media_part(Media {
+                            data: data
+                                .map(|_| text_field(o, "data", &mpath))
+                                .transpose()?
+                                .flatten(),
+                            url: file
+                                .map(|_| text_field(o, "fileUri", &mpath))
+                                .transpose()?
+                                .flatten(),
+                            media_type: text_field(o, "mimeType", &mpath)?,
+                            ..Media::default()
+                        }));
+                    }
+                }
                 r.push(
                     Role::User,
                     Part::Result {
                         id,
                         name: Some(name),
-                        content: vec![Part::Text(text)],
+                        content,
                         error,
                     },
                 );
@@ -399,13 +424,43 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
                     content,
                     error,
                 } => {
-                    let text = super::text_of(content, notes, "Gemini");
+                    // Images and files go in the response's own `parts` (Gemini's multimodal
+                    // function responses); the text in `response`.
+                    let texts: Vec<Part> = content
+                        .iter()
+                        .filter(|p| !matches!(p, Part::Image(_) | Part::Document(_)))
+                        .cloned()
+                        .collect();
+                    let text = super::text_of(&texts, notes, "Gemini");
                     let key = if *error { "error" } else { "result" };
-                    let response = json!({
+                    let mut response = json!({
                         "id": id,
                         "name": name.clone().unwrap_or_default(),
                         "response": {key: text},
                     });
+                    let media: Vec<Value> = content
+                        .iter()
+                        .filter_map(|p| match p {
+                            Part::Image(m) | Part::Document(m) => match (m.inline(), &m.url) {
+                                (Some((data, kind)), _) => {
+                                    Some(json!({"inlineData": {"mimeType": kind, "data": data}}))
+                                }
+                                (None, Some(url)) => {
+                                    let kind =
+                                        m.media_type.clone().unwrap_or_else(|| guess_type(url));
+                                    Some(json!({"fileData": {"mimeType": kind, "fileUri": url}}))
+                                }
+                                (None, None) => {
+                                    notes.add("media without data or URL in tool results");
+                                    None
+                                }
+                            },
+                            _ => None,
+                        })
+                        .collect();
+                    if !media.is_empty() {
+                        super::set(&mut response, "parts", Value::Array(media));
+                    }
                     parts.push(json!({"functionResponse": response}));
                 }
                 Part::Reasoning(Reasoning {

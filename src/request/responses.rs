@@ -339,6 +339,18 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
                     ..
                 } => {
                     flush(&mut content, &mut input);
+                    // Images or files among the result: the output as a list of content items
+                    // (the Responses request takes `input_text`, `input_image`, `input_file`).
+                    if !*error
+                        && c.iter()
+                            .any(|p| matches!(p, Part::Image(_) | Part::Document(_)))
+                    {
+                        let items = result_items(c, notes);
+                        input.push(
+                            json!({"type": "function_call_output", "call_id": id, "output": items}),
+                        );
+                        continue;
+                    }
                     let mut output = text_of(c, notes, "Responses");
                     if *error {
                         notes.add(
@@ -469,6 +481,30 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
 }
 
 /// An `input_file` part for a document.
+/// A tool result's parts as a `function_call_output` list: text, images and files.
+fn result_items(parts: &[Part], notes: &mut Notes) -> Value {
+    let mut items = Vec::new();
+    for part in parts {
+        match part {
+            Part::Text(t) if t.is_empty() => {}
+            Part::Text(t) => items.push(json!({"type": "input_text", "text": t})),
+            Part::Image(m) => match m.as_url() {
+                Some(url) => {
+                    items.push(json!({"type": "input_image", "image_url": url, "detail": "auto"}))
+                }
+                None => notes.add("images in tool results without data or URL"),
+            },
+            Part::Document(m) => match file_part(m) {
+                Some(p) => items.push(p),
+                None => notes.add("audio, video or documents without data in tool results (Responses takes none there)"),
+            },
+            Part::Unknown(kind) => super::unknown_note(notes, kind),
+            _ => {}
+        }
+    }
+    Value::Array(items)
+}
+
 fn file_part(m: &Media) -> Option<Value> {
     if m.media_type
         .as_deref()

@@ -527,3 +527,56 @@ fn video_and_document_url_parts_cross_or_are_noted() {
         );
     }
 }
+
+/// A tool that returns an image (a screenshot tool): the image reaches each target whose tool
+/// result holds media (Messages `tool_result` content, Responses `function_call_output` lists,
+/// Gemini `functionResponse.parts`), and back; chat's tool message takes text only (noted).
+#[test]
+fn images_in_tool_results_reach_the_targets_that_hold_them() {
+    let body = json!({"model": "m", "max_tokens": 9, "messages": [
+        {"role": "user", "content": "shot?"},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "c1", "name": "shot", "input": {}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "c1", "content": [
+            {"type": "text", "text": "here"},
+            {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "iVBORw0KGgo="}}]}]}]});
+    let r = translate(&body, Dialect::Messages, Dialect::Responses, None).unwrap();
+    let out = r.body["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|i| i["type"] == "function_call_output")
+        .unwrap()["output"]
+        .clone();
+    assert_eq!(out[0], json!({"type": "input_text", "text": "here"}));
+    assert_eq!(out[1]["type"], "input_image");
+    assert_eq!(out[1]["image_url"], "data:image/png;base64,iVBORw0KGgo=");
+    assert!(
+        r.notes.iter().all(|n| !n.contains("images")),
+        "{:?}",
+        r.notes
+    );
+    let g = translate(&body, Dialect::Messages, Dialect::Gemini, None).unwrap();
+    let fr = &g.body["contents"][2]["parts"][0]["functionResponse"];
+    assert_eq!(fr["response"], json!({"result": "here"}));
+    assert_eq!(
+        fr["parts"],
+        json!([{"inlineData": {"mimeType": "image/png", "data": "iVBORw0KGgo="}}])
+    );
+    // Back from each: the image is in Messages' tool_result again.
+    for (from, b) in [(Dialect::Responses, &r.body), (Dialect::Gemini, &g.body)] {
+        let m = translate(b, from, Dialect::Messages, Some("m")).unwrap();
+        assert!(
+            m.body.to_string().contains("iVBORw0KGgo="),
+            "{from:?} {}",
+            m.body
+        );
+    }
+    let c = translate(&body, Dialect::Messages, Dialect::Chat, None).unwrap();
+    assert!(
+        c.notes
+            .iter()
+            .any(|n| n.starts_with("images in tool results")),
+        "{:?}",
+        c.notes
+    );
+}
