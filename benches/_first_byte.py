@@ -172,20 +172,9 @@ async def run(*, requests: int = 500, concurrencies: tuple = (1, 50), events: in
 
 
 async def _wait_listening(port: int, proc: "subprocess.Popen[bytes]") -> None:
-    """Like ``_gateway_load``'s, with LiteLLM's slower start (a minute or more on a loaded
-    machine) allowed for."""
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
-            raise RuntimeError(f"a target exited with {proc.returncode}: {err[-2000:]}")
-        try:
-            _, w = await asyncio.open_connection(HOST, port)
-            w.close()
-            return
-        except OSError:
-            await asyncio.sleep(0.1)
-    raise RuntimeError("a target did not listen within 180 s")
+    """``_gateway_load``'s, with LiteLLM's slower start (a minute or more on a loaded machine)
+    allowed for."""
+    await load._wait_listening(port, proc, seconds=180)
 
 
 async def _serve_upstream(port: int, events: int) -> None:

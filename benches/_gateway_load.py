@@ -239,18 +239,21 @@ async def _client(port: int, path: str, request: Dict[str, Any], dialect: str) -
     return final_text(dialect, stream.result())
 
 
-async def _wait_listening(port: int, proc: "subprocess.Popen[bytes]") -> None:
-    deadline = time.monotonic() + 60
+async def _wait_listening(port: int, proc: "subprocess.Popen[bytes]", seconds: float = 60) -> None:
+    """Returns once ``proc`` accepts connections on ``port``; raises if it exits first (its
+    stderr's end said) or does not listen within ``seconds``."""
+    deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         if proc.poll() is not None:
-            raise RuntimeError(f"the gateway exited with {proc.returncode}")
+            err = proc.stderr.read().decode("utf-8", "replace") if proc.stderr else ""
+            raise RuntimeError(f"the process exited with {proc.returncode}: {err[-2000:]}")
         try:
             _, w = await asyncio.open_connection(HOST, port)
             w.close()
             return
         except OSError:
             await asyncio.sleep(0.05)
-    raise RuntimeError("the gateway did not listen within 60 s")
+    raise RuntimeError(f"the process did not listen within {seconds:g} s")
 
 
 async def run(mode: str, *, streams: int = 50, events: int = 1004, pace: float = 0.005,
