@@ -66,6 +66,9 @@ class FailingUpstream:
         self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
         self.thread.start()
         self.hung: List[asyncio.StreamWriter] = []
+        #: Every open connection: closed on close() (from 3.12, wait_closed waits for them, and
+        #: a gateway's pool keeps them alive).
+        self.writers: "set[asyncio.StreamWriter]" = set()
         self.port = asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(TIMEOUT)
 
     def url(self) -> str:
@@ -80,7 +83,7 @@ class FailingUpstream:
     def close(self) -> None:
         async def stop() -> None:
             self.server.close()
-            for w in self.hung:
+            for w in [*self.hung, *self.writers]:
                 w.close()
             await self.server.wait_closed()
 
@@ -96,6 +99,7 @@ class FailingUpstream:
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         self.connections += 1
         number = self.connections
+        self.writers.add(writer)
         conn = h11.Connection(h11.SERVER)
         try:
             for _ in range(1000):  # requests on this connection
