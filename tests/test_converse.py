@@ -497,3 +497,85 @@ def test_common_deltas_take_the_fast_path_and_read_as_decoded() -> None:
     # A text block with a citation is boto3's citationsContent, its text whole.
     assert [b["citationsContent"]["content"] for b in content[1:3]] == [[{"text": "".join(texts)}]] * 2
     assert content[3]["toolUse"]["input"] == json.loads(args)
+
+
+def test_a_tool_input_cut_by_max_tokens_is_the_object_read_so_far() -> None:
+    """A Messages answer stopped by ``max_tokens`` inside a tool call's input: into Converse
+    the call's input is the object read so far (the Messages fold and the Gemini writer keep
+    it so), not ``{}``; whole, split and byte by byte."""
+    fragments = ['{"query": "weather in Par', 'is", "days": [1, 2', ", 3"]
+    frames = [
+        ("message_start", {"type": "message_start", "message": {
+            "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": {"input_tokens": 9, "output_tokens": 1}}}),
+        ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+            "type": "tool_use", "id": "toolu_01", "name": "search", "input": {}}}),
+        *[("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                   "delta": {"type": "input_json_delta", "partial_json": f}})
+          for f in fragments],
+        ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ("message_delta", {"type": "message_delta", "delta": {"stop_reason": "max_tokens"},
+                           "usage": {"output_tokens": 20}}),
+        ("message_stop", {"type": "message_stop"}),
+    ]  # fmt: skip
+    upstream = b"".join(f"event: {e}\ndata: {json.dumps(d)}\n\n".encode() for e, d in frames)
+    source = ssewire.MessagesStream()
+    source.consume(upstream)
+    source.finish()
+    want = source.result()["content"][0]["input"]
+    assert want == {"query": "weather in Paris", "days": [1, 2]}
+    gemini = ssewire.Translator("messages", "gemini")
+    gemini.feed(upstream)
+    gemini.finish()
+    parts = gemini.result()["candidates"][0]["content"]["parts"]
+    assert parts[0]["functionCall"]["args"] == want
+    for size in (len(upstream), 1, 29):
+        t = ssewire.Translator("messages", "converse")
+        out = b"".join(t.feed(upstream[i : i + size]) for i in range(0, len(upstream), size)) + t.finish()
+        s = read(out, [])
+        assert s.error is None, s.error
+        assert s.result() == t.result()
+        tool = s.result()["output"]["message"]["content"][0]["toolUse"]
+        assert (tool["name"], tool["input"]) == ("search", want), size
+        assert s.result()["stopReason"] == "max_tokens"
+        assert any("ends before its JSON does" in w for w in s.warnings), s.warnings
+
+
+@pytest.mark.parametrize("alphabet", ["standard", "url-safe"])
+def test_encrypted_reasoning_reaches_converse_as_its_bytes(bedrock: Tuple[Any, Any], alphabet: str) -> None:
+    """OpenRouter's ``reasoning.encrypted`` detail (an Anthropic redacted block is standard
+    base64; an OpenAI token is URL-safe, with ``-`` and ``_``): a Converse client gets the
+    bytes the text encodes, through ``ConverseStream`` and through boto3 (which decodes
+    the standard alphabet only and drops any other character)."""
+    blob = bytes(range(256)) * 3 + b"\xfb\xff\xfe"
+    encode = base64.b64encode if alphabet == "standard" else base64.urlsafe_b64encode
+    data = encode(blob).decode()
+    assert alphabet == "standard" or ("-" in data and "_" in data)
+    chunks = [
+        {"id": "gen-1", "object": "chat.completion.chunk", "created": 1, "model": "openai/o4-mini",
+         "choices": [{"index": 0, "delta": {"role": "assistant", "content": "", "reasoning": None,
+                                            "reasoning_details": [{"type": "reasoning.encrypted", "data": data,
+                                                                   "id": "rs_1", "format": "openai-responses-v1",
+                                                                   "index": 0}]}}]},
+        {"id": "gen-1", "object": "chat.completion.chunk", "created": 1, "model": "openai/o4-mini",
+         "choices": [{"index": 0, "delta": {"content": "Done."}, "finish_reason": "stop"}]},
+    ]  # fmt: skip
+    upstream = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
+    t = ssewire.Translator("chat", "converse")
+    out = b"".join(t.feed(upstream[i : i + 41]) for i in range(0, len(upstream), 41)) + t.finish()
+    s = read(out, [])
+    assert s.error is None, s.error
+    content = s.result()["output"]["message"]["content"]
+    assert content[0] == {"reasoningContent": {"redactedContent": blob}}
+    assert content[1] == {"text": "Done."}
+    server, client = bedrock
+    server.stream = out
+    response = client.converse_stream(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "hi"}]}])
+    got = []
+    for n, event in enumerate(response["stream"]):
+        assert n < 100
+        delta = event.get("contentBlockDelta", {}).get("delta", {})
+        if "reasoningContent" in delta:
+            got.append(delta["reasoningContent"]["redactedContent"])
+    assert got == [blob]

@@ -11,7 +11,9 @@
 //! delta makes it (`{"text"}`; with citations `{"citationsContent": {"content": [{"text"}],
 //! "citations": [...]}}`); a tool block starts with `start.toolUse` (`toolUseId`, `name`) and
 //! its `input` arrives as JSON text in pieces, joined and read as a value (`{}` when none came,
-//! read as partial JSON as it arrives for `partial_arguments`); a reasoning block is
+//! read as partial JSON as it arrives for `partial_arguments`; input that stops early, a
+//! stream cut or stopped inside it, is the object read so far, as the other folds and the
+//! writers keep it, with a warning; input that is not JSON is `{}`); a reasoning block is
 //! `{"reasoningContent": {"reasoningText": {"text", "signature"}}}`, or
 //! `{"reasoningContent": {"redactedContent": bytes}}` for redacted reasoning (base64 on the
 //! wire). `stopReason` and `additionalModelResponseFields` come from `messageStop`; `usage`,
@@ -190,11 +192,16 @@ impl ConverseFold {
         for (index, block) in self.blocks.sorted() {
             content.push(block.build(index, &mut invalid));
         }
-        for index in invalid {
-            note(
-                &mut self.warnings,
-                format!("tool input of block {index} is not JSON: its input is {{}}"),
-            );
+        for (index, cut) in invalid {
+            let warning = if cut {
+                format!(
+                    "tool input of block {index} ends before its JSON does: its input is the \
+                     object read so far"
+                )
+            } else {
+                format!("tool input of block {index} is not JSON: its input is {{}}")
+            };
+            note(&mut self.warnings, warning);
         }
         let mut message = Map::new();
         message.set(
@@ -262,7 +269,18 @@ fn add_result_pieces(content: &mut Vec<Out>, pieces: &str) {
 }
 
 impl Block {
-    fn build(&self, index: i64, invalid: &mut Vec<i64>) -> Out {
+    /// The partial value of tool input that is valid JSON so far but stops early: an object
+    /// (Converse's `input` is one), when the decoder can hold it.
+    fn cut_off_input(&self) -> Option<Out> {
+        let p = &self.partial;
+        if p.error().is_some() || p.complete() {
+            return None;
+        }
+        let value = p.value_json().filter(|v| v.starts_with('{'))?;
+        check_json(&value).is_ok().then(|| Out::json(&value))
+    }
+
+    fn build(&self, index: i64, invalid: &mut Vec<(i64, bool)>) -> Out {
         let mut out = Map::new();
         if let Some(r) = &self.result {
             let mut result = Map::new();
@@ -281,10 +299,16 @@ impl Block {
             let input = match self.input.trim() {
                 "" => Out::Map(Map::new()),
                 text if check_json(text).is_ok() => Out::json(text),
-                _ => {
-                    invalid.push(index);
-                    Out::Map(Map::new())
-                }
+                _ => match self.cut_off_input() {
+                    Some(value) => {
+                        invalid.push((index, true));
+                        value
+                    }
+                    None => {
+                        invalid.push((index, false));
+                        Out::Map(Map::new())
+                    }
+                },
             };
             let mut tool = Map::new();
             tool.set("toolUseId", Out::Str(id.clone()));
@@ -382,7 +406,7 @@ mod tests {
     }
 
     #[test]
-    fn redacted_reasoning_is_bytes_and_a_cut_input_is_noted() {
+    fn redacted_reasoning_is_bytes_and_a_cut_input_is_what_was_read() {
         let mut f = ConverseFold::default();
         for (kind, doc) in [
             (
@@ -395,7 +419,15 @@ mod tests {
             ),
             (
                 "contentBlockDelta",
-                r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\":"}}}"#,
+                r#"{"contentBlockIndex":1,"delta":{"toolUse":{"input":"{\"a\": \"x\", \"b\": [1, "}}}"#,
+            ),
+            (
+                "contentBlockStart",
+                r#"{"contentBlockIndex":2,"start":{"toolUse":{"toolUseId":"u","name":"g"}}}"#,
+            ),
+            (
+                "contentBlockDelta",
+                r#"{"contentBlockIndex":2,"delta":{"toolUse":{"input":"not json"}}}"#,
             ),
         ] {
             f.add(kind, &decode(doc).unwrap());
@@ -406,11 +438,17 @@ mod tests {
             json.contains(r#"{"reasoningContent":{"redactedContent":"AAEC"}}"#),
             "{json}"
         );
-        assert!(json.contains(r#""input":{}"#), "{json}");
-        assert_eq!(f.warnings().len(), 1);
+        // Cut inside its JSON: the object read so far (as the Messages fold and the Gemini
+        // writer keep it); not JSON at all: {}.
+        assert!(json.contains(r#""name":"f","input":{"a": "x", "b": [1]}"#), "{json}");
+        assert!(json.contains(r#""name":"g","input":{}"#), "{json}");
+        let warnings = f.warnings();
+        assert_eq!(warnings.len(), 2, "{warnings:?}");
+        assert!(warnings[0].contains("ends before its JSON does"));
+        assert!(warnings[1].contains("is not JSON"));
         assert_eq!(
             f.arguments(1).map(|p| p.text().to_owned()).as_deref(),
-            Some(r#"{"a":"#)
+            Some(r#"{"a": "x", "b": [1, "#)
         );
     }
 }

@@ -156,10 +156,12 @@ impl Sink for ConverseWriter {
         if self.done {
             return;
         }
-        // A blob on the wire: base64 (an upstream's opaque text that is not base64 is
-        // carried as the base64 of its bytes).
+        // A blob on the wire: standard base64, padded (botocore decodes it so, dropping any
+        // other character). Base64 in either alphabet is its bytes (an OpenAI token through
+        // OpenRouter is URL-safe: passed as it came, botocore read other bytes); an
+        // upstream's opaque text that is not base64 is carried as the base64 of its bytes.
         let b64 = match crate::base64::decode(data) {
-            Some(_) => data.to_owned(),
+            Some(bytes) => crate::base64::encode(&bytes),
             None => crate::base64::encode(data.as_bytes()),
         };
         let at = self.block(key, CBlock::Reasoning);
