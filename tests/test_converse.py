@@ -329,9 +329,9 @@ def test_the_command_line_prints_a_converse_capture(tmp_path: Any) -> None:
 
 def _answer(dialect: str, data: bytes) -> Tuple[str, List[Tuple[Any, Any]], Any]:
     """The text, the tool calls (name, arguments) and the stop reason (in neutral terms) a
-    client of ``dialect`` reads from ``data``: ``test_translate``'s reading of final objects."""
+    client of ``dialect`` reads from ``data``: the neutral reading of final objects."""
     from support import registry
-    from test_translate import neutral
+    from support.neutral import neutral
 
     s = registry.STREAMS[dialect]()
     s.consume(data)
@@ -341,7 +341,7 @@ def _answer(dialect: str, data: bytes) -> Tuple[str, List[Tuple[Any, Any]], Any]
     return n["text"], [(name, args) for _, name, args in n["calls"]], n["stop"]
 
 
-#: Converse's stop reasons in neutral terms (as ``test_translate.neutral`` names them).
+#: Converse's stop reasons in neutral terms (as ``support.neutral`` names them).
 NEUTRAL_STOP = {"end_turn": "end", "tool_use": "tool", "max_tokens": "max", "stop_sequence": "end"}
 
 
@@ -579,3 +579,105 @@ def test_encrypted_reasoning_reaches_converse_as_its_bytes(bedrock: Tuple[Any, A
         if "reasoningContent" in delta:
             got.append(delta["reasoningContent"]["redactedContent"])
     assert got == [blob]
+
+
+# --- Converse's rows and columns of the translation matrix ----------------------------------------
+
+#: Every SSE capture of ``tests/data``, as (dialect, name).
+SSE_CAPTURES = [(d, p.stem) for d in __import__("support.registry").registry.NAMES
+                for p in sorted((DATA / d).glob("*.sse"))]  # fmt: skip
+
+
+def converse_view(events: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """boto3's parsed ``converse_stream`` events joined as a client joins them, in the shape
+    ``converse()`` returns: blocks by index (text, reasoning text, tool calls with their
+    input as the joined text), the stop reason, the usage."""
+    blocks: Dict[int, Dict[str, Any]] = {}
+    inputs: Dict[int, List[str]] = {}
+    out: Dict[str, Any] = {}
+    for e in events:
+        if "contentBlockStart" in e:
+            s = e["contentBlockStart"]
+            if "toolUse" in s["start"]:
+                blocks[s["contentBlockIndex"]] = {"toolUse": dict(s["start"]["toolUse"])}
+                inputs[s["contentBlockIndex"]] = []
+        elif "contentBlockDelta" in e:
+            i, d = e["contentBlockDelta"]["contentBlockIndex"], e["contentBlockDelta"]["delta"]
+            if "text" in d:
+                blocks.setdefault(i, {"text": ""})["text"] += d["text"]
+            elif "reasoningContent" in d and "text" in d["reasoningContent"]:
+                b = blocks.setdefault(i, {"reasoningContent": {"reasoningText": {"text": ""}}})
+                b["reasoningContent"]["reasoningText"]["text"] += d["reasoningContent"]["text"]
+            elif "toolUse" in d:
+                inputs[i].append(d["toolUse"]["input"])
+        elif "messageStop" in e:
+            out["stopReason"] = e["messageStop"]["stopReason"]
+        elif "metadata" in e:
+            out["usage"] = e["metadata"]["usage"]
+    for i, pieces in inputs.items():
+        blocks[i]["toolUse"]["input"] = "".join(pieces)  # read as the neutral reading reads text
+    return {"output": {"message": {"content": [blocks[i] for i in sorted(blocks)]}}, **out}
+
+
+def _complete(source: str, body: bytes) -> bool:
+    s = __import__("support.registry").registry.STREAMS[source]()
+    s.consume(body)
+    s.finish()
+    return s.done and s.error is None
+
+
+def test_every_capture_reaches_a_converse_client_whole(bedrock: Tuple[Any, Any]) -> None:
+    """The matrix's Converse column: every complete SSE capture, translated, read by boto3's
+    ``converse_stream`` from a loopback Bedrock, carries the source's text, reasoning, tool
+    calls (id, name, arguments), stop class and usage."""
+    from support.neutral import comparable, lossy, neutral
+
+    server, client = bedrock
+    checked = 0
+    for source, name in SSE_CAPTURES:
+        body = (DATA / source / f"{name}.sse").read_bytes()
+        if not _complete(source, body):
+            continue
+        t = ssewire.Translator(source, "converse")
+        server.stream = t.feed(body) + t.finish()
+        response = client.converse_stream(modelId=MODEL, messages=[{"role": "user", "content": [{"text": "hi"}]}])
+        events = []
+        for n, event in enumerate(response["stream"]):
+            assert n < 10_000
+            events.append(event)
+        src, got = comparable(neutral(source, t.source.result()), neutral("converse", converse_view(events)),
+                              lossy(source, body))  # fmt: skip
+        assert got == src, f"{source}/{name}: {t.notes}"
+        checked += 1
+    assert checked >= 80, checked
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_converse_upstream_reaches_every_client_sdk() -> None:
+    """The matrix's Converse row: each complete SSE capture made a Converse stream (by the
+    translation above, which boto3 reads), then translated for every other client and read by
+    that client's SDK over a loopback socket, carries what the Converse stream's own result
+    holds."""
+    from loopback import LoopbackServer
+    from support.neutral import comparable, lossy, neutral
+    from support.sdks import SDKS, TIMEOUT
+
+    checked = 0
+    with LoopbackServer(timeout=TIMEOUT) as server:
+        for i, (source, name) in enumerate(SSE_CAPTURES[::3]):
+            body = (DATA / source / f"{name}.sse").read_bytes()
+            if not _complete(source, body):
+                continue
+            upstream = ssewire.translate(body, source, "converse")
+            want = neutral("converse", read(upstream, []).result())
+            warned = lossy("converse", upstream)
+            for target in SDKS:
+                if warned[0] and target == "messages":
+                    continue  # tool input that is not JSON: the anthropic SDK raises on it
+                t = ssewire.Translator("converse", target)
+                out = t.feed(upstream) + t.finish()
+                got = SDKS[target](server.url(server.add(out, seed=i, delay=0.0)))
+                src, tgt = comparable(want, neutral(target, got), warned)
+                assert tgt == src, f"{source}/{name} -> converse -> {target}: {t.notes}"
+                checked += 1
+    assert checked >= 100, checked

@@ -17,12 +17,11 @@ import pytest
 import ssewire
 from loopback import LoopbackServer
 from test_examples import EXAMPLES, TIMEOUT, Gateway
-from test_sdks import sdk_messages
-from test_translate import comparable, lossy, neutral, sdk_chat, sdk_gemini, sdk_responses
+from support.neutral import comparable, lossy, neutral
+from support.sdks import SDKS
 
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not in this tree")
 DATA = Path(__file__).resolve().parent / "data"
-SDKS = {"chat": sdk_chat, "messages": sdk_messages, "responses": sdk_responses, "gemini": sdk_gemini}
 CASES = [
     ("chat", "tool_calls_parallel_interleaved", "messages"),
     ("chat", "basic_stop", "messages"),

@@ -30,9 +30,8 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any, Callable
 
-import anthropic
 import httpx
 import openai
 import pytest
@@ -42,8 +41,7 @@ from support import streams as _streams
 from loopback import LoopbackServer
 
 DATA = Path(__file__).resolve().parent / "data"
-TIMEOUT = 10.0
-MESSAGES = [{"role": "user", "content": "hi"}]
+from support.sdks import MESSAGES, TIMEOUT, sdk_messages
 
 
 def _get(obj: Any, *path: str) -> Any:
@@ -139,14 +137,6 @@ def sdk_chat(url: str) -> dict:
     )
     with client.chat.completions.stream(model="m", messages=MESSAGES) as stream:  # type: ignore[arg-type]
         return stream.get_final_completion().model_dump()
-
-
-def sdk_messages(url: str) -> dict:
-    client = anthropic.Anthropic(
-        api_key="dummy", base_url=url, max_retries=0, timeout=TIMEOUT
-    )
-    with client.messages.stream(model="m", max_tokens=100, messages=MESSAGES) as stream:  # type: ignore[arg-type]
-        return stream.get_final_message().model_dump()
 
 
 def sdk_responses(url: str) -> dict:

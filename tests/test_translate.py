@@ -24,12 +24,12 @@ from typing import Any, Dict, Optional
 import pytest
 
 import ssewire
-from dialects import original_id
 from loopback import LoopbackServer
 from cost import assert_linear
 from splitting import split_ways
-from test_sdks import MESSAGES, TIMEOUT, sdk_messages
+from support.sdks import SDKS, TIMEOUT
 from support import registry
+from support.neutral import comparable, lossy, neutral
 
 DATA = Path(__file__).resolve().parent / "data"
 # Every dialect is a source and a target (Gemini a target since issue 27): twelve pairs.
@@ -43,70 +43,6 @@ STREAMS = {
 }
 
 
-def sdk_chat(url: str) -> dict:
-    """openai ``Stream`` + ``ChatCompletionStreamState`` (its snapshot: the ``.stream()``
-    helper's final completion, without the helper's refusal to finish a ``length`` stop)."""
-    import openai
-    from openai.lib.streaming.chat import ChatCompletionStreamState
-
-    client = openai.OpenAI(api_key="dummy", base_url=url + "/v1", max_retries=0, timeout=TIMEOUT)
-    state: Any = ChatCompletionStreamState()
-    for chunk in client.chat.completions.create(model="m", messages=MESSAGES, stream=True):  # type: ignore[arg-type]
-        state.handle_chunk(chunk)
-    return state.current_completion_snapshot.model_dump()  # type: ignore[no-any-return]
-
-
-def sdk_responses(url: str) -> dict:
-    """openai ``Stream`` + ``ResponseStreamState`` (which checks every event against its
-    snapshot); the final object is the terminal event's ``response`` (the ``.stream()``
-    helper gives one only for ``response.completed``, not ``response.incomplete``)."""
-    import openai
-    from openai import omit
-    from openai.lib.streaming.responses._responses import ResponseStreamState
-
-    client = openai.OpenAI(api_key="dummy", base_url=url + "/v1", max_retries=0, timeout=TIMEOUT)
-    state: Any = ResponseStreamState(input_tools=omit, text_format=omit)
-    final = None
-    for event in client.responses.create(model="m", input="hi", stream=True):
-        state.handle_event(event)
-        if event.type in ("response.completed", "response.incomplete", "response.failed"):
-            final = event.response.model_dump()
-    assert final is not None, "no terminal event"
-    return final
-
-
-def sdk_gemini(url: str) -> dict:
-    """google-genai ``models.generate_content_stream`` (its models refuse unknown fields), the
-    chunks joined as a Gemini client joins them: candidate 0's text and thought text in
-    order, its function calls, the last finish reason and usage."""
-    genai = pytest.importorskip("google.genai")
-    from google.genai import types
-
-    client = genai.Client(
-        api_key="dummy", http_options=types.HttpOptions(base_url=url, timeout=int(TIMEOUT * 1000))
-    )
-    parts: list = []
-    final: dict = {}
-    for chunk in client.models.generate_content_stream(model="m", contents="hi"):
-        for candidate in chunk.candidates or []:
-            if (candidate.index or 0) != 0:
-                continue
-            for part in (candidate.content.parts if candidate.content else None) or []:
-                if part.function_call is not None:
-                    call = part.function_call
-                    parts.append({"functionCall": {"id": call.id, "name": call.name, "args": call.args}})
-                elif part.text is not None:
-                    parts.append({"text": part.text, "thought": bool(part.thought)})
-            if candidate.finish_reason is not None:
-                final["finishReason"] = candidate.finish_reason.value
-        if chunk.usage_metadata is not None:
-            final["usageMetadata"] = chunk.usage_metadata.model_dump(by_alias=True, exclude_none=True)
-    return {"candidates": [{"content": {"parts": parts}, "index": 0, **{k: v for k, v in final.items()
-                                                                      if k == "finishReason"}}],
-            "usageMetadata": final.get("usageMetadata")}  # fmt: skip
-
-
-SDKS = {"chat": sdk_chat, "messages": sdk_messages, "responses": sdk_responses, "gemini": sdk_gemini}
 
 
 def captures() -> list[tuple[str, str]]:
@@ -129,151 +65,6 @@ def read(dialect: str, body: bytes) -> Any:
 
 
 # --- the neutral content of a final object ---------------------------------------------------
-
-
-def _args(text: Any) -> Any:
-    if isinstance(text, (dict, list)):
-        return text
-    try:
-        return json.loads(text) if text else {}
-    except (TypeError, ValueError):
-        return ("unparsed", text)
-
-
-def neutral(dialect: str, r: dict) -> dict:
-    """Text, reasoning, tool calls, stop reason and usage of a final object, in neutral terms
-    (usage: input counts cached tokens too, as OpenAI counts them)."""
-    text, reasoning, calls = "", "", []
-    stop: Optional[str] = None
-    usage: dict = {}
-    if dialect == "chat":
-        choices = [c for c in r.get("choices") or [] if c.get("index") == 0]
-        if choices:
-            m = choices[0].get("message") or {}
-            content = m.get("content")
-            if isinstance(content, list):
-                for part in content:
-                    if part.get("type") == "text":
-                        text += part.get("text") or ""
-                    elif part.get("type") == "thinking":
-                        reasoning += "".join(p.get("text") or "" for p in part.get("thinking") or [])
-            else:
-                text += content or ""
-            text += m.get("refusal") or ""
-            # OpenRouter's `reasoning_details` alone: its text entries are the reasoning.
-            details = "".join(d.get("text") or d.get("summary") or "" for d in m.get("reasoning_details") or []
-                              if isinstance(d, dict) and d.get("type") in ("reasoning.text", "reasoning.summary"))  # fmt: skip
-            reasoning += m.get("reasoning_content") or m.get("reasoning") or details
-            for t in m.get("tool_calls") or []:
-                f = t.get("function") or {}
-                calls.append((t.get("id"), f.get("name"), _args(f.get("arguments"))))
-            legacy = m.get("function_call")  # the legacy form: one call, no id
-            if isinstance(legacy, dict):
-                calls.append(("", legacy.get("name"), _args(legacy.get("arguments"))))
-            stop = {"stop": "end", "length": "max", "tool_calls": "tool", "function_call": "tool",
-                    "content_filter": "filter"}.get(
-                choices[0].get("finish_reason"), choices[0].get("finish_reason"))  # fmt: skip
-        u = r.get("usage") or {}
-        if u:
-            usage = {"input": u.get("prompt_tokens"), "output": u.get("completion_tokens"),
-                     "cached": (u.get("prompt_tokens_details") or {}).get("cached_tokens") or 0}  # fmt: skip
-    elif dialect == "messages":
-        for b in r.get("content") or []:
-            if b.get("type") == "text":
-                text += b.get("text") or ""
-            elif b.get("type") == "thinking":
-                reasoning += b.get("thinking") or ""
-            elif b.get("type") == "tool_use":
-                calls.append((b.get("id"), b.get("name"), _args(b.get("input"))))
-        stop = {"end_turn": "end", "stop_sequence": "end", "max_tokens": "max", "tool_use": "tool",
-                "refusal": "filter"}.get(r.get("stop_reason"), r.get("stop_reason"))  # fmt: skip
-        u = r.get("usage") or {}
-        if u:
-            cached = u.get("cache_read_input_tokens") or 0
-            usage = {"input": (u.get("input_tokens") or 0) + cached + (u.get("cache_creation_input_tokens") or 0),
-                     "output": u.get("output_tokens"), "cached": cached}  # fmt: skip
-    elif dialect == "gemini":
-        candidates = r.get("candidates") or []
-        first = next((c for i, c in enumerate(candidates) if c.get("index", i) == 0), {})
-        for part in (first.get("content") or {}).get("parts") or []:
-            if "functionCall" in part:
-                f = part["functionCall"]
-                # Gemini calls have no id: a translation makes one up (compared apart).
-                calls.append((f.get("id"), f.get("name"), _args(f.get("args"))))
-            elif part.get("thought"):
-                reasoning += part.get("text") or ""
-            else:
-                text += part.get("text") or ""
-        reason = first.get("finishReason")
-        stop = None if reason is None else {"STOP": "tool" if calls else "end", "MAX_TOKENS": "max"}.get(
-            reason, "filter" if reason in GEMINI_FILTERED else reason)  # fmt: skip
-        u = r.get("usageMetadata") or {}
-        if u:
-            usage = {"input": (u.get("promptTokenCount") or 0) + (u.get("toolUsePromptTokenCount") or 0),
-                     "output": (u.get("candidatesTokenCount") or 0) + (u.get("thoughtsTokenCount") or 0),
-                     "cached": u.get("cachedContentTokenCount") or 0}  # fmt: skip
-    else:
-        for item in r.get("output") or []:
-            if item.get("type") == "message":
-                for p in item.get("content") or []:
-                    text += p.get("text") or p.get("refusal") or ""
-            elif item.get("type") == "reasoning":
-                reasoning += "\n\n".join(s.get("text") or "" for s in item.get("summary") or [])
-                reasoning += "".join(c.get("text") or "" for c in item.get("content") or [])
-            elif item.get("type") == "function_call":
-                calls.append((item.get("call_id"), item.get("name"), _args(item.get("arguments"))))
-        status = r.get("status")
-        reason = (r.get("incomplete_details") or {}).get("reason")
-        stop = {"completed": "tool" if calls else "end"}.get(status) or (
-            "filter" if reason == "content_filter" else "max" if status == "incomplete" else None)  # fmt: skip
-        u = r.get("usage") or {}
-        if u:
-            usage = {"input": u.get("input_tokens"), "output": u.get("output_tokens"),
-                     "cached": (u.get("input_tokens_details") or {}).get("cached_tokens") or 0}  # fmt: skip
-    # A call id may carry the reasoning the upstream signed (its own id inside).
-    calls = [(original_id(i), *rest) for i, *rest in calls]
-    return {"text": text, "reasoning": reasoning, "calls": calls, "stop": stop, "usage": usage}
-
-
-GEMINI_FILTERED = {"SAFETY", "MODEL_ARMOR", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII", "IMAGE_SAFETY",
-                   "IMAGE_PROHIBITED_CONTENT", "IMAGE_RECITATION"}  # fmt: skip
-
-
-def comparable(source: dict, target: dict, lossy: tuple[bool, bool] = (False, False)) -> tuple[dict, dict]:
-    """What must cross: everything but what a dialect cannot say (a stop reason the source
-    never gave; usage the source never sent). ``lossy``: (the source stream has warnings: tool
-    input that is not JSON crosses as sent while the source's result holds its start value;
-    the source is a Responses stream whose terminal object differs from its deltas: no
-    allowance since issue 27, the text the deltas never carried is written before the part
-    closes, so the target's text is the terminal object's)."""
-    source, target = dict(source), dict(target)
-    # A call without an id (chat's legacy function_call) has none in Gemini either.
-    target["calls"] = [("" if t[0] is None and s[0] == "" else t[0], *t[1:])
-                       for t, s in zip(target["calls"], source["calls"])] + target["calls"][len(source["calls"]):]  # fmt: skip
-    if not source["usage"]:
-        target["usage"] = {}
-    if source["stop"] is None:  # the source never said; the target must say something
-        target["stop"] = None
-    if any(c[0] is None for c in source["calls"]):  # made-up ids (Gemini): present and unique
-        ids = [c[0] for c in target["calls"]]
-        assert all(ids) and len(set(ids)) == len(ids), ids
-        source["calls"] = [(None, *c[1:]) for c in source["calls"]]
-        target["calls"] = [(None, *c[1:]) for c in target["calls"]]
-    warned, _ = lossy
-    if warned:
-        source["calls"] = [c[:2] for c in source["calls"]]
-        target["calls"] = [c[:2] for c in target["calls"]]
-    return source, target
-
-
-def lossy(dialect: str, body: bytes) -> tuple[bool, bool]:
-    s = STREAMS[dialect]()
-    items = s.feed(body) + s.finish()
-    if dialect != "responses":
-        return bool(s.warnings), False
-    acc = ssewire.ResponseAccumulator()
-    acc.add_all(items)
-    return bool(s.warnings), bool(acc.mismatches)
 
 
 # --- bytes: split-independent, live -------------------------------------------------------------

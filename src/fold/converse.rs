@@ -181,27 +181,23 @@ impl ConverseFold {
             .map(|b| &b.partial)
     }
 
+    /// The warnings so far: the ones kept, then each tool input's as it stands now (an input
+    /// still streaming reads as cut; what its later pieces make of it replaces that).
     pub fn warnings(&mut self) -> Vec<String> {
-        self.warnings.clone()
+        let mut all = self.warnings.clone();
+        for (index, block) in self.blocks.sorted() {
+            if let Some(warning) = block.input_warning(index) {
+                note(&mut all, warning);
+            }
+        }
+        all
     }
 
     /// The `converse()` response folded so far.
     pub fn result(&mut self) -> Out {
         let mut content = Vec::new();
-        let mut invalid = Vec::new();
-        for (index, block) in self.blocks.sorted() {
-            content.push(block.build(index, &mut invalid));
-        }
-        for (index, cut) in invalid {
-            let warning = if cut {
-                format!(
-                    "tool input of block {index} ends before its JSON does: its input is the \
-                     object read so far"
-                )
-            } else {
-                format!("tool input of block {index} is not JSON: its input is {{}}")
-            };
-            note(&mut self.warnings, warning);
+        for (_, block) in self.blocks.sorted() {
+            content.push(block.build());
         }
         let mut message = Map::new();
         message.set(
@@ -280,7 +276,31 @@ impl Block {
         check_json(&value).is_ok().then(|| Out::json(&value))
     }
 
-    fn build(&self, index: i64, invalid: &mut Vec<(i64, bool)>) -> Out {
+    /// What a tool input that is not one whole JSON value becomes: the object read so far
+    /// (`Some(value)`), or `{}` (`None`); `Ok` for an input that is whole (or none).
+    fn bad_input(&self) -> Result<(), Option<Out>> {
+        match self.input.trim() {
+            "" => Ok(()),
+            text if check_json(text).is_ok() => Ok(()),
+            _ => Err(self.cut_off_input()),
+        }
+    }
+
+    fn input_warning(&self, index: i64) -> Option<String> {
+        self.tool.as_ref()?;
+        match self.bad_input() {
+            Ok(()) => None,
+            Err(Some(_)) => Some(format!(
+                "tool input of block {index} ends before its JSON does: its input is the object \
+                 read so far"
+            )),
+            Err(None) => Some(format!(
+                "tool input of block {index} is not JSON: its input is {{}}"
+            )),
+        }
+    }
+
+    fn build(&self) -> Out {
         let mut out = Map::new();
         if let Some(r) = &self.result {
             let mut result = Map::new();
@@ -296,19 +316,10 @@ impl Block {
             return Out::Map(out);
         }
         if let Some((id, name)) = &self.tool {
-            let input = match self.input.trim() {
-                "" => Out::Map(Map::new()),
-                text if check_json(text).is_ok() => Out::json(text),
-                _ => match self.cut_off_input() {
-                    Some(value) => {
-                        invalid.push((index, true));
-                        value
-                    }
-                    None => {
-                        invalid.push((index, false));
-                        Out::Map(Map::new())
-                    }
-                },
+            let input = match self.bad_input() {
+                Ok(()) if self.input.trim().is_empty() => Out::Map(Map::new()),
+                Ok(()) => Out::json(self.input.trim()),
+                Err(value) => value.unwrap_or_else(|| Out::Map(Map::new())),
             };
             let mut tool = Map::new();
             tool.set("toolUseId", Out::Str(id.clone()));
@@ -450,5 +461,28 @@ mod tests {
             f.arguments(1).map(|p| p.text().to_owned()).as_deref(),
             Some(r#"{"a": "x", "b": [1, "#)
         );
+    }
+
+    #[test]
+    fn a_tool_inputs_warning_is_what_it_reads_now_asked_before_the_result() {
+        let mut f = ConverseFold::default();
+        let start = r#"{"contentBlockIndex":0,"start":{"toolUse":{"toolUseId":"t","name":"f"}}}"#;
+        f.add("contentBlockStart", &decode(start).unwrap());
+        let piece = |f: &mut ConverseFold, text: &str| {
+            let doc = format!(
+                r#"{{"contentBlockIndex":0,"delta":{{"toolUse":{{"input":{}}}}}}}"#,
+                serde_json::to_string(text).unwrap()
+            );
+            f.add("contentBlockDelta", &decode(&doc).unwrap());
+        };
+        piece(&mut f, r#"{"a": [1"#);
+        let w = f.warnings();
+        assert!(w.len() == 1 && w[0].contains("ends before its JSON does"), "{w:?}");
+        piece(&mut f, "]}");
+        assert!(f.warnings().is_empty());
+        let json = f.result().to_json();
+        assert!(json.contains(r#""input":{"a": [1]}"#), "{json}");
+        piece(&mut f, "}");
+        assert!(f.warnings()[0].contains("is not JSON"));
     }
 }
