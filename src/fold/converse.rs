@@ -451,7 +451,10 @@ mod tests {
         );
         // Cut inside its JSON: the object read so far (as the Messages fold and the Gemini
         // writer keep it); not JSON at all: {}.
-        assert!(json.contains(r#""name":"f","input":{"a": "x", "b": [1]}"#), "{json}");
+        assert!(
+            json.contains(r#""name":"f","input":{"a": "x", "b": [1]}"#),
+            "{json}"
+        );
         assert!(json.contains(r#""name":"g","input":{}"#), "{json}");
         let warnings = f.warnings();
         assert_eq!(warnings.len(), 2, "{warnings:?}");
@@ -477,7 +480,10 @@ mod tests {
         };
         piece(&mut f, r#"{"a": [1"#);
         let w = f.warnings();
-        assert!(w.len() == 1 && w[0].contains("ends before its JSON does"), "{w:?}");
+        assert!(
+            w.len() == 1 && w[0].contains("ends before its JSON does"),
+            "{w:?}"
+        );
         piece(&mut f, "]}");
         assert!(f.warnings().is_empty());
         let json = f.result().to_json();
