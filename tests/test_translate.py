@@ -731,3 +731,57 @@ def test_two_message_items_are_each_written_once(indexes: "tuple[int, int]") -> 
         assert len(texts) == 1, target
         out = texts.pop()
         assert out.count("The answer is 4.") == 1 and out.count("Let me check.") == 1, (target, out)
+
+
+def _two_calls_one_place(same_item_id: bool) -> bytes:
+    """Two function calls that share one call id (Bedrock's Responses endpoint), numbered
+    at one output index, each added, streamed and done before the next."""
+    def ev(kind: str, **fields: Any) -> bytes:
+        return f"event: {kind}\ndata: {json.dumps({'type': kind, **fields})}\n\n".encode()
+
+    head = {"id": "resp_b1", "object": "response", "created_at": 1, "status": "in_progress",
+            "model": "openai.gpt-oss-120b", "output": []}  # fmt: skip
+    frames, done = [ev("response.created", sequence_number=0, response=head)], []
+    for i, city in enumerate(["Paris", "Rome"]):
+        item_id = "fc_1" if same_item_id else f"fc_{i}"
+        args = json.dumps({"city": city})
+        item = {"type": "function_call", "id": item_id, "call_id": "call_1", "name": "get_weather",
+                "arguments": "", "status": "in_progress"}  # fmt: skip
+        whole = dict(item, arguments=args, status="completed")
+        n = len(frames)
+        frames += [
+            ev("response.output_item.added", sequence_number=n, output_index=0, item=item),
+            ev("response.function_call_arguments.delta", sequence_number=n + 1, output_index=0, item_id=item_id,
+               delta=args[:7]),
+            ev("response.function_call_arguments.delta", sequence_number=n + 2, output_index=0, item_id=item_id,
+               delta=args[7:]),
+            ev("response.function_call_arguments.done", sequence_number=n + 3, output_index=0, item_id=item_id,
+               arguments=args),
+            ev("response.output_item.done", sequence_number=n + 4, output_index=0, item=whole),
+        ]  # fmt: skip
+        done.append(whole)
+    usage = {"input_tokens": 20, "output_tokens": 12, "total_tokens": 32}
+    final = dict(head, status="completed", output=done, usage=usage)
+    return b"".join(frames) + ev("response.completed", sequence_number=len(frames), response=final)
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.parametrize("same_item_id", [False, True])
+def test_two_calls_at_one_place_are_two_calls(same_item_id: bool, server: LoopbackServer) -> None:
+    """Before: the second call was read into the first's place: its arguments appended to
+    the first's (chat), or it was lost (Gemini, whose frames google-genai then read as one
+    call). Every target, whole and split, and every client SDK, gets two calls."""
+    body = _two_calls_one_place(same_item_id)
+    want = [("call_1", "get_weather", {"city": "Paris"}), ("call_1", "get_weather", {"city": "Rome"})]
+    assert neutral("responses", read("responses", body).result())["calls"] == want
+    for target in [d for d in registry.ALL if d != "responses"]:
+        outs = set()
+        for way in split_ways(body):
+            t = ssewire.Translator("responses", target)
+            out = b"".join(t.feed(piece) for piece in way.pieces) + t.finish()
+            outs.add(out)
+            assert neutral(target, t.result())["calls"] == want, (target, way.name)
+        assert len(outs) == 1, target
+        if target in SDKS:
+            got = SDKS[target](server.url(server.add(outs.pop(), seed=1, delay=0.0)))
+            assert [c[1:] for c in neutral(target, got)["calls"]] == [c[1:] for c in want], target

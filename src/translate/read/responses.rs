@@ -29,7 +29,19 @@ pub struct ResponsesReader {
     /// Each item's output index, by its id (from `output_item.added`): an event that names
     /// its item by id is read against that item, whatever its `output_index` says.
     ids: std::collections::HashMap<String, i64>,
+    /// The output indexes an item was added at.
+    added: IntMap<()>,
+    /// An output index added at again (a proxy that numbers every item 0, or reuses one
+    /// item id and call id for two calls, as Bedrock's Responses endpoint does): the place
+    /// its events are read at from then on, a fresh one (the first item is whole: its
+    /// `output_item.done` came first).
+    moved: IntMap<i64>,
+    /// How many places [`ResponsesReader::moved`] handed out.
+    fresh: i64,
 }
+
+/// The first of the places [`ResponsesReader::moved`] hands out (past any real index).
+const FRESH: i64 = 1 << 32;
 
 /// A content part that is reasoning, not answer text (open-weight models' `reasoning_text`,
 /// a summary's `summary_text`): its text streams through the reasoning events.
@@ -45,6 +57,15 @@ impl ResponsesReader {
     /// come to the translation apart).
     pub fn view(&mut self, v: &responses::EventView<'_>, sink: &mut dyn Sink) {
         let kind = v.kind.as_bytes();
+        if kind == b"response.output_item.added" {
+            if let Some(at) = v.output_index {
+                if !self.added.add(at) {
+                    self.moved.insert(at, FRESH + self.fresh);
+                    self.fresh += 1;
+                }
+            }
+        }
+        let place = |at: i64| self.moved.get(at).copied().unwrap_or(at);
         let oi = match v.item_id {
             Some(id) if !self.ids.is_empty() => {
                 match (self.ids.get(id), v.output_index) {
@@ -56,7 +77,7 @@ impl ResponsesReader {
                         sink.drop_note(
                             "Responses events naming an item by an id never added (read by their output_index)",
                         );
-                        at
+                        place(at)
                     }
                     (None, None) => {
                         // Nothing says which item it is: nothing to add it to.
@@ -67,7 +88,7 @@ impl ResponsesReader {
                     }
                 }
             }
-            _ => v.output_index.unwrap_or(0),
+            _ => place(v.output_index.unwrap_or(0)),
         };
         let delta = v.delta;
         match kind {
