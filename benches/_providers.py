@@ -940,6 +940,84 @@ def _gemini(rng: random.Random, pieces: List[str]) -> str:
     return "".join(out)
 
 
+#: The text of a seven-chunk Gemini answer: this many pieces (about 400 tokens), whatever the
+#: corpus' length (the stream is seven chunks, not one per piece).
+SEVEN_PIECES = 140
+
+
+def _gemini_seven(rng: random.Random, pieces: List[str], call: bool) -> str:
+    """A Gemini answer as the API streams it today (issue 47): about seven chunks, each a whole
+    ``GenerateContentResponse``. The first holds the thought summary (``thought: true``); the
+    answer's text follows in growing chunks, its first part with a ``thoughtSignature``;
+    ``usageMetadata`` (with its ``promptTokensDetails`` list and the thought count) on every
+    chunk, ``modelVersion`` and ``responseId`` on every chunk; the last chunk has the finish
+    reason and the grounding of a search (sources, the supports that cite them, the queries).
+    With ``call``: the last text chunk is followed by a chunk of one whole function call."""
+    text = pieces[:SEVEN_PIECES]
+    rid = _id(rng, 22)
+    prompt, thoughts = 1200 + rng.randint(0, 800), 300 + rng.randint(0, 900)
+    # Chunk sizes grow as Gemini's do: a short first answer chunk, then longer ones.
+    cuts = [0, 4, 14, 32, 58, 92, len(text)]
+    segments = ["".join(text[a:b]) for a, b in zip(cuts, cuts[1:]) if a < len(text)]
+    summary = "**Planning the answer**\n\nI'm considering " + "".join(text[:12]).strip() + "."
+    out: List[str] = []
+    sent = 0
+
+    def usage(final: bool) -> Dict[str, object]:
+        u: Dict[str, object] = {
+            "promptTokenCount": prompt,
+            "totalTokenCount": prompt + thoughts + sent,
+            "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}],
+            "thoughtsTokenCount": thoughts,
+        }
+        if sent:
+            u = {"promptTokenCount": prompt, "candidatesTokenCount": sent, **u}
+        if final:
+            u["candidatesTokensDetails"] = [{"modality": "TEXT", "tokenCount": sent}]
+        return u
+
+    def chunk(parts: List[Dict[str, object]], extra: Dict[str, object], final: bool) -> None:
+        candidate: Dict[str, object] = {"content": {"parts": parts, "role": "model"}, **extra, "index": 0}
+        body = {"candidates": [candidate], "usageMetadata": usage(final), "modelVersion": "gemini-2.5-flash",
+                "responseId": rid}
+        out.append("data: " + json.dumps(body, ensure_ascii=False) + "\r\n\r\n")
+
+    chunk([{"text": summary, "thought": True}], {}, False)
+    for n, segment in enumerate(segments):
+        sent += max(1, len(segment) // 4)
+        part: Dict[str, object] = {"text": segment}
+        if n == 0:
+            part["thoughtSignature"] = _b64(rng, 180)
+        last = n == len(segments) - 1 and not call
+        chunk([part], _grounding(rng) if last else {}, last)
+    if call:
+        sent += 24
+        args = {"query": "".join(text[:6]).strip(), "max_results": 5, "filters": {"recent": True}}
+        chunk([{"functionCall": {"name": "web_search", "args": args}}], {"finishReason": "STOP"}, True)
+    return "".join(out)
+
+
+def _b64(rng: random.Random, n: int) -> str:
+    return "".join(rng.choice(string.ascii_letters + string.digits + "+/") for _ in range(n))
+
+
+def _grounding(rng: random.Random) -> Dict[str, object]:
+    """The last chunk's finish reason and a search's grounding metadata."""
+    sources = [{"web": {"uri": "https://vertexaisearch.cloud.google.com/grounding-api-redirect/" + _id(rng, 120),
+                        "title": t, "domain": t}} for t in ("python.org", "docs.rs", "wikipedia.org")]  # fmt: skip
+    supports = [{"segment": {"startIndex": 40 * i, "endIndex": 40 * i + 38, "text": "a cited sentence " * 2},
+                 "groundingChunkIndices": [i % 3], "confidenceScores": [0.9]} for i in range(4)]  # fmt: skip
+    return {
+        "finishReason": "STOP",
+        "groundingMetadata": {
+            "searchEntryPoint": {"renderedContent": "<style>.container{}</style><div>" + _id(rng, 200) + "</div>"},
+            "groundingChunks": sources,
+            "groundingSupports": supports,
+            "webSearchQueries": ["streaming parser speed", "server-sent events python"],
+        },
+    }
+
+
 def _padded(body: str, seed: str) -> str:
     """``body`` as Anthropic's API sends it today: about nine data lines of ten (``message_start``
     included) with a run of spaces before the payload's closing brace, of another length on
@@ -991,6 +1069,9 @@ SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
     ),
     "responses shell": ("responses", lambda rng, pieces: _responses(rng, pieces, "shell")),
     "gemini text": ("gemini", lambda rng, pieces: _gemini(rng, pieces)),
+    # Issue 47: Gemini's answers are about seven chunks (every length: the same stream).
+    "gemini seven chunks": ("gemini", lambda rng, pieces: _gemini_seven(rng, pieces, False)),
+    "gemini seven chunks, call": ("gemini", lambda rng, pieces: _gemini_seven(rng, pieces, True)),
 }
 
 

@@ -91,47 +91,69 @@ pub fn scan_string_in<'d>(bytes: &'d [u8], buf: &'d mut Vec<u8>) -> Option<(usiz
 fn unescape_into(bytes: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usize> {
     out.extend_from_slice(bytes.get(..i)?);
     loop {
-        match *bytes.get(i)? {
-            b'"' => return Some(i),
-            b'\\' => {
-                let escape = *bytes.get(i + 1)?;
-                i += 2;
-                let byte = match escape {
-                    b'"' => b'"',
-                    b'\\' => b'\\',
-                    b'/' => b'/',
-                    b'b' => 0x08,
-                    b'f' => 0x0c,
-                    b'n' => b'\n',
-                    b'r' => b'\r',
-                    b't' => b'\t',
-                    b'u' => {
-                        let (c, len) = unicode_escape(bytes.get(i..)?)?;
-                        i += len;
-                        out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
-                        continue;
-                    }
-                    _ => return None,
-                };
-                out.push(byte);
-            }
-            0..=0x1f => return None,
-            b => {
-                out.push(b);
-                i += 1;
-            }
+        // The plain bytes up to the next quote or backslash, copied at once (a byte at a time
+        // was a tenth of a long Gemini chunk's cost).
+        let end = plain_run(bytes, i)?;
+        out.extend_from_slice(bytes.get(i..end)?);
+        i = end;
+        if *bytes.get(i)? == b'"' {
+            return Some(i);
         }
+        let escape = *bytes.get(i + 1)?;
+        i += 2;
+        let byte = match escape {
+            b'"' => b'"',
+            b'\\' => b'\\',
+            b'/' => b'/',
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'u' => {
+                let (c, len) = unicode_escape(bytes.get(i..)?)?;
+                i += len;
+                out.extend_from_slice(c.encode_utf8(&mut [0; 4]).as_bytes());
+                continue;
+            }
+            _ => return None,
+        };
+        out.push(byte);
     }
 }
 
 /// Where the run of plain string bytes (not a quote, a backslash or a control character) that
 /// starts at `from` ends; `None` if the bytes end first.
+///
+/// Eight bytes at a time while none of them ends the run (each word tested at once for a
+/// quote, a backslash and a byte below 0x20: the exact "has a zero byte" test on the word
+/// XORed with each, and on the word less 0x20 in each byte), then a byte at a time from the
+/// word that holds the end.
 #[inline]
 fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
     let rest = bytes.get(from..)?;
-    let len = rest
-        .iter()
-        .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+    let mut at = 0;
+    while let Some(word) = rest.get(at..at + 8) {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let x = u64::from_le_bytes(w);
+        let quote = x ^ (ONES * u64::from(b'"'));
+        let slash = x ^ (ONES * u64::from(b'\\'));
+        let found = (quote.wrapping_sub(ONES) & !quote)
+            | (slash.wrapping_sub(ONES) & !slash)
+            | (x.wrapping_sub(ONES * 0x20) & !x);
+        if found & HIGH != 0 {
+            break;
+        }
+        at += 8;
+    }
+    let len = at
+        + rest
+            .get(at..)?
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
     match rest.get(len) {
         Some(b'"' | b'\\') => Some(from + len),
         _ => None, // a raw control character
