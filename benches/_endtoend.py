@@ -32,6 +32,7 @@ import threading
 import time
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Tuple
 
+import _peers
 import aiohttp
 import anthropic
 import httpx
@@ -39,8 +40,6 @@ import httpx_sse
 import openai
 import requests
 import requests.adapters
-
-import _peers
 import ssewire
 from _endtoend_server import PATTERNS, Server, bodies
 

@@ -26,6 +26,8 @@ Cost: every runner is linear in the bytes of the stream.
 
 from __future__ import annotations
 
+import sys as _sys
+from pathlib import Path as _Path
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 import httpx
@@ -33,9 +35,6 @@ import httpx_sse
 import msgspec
 import orjson
 import pytest
-
-import sys as _sys
-from pathlib import Path as _Path
 
 # The suite's shared support code (tests/support), also when a table script runs this directly.
 _sys.path.insert(0, str(_Path(__file__).resolve().parent.parent / "tests"))

@@ -11,12 +11,11 @@ not ssewire's long tail (errors, vendor variations, notes): it does less work, n
 
 from __future__ import annotations
 
+import sys as _sys
+from pathlib import Path as _Path
 from typing import Any, Dict, List, Optional
 
 import orjson
-
-import sys as _sys
-from pathlib import Path as _Path
 
 # The suite's shared support code (tests/support), also when a table script runs this directly.
 _sys.path.insert(0, str(_Path(__file__).resolve().parent.parent / "tests"))

@@ -53,17 +53,16 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+import _peers
 import msgspec
 import openai
-import pytest
 import openai._streaming
+import pytest
+import ssewire
 from openai._streaming import Stream as OpenAIStream
 from openai._types import omit
 from openai.lib.streaming.chat import ChatCompletionStream as OpenAIChatStream
 from openai.types.chat import ChatCompletionChunk
-
-import _peers
-import ssewire
 
 DIALECT = "chat"
 

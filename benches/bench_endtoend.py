@@ -26,9 +26,9 @@ from __future__ import annotations
 import statistics
 from typing import Any, Iterator, List
 
+import _endtoend
 import pytest
 
-import _endtoend
 from conftest import is_quick
 
 #: A real run: concurrent streams, token chunks per stream (~130 chat events), events per

@@ -41,9 +41,8 @@ import httpx
 import httpx_sse
 import pytest
 import sseclient
-from openai._streaming import SSEDecoder as OpenAISSEDecoder
-
 import ssewire
+from openai._streaming import SSEDecoder as OpenAISSEDecoder
 from support.pure import PureSSEParser
 
 # -- peers ---------------------------------------------------------------------------------

@@ -39,16 +39,15 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List
 
+import _gateway_load
+import _peers
+import _providers
 import httpx
 import httpx_sse
 import openai
 import pytest
-from httpx_sse._decoders import SSEDecoder
-
-import _gateway_load
-import _peers
-import _providers
 import ssewire
+from httpx_sse._decoders import SSEDecoder
 from support import streams as _streams
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,7 +181,7 @@ class _HttpxSseMeter:
 @pytest.mark.benchmark(group="services: gateway (atap), 200 concurrent chat streams")
 @pytest.mark.parametrize("peer", ["ssewire", "httpx-sse"])
 def test_gateway(benchmark: Any, request: Any, server: Any, body: bytes, peer: str) -> None:
-    from test_examples import Gateway
+    from support.gateway_app import Gateway
 
     n = _streams_count(request.config)
     meters = None if peer == "ssewire" else {"chat": _HttpxSseMeter}

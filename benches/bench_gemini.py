@@ -38,9 +38,8 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable, Dict, List, Tuple
 
-import pytest
-
 import _peers
+import pytest
 import ssewire
 
 DIALECT = "gemini"

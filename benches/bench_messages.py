@@ -55,16 +55,15 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
+import _peers
 import anthropic
+import anthropic._streaming
 import msgspec
 import pytest
-import anthropic._streaming
+import ssewire
 from anthropic._streaming import Stream as AnthropicStream
 from anthropic.lib.streaming import MessageStream
 from anthropic.types import RawMessageStreamEvent
-
-import _peers
-import ssewire
 
 DIALECT = "messages"
 

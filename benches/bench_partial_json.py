@@ -37,6 +37,7 @@ from typing import Any, List
 import jiter
 import pytest
 import ssewire
+
 from conftest import is_quick
 
 FULL_OBJECTS, FULL_DELTAS = 10_000, 40_000

@@ -21,7 +21,6 @@ from __future__ import annotations
 from typing import Any, Callable, Dict, List
 
 import pytest
-
 import ssewire
 
 STREAMS = {

@@ -58,17 +58,16 @@ from __future__ import annotations
 from functools import partial
 from typing import Any, Callable, Dict, List, Optional, Tuple, cast
 
+import _peers
 import msgspec
 import openai
-import pytest
 import openai._streaming
+import pytest
+import ssewire
 from openai._streaming import Stream as OpenAIStream
 from openai._types import omit
 from openai.lib.streaming.responses import ResponseStream as OpenAIResponseStream
 from openai.types.responses import ResponseStreamEvent
-
-import _peers
-import ssewire
 
 DIALECT = "responses"
 

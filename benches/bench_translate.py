@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from typing import Any, List
 
-import pytest
-
 import _peers
 import _translate_peer
+import pytest
 import ssewire
 from support import _final_text, registry
 

@@ -17,7 +17,6 @@ import os
 from typing import Any, Callable, Dict, List, Tuple
 
 import pytest
-
 import ssewire
 from support import streams as _streams
 

@@ -16,18 +16,16 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the suite's support
 
-import msgspec  # noqa: E402
-
 import _providers  # noqa: E402
-from consume_table import best  # noqa: E402
+import msgspec  # noqa: E402
 import ssewire  # noqa: E402
+from consume_table import best  # noqa: E402
 from support import registry as _registry  # noqa: E402
 from support import streams as _streams  # noqa: E402
 

@@ -34,9 +34,8 @@ from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import quote
 
 import h11
-from aiohttp import web
-
 import ssewire
+from aiohttp import web
 
 KEY = "sk-upstream-own-key"
 CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")

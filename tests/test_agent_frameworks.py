@@ -17,8 +17,9 @@ agents = pytest.importorskip("agents")
 pydantic_ai = pytest.importorskip("pydantic_ai")
 
 from loopback import LoopbackServer, Request  # noqa: E402
-from test_examples import EXAMPLES, TIMEOUT, Gateway  # noqa: E402
-from test_gateway_loop import ANSWER, _call_and_result, _streams  # noqa: E402
+from support.agent_loop import ANSWER, _call_and_result, _streams  # noqa: E402
+from support.gateway_app import TIMEOUT, Gateway  # noqa: E402
+from support.paths import EXAMPLES  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not in this tree")
 UPSTREAM = "chat"
@@ -53,7 +54,13 @@ def _run(client: Any) -> tuple[str, list[Optional[tuple[str, str]]]]:
 
 
 async def _openai_agents(url: str) -> str:
-    from agents import Agent, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+    from agents import (
+        Agent,
+        OpenAIResponsesModel,
+        Runner,
+        function_tool,
+        set_tracing_disabled,
+    )
     from openai import AsyncOpenAI
 
     set_tracing_disabled(True)
@@ -113,7 +120,14 @@ async def _thinking_framework(url: str, framework: str) -> str:
     from openai import AsyncOpenAI
 
     if framework == "openai-agents":
-        from agents import Agent, ModelSettings, OpenAIResponsesModel, Runner, function_tool, set_tracing_disabled
+        from agents import (
+            Agent,
+            ModelSettings,
+            OpenAIResponsesModel,
+            Runner,
+            function_tool,
+            set_tracing_disabled,
+        )
         from openai.types.shared import Reasoning
 
         set_tracing_disabled(True)
@@ -141,12 +155,18 @@ async def _thinking_framework(url: str, framework: str) -> str:
 
         oclient = AsyncOpenAI(api_key="client-key", base_url=url + "/v1", max_retries=0, timeout=TIMEOUT)
         if framework == "pydantic-ai-responses":
-            from pydantic_ai.models.openai import OpenAIResponsesModel, OpenAIResponsesModelSettings
+            from pydantic_ai.models.openai import (
+                OpenAIResponsesModel,
+                OpenAIResponsesModelSettings,
+            )
 
             model = OpenAIResponsesModel("m", provider=OpenAIProvider(openai_client=oclient))
             settings = OpenAIResponsesModelSettings(openai_reasoning_effort="low")
         else:
-            from pydantic_ai.models.openai import OpenAIChatModel, OpenAIChatModelSettings
+            from pydantic_ai.models.openai import (
+                OpenAIChatModel,
+                OpenAIChatModelSettings,
+            )
 
             model = OpenAIChatModel("m", provider=OpenAIProvider(openai_client=oclient))
             settings = OpenAIChatModelSettings(openai_reasoning_effort="low")

@@ -17,15 +17,20 @@ from __future__ import annotations
 import asyncio
 import pickle
 from importlib import resources
+from pathlib import Path
 from typing import Any, AsyncIterator, Dict, Iterator, List
 
 import pytest
-
 import ssewire
-from pathlib import Path
-from ssewire import AccumulateError, StreamError, accumulate, aaccumulate, detect_dialect
-from support import streams as _streams
+from ssewire import (
+    AccumulateError,
+    StreamError,
+    aaccumulate,
+    accumulate,
+    detect_dialect,
+)
 from ssewire._api import SNIFF_LIMIT, _Assembly
+from support import streams as _streams
 
 CHAT_TEXT = (
     "Server-Sent Events (SSE) let a server push updates over one long-lived HTTP response: each "

@@ -19,20 +19,19 @@ import pytest
 from aiohttp import web
 
 boto3 = pytest.importorskip("boto3")
+import ssewire  # noqa: E402
+import support.agent_loop as loop  # noqa: E402
 from botocore.config import Config  # noqa: E402
 from botocore.exceptions import ClientError  # noqa: E402
-
-import test_gateway_loop as loop  # noqa: E402
 from loopback import LoopbackServer, Request  # noqa: E402
 from support import registry  # noqa: E402
-from test_examples import TIMEOUT, Gateway  # noqa: E402
-
-import ssewire  # noqa: E402
+from support.gateway_app import TIMEOUT, Gateway  # noqa: E402
+from support.sdk_loops import TOOL  # noqa: E402
 
 #: A Bedrock model id as boto3 names it (its ``:`` is percent-encoded in the path).
 MODEL = "anthropic.claude-3-5-sonnet-20240620-v1:0"
 TOOLS = {"tools": [{"toolSpec": {"name": "get_weather", "description": "Weather now",
-                                 "inputSchema": {"json": loop.TOOL["parameters"]}}}]}  # fmt: skip
+                                 "inputSchema": {"json": TOOL["parameters"]}}}]}  # fmt: skip
 QUESTION = [{"role": "user", "content": [{"text": "Weather in Paris?"}]}]
 
 
@@ -163,7 +162,7 @@ def test_a_bedrock_api_key_is_the_client_key(monkeypatch: pytest.MonkeyPatch, tm
     """With client keys, a Converse client is let in by a Bedrock API key (boto3 sends
     ``AWS_BEARER_TOKEN_BEDROCK`` as a bearer token, over HTTPS); a SigV4 signature is not a
     key."""
-    from test_http_wire import _certificate
+    from support.tls import _certificate
 
     server_context, _ = _certificate(tmp_path)
     seen: List[Optional[Tuple[str, str]]] = []
@@ -193,7 +192,7 @@ def test_a_bedrock_api_key_is_the_client_key(monkeypatch: pytest.MonkeyPatch, tm
 # -- Claude on Bedrock: InvokeModel clients ----------------------------------------------------
 
 INVOKE_TOOLS = [
-    {"name": "get_weather", "description": "Weather now", "input_schema": loop.TOOL["parameters"]}
+    {"name": "get_weather", "description": "Weather now", "input_schema": TOOL["parameters"]}
 ]
 
 
@@ -346,7 +345,7 @@ def test_an_sdk_tool_loop_completes_against_a_bedrock_upstream(
     gateway to a loopback Bedrock Converse upstream: each request mapped to Converse, signed
     with SigV4 from the AWS chain (checked again by the upstream), answered in the event stream
     framing and translated back."""
-    from test_gateway_strict import LOOPS as SDK_LOOPS
+    from support.sdk_loops import LOOPS as SDK_LOOPS
 
     call = ssewire.translate(loop._streams("chat")[0], "chat", "converse")
     answer = ssewire.translate(loop._streams("chat")[1], "chat", "converse")
@@ -381,7 +380,7 @@ def test_a_bedrock_upstream_takes_an_api_key_and_its_errors_reach_the_client(aws
                               content_type="application/json")  # fmt: skip
         gw = Gateway(upstream.url() + prefix, upstream_dialect="converse", upstream_key="bedrock-api-key-1")
         try:
-            from test_gateway_strict import _first_turn, _post
+            from support.sdk_loops import _first_turn, _post
 
             status, body, _ = _post(gw, "chat", _first_turn("chat"))
         finally:

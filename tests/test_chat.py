@@ -24,13 +24,12 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import ssewire
+from dialects import DialectKit
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import ssewire
 from ssewire import ChatCompletionAccumulator, ChatCompletionStream, StreamError
 from support import streams as _streams
-from dialects import DialectKit
 
 DATA = Path(__file__).parent / "data" / "chat"
 CAPTURES = sorted(p.stem for p in DATA.glob("*.sse"))

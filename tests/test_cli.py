@@ -20,7 +20,6 @@ from pathlib import Path
 from typing import Any, List, Tuple
 
 import pytest
-
 import ssewire
 import support as _bench
 from ssewire import _cli

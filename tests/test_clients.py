@@ -26,11 +26,10 @@ import aiohttp
 import httpx
 import pytest
 import requests
-
 import ssewire
-from support import streams as _streams
 from dialects import error_fields, snap
 from loopback import LoopbackServer, split_points
+from support import streams as _streams
 
 DATA = Path(__file__).resolve().parent / "data"
 TIMEOUT = 10.0

@@ -444,7 +444,7 @@ def test_common_deltas_take_the_fast_path_and_read_as_decoded() -> None:
     padding, escapes, block indexes that change, a signature and a citation between them) are
     read by the payload template after the first of each kind; every item equals the item of
     that message decoded alone, and the result joins them, fed whole and message by message."""
-    from test_template import _attrs
+    from support.items import _attrs
 
     rng = random.Random(7)
     pad = "abcdefghijklmnopqrstuvwxyz0123456789"

@@ -12,10 +12,9 @@ from __future__ import annotations
 from typing import Optional
 
 import pytest
+import ssewire
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import ssewire
 from splitting import assert_same_all_ways
 
 # Text with the characters the spec treats specially: line ends, the colon, spaces, NUL, a BOM.

@@ -13,23 +13,17 @@ import io
 import json
 import sys
 from collections import Counter
-from pathlib import Path
 from typing import Any, Dict, Iterator, List, Tuple
 
 import aiohttp
 import pytest
-from aiohttp import web
-
 import ssewire
 import ssewire.gateway as gateway_module
+from aiohttp import web
 from loopback import LoopbackServer
 from support import streams as _streams
-from support.gateway_app import Gateway
-
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
-DATA = Path(__file__).resolve().parent / "data"
-TIMEOUT = 60.0
-PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
+from support.gateway_app import PATHS, TIMEOUT, Gateway
+from support.paths import DATA, EXAMPLES
 
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not in this tree")
 

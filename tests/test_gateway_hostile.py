@@ -13,10 +13,10 @@ from typing import Any, List, Tuple
 
 import aiohttp
 import pytest
-
 from loopback import LoopbackServer
 from support import streams as _streams
-from test_examples import EXAMPLES, PATHS, TIMEOUT, Gateway
+from support.gateway_app import PATHS, TIMEOUT, Gateway
+from support.paths import EXAMPLES
 
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not in this tree")
 
@@ -233,7 +233,7 @@ def test_an_upstream_cut_off_mid_body_cuts_the_client_off(upstream: LoopbackServ
 def test_the_gateway_relays_from_an_https_upstream(tmp_path: Any) -> None:
     """The upstream connection is TLS for an ``https://`` upstream (verified with the given
     context): a real TLS server on 127.0.0.1, the body relayed byte for byte."""
-    from test_http_wire import _certificate
+    from support.tls import _certificate
 
     server_ctx, client_ctx = _certificate(tmp_path)
     body = _streams.chat_stream(n_chunks=50, seed=7)

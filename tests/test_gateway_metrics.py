@@ -7,7 +7,6 @@ bounded."""
 from __future__ import annotations
 
 import inspect
-
 from typing import Any, Dict, List, Tuple
 
 import pytest
@@ -22,8 +21,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 from ssewire.otel import GatewayMetrics  # noqa: E402
 from strict_upstream import KEY, StrictUpstream  # noqa: E402
-from test_examples import Gateway  # noqa: E402
-from test_gateway_strict import _first_turn, _post  # noqa: E402
+from support.gateway_app import Gateway  # noqa: E402
+from support.sdk_loops import _first_turn, _post  # noqa: E402
 
 CLIENTS = ("chat", "messages", "responses", "gemini")
 PROVIDER = {"chat": "openai", "messages": "anthropic", "responses": "openai", "gemini": "gcp.gemini"}
@@ -76,7 +75,9 @@ class _Collector:
 
     def histograms(self) -> Dict[str, List[Tuple[Dict[str, str], int, float]]]:
         """The last export's histogram points (cumulative): name -> (attributes, count, sum)."""
-        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
+        from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+            ExportMetricsServiceRequest,
+        )
 
         out: Dict[str, List[Tuple[Dict[str, str], int, float]]] = {}
         last = ExportMetricsServiceRequest.FromString(self.received["/v1/metrics"][-1])
@@ -98,7 +99,9 @@ def test_a_scripted_load_is_metered_by_the_genai_conventions() -> None:
     import asyncio
 
     import aiohttp
-    from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
+    from opentelemetry.exporter.otlp.proto.http.metric_exporter import (
+        OTLPMetricExporter,
+    )
     from opentelemetry.exporter.prometheus import PrometheusMetricReader
     from opentelemetry.sdk.metrics.export import PeriodicExportingMetricReader
     from prometheus_client.parser import text_string_to_metric_families
@@ -248,8 +251,12 @@ def test_otlp_export_follows_the_otel_variables(monkeypatch: pytest.MonkeyPatch)
     """``configure()`` with ``OTEL_EXPORTER_OTLP_ENDPOINT`` naming a loopback collector: the
     metrics and spans of real requests arrive there over OTLP/HTTP, and decode."""
     pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
-    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import ExportMetricsServiceRequest
-    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceRequest,
+    )
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceRequest,
+    )
 
     collector = _Collector()
     received = collector.received
@@ -281,3 +288,38 @@ def test_otlp_export_follows_the_otel_variables(monkeypatch: pytest.MonkeyPatch)
     spans = [s for body in received["/v1/traces"] for rs in ExportTraceServiceRequest.FromString(body).resource_spans
              for ss in rs.scope_spans for s in ss.spans]  # fmt: skip
     assert len(spans) == 2 and all(s.name == "chat m" for s in spans)
+
+
+def test_the_log_records_summary_is_the_results_for_every_capture() -> None:
+    """The gateway's log record reads a stream through the core's summary (model, the
+    provider's usage, the answer's text), one reading for every dialect: for every capture of
+    every dialect it says what the final object holds, read here apart (``support.neutral``)."""
+    import json
+
+    import ssewire
+    from ssewire.gateway import final_text, record
+
+    from support import registry
+    from support.neutral import neutral
+    from support.paths import DATA
+
+    checked = 0
+    for dialect in registry.NAMES:
+        model_key, usage_key = next((s["model_key"], s["usage_key"]) for s in ssewire._core.DIALECTS
+                                    if s["name"] == dialect)  # fmt: skip
+        for path in sorted((DATA / dialect).glob("*.sse")):
+            s = registry.STREAMS[dialect]()
+            s.consume(path.read_bytes())
+            s.finish()
+            result = s.result()
+            dumped = json.dumps(result, default=str)
+            if '"refusal": "' in dumped or '"type": "refusal"' in dumped:
+                continue  # neutral() counts a refusal as text; the log's text is the answer's
+            text = neutral(dialect, result)["text"]
+            got = record(dialect, s)
+            assert (got["text_length"], got["text_start"]) == (len(text), text[:40]), path
+            assert got["model"] == (result.get(model_key) if model_key else None), path
+            assert got["usage"] == result.get(usage_key), path
+            assert final_text(dialect, result) == text, path
+            checked += 1
+    assert checked >= 100, checked

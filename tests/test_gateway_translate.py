@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 import ssewire
 from loopback import LoopbackServer
-from test_examples import EXAMPLES, TIMEOUT, Gateway
+from support.gateway_app import TIMEOUT, Gateway
 from support.neutral import comparable, lossy, neutral
+from support.paths import EXAMPLES
 from support.sdks import SDKS
 
 pytestmark = pytest.mark.skipif(not EXAMPLES.is_dir(), reason="examples/ not in this tree")

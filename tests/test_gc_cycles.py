@@ -11,7 +11,6 @@ import json
 from typing import Any, Callable
 
 import pytest
-
 import ssewire
 
 ERROR_FRAME = b'data: {"error": {"message": "boom"}}\n\n'

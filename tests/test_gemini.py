@@ -20,16 +20,16 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 import ssewire
 from dialects import error_fields
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from splitting import check_all_ways, split_ways
 from ssewire import GeminiStream
+from support.gemini_chunks import _streamed, chunk, sse
 
 DATA = Path(__file__).parent / "data" / "gemini"
 CAPTURES = sorted(p.stem for p in DATA.glob("*.sse"))
@@ -57,20 +57,6 @@ def body_of(name: str) -> bytes:
 
 def expected(name: str) -> Any:
     return json.loads((DATA / f"{name}.json").read_text(encoding="utf-8"))
-
-
-def chunk(*parts: dict, index: Optional[int] = 0, finish: Optional[str] = None, **top: Any) -> dict:
-    candidate: dict = {"content": {"parts": list(parts), "role": "model"}}
-    if finish:
-        candidate["finishReason"] = finish
-    if index is not None:
-        candidate["index"] = index
-    return {"candidates": [candidate], "modelVersion": "gemini-2.5-flash", "responseId": "r", **top}
-
-
-def sse(*chunks: dict, crlf: bool = True) -> bytes:
-    end = "\r\n\r\n" if crlf else "\n\n"
-    return "".join("data: " + json.dumps(c, ensure_ascii=False) + end for c in chunks).encode()
 
 
 def read(body: bytes, **kwargs: Any) -> tuple[list[Any], GeminiStream]:
@@ -452,11 +438,6 @@ def test_every_function_call_of_a_chunk_is_given() -> None:
     assert item.function_calls == [a["functionCall"], b["functionCall"]]
     plain, _ = read(sse(chunk({"text": "hi"}, finish="STOP")))
     assert all(i.function_calls == [] for i in plain)
-
-
-def _streamed(*pieces: dict) -> bytes:
-    return sse(chunk({"functionCall": {"name": "f", "willContinue": True, "partialArgs": list(pieces)}}),
-               chunk({"functionCall": {}}, finish="STOP"))  # fmt: skip
 
 
 def test_a_streamed_argument_index_is_its_place() -> None:

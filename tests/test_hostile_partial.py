@@ -10,11 +10,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 import ssewire
 from cost import assert_linear
 from splitting import split_ways
-from test_gemini import _streamed
+from support.gemini_chunks import _streamed
 
 
 def ev(kind: str, obj: Any) -> bytes:

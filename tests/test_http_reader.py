@@ -12,7 +12,6 @@ import ssl
 from typing import Any, List, Optional, Tuple
 
 import pytest
-
 import ssewire
 from loopback import LoopbackServer
 from splitting import split_ways

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 import ssewire
 from support import registry
 from support import streams as _streams
@@ -108,9 +107,8 @@ def test_memory_per_stream_is_the_folded_text_once(dialect: str) -> None:
     text, not the frames), within the allocator's slack. Measured in a fresh interpreter (RSS
     of 5,000 idle and 2,000 folded streams held at once), so memory freed by earlier tests
     cannot hide anything. Prints the figures (``pytest -s``)."""
-    import subprocess
-
     import os
+    import subprocess
     from pathlib import Path
 
     # The child imports the suite's `support` package (tests/), as the suite does.

@@ -23,13 +23,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pytest
+import ssewire
+from dialects import DialectKit, assert_notes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import ssewire
 from ssewire import MessageAccumulator, MessagesStream, StreamError
 from support import streams as _streams
-from dialects import DialectKit, assert_notes
 
 DATA = Path(__file__).parent / "data" / "messages"
 CAPTURES = sorted(p.stem for p in DATA.glob("*.sse"))
@@ -580,7 +579,6 @@ def _sdk_message(events: list[dict[str, Any]]) -> dict[str, Any]:
     """The final message as the anthropic SDK's own stream accumulator builds it."""
     from anthropic._models import construct_type
     from anthropic.types import RawMessageStreamEvent
-
     from support import anthropic_accumulator
 
     snapshot = None

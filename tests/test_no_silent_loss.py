@@ -16,11 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 import ssewire
-from ssewire import _cli
-
 from splitting import check_all_ways, split_ways
+from ssewire import _cli
 
 STREAMS = {
     "chat": ssewire.ChatCompletionStream,

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from test_partial_json import reference_partial, tagged
-
 import ssewire
-from support import streams as _streams
 from splitting import split_ways
+from support import streams as _streams
+from support.partial_reference import reference_partial, tagged
 
 DATA = Path(__file__).parent / "data"
 

@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pytest
-
 import ssewire
 from splitting import split_ways
-from test_template import _seen
+from support.items import _seen
 
 BENCHES = Path(__file__).resolve().parent.parent / "benches"
 if not (BENCHES / "_providers.py").is_file():

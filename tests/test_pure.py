@@ -12,13 +12,12 @@ import json
 from typing import Any, Callable, Iterable, List, Sequence
 
 import pytest
+import ssewire
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import ssewire
+from splitting import check_all_ways, feed_all_ways
 from support import streams as _streams
 from support.pure import PureEvent, PureSSEParser
-from splitting import check_all_ways, feed_all_ways
 
 Parser = Callable[..., Any]
 

@@ -14,11 +14,10 @@ from pathlib import Path
 from typing import Any, AsyncIterator, Iterator
 
 import pytest
-
 import ssewire
-from support import streams as _streams
-from dialects import error_fields, snap
+from dialects import error_fields
 from splitting import split_ways
+from support import streams as _streams
 
 DATA = Path(__file__).resolve().parent / "data"
 BODIES = {

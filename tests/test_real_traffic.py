@@ -12,10 +12,9 @@ from pathlib import Path
 from typing import Any, Dict, List
 
 import pytest
-
 import ssewire
 from splitting import split_ways
-from test_request import _valid
+from support.request_check import _valid
 
 DATA = Path(__file__).resolve().parent / "data"
 TARGETS = ("chat", "messages", "gemini")

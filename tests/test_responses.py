@@ -26,13 +26,12 @@ from pathlib import Path
 from typing import Any, Optional
 
 import pytest
+import ssewire
+from dialects import DialectKit, assert_notes
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-import ssewire
-from ssewire import ResponseAccumulator, ResponsesStream, StreamError
+from ssewire import ResponseAccumulator, ResponsesStream
 from support import streams as _streams
-from dialects import DialectKit, assert_notes
 
 DATA = Path(__file__).parent / "data" / "responses"
 CAPTURES = sorted(p.stem for p in DATA.glob("*.sse"))

@@ -35,10 +35,9 @@ from typing import Any, Callable
 import httpx
 import openai
 import pytest
-
 import ssewire
-from support import streams as _streams
 from loopback import LoopbackServer
+from support import streams as _streams
 
 DATA = Path(__file__).resolve().parent / "data"
 from support.sdks import MESSAGES, TIMEOUT, sdk_messages

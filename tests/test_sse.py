@@ -15,10 +15,9 @@ import time
 from typing import Any, Callable, Optional
 
 import pytest
-
 import ssewire
-from ssewire import Event, SSEParser
 from splitting import assert_same_all_ways, check_all_ways, feed_all_ways, split_ways
+from ssewire import Event, SSEParser
 
 BOM = b"\xef\xbb\xbf"
 

@@ -13,9 +13,8 @@ from typing import NamedTuple, Optional
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from ssewire import SSEParser
 from splitting import feed_pieces
+from ssewire import SSEParser
 
 BOM = b"\xef\xbb\xbf"
 

@@ -10,11 +10,11 @@ import json
 from typing import Any
 
 import pytest
+import ssewire
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-import ssewire
 from splitting import split_ways
+from support.items import _attrs, _seen
 
 CHAT_HEAD = (
     '{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1700000000,"model":"m",'
@@ -36,21 +36,6 @@ _raw = st.sampled_from(
     ['a","refusal":"x', "a\\", '\\"', "\\u00e9", "\\ud83d\\ude00", "\\x", "a\nb", '"', "", "\\\\", '}]}']
 )
 _hole = st.one_of(_json_text, _raw, st.text(alphabet='ab"\\\n{}:,', max_size=6))
-
-
-def _attrs(item: Any) -> Any:
-    if isinstance(item, ssewire.ErrorItem):
-        return ("error", item.kind, item.error.message, item.data)
-    names = [n for n in dir(item) if not n.startswith("_")]
-    values = []
-    for n in names:
-        v = getattr(item, n)
-        if isinstance(v, list):
-            v = [_attrs(x) if hasattr(x, "arguments") else x for x in v]
-        elif isinstance(v, ssewire.ToolCallDelta):
-            v = _attrs(v)
-        values.append((n, v))
-    return (type(item).__name__, tuple(values))
 
 
 def _body(frames: list[str], event: str | None) -> bytes:
@@ -300,19 +285,6 @@ def _wire(event: str | None, data: str, spelling: str) -> bytes:
     if spelling == "bad-utf8":
         raw = raw.replace(b"\x01HOLE\x01", b"a\xffb")
     return raw
-
-
-def _seen(cls: Any, reads: list[bytes], consume: bool) -> Any:
-    stream = cls()
-    items: list[Any] = []
-    for r in reads:
-        if consume:
-            stream.consume(r)
-        else:
-            items.extend(_attrs(i) for i in stream.feed(r))
-    items.extend(_attrs(i) for i in stream.finish())
-    error = stream.error and (stream.error.message, stream.error.code)
-    return items, stream.result(), error, list(stream.warnings), stream.done
 
 
 @settings(max_examples=200, deadline=None)

@@ -22,14 +22,13 @@ from pathlib import Path
 from typing import Any, Dict, Optional
 
 import pytest
-
 import ssewire
-from loopback import LoopbackServer
 from cost import assert_linear
+from loopback import LoopbackServer
 from splitting import split_ways
-from support.sdks import SDKS, TIMEOUT
 from support import registry
 from support.neutral import comparable, lossy, neutral
+from support.sdks import SDKS, TIMEOUT
 
 DATA = Path(__file__).resolve().parent / "data"
 # Every dialect is a source and a target (Gemini a target since issue 27): twelve pairs.

@@ -13,7 +13,6 @@ from importlib import metadata
 from pathlib import Path
 
 import pytest
-
 import ssewire
 
 ROOT = Path(__file__).resolve().parent.parent

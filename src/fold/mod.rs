@@ -22,6 +22,7 @@ pub mod converse;
 pub mod gemini;
 pub mod messages;
 pub mod responses;
+pub mod summary;
 
 mod intmap;
 pub use intmap::IntMap;

@@ -150,6 +150,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<DialectSniffer>()?;
     m.add_function(wrap_pyfunction!(translate::set_stream_classes, m)?)?;
     m.add_function(wrap_pyfunction!(stream::set_clock, m)?)?;
+    m.add_function(wrap_pyfunction!(stream::final_text, m)?)?;
     m.add("DIALECTS", registry(m.py())?)?;
     m.add("SNIFF_BYTES", crate::translate::SNIFF_BYTES)?;
     m.add("SNIFF_EVENTS", crate::translate::SNIFF_EVENTS)?;

@@ -348,6 +348,38 @@ fn monotonic(at: std::time::Instant) -> f64 {
 }
 
 /// The `timing` dict of a stream.
+/// A [`crate::fold::summary::Summary`] as the gateway's log record holds it.
+pub fn summary_dict<'py>(
+    py: Python<'py>,
+    summary: &crate::fold::summary::Summary,
+) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("model", summary.model.as_deref())?;
+    match &summary.usage {
+        Some(usage) => d.set_item("usage", crate::py::json::out_to_py(py, usage)?)?,
+        None => d.set_item("usage", py.None())?,
+    }
+    d.set_item("text_length", summary.text.chars().count())?;
+    let start: String = summary.text.chars().take(40).collect();
+    d.set_item("text_start", start)?;
+    Ok(d)
+}
+
+/// The answer's text in `result_json`, a final object of `dialect` as JSON text (the
+/// gateway's `final_text`; `crate::fold::summary` reads it).
+#[pyfunction]
+#[pyo3(name = "_final_text")]
+pub fn final_text(dialect: &str, result_json: &str) -> PyResult<String> {
+    let dialect = crate::dialect::Dialect::parse(dialect).ok_or_else(|| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "unknown dialect {:?}",
+            dialect.chars().take(40).collect::<String>()
+        ))
+    })?;
+    let value = serde_json::from_str(result_json).unwrap_or(serde_json::Value::Null);
+    Ok(crate::fold::summary::final_text(dialect, &value))
+}
+
 pub fn timing_dict<'py>(
     py: Python<'py>,
     t: &crate::stream::timing::Timing,
@@ -499,6 +531,21 @@ macro_rules! dialect_stream {
                     d.set_item(key, value)?;
                 }
                 Ok(Some(d))
+            }
+
+            /// The final object in brief, as the gateway logs it (`crate::fold::summary`, one
+            /// reading for every dialect): `{"model", "usage", "text_length", "text_start"}`
+            /// (the usage as the provider sent it; the length in code points, the start its
+            /// first 40). Builds no Python object of the rest of the result.
+            fn _summary<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, pyo3::types::PyDict>> {
+                let py = slf.py();
+                let summary = {
+                    let mut this = $crate::py::errors::exclusive(slf, "stream")?;
+                    let dialect = <$reader<()> as $crate::stream::Dialect>::REGISTRY;
+                    let result = $crate::stream::Dialect::result(&mut this.stream.reader);
+                    $crate::fold::summary::summary(dialect, &result)
+                };
+                $crate::py::stream::summary_dict(py, &summary)
             }
 
             /// When the stream's bytes and output arrived, in `time.monotonic()` seconds, read

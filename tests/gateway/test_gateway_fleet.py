@@ -12,7 +12,6 @@ import urllib.request
 from typing import Any, Dict, List, Optional
 
 import pytest
-
 from ssewire.gateway import _config as config
 from strict_upstream import ANSWER
 from support.failing_upstream import FailingUpstream, refused_port

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 import pytest
-
 from strict_upstream import ANSWER
 from support.failing_upstream import FailingUpstream
 

@@ -36,6 +36,7 @@ import time
 from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import ssewire
+
 from support import streams as _streams
 from support.pure import PureSSEParser
 

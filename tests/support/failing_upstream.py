@@ -26,7 +26,6 @@ import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 import h11
-
 import ssewire
 from strict_upstream import answer_stream, error_body
 

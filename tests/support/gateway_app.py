@@ -6,11 +6,12 @@ import asyncio
 import threading
 from typing import Any, Dict, List
 
+import ssewire.gateway as gateway_module
 from aiohttp import web
 
-import ssewire.gateway as gateway_module
-
 TIMEOUT = 60.0
+#: Each client dialect's path on the gateway.
+PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
 
 
 class Gateway:
