@@ -2,7 +2,7 @@
 ``endtoend_table.py``), run in its own process so that its CPU time is not counted with the
 clients'.
 
-Why not ``tests/loopback.py``: that server runs one thread per connection and caps the pauses of
+Why not ``tests/support/loopback.py``: that server runs one thread per connection and caps the pauses of
 one response at 0.25 s, so with 200 streams it writes as fast as it can and the client's reads
 merge many writes; here every write is *due at a time*, so that a client that keeps up sees the
 write pattern. It serves the same bodies to every connection (``bodies()``), cut by one of three

@@ -3,7 +3,7 @@ streams read over loopback, in the process that reads them, ssewire against the 
 services read them today.
 
 * ``client``: 200 concurrent chat streams (``--benchmark-disable``: 20) from a real HTTP server
-  on 127.0.0.1 (``tests/loopback.py``), each read to its final message in one asyncio loop:
+  on 127.0.0.1 (``tests/support/loopback.py``), each read to its final message in one asyncio loop:
   ``ssewire`` (httpx ``aiter_bytes()`` through ``ChatCompletionStream.aiter``, then
   ``result()``); ``httpx-sse`` (``aconnect_sse`` + ``json.loads`` + the dict accumulator of
   ``_peers.py``); ``openai-sdk`` (``AsyncOpenAI(...).chat.completions.create(stream=True)``,
@@ -53,7 +53,7 @@ from support import streams as _streams
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "examples"))
-from loopback import LoopbackServer  # noqa: E402
+from support.loopback import LoopbackServer  # noqa: E402
 
 TIMEOUT = 120.0
 N_CHUNKS = 300  # ~330 events per stream

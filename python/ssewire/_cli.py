@@ -2,7 +2,7 @@
 
 ::
 
-    ssewire [FILE|-] [--dialect auto|chat|messages|responses|gemini|sse] [--events] [--json]
+    ssewire [FILE|-] [--dialect auto|<a dialect of the registry>|sse] [--events] [--json]
     ssewire translate FILE --to DIALECT
     ssewire gateway --upstream URL [--upstream-dialect D] ...
 
@@ -21,6 +21,7 @@ Ctrl-C. No traceback for any of these.
 from __future__ import annotations
 
 import argparse
+import base64
 import json
 import os
 import sys
@@ -209,7 +210,24 @@ def item_to_json(item: Any) -> Dict[str, Any]:
         return out
     if isinstance(item, _core.Event):
         return {"event": item.event, "data": item.data, "id": item.id, "retry": item.retry}
-    return {"item": repr(item)}  # pragma: no cover - every item kind is handled above
+    # Any other typed item (Bedrock Converse's ``ConverseEvent``): its own fields that are not
+    # ``None``, in the order the class declares them (bytes as base64), no table kept here.
+    return _declared_fields(item)
+
+
+def _declared_fields(item: Any) -> Dict[str, Any]:
+    """The fields of a typed item that are not ``None`` (its class's properties, in their
+    declared order; ``raw`` left out, as the other kinds leave it), bytes as base64."""
+    out: Dict[str, Any] = {}
+    for name, attr in type(item).__dict__.items():
+        if name.startswith("_") or name == "raw" or callable(attr):
+            continue
+        value = getattr(item, name)
+        if isinstance(value, bytes):
+            value = base64.b64encode(value).decode()
+        if value is not None:
+            out[name] = value
+    return out
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -418,7 +436,7 @@ def _run_samples(args: argparse.Namespace, out: _Out) -> int:
 def make_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ssewire",
-        usage="%(prog)s [FILE|-] [--dialect auto|chat|messages|responses|gemini|sse] [--events] [--json]\n"
+        usage=f"%(prog)s [FILE|-] [--dialect {'|'.join(('auto', *DIALECTS))}] [--events] [--json]\n"
         "       %(prog)s translate FILE --to DIALECT\n"
         "       %(prog)s gateway --upstream URL [--upstream-dialect DIALECT] ...",
         description=(

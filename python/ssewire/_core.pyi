@@ -3,7 +3,7 @@
 
 from typing import Any, Dict, Final, Iterable, List, Optional, Tuple, Union, final
 
-from typing_extensions import Buffer, Self, disjoint_base
+from typing_extensions import Buffer, Self, TypedDict, disjoint_base
 
 __all__ = [
     "ResponseAccumulator",
@@ -103,12 +103,32 @@ def _set_stream_classes(classes: List[Any]) -> None: ...
 def _set_clock(monotonic: float) -> None: ...
 def _final_text(dialect: str, result_json: str) -> str: ...
 
-#: The dialect registry: one dict per dialect (``name``, ``stream_class``, ``family``,
-#: ``terminal``, ``stream_path``, ``whole_path``, ``invoke_paths``, ``query``, ``key_header``,
-#: ``client_key_headers``, ``client_key_query``, ``request_id``, ``model_key``, ``usage_key``,
-#: ``framing``, ``translates``, ``source``, ``requests``, ``serves``,
-#: ``upstream``).
-DIALECTS: Tuple[Dict[str, Any], ...]
+class _DialectSpec(TypedDict):
+    """One row of the dialect registry (``src/dialect/registry.rs``): mypy checks its readers."""
+
+    name: str
+    stream_class: str
+    family: str
+    terminal: str
+    stream_path: str
+    whole_path: Optional[str]
+    invoke_paths: Optional[Tuple[str, str]]
+    query: Tuple[str, ...]
+    key_header: Tuple[str, str]
+    client_key_headers: Tuple[str, ...]
+    client_key_query: Optional[str]
+    request_id: str
+    model_key: Optional[str]
+    usage_key: str
+    framing: str
+    translates: bool
+    source: bool
+    requests: bool
+    serves: bool
+    upstream: bool
+
+#: The dialect registry: one row per dialect, in the core's order.
+DIALECTS: Tuple[_DialectSpec, ...]
 
 @final
 class _DialectSniffer:

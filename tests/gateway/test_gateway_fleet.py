@@ -13,9 +13,9 @@ from typing import Any, Dict, List, Optional
 
 import pytest
 from ssewire.gateway import _config as config
-from strict_upstream import ANSWER
 from support.failing_upstream import FailingUpstream, refused_port
 from support.gateway_app import Gateway
+from support.strict_upstream import ANSWER
 
 TIMEOUT = 30.0
 

@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List
 
 import pytest
-from strict_upstream import ANSWER
 from support.failing_upstream import FailingUpstream
+from support.strict_upstream import ANSWER
 
 TIMEOUT = 60.0
 

@@ -27,7 +27,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import h11
 import ssewire
-from strict_upstream import answer_stream, error_body
+
+from support.strict_upstream import answer_stream, error_body
 
 TIMEOUT = 30.0
 

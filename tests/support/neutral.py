@@ -8,9 +8,9 @@ import json
 from typing import Any, Optional
 
 import ssewire
-from dialects import original_id
 
 from support import registry
+from support.dialects import original_id
 
 
 def _args(text: Any) -> Any:

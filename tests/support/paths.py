@@ -6,8 +6,10 @@ from pathlib import Path
 
 #: tests/
 TESTS = Path(__file__).resolve().parent.parent
+#: The checkout (or the suite's folder in CI: tests/, benches/, examples/, conftest.py).
+ROOT = TESTS.parent
 #: The recorded streams, by dialect (tests/data).
 DATA = TESTS / "data"
 #: The checkout's examples/ and benches/ (absent from an installed suite without them).
-EXAMPLES = TESTS.parent / "examples"
-BENCHES = TESTS.parent / "benches"
+EXAMPLES = ROOT / "examples"
+BENCHES = ROOT / "benches"

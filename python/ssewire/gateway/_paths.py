@@ -12,7 +12,7 @@ import ssewire
 from ssewire import _core
 
 #: The dialect registry of the core, by name: the dialects whose clients the gateway serves.
-SPECS: Dict[str, Dict[str, Any]] = {spec["name"]: spec for spec in _core.DIALECTS if spec["serves"]}
+SPECS: Dict[str, _core._DialectSpec] = {spec["name"]: spec for spec in _core.DIALECTS if spec["serves"]}
 STREAMS: Dict[str, Any] = {name: getattr(ssewire, spec["stream_class"]) for name, spec in SPECS.items()}
 #: The dialects an upstream may speak.
 UPSTREAMS: Tuple[str, ...] = tuple(spec["name"] for spec in _core.DIALECTS if spec["upstream"])
@@ -37,7 +37,7 @@ def _path_pattern(template: str) -> re.Pattern[str]:
     return re.compile(r"^(?P<prefix>.*?)" + pattern + "$")
 
 
-def _templates(spec: Dict[str, Any]) -> List[Tuple[str, Optional[bool], str]]:
+def _templates(spec: _core._DialectSpec) -> List[Tuple[str, Optional[bool], str]]:
     """A dialect's paths: (template, whether the path asks for a stream: None when the body
     tells, the framing the client reads: Bedrock's InvokeModel paths answer a Messages request
     in the event stream framing)."""
@@ -113,7 +113,8 @@ def upstream_path(match: Route, query: Dict[str, str], model: Optional[str]) -> 
     when the path names one, re-encoded as one segment: ``model`` when a route names another),
     the dialect's own query parameters."""
     spec = SPECS[match.dialect]
-    template: str = spec["whole_path"] if match.streaming is False else spec["stream_path"]
+    whole = spec["whole_path"]
+    template = whole if match.streaming is False and whole is not None else spec["stream_path"]
     path = match.prefix + template.replace("{version}", match.version)
     if "{model}" in path:
         path = path.replace("{model}", _core._model_segment(model or match.model or ""))

@@ -8,6 +8,7 @@ import json
 from typing import Any, Dict, Optional
 
 from ssewire import _core
+from ssewire.gateway._paths import SPECS
 
 #: Longest error message logged (an upstream may send megabytes in one).
 LOGGED_MESSAGE = 500
@@ -34,11 +35,29 @@ def _timing(timing: Optional[Dict[str, Any]]) -> Optional[Dict[str, Any]]:
     return {k: timing.get(k) for k in keys}
 
 
+def _summary(dialect: str, stream: Any) -> Dict[str, Any]:
+    """The core's summary of a stream's result (``_summary()``); for a meter of another make
+    (``make_app(meters=...)``: anything with ``result()``), the same read from its result."""
+    own = getattr(stream, "_summary", None)
+    if own is not None:
+        summary: Dict[str, Any] = own()
+        return summary
+    result = stream.result()
+    spec = SPECS[dialect]
+    text = final_text(dialect, result)
+    return {
+        "model": result.get(spec["model_key"]) if spec["model_key"] else None,
+        "usage": result.get(spec["usage_key"]),
+        "text_length": len(text),
+        "text_start": text[:40],
+    }
+
+
 def record(dialect: str, stream: Any, client_gone: bool = False) -> Dict[str, Any]:
     """The log record of one stream. ``done`` tells a complete stream from one that ended
     early; ``client_disconnected``, that the client left before the upstream finished (its
     usage is what the upstream had sent by then)."""
-    summary = stream._summary()
+    summary = _summary(dialect, stream)
     error = stream.error
     return {
         "dialect": dialect,
