@@ -532,6 +532,41 @@ mod tests {
         assert!(!depth_ok(&deep_in_object));
     }
 
+    /// `plain_run`'s word-at-a-time scan ends where a byte-at-a-time scan ends: every byte
+    /// that ends a run (a quote, a backslash, each control byte) in every lane of the first
+    /// three words, among plain bytes at the edges of each test (0x20, 0x7f, 0x80, 0xa0, 0xff,
+    /// and the bytes next to the quote and the backslash).
+    #[test]
+    fn plain_run_ends_where_a_byte_scan_ends() {
+        let reference = |bytes: &[u8], from: usize| -> Option<usize> {
+            let rest = bytes.get(from..)?;
+            let len = rest
+                .iter()
+                .position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+            matches!(rest[len], b'"' | b'\\').then_some(from + len)
+        };
+        let stops: Vec<u8> = (0u8..0x20).chain([b'"', b'\\']).collect();
+        for filler in [0x20u8, b'!', b'#', b'[', b']', 0x7f, 0x80, 0xa0, 0xff] {
+            for len in 0..=24 {
+                for at in 0..len {
+                    for &stop in &stops {
+                        let mut bytes = vec![filler; len];
+                        bytes[at] = stop;
+                        for from in [0, 1, 7] {
+                            assert_eq!(
+                                plain_run(&bytes, from),
+                                reference(&bytes, from),
+                                "filler {filler:#x} len {len} stop {stop:#x} at {at} from {from}"
+                            );
+                        }
+                    }
+                }
+                let plain = vec![filler; len];
+                assert_eq!(plain_run(&plain, 0), None); // no end: the bytes end first
+            }
+        }
+    }
+
     /// `scan_string` decodes what serde_json decodes, and refuses what it refuses.
     #[test]
     fn scan_string_is_serde_json_in_one_pass() {

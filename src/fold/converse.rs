@@ -38,6 +38,9 @@ struct Block {
     result: Option<ResultBlock>,
     input: String,
     partial: PartialJson,
+    /// The input's warning as last read, and the input's length then (`warnings()` may be
+    /// asked after every event: an input is read again only when it grew).
+    input_read: Option<(usize, Option<String>)>,
     reasoning: Option<String>,
     signature: Option<String>,
     redacted: Option<Vec<u8>>,
@@ -185,9 +188,21 @@ impl ConverseFold {
     /// still streaming reads as cut; what its later pieces make of it replaces that).
     pub fn warnings(&mut self) -> Vec<String> {
         let mut all = self.warnings.clone();
-        for (index, block) in self.blocks.sorted() {
-            if let Some(warning) = block.input_warning(index) {
-                note(&mut all, warning);
+        let indexes: Vec<i64> = self.blocks.sorted().iter().map(|(i, _)| *i).collect();
+        for index in indexes {
+            let Some(block) = self.blocks.get_mut(index) else {
+                continue;
+            };
+            let len = block.input.len();
+            if block
+                .input_read
+                .as_ref()
+                .is_none_or(|(read, _)| *read != len)
+            {
+                block.input_read = Some((len, block.input_warning(index)));
+            }
+            if let Some((_, Some(warning))) = &block.input_read {
+                note(&mut all, warning.clone());
             }
         }
         all

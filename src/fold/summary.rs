@@ -2,10 +2,15 @@
 //! answer text, the model, the provider's usage. The gateway's log line and metrics read a
 //! stream through this (one reading of each dialect's final shape, here beside the folds that
 //! build those shapes), not through a reader of its own per dialect.
+//!
+//! The result is walked where it is read: its built parts directly, a part kept as sent (raw
+//! JSON) one level at a time, so nothing is written out and parsed again, and a raw part
+//! reads as it did when it was decoded (its depth counted from itself; a number out of any
+//! float's range is only skipped).
 
-use serde_json::Value;
+use std::borrow::Cow;
 
-use super::Out;
+use super::{Json, Out};
 use crate::dialect::Dialect;
 
 /// A final object in brief.
@@ -24,56 +29,141 @@ pub struct Summary {
 /// The summary of `result`, a final object of `dialect`.
 pub fn summary(dialect: Dialect, result: &Out) -> Summary {
     let (model_key, usage_key) = dialect.spec().result_keys;
+    let root = Node::Out(result);
     let model = (!model_key.is_empty())
-        .then(|| result.key(model_key))
+        .then(|| root.key(model_key))
         .flatten()
-        .and_then(|m| match m {
-            Out::Str(s) => Some(s),
-            Out::Json(text) => serde_json::from_str::<String>(&text).ok(),
-            _ => None,
-        });
+        .and_then(Node::text)
+        .map(Cow::into_owned);
     let usage = result.key(usage_key).filter(|u| !u.is_null());
-    let value = serde_json::from_str::<Value>(&result.to_json()).unwrap_or(Value::Null);
     Summary {
-        text: final_text(dialect, &value),
+        text: final_text(dialect, root),
         model,
         usage,
     }
 }
 
-/// The answer's text in a final object of `dialect` (any JSON value: a shape that is not the
-/// dialect's gives what it holds in the dialect's places, else "").
-pub fn final_text(dialect: Dialect, result: &Value) -> String {
-    let texts = |blocks: Option<&Value>, skip: &dyn Fn(&Value) -> bool| -> String {
-        blocks
-            .and_then(Value::as_array)
-            .into_iter()
-            .flatten()
-            .filter(|b| !skip(b))
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect()
-    };
-    let never = |_: &Value| false;
+/// [`final_text`] of a final object given as JSON text (`""` for text that is not JSON).
+pub fn final_text_of_json(dialect: Dialect, result: &str) -> String {
+    final_text(dialect, Node::Raw(result))
+}
+
+/// A place in a final object: a built part, or a part kept as sent.
+#[derive(Debug, Clone, Copy)]
+pub enum Node<'a> {
+    Out(&'a Out),
+    Raw(&'a str),
+}
+
+impl<'a> Node<'a> {
+    fn key(self, key: &str) -> Option<Node<'a>> {
+        match self {
+            Node::Out(Out::Map(map)) => map.get(key).map(Node::Out),
+            Node::Out(Out::Json(text)) => Node::Raw(text).key(key),
+            Node::Raw(text) => match Json::read(text)? {
+                Json::Object(entries) => entries
+                    .into_iter()
+                    .find(|(k, _)| k == key)
+                    .map(|(_, v)| Node::Raw(v.get())),
+                _ => None,
+            },
+            Node::Out(_) => None,
+        }
+    }
+
+    fn path(self, keys: &[&str]) -> Option<Node<'a>> {
+        keys.iter().try_fold(self, |node, key| node.key(key))
+    }
+
+    fn items(self) -> Vec<Node<'a>> {
+        match self {
+            Node::Out(Out::List(list)) => list.iter().map(Node::Out).collect(),
+            Node::Out(Out::Json(text)) => Node::Raw(text).items(),
+            Node::Raw(text) => match Json::read(text) {
+                Some(Json::Array(items)) => items.into_iter().map(|v| Node::Raw(v.get())).collect(),
+                _ => Vec::new(),
+            },
+            Node::Out(_) => Vec::new(),
+        }
+    }
+
+    fn first(self) -> Option<Node<'a>> {
+        self.items().into_iter().next()
+    }
+
+    fn text(self) -> Option<Cow<'a, str>> {
+        match self {
+            Node::Out(Out::Str(s)) => Some(Cow::Borrowed(s)),
+            Node::Out(Out::Json(text)) => Node::Raw(text).text(),
+            Node::Raw(text) => match Json::read(text)? {
+                Json::Str(s) => Some(s),
+                _ => None,
+            },
+            Node::Out(_) => None,
+        }
+    }
+
+    fn is_true(self) -> bool {
+        match self {
+            Node::Out(Out::Bool(b)) => *b,
+            Node::Out(Out::Json(text)) => text.trim() == "true",
+            Node::Raw(text) => text.trim() == "true",
+            Node::Out(_) => false,
+        }
+    }
+}
+
+/// The `text` of each block of a list, in order (a block whose `skip` holds left out; a
+/// Converse `citationsContent` block's cited texts read as its text).
+fn texts(blocks: Option<Node<'_>>, skip: &dyn Fn(Node<'_>) -> bool) -> String {
+    let mut out = String::new();
+    for block in blocks.map(Node::items).unwrap_or_default() {
+        if skip(block) {
+            continue;
+        }
+        if let Some(text) = block.key("text").and_then(Node::text) {
+            out.push_str(&text);
+        } else if let Some(cited) = block.path(&["citationsContent", "content"]) {
+            out.push_str(&texts(Some(cited), &|_| false));
+        }
+    }
+    out
+}
+
+/// The answer's text in a final object of `dialect` (a shape that is not the dialect's gives
+/// what it holds in the dialect's places, else "").
+pub fn final_text(dialect: Dialect, result: Node<'_>) -> String {
+    let never = |_: Node<'_>| false;
     match dialect {
         // A string, or a list of parts (Mistral's content chunks).
-        Dialect::Chat => match result.pointer("/choices/0/message/content") {
-            Some(Value::String(text)) => text.clone(),
-            parts => texts(parts, &never),
-        },
-        Dialect::Gemini => texts(result.pointer("/candidates/0/content/parts"), &|p| {
-            p.get("thought").and_then(Value::as_bool).unwrap_or(false)
-        }),
-        Dialect::Messages => texts(result.get("content"), &never),
-        Dialect::Converse => texts(result.pointer("/output/message/content"), &never),
+        Dialect::Chat => {
+            let content = result
+                .key("choices")
+                .and_then(Node::first)
+                .and_then(|c| c.path(&["message", "content"]));
+            match content.and_then(Node::text) {
+                Some(text) => text.into_owned(),
+                None => texts(content, &never),
+            }
+        }
+        Dialect::Gemini => texts(
+            result
+                .key("candidates")
+                .and_then(Node::first)
+                .and_then(|c| c.path(&["content", "parts"])),
+            &|p| p.key("thought").is_some_and(Node::is_true),
+        ),
+        Dialect::Messages => texts(result.key("content"), &never),
+        Dialect::Converse => texts(result.path(&["output", "message", "content"]), &never),
+        // Message items only: a reasoning item's content (open-weight models'
+        // `reasoning_text`) is not the answer.
         Dialect::Responses => result
-            .get("output")
-            .and_then(Value::as_array)
+            .key("output")
+            .map(Node::items)
+            .unwrap_or_default()
             .into_iter()
-            .flatten()
-            // Message items only: a reasoning item's content (open-weight models'
-            // `reasoning_text`) is not the answer.
-            .filter(|item| item.get("type").and_then(Value::as_str) == Some("message"))
-            .map(|item| texts(item.get("content"), &never))
+            .filter(|item| item.key("type").and_then(Node::text).as_deref() == Some("message"))
+            .map(|item| texts(item.key("content"), &never))
             .collect(),
     }
 }
@@ -82,6 +172,20 @@ pub fn final_text(dialect: Dialect, result: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn built(value: &serde_json::Value) -> Out {
+        // The top level built (as the folds build it), every value below kept as sent.
+        match value {
+            serde_json::Value::Object(map) => {
+                let mut m = super::super::Map::new();
+                for (k, v) in map {
+                    m.set(k, Out::json(&v.to_string()));
+                }
+                Out::Map(m)
+            }
+            other => Out::json(&other.to_string()),
+        }
+    }
 
     #[test]
     fn each_dialects_answer_text_model_and_usage() {
@@ -130,20 +234,54 @@ mod tests {
             (
                 Dialect::Converse,
                 json!({"output": {"message": {"content": [{"reasoningContent": {}},
-                       {"text": "Hi there"}]}}, "usage": {"inputTokens": 1}}),
+                       {"text": "Hi "}, {"citationsContent": {"content": [{"text": "the"},
+                       {"text": "re"}], "citations": []}}]}}, "usage": {"inputTokens": 1}}),
                 "Hi there",
                 None,
             ),
         ];
         for (dialect, value, text, model) in cases {
-            let out = Out::json(&value.to_string());
-            let s = summary(dialect, &out);
-            assert_eq!(s.text, text, "{dialect:?}");
-            assert_eq!(s.model.as_deref(), model, "{dialect:?}");
-            assert!(s.usage.is_some(), "{dialect:?}");
-            // Another dialect's shape, or no object at all: no text, no panic.
-            assert_eq!(final_text(dialect, &json!([1, {"choices": 2}])), "");
+            for out in [Out::json(&value.to_string()), built(&value)] {
+                let s = summary(dialect, &out);
+                assert_eq!(s.text, text, "{dialect:?}");
+                assert_eq!(s.model.as_deref(), model, "{dialect:?}");
+                assert!(s.usage.is_some(), "{dialect:?}");
+            }
+            assert_eq!(final_text_of_json(dialect, &value.to_string()), text);
+            // Another dialect's shape, text that is not JSON, or no object at all: no text.
+            assert_eq!(final_text_of_json(dialect, r#"[1, {"choices": 2}]"#), "");
+            assert_eq!(final_text_of_json(dialect, "{not json"), "");
             assert_eq!(summary(dialect, &Out::Null), Summary::default());
         }
+    }
+
+    #[test]
+    fn a_raw_part_out_of_range_or_deep_does_not_hide_the_text() {
+        // As the Converse fold builds its result: blocks built, a tool input kept as sent
+        // (nested as deep as a decoder takes it: 125 levels), a usage count no float holds.
+        // The text reads: nothing below the blocks is parsed (a write-out and parse of the
+        // whole result refused both, and logged no text).
+        use super::super::Map;
+        let deep = format!("{{\"a\": {}1{}}}", "[".repeat(125), "]".repeat(125));
+        let block = |key: &str, value: Out| {
+            let mut m = Map::new();
+            m.set(key, value);
+            Out::Map(m)
+        };
+        let mut tool = Map::new();
+        tool.set("name", Out::Str("f".into()));
+        tool.set("input", Out::json(&deep));
+        let content = Out::List(vec![
+            block("text", Out::Str("Hi".into())),
+            block("toolUse", Out::Map(tool)),
+        ]);
+        let mut root = Map::new();
+        root.set("output", block("message", block("content", content)));
+        root.set("usage", Out::json(r#"{"inputTokens": 1e400}"#));
+        let root = Out::Map(root);
+        assert!(serde_json::from_str::<serde_json::Value>(&root.to_json()).is_err());
+        let s = summary(Dialect::Converse, &root);
+        assert_eq!(s.text, "Hi");
+        assert!(s.usage.is_some());
     }
 }

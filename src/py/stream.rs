@@ -347,7 +347,6 @@ fn monotonic(at: std::time::Instant) -> f64 {
     }
 }
 
-/// The `timing` dict of a stream.
 /// A [`crate::fold::summary::Summary`] as the gateway's log record holds it.
 pub fn summary_dict<'py>(
     py: Python<'py>,
@@ -376,10 +375,13 @@ pub fn final_text(dialect: &str, result_json: &str) -> PyResult<String> {
             dialect.chars().take(40).collect::<String>()
         ))
     })?;
-    let value = serde_json::from_str(result_json).unwrap_or(serde_json::Value::Null);
-    Ok(crate::fold::summary::final_text(dialect, &value))
+    Ok(crate::fold::summary::final_text_of_json(
+        dialect,
+        result_json,
+    ))
 }
 
+/// The `timing` dict of a stream.
 pub fn timing_dict<'py>(
     py: Python<'py>,
     t: &crate::stream::timing::Timing,

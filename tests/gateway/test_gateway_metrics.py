@@ -302,7 +302,7 @@ def test_the_log_records_summary_is_the_results_for_every_capture() -> None:
     from support.neutral import neutral
     from support.paths import DATA
 
-    checked = 0
+    checked: dict = {}
     for dialect in registry.NAMES:
         model_key, usage_key = next((s["model_key"], s["usage_key"]) for s in ssewire._core.DIALECTS
                                     if s["name"] == dialect)  # fmt: skip
@@ -320,5 +320,43 @@ def test_the_log_records_summary_is_the_results_for_every_capture() -> None:
             assert got["model"] == (result.get(model_key) if model_key else None), path
             assert got["usage"] == result.get(usage_key), path
             assert final_text(dialect, result) == text, path
-            checked += 1
-    assert checked >= 100, checked
+            checked[dialect] = checked.get(dialect, 0) + 1
+    # Converse (binary: no captures of its own): each capture translated, and cited text.
+    cited = [("messageStart", {"role": "assistant"}),
+             ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "Paris is "}}),
+             ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"citation": {
+                 "title": "Paris", "location": {"documentChar": {"documentIndex": 0, "start": 0, "end": 9}},
+                 "sourceContent": [{"text": "Paris is the capital"}]}}}),
+             ("contentBlockDelta", {"contentBlockIndex": 0, "delta": {"text": "the capital."}}),
+             ("contentBlockStop", {"contentBlockIndex": 0}),
+             ("messageStop", {"stopReason": "end_turn"}),
+             ("metadata", {"usage": {"inputTokens": 3, "outputTokens": 4, "totalTokens": 7}, "metrics": {"latencyMs": 1}})]  # fmt: skip
+    bodies = [b"".join(ssewire.encode_eventstream_message(
+        {":event-type": kind, ":content-type": "application/json", ":message-type": "event"},
+        json.dumps(payload).encode()) for kind, payload in cited)]  # fmt: skip
+    for dialect in registry.NAMES:
+        for path in sorted((DATA / dialect).glob("*.sse"))[::4]:
+            bodies.append(ssewire.translate(path.read_bytes(), dialect, "converse"))
+    for body in bodies:
+        s = ssewire.ConverseStream()
+        s.consume(body)
+        s.finish()
+        result = s.result()
+        text = neutral("converse", result)["text"]
+        got = record("converse", s)
+        assert (got["text_length"], got["text_start"]) == (len(text), text[:40]), result
+        assert got["usage"] == result.get("usage") and got["model"] is None
+        assert final_text("converse", result) == text
+        checked["converse"] = checked.get("converse", 0) + 1
+    assert "citationsContent" in json.dumps(bodies and ssewire.accumulate(bodies[0], "converse"))
+    assert record("converse", _read_converse(bodies[0]))["text_start"] == "Paris is the capital."
+    assert set(checked) == {*registry.NAMES, "converse"} and sum(checked.values()) >= 100, checked
+
+
+def _read_converse(body: bytes) -> Any:
+    import ssewire
+
+    s = ssewire.ConverseStream()
+    s.consume(body)
+    s.finish()
+    return s

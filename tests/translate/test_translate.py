@@ -783,3 +783,19 @@ def test_two_calls_at_one_place_are_two_calls(same_item_id: bool, server: Loopba
         if target in SDKS:
             got = SDKS[target](server.url(server.add(outs.pop(), seed=1, delay=0.0)))
             assert [c[1:] for c in neutral(target, got)["calls"]] == [c[1:] for c in want], target
+
+
+def test_an_added_event_repeated_while_its_item_is_open_is_the_same_item() -> None:
+    """An ``output_item.added`` sent again before its item's ``.done`` (a replayed event) is
+    the item already open, not a second one (only a place whose item is done is reused)."""
+    body = _two_calls_one_place(same_item_id=True)
+    frames = body.split(b"\n\n")
+    added = next(f for f in frames if b"response.output_item.added" in f)
+    first = frames.index(added)
+    replayed = b"\n\n".join([*frames[: first + 2], added, *frames[first + 2 :]])
+    for target in [d for d in registry.ALL if d != "responses"]:
+        t = ssewire.Translator("responses", target)
+        t.feed(replayed)
+        t.finish()
+        calls = neutral(target, t.result())["calls"]
+        assert [c[2] for c in calls] == [{"city": "Paris"}, {"city": "Rome"}], (target, calls)

@@ -5,6 +5,7 @@ summary of its result: no Python reading per dialect), the final text of a resul
 from __future__ import annotations
 
 import json
+import math
 from typing import Any, Dict, Optional
 
 from ssewire import _core
@@ -16,8 +17,26 @@ LOGGED_MESSAGE = 500
 
 def final_text(dialect: str, result: Dict[str, Any]) -> str:
     """The assistant's text in a final object (the provider's non-streaming shape): the
-    core's reading (``fold::summary``), the one the log line uses."""
-    return _core._final_text(dialect, json.dumps(result, default=lambda _: None))
+    core's reading (``fold::summary``), the one the log line uses. ``""`` for an object that
+    is not a final object of ``dialect``; ``ValueError`` for an unknown dialect."""
+    try:
+        text = json.dumps(result, default=lambda _: None, allow_nan=False)
+    except ValueError:  # a count out of any float's range (inf): what JSON cannot write, None
+        text = json.dumps(_finite(result), default=lambda _: None)
+    except (TypeError, RecursionError):  # keys that are not strings, a cycle: not a result
+        return ""
+    return _core._final_text(dialect, text)
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with every float that JSON cannot write (inf, nan) as None."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_finite(v) for v in value]
+    return value
 
 
 def cut(message: str) -> str:

@@ -38,6 +38,13 @@ pub struct ResponsesReader {
     moved: IntMap<i64>,
     /// How many places [`ResponsesReader::moved`] handed out.
     fresh: i64,
+    /// The output indexes (as sent) whose item's `output_item.done` came: only such a place
+    /// is moved when an item is added there again (an `added` repeated while its item is
+    /// open is the same item).
+    done_at: IntMap<bool>,
+    /// Each item's place, in the order the items were added: where the terminal object's
+    /// n-th item is when it names no id.
+    order: Vec<i64>,
 }
 
 /// The first of the places [`ResponsesReader::moved`] hands out (past any real index).
@@ -57,12 +64,23 @@ impl ResponsesReader {
     /// come to the translation apart).
     pub fn view(&mut self, v: &responses::EventView<'_>, sink: &mut dyn Sink) {
         let kind = v.kind.as_bytes();
+        // Whether this event adds an item at a place of its own.
+        let mut new_item = false;
         if kind == b"response.output_item.added" {
             if let Some(at) = v.output_index {
-                if !self.added.add(at) {
+                if self.added.add(at) {
+                    new_item = true;
+                } else if self.done_at.get(at) == Some(&true) {
+                    self.done_at.insert(at, false);
                     self.moved.insert(at, FRESH + self.fresh);
                     self.fresh += 1;
+                    new_item = true;
                 }
+            }
+        }
+        if kind == b"response.output_item.done" {
+            if let Some(at) = v.output_index {
+                self.done_at.insert(at, true);
             }
         }
         let place = |at: i64| self.moved.get(at).copied().unwrap_or(at);
@@ -109,6 +127,9 @@ impl ResponsesReader {
                 };
                 if let Some(id) = str_field(item, "id") {
                     self.ids.insert(id.into_owned(), oi);
+                }
+                if new_item {
+                    self.order.push(oi);
                 }
                 match str_field(item, "type").as_deref() {
                     Some("function_call") => {
@@ -227,6 +248,7 @@ impl ResponsesReader {
                         if str_field(item, "type").as_deref() == Some("message") {
                             let oi = str_field(item, "id")
                                 .and_then(|id| self.ids.get(id.as_ref()).copied())
+                                .or_else(|| self.order.get(at).copied())
                                 .unwrap_or(at as i64);
                             self.message_done(oi, item, sink);
                         }

@@ -182,7 +182,7 @@ impl Sink for MessagesWriter {
     }
 
     fn open(&mut self, key: Key, kind: Kind<'_>) {
-        if self.done {
+        if self.done || self.blocks.find(key).is_some() {
             return;
         }
         match kind {

@@ -5,6 +5,8 @@
 //!
 //! Shared rules (each writer applies them in its own wire form):
 //! - the opening events go out with the first call (`meta`, or content before it);
+//! - a key opens once: opening it again is nothing (an upstream may repeat the event that
+//!   adds an item; the Messages and Responses writers opened a second block for it);
 //! - Messages: one content block is open at a time (its protocol is sequential): opening
 //!   another closes the open one; a delta for a block already closed is written under its own
 //!   index and noted. Responses: items stay open until the reader closes them or the stream

@@ -540,7 +540,7 @@ impl Sink for ResponsesWriter {
     }
 
     fn open(&mut self, key: Key, kind: Kind<'_>) {
-        if self.done {
+        if self.done || self.items.find(key).is_some() {
             return;
         }
         match kind {
