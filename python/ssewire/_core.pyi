@@ -118,6 +118,8 @@ class _DialectSpec(TypedDict):
     client_key_headers: Tuple[str, ...]
     client_key_query: Optional[str]
     request_id: str
+    version_header: Optional[Tuple[str, str]]
+    otel_provider: str
     model_key: Optional[str]
     usage_key: str
     framing: str

@@ -29,9 +29,8 @@ from ssewire import _core
 
 __all__ = ["GatewayMetrics", "configure"]
 
-#: ``gen_ai.provider.name`` by the registry's provider family.
-PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "google": "gcp.gemini", "amazon": "aws.bedrock"}
-_FAMILY = {spec["name"]: spec["family"] for spec in _core.DIALECTS}
+#: ``gen_ai.provider.name`` by dialect (the registry's column).
+PROVIDERS = {spec["name"]: spec["otel_provider"] for spec in _core.DIALECTS}
 
 
 class GatewayMetrics:
@@ -67,7 +66,7 @@ class GatewayMetrics:
         dialect = entry.get("dialect") or entry.get("client_dialect") or "chat"
         attrs: Dict[str, Any] = {
             "gen_ai.operation.name": "chat",
-            "gen_ai.provider.name": PROVIDERS.get(_FAMILY.get(dialect, ""), dialect),
+            "gen_ai.provider.name": PROVIDERS.get(dialect, dialect),
         }
         if isinstance(entry.get("request_model"), str):
             attrs["gen_ai.request.model"] = entry["request_model"]

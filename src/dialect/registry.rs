@@ -82,6 +82,11 @@ pub struct Spec {
     pub client_key: (&'static [&'static str], &'static str),
     /// The response header naming the provider's request id.
     pub request_id: &'static str,
+    /// The API version header an upstream of the dialect is sent, and its value when the
+    /// client sent none (`None`: the dialect has none).
+    pub version_header: Option<(&'static str, &'static str)>,
+    /// OpenTelemetry's `gen_ai.provider.name` for the dialect's provider.
+    pub otel_provider: &'static str,
     /// The final object's keys for the model and the usage.
     pub result_keys: (&'static str, &'static str),
     /// The body's framing: `"sse"`, or `"eventstream"` (AWS's binary event stream).
@@ -123,6 +128,8 @@ static CHAT: Spec = Spec {
     key_header: ("authorization", "Bearer "),
     client_key: (&["authorization", "api-key"], ""),
     request_id: "x-request-id",
+    version_header: None,
+    otel_provider: "openai",
     result_keys: ("model", "usage"),
     framing: "sse",
     translates: true,
@@ -150,6 +157,8 @@ static MESSAGES: Spec = Spec {
     key_header: ("x-api-key", ""),
     client_key: (&["x-api-key", "authorization"], ""),
     request_id: "request-id",
+    version_header: Some(("anthropic-version", "2023-06-01")),
+    otel_provider: "anthropic",
     result_keys: ("model", "usage"),
     framing: "sse",
     translates: true,
@@ -174,6 +183,8 @@ static RESPONSES: Spec = Spec {
     key_header: ("authorization", "Bearer "),
     client_key: (&["authorization", "api-key"], ""),
     request_id: "x-request-id",
+    version_header: None,
+    otel_provider: "openai",
     result_keys: ("model", "usage"),
     framing: "sse",
     translates: true,
@@ -198,6 +209,8 @@ static GEMINI: Spec = Spec {
     key_header: ("x-goog-api-key", ""),
     client_key: (&["x-goog-api-key", "authorization"], "key"),
     request_id: "x-request-id",
+    version_header: None,
+    otel_provider: "gcp.gemini",
     result_keys: ("modelVersion", "usageMetadata"),
     framing: "sse",
     translates: true,
@@ -224,6 +237,8 @@ static CONVERSE: Spec = Spec {
     key_header: ("authorization", "Bearer "),
     client_key: (&["authorization"], ""),
     request_id: "x-amzn-requestid",
+    version_header: None,
+    otel_provider: "aws.bedrock",
     result_keys: ("", "usage"),
     framing: "eventstream",
     translates: false,

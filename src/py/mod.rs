@@ -121,6 +121,8 @@ fn registry(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyTuple>> {
             (!s.client_key.1.is_empty()).then_some(s.client_key.1),
         )?;
         d.set_item("request_id", s.request_id)?;
+        d.set_item("version_header", s.version_header)?;
+        d.set_item("otel_provider", s.otel_provider)?;
         d.set_item("model_key", s.result_keys.0)?;
         d.set_item("usage_key", s.result_keys.1)?;
         d.set_item("framing", s.framing)?;

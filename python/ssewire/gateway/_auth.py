@@ -15,8 +15,6 @@ from ssewire.gateway._paths import SPECS
 
 #: A header value that may be passed on: visible ASCII, spaces and tabs.
 HEADER_VALUE = re.compile(r"^[\x20-\x7e\t]*$")
-#: The Anthropic API version sent to a Messages upstream when the client named none.
-ANTHROPIC_VERSION = "2023-06-01"
 #: A Bedrock Runtime host and the region it names.
 BEDROCK_HOST = re.compile(r"^bedrock-runtime(?:-fips)?\.([a-z0-9-]+)\.amazonaws\.com(?:\.cn)?$")
 #: Each dialect's name for the upstream's request id.
@@ -115,11 +113,13 @@ def upstream_headers(
                 raise Refused(400, "the credential has characters no header can carry")
             out += credential_headers(up, own)
     family, client_family = SPECS[up]["family"], SPECS[client]["family"]
-    if family == "anthropic":
-        same = client_family == "anthropic"
-        version = headers.get("anthropic-version") if same else None
-        out.append(("anthropic-version", version or ANTHROPIC_VERSION))
-        beta = headers.get("anthropic-beta") if same else None
+    versioned = SPECS[up]["version_header"]
+    if versioned is not None:  # the registry's: the client's own value within one family
+        name, default = versioned
+        version = headers.get(name) if family == client_family else None
+        out.append((name, version or default))
+    if family == client_family == "anthropic":
+        beta = headers.get("anthropic-beta")
         if beta:
             out.append(("anthropic-beta", beta))
     if family == client_family == "openai" and pass_through and client == up:
