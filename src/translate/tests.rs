@@ -53,3 +53,45 @@ fn usage_counts_cached_tokens_once_either_way() {
     });
     assert_eq!((a.total_input(), a.uncached_input()), (3860, 12));
 }
+
+/// Every capture of `tests/data`, translated into every target whole and in 7-byte reads: the
+/// output follows the target's protocol (`write::check`, asserted on every output in debug
+/// builds, as these tests run) and does not depend on the reads.
+#[test]
+fn every_capture_keeps_every_targets_protocol() {
+    let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
+    let targets = [
+        Target::Chat,
+        Target::Messages,
+        Target::Responses,
+        Target::Gemini,
+        Target::Converse,
+    ];
+    let mut checked = 0;
+    for dialect in ["chat", "messages", "responses", "gemini"] {
+        let Ok(dir) = std::fs::read_dir(data.join(dialect)) else {
+            continue; // a tree without the captures (an sdist)
+        };
+        let mut paths: Vec<_> = dir.filter_map(Result::ok).map(|e| e.path()).collect();
+        paths.retain(|p| p.extension().is_some_and(|e| e == "sse"));
+        paths.sort();
+        for path in paths {
+            let body = std::fs::read(&path).unwrap_or_default();
+            for target in targets {
+                let source = crate::dialect::Dialect::parse(dialect);
+                let mut whole = Standalone::new(source, target, 1 << 20);
+                let mut a = whole.feed(&body).0;
+                a.extend(whole.finish());
+                let mut split = Standalone::new(source, target, 1 << 20);
+                let mut b = Vec::new();
+                for piece in body.chunks(7) {
+                    b.extend(split.feed(piece).0);
+                }
+                b.extend(split.finish());
+                assert_eq!(a, b, "{} into {target:?}", path.display());
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked == 0 || checked >= 400, "{checked}");
+}

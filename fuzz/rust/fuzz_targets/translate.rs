@@ -1,4 +1,4 @@
-//! Translation: every source dialect into every target, the output the same however the input
+//! Translation: every SSE source dialect into every target (Converse's event stream included), the output the same however the input
 //! was cut (whole, two pieces); the output is an event stream that the target's own reading
 //! takes without a panic; memory stays bounded (libFuzzer's -malloc_limit_mb); no panic.
 #![no_main]
@@ -10,7 +10,7 @@ use ssewire::translate::{Dialect, Target};
 mod common;
 
 const SOURCES: [Dialect; 4] = [Dialect::Chat, Dialect::Messages, Dialect::Responses, Dialect::Gemini];
-const TARGETS: [Target; 4] = [Target::Chat, Target::Messages, Target::Responses, Target::Gemini];
+const TARGETS: [Target; 5] = [Target::Chat, Target::Messages, Target::Responses, Target::Gemini, Target::Converse];
 
 fn run(source: Option<Dialect>, target: Target, pieces: &[&[u8]]) -> (Vec<u8>, Vec<String>) {
     let mut t = Standalone::new(source, target, 4096);
@@ -29,7 +29,7 @@ fuzz_target!(|data: &[u8]| {
         4 => None,
         n => Some(SOURCES[n]),
     };
-    let target = TARGETS[(pick / 5) % 4];
+    let target = TARGETS[(pick / 5) % 5];
     let whole = run(source, target, &[body]);
     let (a, b) = body.split_at(cut);
     assert_eq!(run(source, target, &[a, b]), whole, "the output depends on the cut");

@@ -9,7 +9,15 @@
 //!   most one open at a time; a delta names a started block; a stop closes the open block;
 //!   `message_delta` with no block open;
 //! - Responses: `sequence_number` from 0 without a gap; `response.created` first; an event
-//!   naming an `output_index` comes after that item's `output_item.added`.
+//!   naming an `output_index` comes after that item's `output_item.added`;
+//! - chat: every chunk has a `choices` list; a tool call's first fragment carries its `id` and
+//!   `function.name` (the openai SDK's stream state needs both); nothing of a choice follows
+//!   its `finish_reason`;
+//! - Gemini: every chunk has a `candidates` list or `promptFeedback`; a `functionCall`'s
+//!   `args` is an object; no part of a candidate follows its `finishReason`;
+//! - Converse: `messageStart` first; a block starts once, and its deltas and stop come between
+//!   its start (or, for text and reasoning, its first delta) and its stop; `messageStop` once,
+//!   then only `metadata`, which ends the stream.
 //!
 //! Cost: one JSON decode per event written, in debug builds only.
 
@@ -30,6 +38,12 @@ pub struct Invariants {
     open: Option<i64>,
     /// Responses: the items added.
     items: HashSet<i64>,
+    /// Chat: the (choice, call) pairs seen; the choices finished. Gemini: the candidates
+    /// finished. Converse: the blocks started, the blocks stopped, whether `messageStop` came.
+    calls: HashSet<(i64, i64)>,
+    finished: HashSet<i64>,
+    stopped: HashSet<i64>,
+    message_stopped: bool,
 }
 
 impl Invariants {
@@ -43,6 +57,10 @@ impl Invariants {
             next_block: 0,
             open: None,
             items: HashSet::new(),
+            calls: HashSet::new(),
+            finished: HashSet::new(),
+            stopped: HashSet::new(),
+            message_stopped: false,
         }
     }
 
@@ -59,7 +77,11 @@ impl Invariants {
 
     fn frame(&mut self, frame: &str) -> Result<(), String> {
         let mut data = String::new();
+        let mut event = "";
         for line in frame.split('\n') {
+            if let Some(name) = line.strip_prefix("event: ") {
+                event = name;
+            }
             if let Some(v) = line.strip_prefix("data: ").or(line.strip_prefix("data:")) {
                 if !data.is_empty() {
                     data.push('\n');
@@ -101,8 +123,113 @@ impl Invariants {
                 }
                 self.responses(kind, index("output_index"))
             }
-            Target::Chat | Target::Gemini | Target::Converse => Ok(()),
+            Target::Chat => self.chat(&v),
+            Target::Gemini => self.gemini(&v),
+            Target::Converse => self.converse(event, index("contentBlockIndex")),
         }
+    }
+
+    fn chat(&mut self, v: &serde_json::Value) -> Result<(), String> {
+        let Some(choices) = v.get("choices").and_then(serde_json::Value::as_array) else {
+            return Err(format!("a chunk without a choices list: {v:.200}"));
+        };
+        for choice in choices {
+            let index = choice
+                .get("index")
+                .and_then(serde_json::Value::as_i64)
+                .unwrap_or(0);
+            if self.finished.contains(&index) {
+                return Err(format!("choice {index} goes on after its finish_reason"));
+            }
+            let calls = choice
+                .pointer("/delta/tool_calls")
+                .and_then(serde_json::Value::as_array);
+            for call in calls.into_iter().flatten() {
+                let at = call.get("index").and_then(serde_json::Value::as_i64);
+                let Some(at) = at else {
+                    return Err(format!("a tool call without its index: {call}"));
+                };
+                if self.calls.insert((index, at)) {
+                    let named = call.get("id").is_some_and(serde_json::Value::is_string)
+                        && call
+                            .pointer("/function/name")
+                            .is_some_and(serde_json::Value::is_string);
+                    if !named {
+                        return Err(format!("tool call {at} starts without its id and name"));
+                    }
+                }
+            }
+            if choice.get("finish_reason").is_some_and(|r| !r.is_null()) {
+                self.finished.insert(index);
+            }
+        }
+        Ok(())
+    }
+
+    fn gemini(&mut self, v: &serde_json::Value) -> Result<(), String> {
+        let candidates = v.get("candidates").and_then(serde_json::Value::as_array);
+        if candidates.is_none() && v.get("promptFeedback").is_none() {
+            return Err(format!("a chunk with no candidates: {v:.200}"));
+        }
+        for (at, c) in candidates.into_iter().flatten().enumerate() {
+            let index = c
+                .get("index")
+                .and_then(serde_json::Value::as_i64)
+                .unwrap_or(at as i64);
+            let parts = c
+                .pointer("/content/parts")
+                .and_then(serde_json::Value::as_array);
+            let parts = parts.map(Vec::as_slice).unwrap_or_default();
+            if !parts.is_empty() && self.finished.contains(&index) {
+                return Err(format!("candidate {index} goes on after its finishReason"));
+            }
+            for part in parts {
+                if let Some(call) = part.get("functionCall") {
+                    if !call.get("args").is_some_and(serde_json::Value::is_object) {
+                        return Err(format!("a functionCall whose args is no object: {call}"));
+                    }
+                }
+            }
+            if c.get("finishReason").is_some_and(|r| !r.is_null()) {
+                self.finished.insert(index);
+            }
+        }
+        Ok(())
+    }
+
+    fn converse(&mut self, event: &str, index: Option<i64>) -> Result<(), String> {
+        if (self.events == 1) != (event == "messageStart") {
+            return Err(format!("{event} as event {}", self.events));
+        }
+        if self.message_stopped && event != "metadata" {
+            return Err(format!("{event} after messageStop"));
+        }
+        let block = || index.ok_or_else(|| format!("{event} without its contentBlockIndex"));
+        match event {
+            "contentBlockStart" => {
+                let at = block()?;
+                if !self.items.insert(at) {
+                    return Err(format!("block {at} started twice"));
+                }
+            }
+            "contentBlockDelta" => {
+                let at = block()?;
+                if self.stopped.contains(&at) {
+                    return Err(format!("a delta of block {at} after its stop"));
+                }
+                self.items.insert(at); // text and reasoning blocks start with their delta
+            }
+            "contentBlockStop" => {
+                let at = block()?;
+                if !self.items.contains(&at) || !self.stopped.insert(at) {
+                    return Err(format!("block {at} stopped while it is not open"));
+                }
+            }
+            "messageStop" => self.message_stopped = true,
+            "metadata" => self.ended = true,
+            _ => {}
+        }
+        Ok(())
     }
 
     fn messages(&mut self, kind: &str, index: Option<i64>) -> Result<(), String> {
@@ -223,5 +350,80 @@ mod tests {
     fn chat_ends_at_done() {
         assert_eq!(run(Target::Chat, &[r#"{"choices":[]}"#, "[DONE]"]), Ok(()));
         assert!(run(Target::Chat, &["[DONE]", r#"{"choices":[]}"#]).is_err());
+    }
+
+    #[test]
+    fn chat_calls_start_named_and_a_choice_ends_at_its_finish_reason() {
+        let first = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"c","type":"function","function":{"name":"f","arguments":""}}]}}]}"#;
+        let more = r#"{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]}}]}"#;
+        let finish = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
+        let usage = r#"{"choices":[],"usage":{}}"#;
+        assert_eq!(
+            run(Target::Chat, &[first, more, finish, usage, "[DONE]"]),
+            Ok(())
+        );
+        assert!(
+            run(Target::Chat, &[more]).is_err(),
+            "a call without id and name"
+        );
+        assert!(
+            run(Target::Chat, &[finish, more]).is_err(),
+            "after the finish"
+        );
+        assert!(run(Target::Chat, &[r#"{"id":"x"}"#]).is_err(), "no choices");
+    }
+
+    #[test]
+    fn gemini_candidates_end_at_their_finish_reason() {
+        let text = r#"{"candidates":[{"content":{"parts":[{"text":"a"}]},"index":0}]}"#;
+        let call =
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{}}}]}}]}"#;
+        let bad =
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":"{}"}}]}}]}"#;
+        let finish = r#"{"candidates":[{"content":{"parts":[]},"finishReason":"STOP","index":0}],"usageMetadata":{}}"#;
+        assert_eq!(run(Target::Gemini, &[text, call, finish]), Ok(()));
+        assert!(run(Target::Gemini, &[bad]).is_err(), "args as text");
+        assert!(
+            run(Target::Gemini, &[finish, text]).is_err(),
+            "after the finish"
+        );
+        assert!(
+            run(Target::Gemini, &[r#"{"modelVersion":"m"}"#]).is_err(),
+            "no candidates"
+        );
+    }
+
+    #[test]
+    fn converse_blocks_start_once_and_metadata_ends() {
+        let ev = |name: &str, data: &str| format!("event: {name}\ndata: {data}\n\n");
+        let check = |events: &[(&str, &str)]| {
+            let mut c = Invariants::new(Target::Converse);
+            events
+                .iter()
+                .try_for_each(|(n, d)| c.check(ev(n, d).as_bytes()))
+        };
+        let start = ("messageStart", r#"{"role":"assistant"}"#);
+        let text = (
+            "contentBlockDelta",
+            r#"{"contentBlockIndex":0,"delta":{"text":"a"}}"#,
+        );
+        let stop0 = ("contentBlockStop", r#"{"contentBlockIndex":0}"#);
+        let tool = (
+            "contentBlockStart",
+            r#"{"contentBlockIndex":1,"start":{"toolUse":{}}}"#,
+        );
+        let stop1 = ("contentBlockStop", r#"{"contentBlockIndex":1}"#);
+        let end = ("messageStop", r#"{"stopReason":"tool_use"}"#);
+        let meta = ("metadata", r#"{"usage":{}}"#);
+        assert_eq!(check(&[start, text, stop0, tool, stop1, end, meta]), Ok(()));
+        assert!(check(&[text]).is_err(), "no messageStart");
+        assert!(check(&[start, tool, tool]).is_err(), "started twice");
+        assert!(
+            check(&[start, text, stop0, text]).is_err(),
+            "a delta after the stop"
+        );
+        assert!(check(&[start, stop1]).is_err(), "a stop of no block");
+        assert!(check(&[start, end, text]).is_err(), "after messageStop");
+        assert!(check(&[start, end, meta, meta]).is_err(), "after metadata");
     }
 }

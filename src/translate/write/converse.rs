@@ -164,7 +164,11 @@ impl Sink for ConverseWriter {
             Some(bytes) => crate::base64::encode(&bytes),
             None => crate::base64::encode(data.as_bytes()),
         };
-        let at = self.block(key, CBlock::Reasoning);
+        // A block of its own: Bedrock's reasoning block holds either text or redacted
+        // content, and each redacted piece is whole (a second one, or one after the
+        // reasoning text of the same key, was written into a block already stopped).
+        self.start();
+        let at = self.blocks.push_alone(key, CBlock::Reasoning);
         let mut d = String::from(r#"{"reasoningContent":{"redactedContent":"#);
         push_str(&mut d, &b64);
         d.push_str("}}");

@@ -290,6 +290,14 @@ impl<T> Blocks<T> {
         at
     }
 
+    /// A block of its own that no key names (written whole at once: later deltas of `key`
+    /// still go to the block the key names).
+    fn push_alone(&mut self, key: Key, value: T) -> usize {
+        let at = self.all.len();
+        self.all.push((key, value, true));
+        at
+    }
+
     fn get(&self, at: usize) -> Option<&T> {
         self.all.get(at).map(|(_, v, _)| v)
     }
