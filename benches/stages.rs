@@ -5,7 +5,7 @@
 //! into reads the way the Python benchmarks cut it (whole, 4 KiB, one read per event) and run
 //! through the pure-Rust core one stage more at a time:
 //!
-//! - `frame`: the WHATWG framer (`sse::Framer` behind `dialect::body::Body`), events borrowed;
+//! - `frame`: the WHATWG framer (`framing::sse::Framer` behind `framing::body::Body`), events borrowed;
 //! - `+text`: each event's data checked as UTF-8 and lone surrogates repaired (`text`);
 //! - `+decode`: each document decoded by the dialect (`dialect::*::decode`, no templates);
 //! - `+fold`: the views read and folded (`fold::*`), then `result()` once;
@@ -31,15 +31,16 @@ use std::hint::black_box;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
-use ssewire::dialect::body::Body;
 use ssewire::dialect::{chat, gemini, messages, responses, split_docs, Doc};
 use ssewire::fold::chat::ChatFold;
 use ssewire::fold::gemini::GeminiFold;
 use ssewire::fold::messages::MessagesFold;
 use ssewire::fold::responses::ResponsesFold;
-use ssewire::sse::{RawEvent, DEFAULT_MAX_EVENT_SIZE};
+use ssewire::framing::body::Body;
+use ssewire::framing::sse::{RawEvent, DEFAULT_MAX_EVENT_SIZE};
+use ssewire::framing::Framing;
+use ssewire::translate::Dialect;
 use ssewire::translate::Standalone;
-use ssewire::translate::{Dialect, Target};
 
 const DIALECTS: [(&str, Dialect); 4] = [
     ("chat", Dialect::Chat),
@@ -84,7 +85,7 @@ fn cut<'a>(body: &'a [u8], how: &str) -> Vec<&'a [u8]> {
 
 /// Frames `reads` and hands each event (type, data) to `each`.
 fn frames(reads: &[&[u8]], mut each: impl FnMut(Option<&[u8]>, &[u8])) -> usize {
-    let mut body = Body::new(DEFAULT_MAX_EVENT_SIZE);
+    let mut body = Body::new(DEFAULT_MAX_EVENT_SIZE, Framing::Sse);
     let mut n = 0;
     let mut out: Vec<RawEvent<'_>> = Vec::new();
     for read in reads {
@@ -241,7 +242,7 @@ fn main() {
         #[cfg(feature = "python")]
         python::rows(name, &body, events, budget, &chunkings);
         for (target_name, target) in DIALECTS {
-            let Some(target) = Target::parse(target_name).filter(|_| target != dialect) else {
+            let Some(target) = Dialect::parse(target_name).filter(|_| target != dialect) else {
                 continue;
             };
             row(&format!("translate ->{target_name}"), &|reads| {

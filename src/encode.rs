@@ -104,7 +104,7 @@ pub fn encode_event(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::sse::Framer;
+    use crate::framing::sse::Framer;
     use proptest::prelude::*;
 
     fn encode(

@@ -1,7 +1,8 @@
 //! ssewire: fast, spec-exact Server-Sent Events parsing for LLM streaming APIs.
 //!
 //! The crate is a pure-Rust core with Python bindings behind the `python` feature:
-//! - [`sse`]: WHATWG event-stream framing (bytes in, borrowed events out);
+//! - [`framing`]: the body framings as a table: WHATWG SSE (bytes in, borrowed events out), the
+//!   AWS event stream, NDJSON, and a body told from a bare JSON error body;
 //! - [`encode`]: the other direction, one event to its wire form;
 //! - [`dialect`]: the LLM dialects' JSON decoded into flat borrowed structs (chat, messages,
 //!   responses), what they share (documents of a frame, errors in every wire form, the body
@@ -10,9 +11,9 @@
 //!   into a sink (the Python classes, `translate::Standalone` and the fuzz targets drive it);
 //! - [`fold`]: each dialect's final object assembled as documents arrive (pure Rust);
 //! - [`request`]: a request translated between dialects (the whole agent loop), pure Rust;
-//! - [`jsonw`]: JSON text written by hand (escaped strings, numbers), below the folds and the
-//!   translation writers;
-//! - [`partial`]: partial JSON read incrementally (streamed tool arguments), pure Rust;
+//! - [`json`]: the JSON toolkit below the dialects and the folds: frames read into borrowed
+//!   structs, the result tree, JSON text written by hand (the one string escaper), partial JSON
+//!   read incrementally (streamed tool arguments);
 //! - [`text`]: lossy UTF-8 and lone-surrogate repair shared by the framing and the dialects;
 //! - `py` (feature `python`): the PyO3 module `ssewire._core`, the only place that knows
 //!   about Python.
@@ -34,13 +35,11 @@
 pub mod base64;
 pub mod dialect;
 pub mod encode;
-pub mod eventstream;
 pub mod fold;
+pub mod framing;
 pub mod http;
-pub mod jsonw;
-pub mod partial;
+pub mod json;
 pub mod request;
-pub mod sse;
 pub mod stream;
 pub mod text;
 pub mod translate;

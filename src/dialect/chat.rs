@@ -14,8 +14,10 @@ use serde_json::value::RawValue;
 
 use super::template::{self, RawHole, MAX_RAW};
 
-use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Extra, Int, Str};
-use crate::fold::chat::{ChunkView, ContentView, ToolView};
+use crate::json::read::{map_struct, raw_opt, str_or_raw, str_or_skip, Extra, Int, Str};
+
+mod view;
+pub use view::*;
 
 /// One `chat.completion.chunk` (or an error document in its place).
 #[derive(Debug, Default)]
@@ -170,7 +172,7 @@ impl VendorRecipes {
                 if i > 0 {
                     fixed.push(',');
                 }
-                fixed.push_str(&serde_json::to_string(key.as_str()).unwrap_or_default());
+                crate::json::write::push_str(&mut fixed, key.as_str());
                 fixed.push(':');
                 let text = value.get();
                 let hole = match u8::try_from(raws.len()) {
@@ -274,7 +276,8 @@ fn value_recipe<'a>(
         let room = raws.len() < MAX_RAW;
         let hole = match b {
             b'"' => {
-                let Some(len) = super::json::skip_string(bytes.get(i + 1..).unwrap_or_default())
+                let Some(len) =
+                    crate::json::read::skip_string(bytes.get(i + 1..).unwrap_or_default())
                 else {
                     break; // not JSON: the rest stays fixed
                 };

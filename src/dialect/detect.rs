@@ -51,7 +51,8 @@ pub fn detect(head: &[u8], fin: bool) -> Option<&'static str> {
     if first == Some(&b'[') {
         return Some(Dialect::Gemini.name()); // streamGenerateContent without ?alt=sse
     }
-    let mut body = crate::dialect::body::Body::new(crate::sse::DEFAULT_MAX_EVENT_SIZE);
+    let mut body =
+        crate::framing::Framing::SseOrArray.body(crate::framing::sse::DEFAULT_MAX_EVENT_SIZE);
     let mut events = Vec::new();
     body.feed(head, &mut events);
     let mut docs: Vec<(Option<Vec<u8>>, Vec<u8>)> = events
@@ -113,7 +114,7 @@ fn fallback<'d>(docs: impl IntoIterator<Item = &'d [u8]>, first: Option<&u8>) ->
 /// InvokeModel body of `chunk` messages, whose dialect is the chunks' and must be named).
 pub fn eventstream_dialect(head: &[u8]) -> Option<&'static str> {
     let total = u32::from_be_bytes(head.get(..4)?.try_into().ok()?) as usize;
-    let message = crate::eventstream::read_message(head.get(..total)?).ok()?;
+    let message = crate::framing::eventstream::read_message(head.get(..total)?).ok()?;
     let kind = message.string(":event-type")?;
     crate::dialect::converse::EVENTS
         .contains(&kind)
@@ -125,7 +126,7 @@ pub const SNIFF_BYTES: usize = 1 << 20;
 /// The input of an "auto" source before its dialect is told: held whole, and framed (a Gemini
 /// JSON array's elements too) to find the first event that is one dialect's own.
 pub struct Sniffer {
-    body: crate::dialect::body::Body,
+    body: crate::framing::body::Body,
     held: Vec<u8>,
     events: usize,
     /// The data of the events so far (at most [`SNIFF_EVENTS`]): what the fallbacks read when
@@ -138,8 +139,7 @@ pub struct Sniffer {
 
 impl Sniffer {
     pub fn new(max_event_size: usize) -> Self {
-        let mut body = crate::dialect::body::Body::new(max_event_size);
-        body.read_json_arrays();
+        let body = crate::framing::Framing::SseOrArray.body(max_event_size);
         Sniffer {
             body,
             held: Vec::new(),

@@ -13,8 +13,8 @@
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use super::json::{map_struct, raw, raw_opt, Extra, Int, Str};
 use super::Belongs;
+use crate::json::read::{map_struct, raw, raw_opt, Extra, Int, Str};
 
 /// One chunk of a Gemini stream.
 #[derive(Debug, Default)]
@@ -184,7 +184,7 @@ impl<'a> Chunk<'a> {
         }
         map_struct!(Feedback, "prompt feedback", |f, key, map| {
             match key.as_str() {
-                "blockReason" => f.reason = super::json::str_or_skip(&mut map)?,
+                "blockReason" => f.reason = crate::json::read::str_or_skip(&mut map)?,
                 _ => {
                     map.next_value::<IgnoredAny>()?;
                 }
@@ -208,7 +208,7 @@ pub struct Blocked<'a> {
 pub fn blocked<'a>(reason: &str, doc: &'a str) -> Blocked<'a> {
     Blocked {
         message: format!("the prompt was blocked ({reason}): no candidate was generated"),
-        type_: serde_json::to_string(reason).unwrap_or_default(),
+        type_: crate::json::write::string(reason),
         doc,
     }
 }
@@ -291,7 +291,7 @@ map_struct!(Candidate, "a candidate object", |c, key, map| {
 
 map_struct!(Part, "a content part", |part, key, map| {
     match key.as_str() {
-        "text" => part.text = super::json::str_or_skip(&mut map)?,
+        "text" => part.text = crate::json::read::str_or_skip(&mut map)?,
         "thought" => part.thought = opt::<_, bool>(&mut map)?.unwrap_or(false),
         "thoughtSignature" => part.thought_signature = opt(&mut map)?,
         "functionCall" => {

@@ -12,9 +12,28 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-use super::json::{map_struct, raw_opt, Extra, Int, Str};
 use super::ErrorInfo;
-use crate::fold::messages::EventView;
+use crate::json::read::{map_struct, raw_opt, Extra, Int, Str};
+
+/// One event of a Messages stream (an item's worth of data). JSON-valued fields hold raw
+/// JSON text; `raw` is the whole event (for all but the common deltas).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventView<'a> {
+    pub kind: &'a str,
+    pub index: Option<i64>,
+    pub delta_type: Option<&'a str>,
+    pub text: Option<&'a str>,
+    pub partial_json: Option<&'a str>,
+    pub thinking: Option<&'a str>,
+    pub signature: Option<&'a str>,
+    pub stop_reason: Option<&'a str>,
+    pub stop_sequence: Option<&'a str>,
+    pub content_block: Option<&'a str>,
+    pub message: Option<&'a str>,
+    pub usage: Option<&'a str>,
+    pub citation: Option<&'a str>,
+    pub raw: Option<&'a str>,
+}
 
 /// One Messages stream event, flattened.
 #[derive(Debug, Default)]

@@ -12,7 +12,6 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-pub mod body;
 pub mod chat;
 pub mod converse;
 pub mod detect;
@@ -23,9 +22,7 @@ pub mod responses;
 pub mod template;
 pub use registry::{Dialect, Family, Spec, SNIFF_ORDER, SPECS};
 
-pub mod json;
-
-use json::{map_struct, raw, str_or_skip, Str};
+use crate::json::read::{map_struct, raw, str_or_skip, Str};
 
 /// One JSON document of a frame, or the `[DONE]` sentinel.
 #[derive(Debug)]

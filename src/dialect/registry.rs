@@ -8,6 +8,8 @@
 //! their own). Adding a dialect is one row here, one variant of [`Dialect`], and the
 //! dialect's own files.
 
+pub use crate::framing::Framing;
+
 /// A dialect of LLM streaming the core reads and writes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dialect {
@@ -89,8 +91,8 @@ pub struct Spec {
     pub otel_provider: &'static str,
     /// The final object's keys for the model and the usage.
     pub result_keys: (&'static str, &'static str),
-    /// The body's framing: `"sse"`, or `"eventstream"` (AWS's binary event stream).
-    pub framing: &'static str,
+    /// The body's framing (its reader: [`Framing::body`]).
+    pub framing: Framing,
     /// Whether the dialect is one of the SSE translation matrix: every pair of streams both
     /// ways, the command line's `translate` choices (Converse, binary, is served by the
     /// columns below instead: `source`, `requests`, `serves`, `upstream`).
@@ -131,7 +133,7 @@ static CHAT: Spec = Spec {
     version_header: None,
     otel_provider: "openai",
     result_keys: ("model", "usage"),
-    framing: "sse",
+    framing: Framing::Sse,
     translates: true,
     source: true,
     requests: true,
@@ -160,7 +162,7 @@ static MESSAGES: Spec = Spec {
     version_header: Some(("anthropic-version", "2023-06-01")),
     otel_provider: "anthropic",
     result_keys: ("model", "usage"),
-    framing: "sse",
+    framing: Framing::Sse,
     translates: true,
     source: true,
     requests: true,
@@ -186,7 +188,7 @@ static RESPONSES: Spec = Spec {
     version_header: None,
     otel_provider: "openai",
     result_keys: ("model", "usage"),
-    framing: "sse",
+    framing: Framing::Sse,
     translates: true,
     source: true,
     requests: true,
@@ -212,7 +214,7 @@ static GEMINI: Spec = Spec {
     version_header: None,
     otel_provider: "gcp.gemini",
     result_keys: ("modelVersion", "usageMetadata"),
-    framing: "sse",
+    framing: Framing::SseOrArray,
     translates: true,
     source: true,
     requests: true,
@@ -240,7 +242,7 @@ static CONVERSE: Spec = Spec {
     version_header: None,
     otel_provider: "aws.bedrock",
     result_keys: ("", "usage"),
-    framing: "eventstream",
+    framing: Framing::EventStream,
     translates: false,
     source: true,
     requests: true,
@@ -341,7 +343,7 @@ mod tests {
         assert_eq!(letters.len(), SPECS.len());
         for d in Dialect::ALL {
             // Every SSE dialect is sniffed; an event stream body is never SSE.
-            assert_eq!(SNIFF_ORDER.contains(&d), d.spec().framing == "sse");
+            assert_eq!(SNIFF_ORDER.contains(&d), d.spec().framing.name() == "sse");
         }
         assert_eq!(Dialect::parse("sse"), None);
         assert_eq!(

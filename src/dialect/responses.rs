@@ -12,10 +12,31 @@ use std::borrow::Cow;
 use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use super::json::{map_struct, raw_opt, str_or_raw, str_or_skip, Extra, Int, Str};
 use super::ErrorInfo;
-use crate::fold::responses::EventView;
-use crate::fold::{object_text, Entry, ObjectOr};
+use crate::json::read::{map_struct, raw_opt, str_or_raw, str_or_skip, Extra, Int, Str};
+use crate::json::tree::{object_text, Entry, ObjectOr};
+
+/// One event of a Responses stream (an item's worth of data). JSON-valued fields hold raw
+/// JSON text; `raw` is the whole event (for all but the plain deltas).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventView<'a> {
+    pub kind: &'a str,
+    pub output_index: Option<i64>,
+    pub content_index: Option<i64>,
+    pub summary_index: Option<i64>,
+    pub item_id: Option<&'a str>,
+    pub delta: Option<&'a str>,
+    pub text: Option<&'a str>,
+    pub refusal: Option<&'a str>,
+    pub arguments: Option<&'a str>,
+    pub item: Option<&'a str>,
+    pub part: Option<&'a str>,
+    pub response: Option<&'a str>,
+    /// `response`'s entries, when the decoder read them (see `dialect::responses::Event`).
+    pub response_entries: Option<&'a [Entry<'a>]>,
+    pub logprobs: Option<&'a str>,
+    pub raw: Option<&'a str>,
+}
 
 /// One Responses stream event, flattened.
 #[derive(Debug, Default)]
@@ -256,7 +277,7 @@ mod tests {
             let e = decode(&doc).unwrap();
             assert_eq!(e.response, Some(response), "{doc}");
             let entries = e.response_entries.as_ref().unwrap();
-            let read = crate::fold::Json::object(response).unwrap();
+            let read = crate::json::tree::Json::object(response).unwrap();
             assert_eq!(entries.len(), read.len());
             for ((k1, v1), (k2, v2)) in entries.iter().zip(&read) {
                 assert_eq!((k1, v1.get()), (k2, v2.get()));

@@ -14,7 +14,7 @@
 
 use std::borrow::Cow;
 
-use super::json::{scan_string, scan_string_in, skip_string};
+use crate::json::read::{scan_string, scan_string_in, skip_string};
 
 /// What fills one hole of a shape.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -64,7 +64,9 @@ impl<'a> RawHole<'a> {
 
     /// The raw holes of objects of keys the decoder does not know (in order, at most
     /// [`MAX_RAW`]; the values past that stay fixed parts).
-    pub fn all_of<'e>(objects: impl IntoIterator<Item = &'e super::json::Extra<'a>>) -> Vec<Self>
+    pub fn all_of<'e>(
+        objects: impl IntoIterator<Item = &'e crate::json::read::Extra<'a>>,
+    ) -> Vec<Self>
     where
         'a: 'e,
     {

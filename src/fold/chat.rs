@@ -26,7 +26,7 @@
 //! - tool-call fragments are merged by `index`: the first non-empty `id` and `name` (a
 //!   provider repeating them on every fragment does not get them doubled), the first `type`
 //!   (`"function"` when none came), `arguments` concatenated (and read as partial JSON as
-//!   they arrive, in linear time: `crate::partial`, for `partial_arguments`).
+//!   they arrive, in linear time: `crate::json::partial`, for `partial_arguments`).
 //! - `reasoning_details` blocks with an `index` are merged with the earlier block of that index
 //!   (`text`, `summary` and `data` strings concatenated, other keys: later non-null wins);
 //!   blocks without one are appended. A value that is not a list is kept as sent (the last
@@ -47,11 +47,9 @@ use std::borrow::Cow;
 use std::collections::HashMap;
 
 use super::{IntMap, Json, Keyed, Map, Out};
-use crate::partial::PartialJson;
+use crate::json::partial::PartialJson;
 
-mod view;
-#[allow(unused_imports)]
-pub use view::*;
+pub use crate::dialect::chat::{ChunkOwned, ChunkView, ContentView, Hole, ToolView};
 
 mod merge;
 #[allow(unused_imports)]

@@ -22,7 +22,7 @@
 //! Carried across events: the fold state (owned text). Cost: each piece is appended once.
 
 use crate::dialect::converse::Event;
-use crate::partial::PartialJson;
+use crate::json::partial::PartialJson;
 
 use super::{check_json, note, IntMap, Map, Out};
 

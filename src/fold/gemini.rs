@@ -25,9 +25,9 @@
 //! [`PartialJson`]; memory is linear in what was sent.
 
 use crate::dialect::gemini::{ArgValue, Call, Candidate, Chunk, Part};
-use crate::dialect::json::Extra;
-use crate::jsonw::{push_escaped, push_str};
-use crate::partial::PartialJson;
+use crate::json::partial::PartialJson;
+use crate::json::read::Extra;
+use crate::json::write::{push_escaped, push_str};
 use serde_json::value::RawValue;
 
 use super::{note, IntMap, Json, Map, Out};

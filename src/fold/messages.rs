@@ -18,7 +18,7 @@
 //!   `content_block_start` sent it, `{}` for the tool block types). Fragments that do not form
 //!   valid JSON (or JSON nested deeper than the decoder's limit of 128 levels) are reported in
 //!   `warnings`, and the block carries the joined text under `partial_json`; its `input` is
-//!   the partial value read so far (`crate::partial`'s rules, as the anthropic SDK's final
+//!   the partial value read so far (`crate::json::partial`'s rules, as the anthropic SDK's final
 //!   message holds it) when the fragments are valid JSON that stops early (a stream cut off or
 //!   stopped by `max_tokens` mid-input), else the start `input`. The fragments are read as
 //!   partial JSON as they arrive (linear in their length), for `partial_arguments`. A delta for a block that never started implies one (with a warning); an
@@ -33,27 +33,8 @@
 //! input recurses without bound); the other JSON is read one level deep and kept as text.
 
 use super::{check_json, entry, list_of, note, object_map, string_of, IntMap, Json, Map, Out};
-use crate::partial::PartialJson;
-
-/// One event of a Messages stream (an item's worth of data). JSON-valued fields hold raw
-/// JSON text; `raw` is the whole event (for all but the common deltas).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EventView<'a> {
-    pub kind: &'a str,
-    pub index: Option<i64>,
-    pub delta_type: Option<&'a str>,
-    pub text: Option<&'a str>,
-    pub partial_json: Option<&'a str>,
-    pub thinking: Option<&'a str>,
-    pub signature: Option<&'a str>,
-    pub stop_reason: Option<&'a str>,
-    pub stop_sequence: Option<&'a str>,
-    pub content_block: Option<&'a str>,
-    pub message: Option<&'a str>,
-    pub usage: Option<&'a str>,
-    pub citation: Option<&'a str>,
-    pub raw: Option<&'a str>,
-}
+pub use crate::dialect::messages::EventView;
+use crate::json::partial::PartialJson;
 
 /// Block types whose `input` streams as `input_json_delta` fragments and is `{}` when none came.
 const TOOL_BLOCKS: [&str; 3] = ["tool_use", "server_tool_use", "mcp_tool_use"];

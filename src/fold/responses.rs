@@ -39,8 +39,9 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
-use super::{entry, list_of, note, object_map, string_of, Entry, Json, Map, Out};
-use crate::partial::PartialJson;
+use super::{entry, list_of, note, object_map, string_of, Json, Map, Out};
+pub use crate::dialect::responses::EventView;
+use crate::json::partial::PartialJson;
 
 mod notes;
 #[allow(unused_imports)]
@@ -49,28 +50,6 @@ pub use notes::*;
 mod item;
 #[allow(unused_imports)]
 pub use item::*;
-
-/// One event of a Responses stream (an item's worth of data). JSON-valued fields hold raw
-/// JSON text; `raw` is the whole event (for all but the plain deltas).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct EventView<'a> {
-    pub kind: &'a str,
-    pub output_index: Option<i64>,
-    pub content_index: Option<i64>,
-    pub summary_index: Option<i64>,
-    pub item_id: Option<&'a str>,
-    pub delta: Option<&'a str>,
-    pub text: Option<&'a str>,
-    pub refusal: Option<&'a str>,
-    pub arguments: Option<&'a str>,
-    pub item: Option<&'a str>,
-    pub part: Option<&'a str>,
-    pub response: Option<&'a str>,
-    /// `response`'s entries, when the decoder read them (see `dialect::responses::Event`).
-    pub response_entries: Option<&'a [Entry<'a>]>,
-    pub logprobs: Option<&'a str>,
-    pub raw: Option<&'a str>,
-}
 
 /// Keys every result has, with the value used when the server's object lacks them.
 const RESPONSE_KEYS: [(&str, Option<&str>); 9] = [

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyType};
 
 use crate::encode::EncodeError;
-use crate::sse::TooLarge;
+use crate::framing::sse::TooLarge;
 
 pyo3::import_exception!(ssewire._errors, StreamError);
 pyo3::import_exception!(ssewire._errors, EventTooLargeError);

@@ -1,5 +1,5 @@
 //! `EventStreamParser` and its `EventStreamMessage`: the AWS event stream framing
-//! (`crate::eventstream`) for Python. Conversion only: each message's headers become a dict
+//! (`crate::framing::eventstream`) for Python. Conversion only: each message's headers become a dict
 //! (values as botocore gives them), its payload bytes; a fault becomes an `ErrorItem` whose
 //! error is a `StreamError` with the fault's kind as its `code`.
 
@@ -9,8 +9,8 @@ use pyo3::types::{PyBool, PyBytes, PyDict, PyList};
 use super::errors;
 use super::input::Input;
 use super::stream::ErrorItem;
-use crate::eventstream::{Decoder, Fault, Message, Value};
-use crate::sse::DEFAULT_MAX_EVENT_SIZE;
+use crate::framing::eventstream::{Decoder, Fault, Message, Value};
+use crate::framing::sse::DEFAULT_MAX_EVENT_SIZE;
 
 /// One event stream message: its headers (a dict: `bool`, `int`, `bytes` or `str` values, a
 /// timestamp as its milliseconds since the epoch, a UUID as its 16 bytes) and its payload.
@@ -248,7 +248,7 @@ pub fn encode_message<'py>(
         })
         .collect();
     let mut out = Vec::new();
-    crate::eventstream::encode(&headers, input.as_bytes(), &mut out);
+    crate::framing::eventstream::encode(&headers, input.as_bytes(), &mut out);
     Ok(PyBytes::new(py, &out))
 }
 

@@ -3,7 +3,7 @@
 //! kept as raw JSON text and converted when read.
 //!
 //! The text reaching here was checked when its frame was decoded (syntax by serde_json, depth
-//! by `dialect::json::MAX_DEPTH`), so a read does not fail: numbers read as `json.loads` reads
+//! by `json::read::MAX_DEPTH`), so a read does not fail: numbers read as `json.loads` reads
 //! them (`1e400` is `inf`, a 30-digit integer is exact), lone surrogate escapes become U+FFFD.
 //! Recursion is bounded by [`MAX_READ_DEPTH`] (a raw part at most `MAX_DEPTH` deep inside a
 //! document at most `MAX_DEPTH` deep), so no text can overflow the stack. Nothing is carried
@@ -13,7 +13,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString};
 
-use crate::dialect::json::MAX_DEPTH;
+use crate::json::read::MAX_DEPTH;
 
 /// Deepest nesting [`to_py`] follows: a raw part (at most `MAX_DEPTH` deep, checked at decode)
 /// sits in a document whose typed parts serde_json bounds by `MAX_DEPTH` too.

@@ -36,7 +36,7 @@ mod translate;
 #[pyo3(name = "_is_event_stream")]
 fn is_event_stream(head: &Bound<'_, PyAny>) -> PyResult<bool> {
     let input = crate::py::input::Input::extract(head)?;
-    Ok(crate::dialect::body::is_event_stream(input.as_bytes()))
+    Ok(crate::framing::body::is_event_stream(input.as_bytes()))
 }
 
 /// The dialect a body's head shows, by the Rust decoders' rules (`crate::translate::detect`):
@@ -59,7 +59,7 @@ struct DialectSniffer {
 #[pymethods]
 impl DialectSniffer {
     #[new]
-    #[pyo3(signature = (max_event_size = crate::sse::DEFAULT_MAX_EVENT_SIZE))]
+    #[pyo3(signature = (max_event_size = crate::framing::sse::DEFAULT_MAX_EVENT_SIZE))]
     fn new(max_event_size: usize) -> Self {
         DialectSniffer {
             inner: crate::translate::Sniffer::new(max_event_size),
@@ -125,7 +125,7 @@ fn registry(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyTuple>> {
         d.set_item("otel_provider", s.otel_provider)?;
         d.set_item("model_key", s.result_keys.0)?;
         d.set_item("usage_key", s.result_keys.1)?;
-        d.set_item("framing", s.framing)?;
+        d.set_item("framing", s.framing.name())?;
         d.set_item("translates", s.translates)?;
         d.set_item("requests", s.requests)?;
         d.set_item("serves", s.serves)?;
@@ -140,7 +140,10 @@ fn registry(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyTuple>> {
 #[pyo3(name = "_core")]
 fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("DEFAULT_MAX_EVENT_SIZE", crate::sse::DEFAULT_MAX_EVENT_SIZE)?;
+    m.add(
+        "DEFAULT_MAX_EVENT_SIZE",
+        crate::framing::sse::DEFAULT_MAX_EVENT_SIZE,
+    )?;
     m.add_class::<sse::SseParser>()?;
     m.add_class::<sse::Event>()?;
     m.add_class::<eventstream::EventStreamParser>()?;

@@ -1,4 +1,4 @@
-//! `ssewire.PartialJSON`: the incremental partial-JSON reader of `crate::partial` for Python;
+//! `ssewire.PartialJSON`: the incremental partial-JSON reader of `crate::json::partial` for Python;
 //! [`Mirror`], the Python value kept up to date from a reader's events; and [`Partials`], the
 //! values of a dialect stream's tool-call arguments (`partial_arguments`).
 //!
@@ -16,8 +16,8 @@ use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
 
 use super::input::Input;
 use super::strings::Names;
-use crate::partial::changes::{Change, Changes, Value};
-use crate::partial::{Error, Event, Kind, Number, PartialJson};
+use crate::json::partial::changes::{Change, Changes, Value};
+use crate::json::partial::{Error, Event, Kind, Number, PartialJson};
 use std::sync::Arc;
 
 enum Frame {
@@ -286,7 +286,7 @@ impl PartialJSON {
     }
 
     fn too_long_error(&self) -> PyErr {
-        PyValueError::new_err(crate::partial::changes::TooLong.to_string())
+        PyValueError::new_err(crate::json::partial::changes::TooLong.to_string())
     }
 
     fn failed(&mut self, py: Python<'_>, err: &Error) -> PyErr {

@@ -16,7 +16,7 @@ use super::errors;
 use super::input::Input;
 use super::strings::{decode, lossy_text, Reused};
 use crate::encode::EncodeError;
-use crate::sse::{Framer, RawEvent, DEFAULT_MAX_EVENT_SIZE};
+use crate::framing::sse::{Framer, RawEvent, DEFAULT_MAX_EVENT_SIZE};
 
 /// Inputs at least this large are framed with the GIL released. Below it the release and
 /// re-acquire cost more than they free (a typical socket read is 4-64 KiB).
@@ -174,7 +174,7 @@ pub fn frame<'a>(
     framer: &mut Framer,
     bytes: &'a [u8],
     out: &mut Vec<RawEvent<'a>>,
-) -> Option<crate::sse::TooLarge> {
+) -> Option<crate::framing::sse::TooLarge> {
     if bytes.len() >= DETACH_THRESHOLD {
         py.detach(|| framer.feed(bytes, out))
     } else {

@@ -14,7 +14,7 @@ use super::json;
 use super::sse::EventStrings;
 use super::strings::decode;
 use crate::dialect::ErrorInfo;
-use crate::sse::RawEvent;
+use crate::framing::sse::RawEvent;
 use crate::stream::{Failure, Frame, Report, ReportKind, Sink, State};
 
 /// A frame that carried an error: `kind` is `"stream_error"` (the server reported one; the
@@ -280,7 +280,7 @@ pub fn failure_error(py: Python<'_>, failure: &Failure) -> PyResult<Py<PyAny>> {
 pub fn result<'py>(
     py: Python<'py>,
     out: Bound<'py, PyList>,
-    too_large: Option<crate::sse::TooLarge>,
+    too_large: Option<crate::framing::sse::TooLarge>,
 ) -> PyResult<Bound<'py, PyList>> {
     match too_large {
         Some(err) => Err(errors::too_large(py, err, out)),
@@ -299,7 +299,7 @@ pub trait Source {
         py: Python<'py>,
         bytes: &[u8],
         out: Option<&Bound<'py, PyList>>,
-    ) -> PyResult<Option<crate::sse::TooLarge>>;
+    ) -> PyResult<Option<crate::framing::sse::TooLarge>>;
     /// Ends the input as `finish()` does (items appended to `out` when given).
     fn finish_into<'py>(
         &mut self,
@@ -430,7 +430,7 @@ macro_rules! dialect_stream {
                 py: Python<'py>,
                 data: &Bound<'py, PyAny>,
                 out: Option<&Bound<'py, pyo3::types::PyList>>,
-            ) -> PyResult<Option<$crate::sse::TooLarge>> {
+            ) -> PyResult<Option<$crate::framing::sse::TooLarge>> {
                 let input = $crate::py::input::Input::extract(data)?;
                 $crate::py::stream::Source::run_bytes(self, py, input.as_bytes(), out)
             }
@@ -460,7 +460,7 @@ macro_rules! dialect_stream {
                 py: Python<'py>,
                 bytes: &[u8],
                 out: Option<&Bound<'py, pyo3::types::PyList>>,
-            ) -> PyResult<Option<$crate::sse::TooLarge>> {
+            ) -> PyResult<Option<$crate::framing::sse::TooLarge>> {
                 let mut sink = Self::sink(&mut self.conv, &mut self.items, py, out);
                 let too_large = self.stream.run(bytes, &mut sink)?;
                 self.conv.sync(py, &self.stream.state)?;
@@ -481,7 +481,7 @@ macro_rules! dialect_stream {
         #[pymethods]
         impl $name {
             #[new]
-            #[pyo3(signature = (*, max_event_size = $crate::sse::DEFAULT_MAX_EVENT_SIZE, framing = None, started = None))]
+            #[pyo3(signature = (*, max_event_size = $crate::framing::sse::DEFAULT_MAX_EVENT_SIZE, framing = None, started = None))]
             fn new(
                 max_event_size: usize,
                 framing: Option<&str>,

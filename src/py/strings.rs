@@ -6,7 +6,7 @@
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-use crate::dialect::json::Str;
+use crate::json::read::Str;
 
 /// Decodes UTF-8 bytes into a Python `str`, replacing invalid sequences with U+FFFD.
 pub fn decode<'py>(py: Python<'py>, bytes: &[u8]) -> Bound<'py, PyString> {

@@ -22,7 +22,7 @@ use super::json::out_to_py;
 use super::messages::MessagesStream;
 use super::responses::ResponsesStream;
 use super::stream::Source;
-use crate::translate::{Dialect, Sniffer, Target, Translation};
+use crate::translate::{Dialect, Sniffer, Translation};
 
 /// The public stream classes (`ssewire.ChatCompletionStream`, `MessagesStream`,
 /// `ResponsesStream`, `GeminiStream`: the Python subclasses of this module's classes), handed
@@ -81,8 +81,8 @@ fn source_dialect(name: &str) -> PyResult<Dialect> {
         })
 }
 
-fn target_dialect(name: &str) -> PyResult<Target> {
-    Target::parse(name).ok_or_else(|| {
+fn target_dialect(name: &str) -> PyResult<Dialect> {
+    Dialect::parse(name).ok_or_else(|| {
         PyValueError::new_err(format!(
             "unknown target dialect {:?}: expected {}",
             name.chars().take(40).collect::<String>(),
@@ -188,7 +188,7 @@ impl Translator {
         source,
         target,
         *,
-        max_event_size = crate::sse::DEFAULT_MAX_EVENT_SIZE,
+        max_event_size = crate::framing::sse::DEFAULT_MAX_EVENT_SIZE,
         framing = None,
         target_framing = "sse",
     ))]

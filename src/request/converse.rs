@@ -140,14 +140,18 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                         _ => None,
                     };
                 }
-                other => r
-                    .unmapped
-                    .push(format!("additionalModelRequestFields.{other}")),
+                other => {
+                    let path = format!("additionalModelRequestFields.{other}");
+                    // A setting (`top_k`) is read with the others, by `read_settings`.
+                    if !super::is_setting_path(Dialect::Converse, &path) {
+                        r.unmapped.push(path);
+                    }
+                }
             }
         }
     }
     for key in map.keys() {
-        if !READ.contains(&key.as_str()) {
+        if !READ.contains(&key.as_str()) && !super::is_setting(Dialect::Converse, key) {
             r.unmapped.push(key.clone());
         }
     }

@@ -70,19 +70,32 @@ pub enum Setting {
     Store,
 }
 
-/// Each setting's name and where each dialect spells it (chat, Messages, Responses, Gemini),
-/// a dotted path into the body; `None` where the dialect has no such setting. The one table
+/// Each setting's name and where each dialect spells it (a column per dialect, in
+/// [`Dialect`]'s order: chat, Messages, Responses, Gemini, Converse), a dotted path into the
+/// body; `None` where the dialect has no such setting. The one table
 /// that the readers (which keys they take) and [`translate`] (what crosses) read.
-pub const SETTINGS: [(Setting, &str, [Option<&str>; 4]); 7] = [
+pub const SETTINGS: [(Setting, &str, [Option<&str>; 5]); 7] = [
     (
         Setting::TopK,
         "top_k",
-        [None, Some("top_k"), None, Some("generationConfig.topK")],
+        [
+            None,
+            Some("top_k"),
+            None,
+            Some("generationConfig.topK"),
+            Some("additionalModelRequestFields.top_k"),
+        ],
     ),
     (
         Setting::Seed,
         "seed",
-        [Some("seed"), None, None, Some("generationConfig.seed")],
+        [
+            Some("seed"),
+            None,
+            None,
+            Some("generationConfig.seed"),
+            None,
+        ],
     ),
     (
         Setting::PresencePenalty,
@@ -92,6 +105,7 @@ pub const SETTINGS: [(Setting, &str, [Option<&str>; 4]); 7] = [
             None,
             None,
             Some("generationConfig.presencePenalty"),
+            None,
         ],
     ),
     (
@@ -102,22 +116,35 @@ pub const SETTINGS: [(Setting, &str, [Option<&str>; 4]); 7] = [
             None,
             None,
             Some("generationConfig.frequencyPenalty"),
+            None,
         ],
     ),
     (
         Setting::User,
         "user",
-        [Some("user"), Some("metadata.user_id"), Some("user"), None],
+        [
+            Some("user"),
+            Some("metadata.user_id"),
+            Some("user"),
+            None,
+            None,
+        ],
     ),
     (
         Setting::Metadata,
         "metadata",
-        [Some("metadata"), None, Some("metadata"), None],
+        [
+            Some("metadata"),
+            None,
+            Some("metadata"),
+            None,
+            Some("requestMetadata"),
+        ],
     ),
     (
         Setting::Store,
         "store",
-        [Some("store"), None, Some("store"), None],
+        [Some("store"), None, Some("store"), None, None],
     ),
 ];
 
@@ -135,6 +162,14 @@ pub fn is_setting(dialect: Dialect, key: &str) -> bool {
             .flatten()
             .is_some_and(|p| p.split('.').next() == Some(key))
     })
+}
+
+/// Whether the dotted `path` of a `dialect` request is where a setting of [`SETTINGS`] is
+/// (a nested key the reader takes: it is not "unmapped").
+pub fn is_setting_path(dialect: Dialect, path: &str) -> bool {
+    SETTINGS
+        .iter()
+        .any(|(_, _, paths)| paths.get(column(dialect)).copied().flatten() == Some(path))
 }
 
 fn at_path<'a>(body: &'a Value, path: &str) -> Option<&'a Value> {

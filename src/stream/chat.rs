@@ -10,10 +10,10 @@
 use super::Upstream;
 use super::{Dialect, Reader, Route, Sink, State, Subject, Template, Value};
 use crate::dialect::chat::{self, Choice, Chunk, Content, VendorRecipes};
-use crate::dialect::json::Str;
 use crate::dialect::template::{RawHole, MAX_RAW};
 use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, Hole};
+use crate::json::read::Str;
 
 /// The values of a chunk a template wrote anew: the chunk's, the choice's and the delta's
 /// vendor objects (`extra`, `choice_extra`, `delta_extra`) and `reasoning_details`.
@@ -282,7 +282,7 @@ impl<I> Dialect for ChatReader<I> {
         self.template.is_some()
     }
 
-    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::json::partial::PartialJson> {
         self.fold.arguments(choice, index)
     }
 

@@ -1,7 +1,7 @@
 //! The Bedrock Converse reader: each event (its `:event-type` the frame's event name, its
 //! payload the document) read (`crate::dialect::converse`), folded (`crate::fold::converse`)
 //! tapped, and handed to the sink as one item. The body is always the AWS event stream framing
-//! (`super::eventstream`, [`Dialect::EVENTSTREAM`]); exceptions are reported there. The common
+//! (`super::eventstream`, its registry row's framing); exceptions are reported there. The common
 //! deltas (text, a tool call's input, reasoning text) make a template of their payload, with
 //! the block index and Bedrock's random `p` padding as holes: a later delta's payload of that
 //! shape is folded without a decode. Carried across events: the fold and the template.
@@ -10,10 +10,10 @@ use std::borrow::Cow;
 
 use super::{fit, Dialect, Frame, Reader, Sink, State, Subject, Value};
 use crate::dialect::converse::{self, Delta, Event, ReasoningDelta, ToolUseDelta};
-use crate::dialect::json::Str;
 use crate::dialect::template::{Shape, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::converse::ConverseFold;
+use crate::json::read::Str;
 
 /// What a sink makes of a Converse stream's events.
 pub trait ConverseItems: Sink {
@@ -128,7 +128,6 @@ impl<I> Dialect for ConverseReader<I> {
     const NAME: &'static str = "a Bedrock Converse";
     const MARKER: &'static str = "messageStop";
     const REGISTRY: crate::dialect::Dialect = crate::dialect::Dialect::Converse;
-    const EVENTSTREAM: bool = true;
 
     fn belongs(doc: &Event<'_>, event: &[u8]) -> Belongs {
         doc.belongs(event)
@@ -147,7 +146,7 @@ impl<I> Dialect for ConverseReader<I> {
         false
     }
 
-    fn arguments(&self, _choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+    fn arguments(&self, _choice: i64, index: i64) -> Option<&crate::json::partial::PartialJson> {
         self.fold.arguments(index)
     }
 

@@ -1,5 +1,5 @@
 //! Amazon Bedrock's `InvokeModelWithResponseStream` framing in front of a dialect's stream:
-//! the body is AWS event stream messages (`crate::eventstream`), each `chunk` event's payload
+//! the body is AWS event stream messages (`crate::framing::eventstream`), each `chunk` event's payload
 //! `{"bytes": base64, "p": padding}` one document of the model's own dialect (Anthropic
 //! Messages for Claude), read by the same [`Stream::convert`] an SSE frame goes to. An
 //! exception message (`:message-type` `exception`: `throttlingException`,
@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use super::{Dialect, Frame, Reader, Sink, Stream};
 use crate::dialect::ErrorInfo;
-use crate::eventstream::{Decoder, Fault, Message};
+use crate::framing::eventstream::{Decoder, Fault, Message};
 
 /// What one event stream message is to the dialect's stream.
 enum Piece {
@@ -48,12 +48,7 @@ struct Said<'a> {
     message: Option<Cow<'a, str>>,
 }
 
-/// `s` as a JSON string (the raw form `ErrorInfo` keeps a type or code in).
-fn json_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    crate::jsonw::push_str(&mut out, s);
-    out
-}
+use crate::json::write::string as json_string;
 
 impl Piece {
     fn of(read: Result<Message<'_>, Fault>, native: bool) -> Piece {
@@ -141,7 +136,12 @@ impl<R: Dialect> Stream<R> {
     {
         let mut pieces = Vec::new();
         if let Some(decoder) = self.eventstream.as_mut() {
-            decoder.feed(bytes, |read| pieces.push(Piece::of(read, R::EVENTSTREAM)));
+            decoder.feed(bytes, |read| {
+                pieces.push(Piece::of(
+                    read,
+                    R::REGISTRY.spec().framing == crate::framing::Framing::EventStream,
+                ))
+            });
         }
         self.pieces(pieces, sink)
     }
@@ -153,7 +153,13 @@ impl<R: Dialect> Stream<R> {
     {
         let fault = self.eventstream.as_mut().and_then(|d| d.finish());
         match fault {
-            Some(fault) => self.pieces(vec![Piece::of(Err(fault), R::EVENTSTREAM)], sink),
+            Some(fault) => self.pieces(
+                vec![Piece::of(
+                    Err(fault),
+                    R::REGISTRY.spec().framing == crate::framing::Framing::EventStream,
+                )],
+                sink,
+            ),
             None => Ok(()),
         }
     }

@@ -12,11 +12,11 @@ use serde_json::value::RawValue;
 use super::Upstream;
 use super::{Dialect, Frame, Reader, Sink, State, Subject, Value};
 use crate::dialect::gemini::{self, Candidate, Chunk, Part};
-use crate::dialect::json::{Extra, Str};
 use crate::dialect::template::{Filled, Shape};
 use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::gemini::GeminiFold;
 use crate::fold::Json;
+use crate::json::read::{Extra, Str};
 
 /// One item of a chunk: one candidate's text run (or the candidate, when it has no text; or
 /// the chunk, when it has no candidates).
@@ -301,7 +301,6 @@ impl<I> Dialect for GeminiReader<I> {
     const NAME: &'static str = "a Gemini";
     const MARKER: &'static str = "a finishReason";
     const REGISTRY: crate::dialect::Dialect = crate::dialect::Dialect::Gemini;
-    const JSON_ARRAYS: bool = true;
 
     fn belongs(doc: &Chunk<'_>, _event: &[u8]) -> Belongs {
         doc.belongs()
@@ -323,7 +322,7 @@ impl<I> Dialect for GeminiReader<I> {
         self.template.is_some()
     }
 
-    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::json::partial::PartialJson> {
         self.fold.arguments(choice, index)
     }
 

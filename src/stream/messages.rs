@@ -5,11 +5,11 @@
 
 use super::Upstream;
 use super::{fit, Dialect, Frame, Reader, Sink, State, Subject, Template, Value};
-use crate::dialect::json::Str;
 use crate::dialect::messages::{self, Event, Read};
 use crate::dialect::template::{RawHole, Shape, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::messages::{EventView, MessagesFold};
+use crate::json::read::Str;
 
 /// The string of a common delta that a frame template leaves open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -337,7 +337,7 @@ impl<I> Dialect for MessagesReader<I> {
         true
     }
 
-    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::json::partial::PartialJson> {
         (choice == 0).then(|| self.fold.arguments(index)).flatten()
     }
 

@@ -8,7 +8,7 @@
 //! - [`Stream::run`] takes the common frames in one pass: while the framer is between events,
 //!   a frame at the start of the bytes that has the shape of the dialect's template (the last
 //!   text frame's, `crate::dialect::template`) is read straight from them; anything else goes
-//!   to the framer (`crate::dialect::body`: SSE, a JSON error body, a Gemini JSON array).
+//!   to the framer (`crate::framing::body`: SSE, a JSON error body, a Gemini JSON array).
 //! - [`Stream::convert`] routes each frame by its event type (decode, error report,
 //!   pass-through) and splits its data into documents; `[DONE]`, malformed JSON (one report per
 //!   frame) and `event: error` frames are handled here, each document by the dialect
@@ -21,10 +21,11 @@
 
 use std::borrow::Cow;
 
-use crate::dialect::body::{Body, End};
 use crate::dialect::template::{Pieces, RawHole, Shape, MAX_RAW};
 use crate::dialect::{split_docs, Belongs, Doc, ErrorInfo};
-use crate::sse::{RawEvent, TooLarge};
+use crate::framing::body::{Body, End};
+use crate::framing::sse::{RawEvent, TooLarge};
+use crate::framing::Framing;
 use crate::text::{fix_lone_surrogates, lossy_cow};
 
 mod sink;
@@ -262,16 +263,8 @@ pub trait Dialect: Default {
     /// What ends a complete stream, for the incomplete-stream message ("[DONE]", ...).
     const MARKER: &'static str;
 
-    /// Whether a body that is a JSON array is read element by element, one document each
-    /// (Gemini without `?alt=sse`), rather than as one JSON (error) body.
-    const JSON_ARRAYS: bool = false;
-
     /// The dialect this reader reads (its row of the registry).
     const REGISTRY: crate::dialect::Dialect;
-
-    /// Whether the body is always the AWS event stream framing, each message's
-    /// `:event-type` the event's name and its payload the document (Bedrock Converse).
-    const EVENTSTREAM: bool = false;
 
     /// Whether a decoded document (of a frame with event type `event`) is the dialect's own.
     fn belongs(doc: &Self::Doc<'_>, event: &[u8]) -> Belongs;
@@ -298,7 +291,7 @@ pub trait Dialect: Default {
 
     /// The arguments of tool call `index` (the dialect's own index; `choice` for chat) read so
     /// far, `None` if there is no such call.
-    fn arguments(&self, _choice: i64, _index: i64) -> Option<&crate::partial::PartialJson> {
+    fn arguments(&self, _choice: i64, _index: i64) -> Option<&crate::json::partial::PartialJson> {
         None
     }
 
@@ -339,23 +332,20 @@ pub struct Stream<R> {
     pub reader: R,
     /// Bedrock's event stream framing in front of the dialect, when asked for
     /// ([`Stream::read_eventstream`]).
-    eventstream: Option<Box<crate::eventstream::Decoder>>,
+    eventstream: Option<Box<crate::framing::eventstream::Decoder>>,
     /// When bytes and output arrived.
     pub timing: timing::Timing,
 }
 
 impl<R: Dialect> Stream<R> {
     pub fn new(max_event_size: usize) -> Self {
-        let mut body = Body::new(max_event_size);
-        if R::JSON_ARRAYS {
-            body.read_json_arrays();
-        }
+        let framing = R::REGISTRY.spec().framing;
         Stream {
-            body,
+            body: framing.body(max_event_size),
             state: State::default(),
             reader: R::default(),
-            eventstream: R::EVENTSTREAM
-                .then(|| Box::new(crate::eventstream::Decoder::new(max_event_size))),
+            eventstream: (framing == Framing::EventStream)
+                .then(|| Box::new(crate::framing::eventstream::Decoder::new(max_event_size))),
             timing: timing::Timing::default(),
         }
     }

@@ -7,11 +7,11 @@
 
 use super::Upstream;
 use super::{fit, Dialect, Reader, Sink, State, Subject, Template, Value};
-use crate::dialect::json::Str;
 use crate::dialect::responses::{self, Event, Read, TERMINAL};
 use crate::dialect::template::{RawHole, Shape, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::responses::{EventView, ResponsesFold};
+use crate::json::read::Str;
 
 /// What a sink makes of a Responses stream's events.
 pub trait ResponsesItems: Sink {
@@ -372,7 +372,7 @@ impl<I> Dialect for ResponsesReader<I> {
         true
     }
 
-    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::partial::PartialJson> {
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::json::partial::PartialJson> {
         (choice == 0).then(|| self.fold.arguments(index)).flatten()
     }
 

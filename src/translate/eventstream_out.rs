@@ -8,8 +8,8 @@
 //! Carried across takes: the framer of the written SSE (the writers write whole events, so it
 //! holds nothing between takes), how much of the writer's buffer was converted, and the output.
 
-use crate::eventstream::{encode, Value};
-use crate::sse::{Framer, RawEvent};
+use crate::framing::eventstream::{encode, Value};
+use crate::framing::sse::{Framer, RawEvent};
 use crate::translate::error::{classify, Class};
 
 /// The output converter.
@@ -25,7 +25,7 @@ pub struct EventStreamOut {
 impl Default for EventStreamOut {
     fn default() -> Self {
         EventStreamOut {
-            framer: Framer::new(crate::sse::DEFAULT_MAX_EVENT_SIZE),
+            framer: Framer::new(crate::framing::sse::DEFAULT_MAX_EVENT_SIZE),
             out: Vec::new(),
             converted: 0,
             native: false,
@@ -128,7 +128,7 @@ fn error_of(event: &[u8], data: &[u8]) -> Option<(Class, String)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::eventstream::Decoder;
+    use crate::framing::eventstream::Decoder;
 
     #[test]
     fn events_become_chunks_and_errors_exceptions() {

@@ -26,7 +26,7 @@
 
 use std::borrow::Cow;
 
-use crate::jsonw::push_str;
+use crate::json::write::push_str;
 
 pub mod carry;
 pub mod error;
@@ -41,45 +41,6 @@ pub use crate::dialect::detect::{detect, sniff, Sniffer, SNIFF_BYTES, SNIFF_EVEN
 pub use crate::dialect::Dialect;
 pub use crate::stream::Upstream;
 pub use standalone::Standalone;
-
-/// A target dialect: one a writer serves.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Target {
-    Chat,
-    Messages,
-    Responses,
-    Gemini,
-    /// Bedrock Converse: the output is event stream messages.
-    Converse,
-}
-
-impl Target {
-    pub fn parse(name: &str) -> Option<Target> {
-        match Dialect::parse(name)? {
-            Dialect::Chat => Some(Target::Chat),
-            Dialect::Messages => Some(Target::Messages),
-            Dialect::Responses => Some(Target::Responses),
-            Dialect::Gemini => Some(Target::Gemini),
-            Dialect::Converse => Some(Target::Converse),
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        Dialect::from(self).name()
-    }
-}
-
-impl From<Target> for Dialect {
-    fn from(t: Target) -> Dialect {
-        match t {
-            Target::Chat => Dialect::Chat,
-            Target::Messages => Dialect::Messages,
-            Target::Responses => Dialect::Responses,
-            Target::Gemini => Dialect::Gemini,
-            Target::Converse => Dialect::Converse,
-        }
-    }
-}
 
 /// The message's identity, as far as the upstream has said it.
 #[derive(Debug, Default, Clone, Copy)]
@@ -352,7 +313,7 @@ pub fn push_opt(out: &mut String, s: Option<&str>) {
 
 /// A string value read out of raw JSON text (`"..."`), unescaped; `None` for anything else.
 pub fn json_string(raw: &str) -> Option<Cow<'_, str>> {
-    serde_json::from_str::<crate::dialect::json::Str<'_>>(raw)
+    serde_json::from_str::<crate::json::read::Str<'_>>(raw)
         .ok()
         .map(|s| s.0)
 }
@@ -384,7 +345,7 @@ pub struct Translation {
     reader: Option<Reader>,
     source: Option<Dialect>,
     writer: Box<dyn write::Writer + Send + Sync>,
-    target: Target,
+    target: Dialect,
     /// The signed reasoning kept for the next tool call's id, when the pair carries it.
     carry: Option<carry::CarryState>,
     /// The upstream has ended (`finish()`): what comes after is not read.
@@ -416,18 +377,18 @@ impl crate::stream::Tap for Translation {
 impl Translation {
     /// A translation from `source` (`None`: not told yet, see [`Translation::set_source`]) to
     /// `target`.
-    pub fn new(source: Option<Dialect>, target: Target) -> Self {
+    pub fn new(source: Option<Dialect>, target: Dialect) -> Self {
         Translation {
             reader: source.and_then(reader_for),
             source,
             writer: write::writer(target),
             target,
             carry: source
-                .filter(|s| carry::carries(*s, target.into()))
+                .filter(|s| carry::carries(*s, target))
                 .map(|_| carry::CarryState::default()),
             ended: false,
             // Converse is written in its own framing: event stream messages.
-            framing_out: (target == Target::Converse)
+            framing_out: (target == Dialect::Converse)
                 .then(|| Box::new(eventstream_out::EventStreamOut::native())),
             #[cfg(debug_assertions)]
             invariants: write::check::Invariants::new(target),
@@ -461,7 +422,7 @@ impl Translation {
         if self.source.is_none() {
             self.source = Some(source);
             self.reader = reader_for(source);
-            if carry::carries(source, self.target.into()) {
+            if carry::carries(source, self.target) {
                 self.carry = Some(carry::CarryState::default());
             }
         }
@@ -472,7 +433,7 @@ impl Translation {
         self.source
     }
 
-    pub fn target(&self) -> Target {
+    pub fn target(&self) -> Dialect {
         self.target
     }
 
@@ -485,7 +446,7 @@ impl Translation {
     /// stream `chunk` messages) instead of SSE.
     pub fn write_eventstream(&mut self) {
         // Converse is written in the event stream framing already (its own events).
-        if self.target != Target::Converse {
+        if self.target != Dialect::Converse {
             self.framing_out = Some(Box::default());
         }
     }

@@ -3,7 +3,7 @@
 //! Carried across feeds: the stream (or, for an `auto` source, the input held until the
 //! dialect is told) and the translation.
 
-use super::{Dialect, Sniffer, Target, Translation};
+use super::{Dialect, Sniffer, Translation};
 use crate::stream::chat::ChatReader;
 use crate::stream::converse::ConverseReader;
 use crate::stream::gemini::GeminiReader;
@@ -54,7 +54,7 @@ impl Source {
         tap.as_any_mut().downcast_mut::<Translation>()
     }
 
-    fn run(&mut self, input: &[u8]) -> Option<crate::sse::TooLarge> {
+    fn run(&mut self, input: &[u8]) -> Option<crate::framing::sse::TooLarge> {
         let result = each_source!(self, s => s.run(input, &mut Quiet));
         result.unwrap_or_else(|never| match never {})
     }
@@ -79,7 +79,7 @@ pub struct Standalone {
 }
 
 impl Standalone {
-    pub fn new(source: Option<Dialect>, target: Target, max_event_size: usize) -> Self {
+    pub fn new(source: Option<Dialect>, target: Dialect, max_event_size: usize) -> Self {
         let t = Box::new(Translation::new(source, target));
         match source {
             Some(dialect) => {
@@ -111,11 +111,11 @@ impl Standalone {
             }
         }
         self.t
-            .get_or_insert_with(|| Box::new(Translation::new(None, Target::Chat)))
+            .get_or_insert_with(|| Box::new(Translation::new(None, Dialect::Chat)))
     }
 
     /// Upstream bytes in, the target's complete events out (empty when nothing is owed yet).
-    pub fn feed(&mut self, input: &[u8]) -> (Vec<u8>, Option<crate::sse::TooLarge>) {
+    pub fn feed(&mut self, input: &[u8]) -> (Vec<u8>, Option<crate::framing::sse::TooLarge>) {
         if self.translation().refuse_after_end() {
             return (Vec::new(), None);
         }
@@ -137,7 +137,7 @@ impl Standalone {
 
     /// The source is told: its stream is made, takes the translation on its tap, and reads
     /// what was held.
-    fn decide(&mut self, dialect: Dialect) -> Option<crate::sse::TooLarge> {
+    fn decide(&mut self, dialect: Dialect) -> Option<crate::framing::sse::TooLarge> {
         let held = self.undecided.take().map(Sniffer::held).unwrap_or_default();
         let mut source = Source::new(dialect, self.max_event_size);
         let mut t = self.t.take()?;

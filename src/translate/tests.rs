@@ -61,11 +61,11 @@ fn usage_counts_cached_tokens_once_either_way() {
 fn every_capture_keeps_every_targets_protocol() {
     let data = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data");
     let targets = [
-        Target::Chat,
-        Target::Messages,
-        Target::Responses,
-        Target::Gemini,
-        Target::Converse,
+        Dialect::Chat,
+        Dialect::Messages,
+        Dialect::Responses,
+        Dialect::Gemini,
+        Dialect::Converse,
     ];
     let mut checked = 0;
     for dialect in ["chat", "messages", "responses", "gemini"] {

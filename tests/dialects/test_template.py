@@ -349,7 +349,7 @@ def test_runs_of_empty_lines_and_comments_between_template_frames() -> None:
 #
 # Real model output has a newline, a quote or a non-ASCII character (escaped as \uXXXX by most
 # encoders) in most deltas. A template is made from such a frame too: the escaped literal is
-# found in the frame (src/dialect/json.rs, locate_escaped) and left open, and later frames'
+# found in the frame (src/json/read.rs, locate_escaped) and left open, and later frames'
 # escapes are decoded in the pass that finds the string's end (scan_string).
 
 _escaped_text = st.text(

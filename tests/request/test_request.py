@@ -205,6 +205,31 @@ def test_settings_cross_or_are_noted() -> None:
     assert m2.body["tool_choice"] == {"type": "any"} and m2.body["system"] == "Dev."
 
 
+def test_converse_settings_cross_as_every_dialects() -> None:
+    """Converse has a column of the settings table like every other dialect: the caller's
+    metadata is its ``requestMetadata``, ``top_k`` its model field; what it has no place for
+    (seed, penalties, user, store) is a note, never dropped silently."""
+    chat = dict(copy.deepcopy(LOOPS["chat"]), metadata={"team": "search"}, top_k=7, seed=3,
+                presence_penalty=0.1, frequency_penalty=0.2, user="u-1", store=True)  # fmt: skip
+    c = ssewire.translate_request(chat, "chat", "converse", model="anthropic.claude-sonnet-4-5")
+    _valid_converse(c.body)
+    assert c.body["requestMetadata"] == {"team": "search"}
+    for name in ("seed", "presence_penalty", "frequency_penalty", "user", "store"):
+        assert any(n.startswith(name + " ") for n in c.notes), name
+    back = ssewire.translate_request(c.body, "converse", "chat")
+    assert back.body["metadata"] == {"team": "search"}
+    assert not any("requestMetadata" in n for n in back.notes)
+    # top_k: Messages and Gemini have it, and so does Converse.
+    m = dict(copy.deepcopy(LOOPS["messages"]), top_k=7)
+    c2 = ssewire.translate_request(m, "messages", "converse", model="anthropic.claude-sonnet-4-5")
+    _valid_converse(c2.body)
+    assert c2.body["additionalModelRequestFields"]["top_k"] == 7
+    g = ssewire.translate_request(c2.body, "converse", "gemini", model="gemini-2.5-flash")
+    assert g.body["generationConfig"]["topK"] == 7
+    assert ssewire.translate_request(g.body, "gemini", "converse", model="m").body[
+        "additionalModelRequestFields"] == {"top_k": 7}
+
+
 def test_tool_errors_and_reasoning_are_carried_where_the_target_reads_them() -> None:
     body = copy.deepcopy(LOOPS["messages"])
     body["messages"][1]["content"].insert(0, {"type": "thinking", "thinking": "Two cities.", "signature": "c2ln"})
@@ -322,12 +347,16 @@ def test_converse_specifics_cross_or_are_noted() -> None:
     assert m.body["tool_choice"] == {"type": "any"} and m.body["stop_sequences"] == ["END"]
     result = m.body["messages"][2]["content"][0]
     assert result["is_error"] is True and json.loads(result["content"][0]["text"]) == {"error": "down"}
-    assert any("additionalModelRequestFields.top_k" in n for n in m.notes)
+    assert m.body["top_k"] == 5  # a setting: it crosses
+    assert not any("top_k" in n for n in m.notes)
     assert any("reasoning from another dialect" in n for n in m.notes)  # Converse's, not Messages'
     back = ssewire.translate_request(m.body, "messages", "converse")
     _valid_converse(back.body)
     assert back.path == "/model/anthropic.claude-sonnet-4-5/converse-stream"
-    assert back.body["additionalModelRequestFields"] == {"thinking": {"type": "enabled", "budget_tokens": 2048}}
+    assert back.body["additionalModelRequestFields"] == {
+        "thinking": {"type": "enabled", "budget_tokens": 2048},
+        "top_k": 5,
+    }
     assert back.body["inferenceConfig"] == {"maxTokens": 4000, "stopSequences": ["END"]}
     assert back.body["toolConfig"]["toolChoice"] == {"any": {}}
     # Converse to Converse keeps its own reasoning, signed and redacted.

@@ -1,6 +1,6 @@
 """A pure-Python WHATWG event-stream framer: the reference peer of ``ssewire.SSEParser``.
 
-``PureSSEParser`` follows the rules of the Rust framer (``src/sse.rs``) and has the same
+``PureSSEParser`` follows the rules of the Rust framer (``src/framing/sse.rs``) and has the same
 interface, so it serves two purposes: the always-available "best pure Python" baseline of the
 benchmarks (it is tuned, not a strawman), and an independent second implementation that the
 tests compare the Rust one against, including the ``max_event_size`` behaviour.

@@ -5,7 +5,7 @@
 //! (valid CRCs, so the header parser and the payload boundary are reached too).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use ssewire::eventstream::{encode, read_headers, Decoder, Fault, Message};
+use ssewire::framing::eventstream::{encode, read_headers, Decoder, Fault, Message};
 
 #[path = "common.rs"]
 mod common;
@@ -15,7 +15,11 @@ type Owned = (Vec<(String, Vec<u8>)>, Vec<u8>);
 fn owned(m: &Message<'_>) -> Owned {
     let mut again = Vec::new();
     encode(&m.headers, m.payload, &mut again);
-    let headers = m.headers.iter().map(|(n, v)| (n.to_string(), format!("{v:?}").into_bytes())).collect();
+    let headers = m
+        .headers
+        .iter()
+        .map(|(n, v)| (n.to_string(), format!("{v:?}").into_bytes()))
+        .collect();
     (headers, again)
 }
 
@@ -44,7 +48,11 @@ fn check(body: &[u8], cut: usize) {
     // A message read whole is its own bytes again.
     let mut at = 0;
     for (_, bytes) in &whole.0 {
-        assert_eq!(body.get(at..at + bytes.len()), Some(&bytes[..]), "re-encoded");
+        assert_eq!(
+            body.get(at..at + bytes.len()),
+            Some(&bytes[..]),
+            "re-encoded"
+        );
         at += bytes.len();
     }
     let cut = cut.min(body.len());
@@ -57,7 +65,9 @@ fn check(body: &[u8], cut: usize) {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((body, cut)) = common::split(data) else { return };
+    let Some((body, cut)) = common::split(data) else {
+        return;
+    };
     check(body, cut);
     // Messages written here around the input as their headers block: a valid frame whose
     // headers may not read.
@@ -86,7 +96,11 @@ fn crc32(bytes: &[u8]) -> u32 {
     for &b in bytes {
         crc ^= u32::from(b);
         for _ in 0..8 {
-            crc = if crc & 1 == 1 { (crc >> 1) ^ 0xEDB8_8320 } else { crc >> 1 };
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
         }
     }
     !crc

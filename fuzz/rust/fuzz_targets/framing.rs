@@ -2,7 +2,7 @@
 //! byte; finish() agrees; no panic. A small max_event_size reaches the too-large paths.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use ssewire::sse::{Framer, RawEvent};
+use ssewire::framing::sse::{Framer, RawEvent};
 
 #[path = "common.rs"]
 mod common;
@@ -10,7 +10,14 @@ mod common;
 fn owned(events: Vec<RawEvent<'_>>) -> Vec<(Vec<u8>, Vec<u8>, Option<Vec<u8>>, Option<u64>)> {
     events
         .into_iter()
-        .map(|e| (e.event_type().to_vec(), e.data.to_vec(), e.id.map(|i| i.to_vec()), e.retry))
+        .map(|e| {
+            (
+                e.event_type().to_vec(),
+                e.data.to_vec(),
+                e.id.map(|i| i.to_vec()),
+                e.retry,
+            )
+        })
         .collect()
 }
 
@@ -31,7 +38,9 @@ fn run(pieces: &[&[u8]]) -> (Vec<(Vec<u8>, Vec<u8>, Option<Vec<u8>>, Option<u64>
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((body, cut)) = common::split(data) else { return };
+    let Some((body, cut)) = common::split(data) else {
+        return;
+    };
     let whole = run(&[body]);
     let (a, b) = body.split_at(cut);
     assert_eq!(run(&[a, b]).0, whole.0, "two pieces");

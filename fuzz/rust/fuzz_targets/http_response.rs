@@ -33,13 +33,19 @@ fn run(pieces: &[&[u8]]) -> Outcome {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((input, cut)) = common::split(data) else { return };
+    let Some((input, cut)) = common::split(data) else {
+        return;
+    };
     let (a, b) = input.split_at(cut);
     // An error is reached at the same byte whatever the cut, so the outcome is the same; the
     // body before it too.
     let whole = run(&[input]);
     assert_eq!(run(&[a, b]), whole, "two pieces");
-    assert_eq!(run(&[CHUNKED_HEAD, a, b]), run(&[CHUNKED_HEAD, input]), "chunked, two pieces");
+    assert_eq!(
+        run(&[CHUNKED_HEAD, a, b]),
+        run(&[CHUNKED_HEAD, input]),
+        "chunked, two pieces"
+    );
     if input.len() <= 512 {
         let bytes: Vec<&[u8]> = input.chunks(1).collect();
         assert_eq!(run(&bytes), whole, "byte by byte");

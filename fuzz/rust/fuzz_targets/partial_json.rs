@@ -3,7 +3,7 @@
 //! nesting limit; no panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use ssewire::partial::PartialJson;
+use ssewire::json::partial::PartialJson;
 
 #[path = "common.rs"]
 mod common;
@@ -19,7 +19,10 @@ fn run(pieces: &[&[u8]]) -> (Option<String>, bool, Option<usize>, Option<usize>)
     let value = p.value_json();
     if let Some(v) = &value {
         // One JSON document (numbers out of the float range included, as json.loads reads).
-        assert!(ssewire::fold::check_json(v).is_ok(), "the partial value is not JSON: {v}");
+        assert!(
+            ssewire::json::tree::check_json(v).is_ok(),
+            "the partial value is not JSON: {v}"
+        );
     }
     let complete = p.complete();
     let fin = p.finish().err().map(|e| e.byte);
@@ -27,7 +30,9 @@ fn run(pieces: &[&[u8]]) -> (Option<String>, bool, Option<usize>, Option<usize>)
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((body, cut)) = common::split(data) else { return };
+    let Some((body, cut)) = common::split(data) else {
+        return;
+    };
     let whole = run(&[body]);
     let (a, b) = body.split_at(cut);
     assert_eq!(run(&[a, b]), whole);

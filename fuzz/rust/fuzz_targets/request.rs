@@ -10,7 +10,9 @@ use ssewire::request::translate_framed;
 use ssewire::translate::Dialect;
 
 fuzz_target!(|data: &[u8]| {
-    let Some((_, body)) = data.split_first() else { return };
+    let Some((_, body)) = data.split_first() else {
+        return;
+    };
     // A tool call id a client sends back: any bytes as a carrier's payload, and as an id.
     let carrier = format!("sswc1_m_{}", ssewire::base64::encode_url(body));
     let _ = ssewire::translate::carry::decode(&carrier);
@@ -22,13 +24,18 @@ fuzz_target!(|data: &[u8]| {
             assert!((400..=599).contains(&e.status), "not an error status");
         }
     }
-    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else { return };
+    let Ok(value) = serde_json::from_slice::<serde_json::Value>(body) else {
+        return;
+    };
     for source in Dialect::ALL {
         for target in Dialect::ALL {
             for invoke in [false, target == Dialect::Messages] {
                 if let Ok(t) = translate_framed(&value, source, target, Some("m"), invoke) {
                     let out = t.body.to_string();
-                    assert!(out.len() <= 16 * body.len() + 4096, "the request outgrew its input");
+                    assert!(
+                        out.len() <= 16 * body.len() + 4096,
+                        "the request outgrew its input"
+                    );
                 }
             }
         }

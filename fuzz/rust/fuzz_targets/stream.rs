@@ -14,17 +14,29 @@ use ssewire::stream::{Dialect, Failure, Quiet, Reader, Stream};
 #[path = "common.rs"]
 mod common;
 
-fn run<R: Dialect + Reader<Quiet>>(pieces: &[&[u8]], eventstream: bool) -> (String, Option<Failure>, bool, usize) {
+fn run<R: Dialect + Reader<Quiet>>(
+    pieces: &[&[u8]],
+    eventstream: bool,
+) -> (String, Option<Failure>, bool, usize) {
     let mut s = Stream::<R>::new(4096);
     if eventstream {
         s.read_eventstream(); // Bedrock's InvokeModel framing in front of the dialect
     }
     let mut too_large = 0;
     for piece in pieces {
-        too_large += usize::from(s.run(piece, &mut Quiet).unwrap_or_else(|n| match n {}).is_some());
+        too_large += usize::from(
+            s.run(piece, &mut Quiet)
+                .unwrap_or_else(|n| match n {})
+                .is_some(),
+        );
     }
     s.finish(&mut Quiet).unwrap_or_else(|n| match n {});
-    (s.reader.result().to_json(), s.state.error.clone(), s.state.done, too_large.min(1))
+    (
+        s.reader.result().to_json(),
+        s.state.error.clone(),
+        s.state.done,
+        too_large.min(1),
+    )
 }
 
 fn check<R: Dialect + Reader<Quiet>>(body: &[u8], cut: usize) {
@@ -36,11 +48,16 @@ fn check_framed<R: Dialect + Reader<Quiet>>(body: &[u8], cut: usize, eventstream
     let (a, b) = body.split_at(cut);
     let split = run::<R>(&[a, b], eventstream);
     assert_eq!(split, whole, "the result depends on the cut");
-    assert!(whole.0.len() <= 8 * body.len() + 4096, "the result outgrew its input");
+    assert!(
+        whole.0.len() <= 8 * body.len() + 4096,
+        "the result outgrew its input"
+    );
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((body, cut)) = common::split(data) else { return };
+    let Some((body, cut)) = common::split(data) else {
+        return;
+    };
     match data[0] % 6 {
         0 => check::<ChatReader<()>>(body, cut),
         1 => check::<MessagesReader<()>>(body, cut),

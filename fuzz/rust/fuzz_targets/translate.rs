@@ -3,16 +3,27 @@
 //! takes without a panic; memory stays bounded (libFuzzer's -malloc_limit_mb); no panic.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
+use ssewire::translate::Dialect;
 use ssewire::translate::Standalone;
-use ssewire::translate::{Dialect, Target};
 
 #[path = "common.rs"]
 mod common;
 
-const SOURCES: [Dialect; 4] = [Dialect::Chat, Dialect::Messages, Dialect::Responses, Dialect::Gemini];
-const TARGETS: [Target; 5] = [Target::Chat, Target::Messages, Target::Responses, Target::Gemini, Target::Converse];
+const SOURCES: [Dialect; 4] = [
+    Dialect::Chat,
+    Dialect::Messages,
+    Dialect::Responses,
+    Dialect::Gemini,
+];
+const TARGETS: [Dialect; 5] = [
+    Dialect::Chat,
+    Dialect::Messages,
+    Dialect::Responses,
+    Dialect::Gemini,
+    Dialect::Converse,
+];
 
-fn run(source: Option<Dialect>, target: Target, pieces: &[&[u8]]) -> (Vec<u8>, Vec<String>) {
+fn run(source: Option<Dialect>, target: Dialect, pieces: &[&[u8]]) -> (Vec<u8>, Vec<String>) {
     let mut t = Standalone::new(source, target, 4096);
     let mut out = Vec::new();
     for piece in pieces {
@@ -23,7 +34,9 @@ fn run(source: Option<Dialect>, target: Target, pieces: &[&[u8]]) -> (Vec<u8>, V
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Some((body, cut)) = common::split(data) else { return };
+    let Some((body, cut)) = common::split(data) else {
+        return;
+    };
     let pick = data[0] as usize;
     let source = match pick % 5 {
         4 => None,
@@ -32,7 +45,11 @@ fuzz_target!(|data: &[u8]| {
     let target = TARGETS[(pick / 5) % 5];
     let whole = run(source, target, &[body]);
     let (a, b) = body.split_at(cut);
-    assert_eq!(run(source, target, &[a, b]), whole, "the output depends on the cut");
+    assert_eq!(
+        run(source, target, &[a, b]),
+        whole,
+        "the output depends on the cut"
+    );
     // The output reads back as the target (a translation of itself): no panic.
     let again = run(Some(target.into()), target, &[&whole.0]);
     assert!(again.0.len() <= 4 * whole.0.len() + 4096);

@@ -194,7 +194,7 @@ fn whole_frames_are_read_from_the_wire_in_the_template_spelling_only() {
 fn a_template_is_made_from_an_escaped_frame() {
     // The frame's text held escapes, so its decode copied it; its place is found again.
     let first = frame(r#"line\none \"q\" caf\u00e9"#);
-    let text = crate::dialect::json::locate_escaped(&first, "line\none \"q\" caf\u{e9}").unwrap();
+    let text = crate::json::read::locate_escaped(&first, "line\none \"q\" caf\u{e9}").unwrap();
     let s = Shape::new(None, &first, text, &[]).unwrap();
     assert_eq!(s, shape());
     assert_eq!(

@@ -85,7 +85,7 @@ pub(super) fn push_number(out: &mut String, raw: &str) {
 }
 
 /// How deep a path may go: the arguments it builds must stay within the crate's nesting limit.
-pub(super) const MAX_PATH: usize = crate::dialect::json::MAX_DEPTH - 1;
+pub(super) const MAX_PATH: usize = crate::json::read::MAX_DEPTH - 1;
 
 /// One open container of the arguments being written.
 #[derive(Debug)]

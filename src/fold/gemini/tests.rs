@@ -39,7 +39,7 @@ fn write(pieces: &[(&str, &str, bool)]) -> String {
     let mut out = String::new();
     for (path, value, more) in pieces {
         let raw: Box<serde_json::value::RawValue> = serde_json::from_str(value).unwrap();
-        let v = match serde_json::from_str::<crate::dialect::json::Str>(value) {
+        let v = match serde_json::from_str::<crate::json::read::Str>(value) {
             Ok(s) => ArgValue::Str(s),
             Err(_) => ArgValue::Raw(&raw),
         };

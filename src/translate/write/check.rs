@@ -23,12 +23,12 @@
 
 use std::collections::HashSet;
 
-use crate::translate::Target;
+use crate::translate::Dialect;
 
 /// The state of one translation's output, as a client of the target would track it.
 #[derive(Debug)]
 pub struct Invariants {
-    target: Target,
+    target: Dialect,
     /// Bytes of a frame not closed by its blank line yet.
     partial: String,
     events: u64,
@@ -48,7 +48,7 @@ pub struct Invariants {
 
 impl Invariants {
     /// A checker for output written in `target`.
-    pub fn new(target: Target) -> Self {
+    pub fn new(target: Dialect) -> Self {
         Invariants {
             target,
             partial: String::new(),
@@ -112,8 +112,8 @@ impl Invariants {
         }
         let index = |key: &str| v.get(key).and_then(serde_json::Value::as_i64);
         match self.target {
-            Target::Messages => self.messages(kind, index("index")),
-            Target::Responses => {
+            Dialect::Messages => self.messages(kind, index("index")),
+            Dialect::Responses => {
                 let seq = index("sequence_number");
                 if seq != Some(self.events as i64 - 1) {
                     return Err(format!(
@@ -123,9 +123,9 @@ impl Invariants {
                 }
                 self.responses(kind, index("output_index"))
             }
-            Target::Chat => self.chat(&v),
-            Target::Gemini => self.gemini(&v),
-            Target::Converse => self.converse(event, index("contentBlockIndex")),
+            Dialect::Chat => self.chat(&v),
+            Dialect::Gemini => self.gemini(&v),
+            Dialect::Converse => self.converse(event, index("contentBlockIndex")),
         }
     }
 
@@ -295,7 +295,7 @@ impl Invariants {
 mod tests {
     use super::*;
 
-    fn run(target: Target, events: &[&str]) -> Result<(), String> {
+    fn run(target: Dialect, events: &[&str]) -> Result<(), String> {
         let mut c = Invariants::new(target);
         for e in events {
             c.check(format!("data: {e}\n\n").as_bytes())?;
@@ -313,22 +313,25 @@ mod tests {
         let s0 = r#"{"type":"content_block_stop","index":0}"#;
         let stop = r#"{"type":"message_stop"}"#;
         assert_eq!(
-            run(Target::Messages, &[start, b0, d0, s0, b1, stop]),
+            run(Dialect::Messages, &[start, b0, d0, s0, b1, stop]),
             Ok(())
         );
-        assert!(run(Target::Messages, &[b0]).is_err(), "no message_start");
-        assert!(run(Target::Messages, &[start, b1]).is_err(), "index gap");
-        assert!(run(Target::Messages, &[start, b0, b1]).is_err(), "two open");
+        assert!(run(Dialect::Messages, &[b0]).is_err(), "no message_start");
+        assert!(run(Dialect::Messages, &[start, b1]).is_err(), "index gap");
         assert!(
-            run(Target::Messages, &[start, b0, d1]).is_err(),
+            run(Dialect::Messages, &[start, b0, b1]).is_err(),
+            "two open"
+        );
+        assert!(
+            run(Dialect::Messages, &[start, b0, d1]).is_err(),
             "delta before open"
         );
         assert!(
-            run(Target::Messages, &[start, s0]).is_err(),
+            run(Dialect::Messages, &[start, s0]).is_err(),
             "stop of no block"
         );
         assert!(
-            run(Target::Messages, &[start, stop, d0]).is_err(),
+            run(Dialect::Messages, &[start, stop, d0]).is_err(),
             "after the end"
         );
     }
@@ -340,16 +343,16 @@ mod tests {
         let delta = r#"{"type":"response.output_text.delta","output_index":0,"sequence_number":2}"#;
         let gap = r#"{"type":"response.output_text.delta","output_index":0,"sequence_number":3}"#;
         let stray = r#"{"type":"response.output_text.delta","output_index":4,"sequence_number":2}"#;
-        assert_eq!(run(Target::Responses, &[created, added, delta]), Ok(()));
-        assert!(run(Target::Responses, &[created, added, gap]).is_err());
-        assert!(run(Target::Responses, &[created, added, stray]).is_err());
-        assert!(run(Target::Responses, &[added]).is_err());
+        assert_eq!(run(Dialect::Responses, &[created, added, delta]), Ok(()));
+        assert!(run(Dialect::Responses, &[created, added, gap]).is_err());
+        assert!(run(Dialect::Responses, &[created, added, stray]).is_err());
+        assert!(run(Dialect::Responses, &[added]).is_err());
     }
 
     #[test]
     fn chat_ends_at_done() {
-        assert_eq!(run(Target::Chat, &[r#"{"choices":[]}"#, "[DONE]"]), Ok(()));
-        assert!(run(Target::Chat, &["[DONE]", r#"{"choices":[]}"#]).is_err());
+        assert_eq!(run(Dialect::Chat, &[r#"{"choices":[]}"#, "[DONE]"]), Ok(()));
+        assert!(run(Dialect::Chat, &["[DONE]", r#"{"choices":[]}"#]).is_err());
     }
 
     #[test]
@@ -359,18 +362,21 @@ mod tests {
         let finish = r#"{"choices":[{"index":0,"delta":{},"finish_reason":"tool_calls"}]}"#;
         let usage = r#"{"choices":[],"usage":{}}"#;
         assert_eq!(
-            run(Target::Chat, &[first, more, finish, usage, "[DONE]"]),
+            run(Dialect::Chat, &[first, more, finish, usage, "[DONE]"]),
             Ok(())
         );
         assert!(
-            run(Target::Chat, &[more]).is_err(),
+            run(Dialect::Chat, &[more]).is_err(),
             "a call without id and name"
         );
         assert!(
-            run(Target::Chat, &[finish, more]).is_err(),
+            run(Dialect::Chat, &[finish, more]).is_err(),
             "after the finish"
         );
-        assert!(run(Target::Chat, &[r#"{"id":"x"}"#]).is_err(), "no choices");
+        assert!(
+            run(Dialect::Chat, &[r#"{"id":"x"}"#]).is_err(),
+            "no choices"
+        );
     }
 
     #[test]
@@ -381,14 +387,14 @@ mod tests {
         let bad =
             r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":"{}"}}]}}]}"#;
         let finish = r#"{"candidates":[{"content":{"parts":[]},"finishReason":"STOP","index":0}],"usageMetadata":{}}"#;
-        assert_eq!(run(Target::Gemini, &[text, call, finish]), Ok(()));
-        assert!(run(Target::Gemini, &[bad]).is_err(), "args as text");
+        assert_eq!(run(Dialect::Gemini, &[text, call, finish]), Ok(()));
+        assert!(run(Dialect::Gemini, &[bad]).is_err(), "args as text");
         assert!(
-            run(Target::Gemini, &[finish, text]).is_err(),
+            run(Dialect::Gemini, &[finish, text]).is_err(),
             "after the finish"
         );
         assert!(
-            run(Target::Gemini, &[r#"{"modelVersion":"m"}"#]).is_err(),
+            run(Dialect::Gemini, &[r#"{"modelVersion":"m"}"#]).is_err(),
             "no candidates"
         );
     }
@@ -397,7 +403,7 @@ mod tests {
     fn converse_blocks_start_once_and_metadata_ends() {
         let ev = |name: &str, data: &str| format!("event: {name}\ndata: {data}\n\n");
         let check = |events: &[(&str, &str)]| {
-            let mut c = Invariants::new(Target::Converse);
+            let mut c = Invariants::new(Dialect::Converse);
             events
                 .iter()
                 .try_for_each(|(n, d)| c.check(ev(n, d).as_bytes()))

@@ -20,10 +20,10 @@
 
 use super::{take_better, Blocks, Field, Place, Run, TargetFold, Writer, Written};
 use crate::dialect::gemini::{Candidate, Chunk, Part};
-use crate::dialect::json::Str;
 use crate::fold::gemini::GeminiFold;
 use crate::fold::Out;
-use crate::jsonw::{push_num, push_str};
+use crate::json::read::Str;
+use crate::json::write::{push_num, push_str};
 use crate::translate::{Failure, Key, Kind, Meta, Notes, Sink, Stop, Usage};
 use std::borrow::Cow;
 
@@ -296,7 +296,7 @@ impl GeminiWriter {
         // read, by the partial JSON rules (what `partial_arguments()` gives).
         let partial = (!args_ok && trimmed.starts_with('{'))
             .then(|| {
-                let mut p = crate::partial::PartialJson::new();
+                let mut p = crate::json::partial::PartialJson::new();
                 p.feed_str(trimmed).ok()?;
                 p.value_json().filter(|v| v.starts_with('{'))
             })

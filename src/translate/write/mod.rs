@@ -21,7 +21,7 @@ use crate::fold::chat::ChatFold;
 use crate::fold::messages::MessagesFold;
 pub(crate) use crate::fold::{take_better, take_better_time};
 use crate::fold::{IntMap, Out};
-use crate::jsonw::{push_num, push_str};
+use crate::json::write::{push_num, push_str};
 
 /// A target writer: a [`Sink`] whose output is taken after each feed.
 pub trait Writer: Sink {
@@ -211,13 +211,13 @@ pub use messages::MessagesWriter;
 pub use responses::ResponsesWriter;
 
 /// A new writer for `target`.
-pub fn writer(target: super::Target) -> Box<dyn Writer + Send + Sync> {
+pub fn writer(target: super::Dialect) -> Box<dyn Writer + Send + Sync> {
     match target {
-        super::Target::Chat => Box::<ChatWriter>::default(),
-        super::Target::Messages => Box::<MessagesWriter>::default(),
-        super::Target::Gemini => Box::<GeminiWriter>::default(),
-        super::Target::Converse => Box::<ConverseWriter>::default(),
-        super::Target::Responses => Box::new(ResponsesWriter::new()),
+        super::Dialect::Chat => Box::<ChatWriter>::default(),
+        super::Dialect::Messages => Box::<MessagesWriter>::default(),
+        super::Dialect::Gemini => Box::<GeminiWriter>::default(),
+        super::Dialect::Converse => Box::<ConverseWriter>::default(),
+        super::Dialect::Responses => Box::new(ResponsesWriter::new()),
     }
 }
 

@@ -413,8 +413,7 @@ impl<'a> Extra<'a> {
             if i > 0 {
                 out.push(',');
             }
-            // Keys came out of JSON, so re-encoding one cannot fail.
-            out.push_str(&serde_json::to_string(key.as_str()).unwrap_or_default());
+            super::write::push_str(&mut out, key.as_str());
             out.push(':');
             out.push_str(value.get());
         }
@@ -466,7 +465,7 @@ macro_rules! map_struct {
                         mut $map: A,
                     ) -> Result<(), A::Error> {
                         let $value = self.0;
-                        while let Some($key) = $map.next_key::<$crate::dialect::json::Str<'de>>()? {
+                        while let Some($key) = $map.next_key::<$crate::json::read::Str<'de>>()? {
                             $body
                         }
                         Ok(())

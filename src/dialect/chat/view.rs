@@ -1,8 +1,7 @@
-//! The views the chat fold reads: one choice of one chunk, flattened and borrowing its
+//! The views of a chunk the chat fold reads (the decoder writes them): one choice of one chunk, flattened and borrowing its
 //! strings (`ChunkView`), and its owned copy for a template hit (`ChunkOwned`).
 
-#[allow(clippy::wildcard_imports)]
-use super::*;
+use std::borrow::Cow;
 
 /// One fragment of a tool call, as a view.
 #[derive(Debug, Clone, Copy, Default)]
@@ -55,7 +54,7 @@ pub struct ChunkView<'a> {
 impl ChunkView<'_> {
     /// Whether an item without a choice index still carries per-choice data (a choice object
     /// that lacked its `index` key).
-    pub(super) fn carries_choice(&self) -> bool {
+    pub(crate) fn carries_choice(&self) -> bool {
         self.finish_reason.is_some()
             || self.content.is_some()
             || self.role.is_some()
@@ -85,30 +84,30 @@ pub enum Hole {
 /// template folds as this view with new text in its hole.
 #[derive(Debug, Default, Clone)]
 pub struct ChunkOwned {
-    pub(super) id: Option<Box<str>>,
-    pub(super) created: Option<i64>,
-    pub(super) model: Option<Box<str>>,
-    pub(super) system_fingerprint: Option<Box<str>>,
-    pub(super) service_tier: Option<Box<str>>,
-    pub(super) usage: Option<Box<str>>,
-    pub(super) extra: Option<Box<str>>,
-    pub(super) index: Option<i64>,
-    pub(super) role: Option<Box<str>>,
-    pub(super) content: Option<Box<str>>,
-    pub(super) refusal: Option<Box<str>>,
-    pub(super) reasoning: Option<Box<str>>,
-    pub(super) reasoning_content: Option<Box<str>>,
-    pub(super) tools: Vec<(i64, [Option<Box<str>>; 4])>,
-    pub(super) finish_reason: Option<Box<str>>,
-    pub(super) reasoning_details: Option<Box<str>>,
-    pub(super) logprobs: Option<Box<str>>,
-    pub(super) choice_extra: Option<Box<str>>,
-    pub(super) delta_extra: Option<Box<str>>,
+    pub(crate) id: Option<Box<str>>,
+    pub(crate) created: Option<i64>,
+    pub(crate) model: Option<Box<str>>,
+    pub(crate) system_fingerprint: Option<Box<str>>,
+    pub(crate) service_tier: Option<Box<str>>,
+    pub(crate) usage: Option<Box<str>>,
+    pub(crate) extra: Option<Box<str>>,
+    pub(crate) index: Option<i64>,
+    pub(crate) role: Option<Box<str>>,
+    pub(crate) content: Option<Box<str>>,
+    pub(crate) refusal: Option<Box<str>>,
+    pub(crate) reasoning: Option<Box<str>>,
+    pub(crate) reasoning_content: Option<Box<str>>,
+    pub(crate) tools: Vec<(i64, [Option<Box<str>>; 4])>,
+    pub(crate) finish_reason: Option<Box<str>>,
+    pub(crate) reasoning_details: Option<Box<str>>,
+    pub(crate) logprobs: Option<Box<str>>,
+    pub(crate) choice_extra: Option<Box<str>>,
+    pub(crate) delta_extra: Option<Box<str>>,
     /// The number of the template whose recipes write the vendor objects of its fits.
-    pub(super) skeleton: u64,
+    pub(crate) skeleton: u64,
 }
 
-pub(super) fn own(s: Option<&str>) -> Option<Box<str>> {
+pub(crate) fn own(s: Option<&str>) -> Option<Box<str>> {
     s.map(Box::from)
 }
 

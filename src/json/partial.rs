@@ -108,8 +108,8 @@ const BAD_UTF8: &str = "Invalid UTF-8";
 const CUT_UTF8: &str = "Incomplete UTF-8 character";
 const TOO_DEEP: &str = "JSON nested deeper than 128 levels";
 
-/// The deepest nesting read (the JSON decoder's limit, `crate::dialect::json::MAX_DEPTH`).
-pub const MAX_DEPTH: usize = crate::dialect::json::MAX_DEPTH;
+/// The deepest nesting read (the JSON decoder's limit, `crate::json::read::MAX_DEPTH`).
+pub const MAX_DEPTH: usize = crate::json::read::MAX_DEPTH;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Num {

@@ -1,7 +1,9 @@
-//! A response body as the dialect streams see it: usually an event stream, sometimes a bare
-//! JSON error object that a gateway passed through instead (a pre-stream error).
+//! A response body as the dialect streams see it, in its dialect's [`Framing`]: usually an
+//! event stream, sometimes a bare JSON error object that a gateway passed through instead (a
+//! pre-stream error); or, in the NDJSON framing, lines (where a body that opens with `{` is its
+//! first record, never an error body: the framing says so, [`ndjson`](super::ndjson)).
 //!
-//! The first significant byte decides: `{` or `[` means a JSON body, anything else an event
+//! In the SSE framings the first significant byte decides: `{` or `[` means a JSON body, anything else an event
 //! stream that goes to the [`Framer`]. Leading white space and a BOM are skipped while
 //! deciding. A JSON body is one JSON document: it ends where its outermost bracket closes
 //! (found by a scan that carries its depth and string state across feeds), it is handed over
@@ -23,7 +25,9 @@
 use std::borrow::Cow;
 use std::mem;
 
-use crate::sse::{Framer, RawEvent, TooLarge};
+use super::ndjson::Lines;
+use super::sse::{Framer, RawEvent, TooLarge};
+use super::Framing;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Mode {
@@ -35,8 +39,10 @@ enum Mode {
     JsonComplete,
     /// The document was handed over (or dropped as too large): the rest is ignored.
     JsonTaken,
-    /// A JSON array of documents read element by element (see [`Body::read_json_arrays`]).
+    /// A JSON array of documents read element by element ([`Framing::SseOrArray`]).
     Array,
+    /// NDJSON lines ([`Framing::Ndjson`]): no sniffing.
+    Lines,
 }
 
 /// Where a scan of a JSON document is: bracket depth and string state.
@@ -95,6 +101,8 @@ pub struct Body {
     dispatched: bool,
     /// Whether a body that is a JSON array is read element by element.
     arrays: bool,
+    /// The line framer, in the NDJSON framing.
+    lines: Option<Box<Lines>>,
     /// The element of an array body read so far (the part of it before this feed).
     element: Vec<u8>,
     /// Whether the scan is inside an element; whether that element is being dropped (too
@@ -118,29 +126,23 @@ pub struct End {
 }
 
 impl Body {
-    pub fn new(max_event_size: usize) -> Self {
+    /// A body in `framing` ([`Framing::EventStream`]: the body behind the event stream
+    /// decoder, read as SSE reads it).
+    pub fn new(max_event_size: usize, framing: Framing) -> Self {
+        let lines = framing == Framing::Ndjson;
         Body {
             framer: Framer::new(max_event_size),
-            mode: Mode::Sniffing,
+            mode: if lines { Mode::Lines } else { Mode::Sniffing },
             json: Vec::new(),
             scan: Scan::default(),
             head: Vec::new(),
             dispatched: false,
-            arrays: false,
+            arrays: framing == Framing::SseOrArray,
+            lines: lines.then(|| Box::new(Lines::new(max_event_size))),
             element: Vec::new(),
             in_element: false,
             dropping: false,
         }
-    }
-
-    /// Reads a body that is a JSON array as a stream of documents, one per element, each
-    /// handed over as an unnamed event as soon as it closes (Gemini's `streamGenerateContent`
-    /// without `?alt=sse` streams its chunks so). An element larger than the event size limit
-    /// is dropped (`TooLarge`) and the elements after it are still read; values between
-    /// elements that are not objects or arrays are skipped; what follows the array's closing
-    /// bracket is ignored. An array not closed at the end is cut off.
-    pub fn read_json_arrays(&mut self) {
-        self.arrays = true;
     }
 
     pub fn max_event_size(&self) -> usize {
@@ -172,6 +174,10 @@ impl Body {
     fn feed_body<'a>(&mut self, input: &'a [u8], out: &mut Vec<RawEvent<'a>>) -> Option<TooLarge> {
         match self.mode {
             Mode::EventStream => self.framer.feed(input, out),
+            Mode::Lines => match &mut self.lines {
+                Some(lines) => lines.feed(input, out),
+                None => None,
+            },
             Mode::Sniffing => {
                 let first = input
                     .iter()
@@ -339,17 +345,27 @@ impl Body {
             Mode::Json | Mode::JsonComplete => Some(json_text(mem::take(&mut self.json))),
             _ => None,
         };
-        let cut_off = self.framer.pending() || matches!(self.mode, Mode::Json | Mode::Array);
-        let last_event = self.framer.finish(true);
+        let lined = self.lines.as_mut().map(|l| (l.pending(), l.finish()));
+        let cut_off = self.framer.pending()
+            || matches!(self.mode, Mode::Json | Mode::Array)
+            || lined.as_ref().is_some_and(|l| l.0);
+        let last_event = match lined {
+            Some((_, last)) => last,
+            None => self.framer.finish(true),
+        };
         let array =
             matches!(self.mode, Mode::Array) || (self.arrays && self.mode == Mode::JsonTaken);
-        let not_sse =
-            (!self.dispatched && !array && last_event.is_none() && !is_event_stream(&self.head))
-                .then(|| {
-                    let text = crate::text::lossy_cow(Cow::Owned(mem::take(&mut self.head)));
-                    crate::text::fix_lone_surrogates(text).into_owned()
-                });
-        self.mode = Mode::Sniffing;
+        let lined = self.lines.is_some();
+        let not_sse = (!self.dispatched
+            && !array
+            && !lined
+            && last_event.is_none()
+            && !is_event_stream(&self.head))
+        .then(|| {
+            let text = crate::text::lossy_cow(Cow::Owned(mem::take(&mut self.head)));
+            crate::text::fix_lone_surrogates(text).into_owned()
+        });
+        self.mode = if lined { Mode::Lines } else { Mode::Sniffing };
         self.json.clear();
         self.scan = Scan::default();
         self.head = Vec::new();
@@ -393,7 +409,7 @@ mod tests {
 
     #[test]
     fn event_stream_goes_to_the_framer() {
-        let mut b = Body::new(1024);
+        let mut b = Body::new(1024, Framing::Sse);
         let mut out = Vec::new();
         b.feed(b"\n: hi\n\ndata: x\n\n", &mut out);
         assert_eq!(out.len(), 1);
@@ -402,7 +418,7 @@ mod tests {
 
     #[test]
     fn json_body_is_collected_across_feeds() {
-        let mut b = Body::new(1024);
+        let mut b = Body::new(1024, Framing::Sse);
         let mut out = Vec::new();
         b.feed(b"  \n{\"error\": {\"mess", &mut out);
         assert!(b.take_json().is_none());
@@ -419,7 +435,7 @@ mod tests {
     fn taken_at_every_split(body: &[u8]) -> Vec<Option<String>> {
         (0..=body.len())
             .map(|cut| {
-                let mut b = Body::new(1024);
+                let mut b = Body::new(1024, Framing::Sse);
                 let mut out = Vec::new();
                 let (head, tail) = body.split_at(cut);
                 b.feed(head, &mut out);
@@ -443,7 +459,7 @@ mod tests {
     fn an_oversized_body_is_dropped_once_at_every_split() {
         let body = format!("{{\"a\":\"{}\"}} trailing", "x".repeat(2000));
         for cut in 0..=body.len() {
-            let mut b = Body::new(1024);
+            let mut b = Body::new(1024, Framing::Sse);
             let (head, tail) = body.as_bytes().split_at(cut);
             let errors = [b.feed(head, &mut Vec::new()), b.feed(tail, &mut Vec::new())];
             assert_eq!(errors.iter().flatten().count(), 1, "cut {cut}");
@@ -455,7 +471,7 @@ mod tests {
     fn a_body_that_is_not_an_event_stream_is_handed_over_at_finish() {
         let page = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n</html>\r\n";
         for cut in 0..=page.len() {
-            let mut b = Body::new(1024);
+            let mut b = Body::new(1024, Framing::Sse);
             let mut out = Vec::new();
             let (head, tail) = page.as_bytes().split_at(cut);
             b.feed(head, &mut out);
@@ -463,11 +479,11 @@ mod tests {
             assert!(out.is_empty());
             assert_eq!(b.finish().not_sse.as_deref(), Some(page), "cut {cut}");
         }
-        let mut b = Body::new(1024);
+        let mut b = Body::new(1024, Framing::Sse);
         b.feed(b"404 page not found\n", &mut Vec::new());
         assert_eq!(b.finish().not_sse.as_deref(), Some("404 page not found\n"));
         // Only the first HEAD_LIMIT bytes are kept.
-        let mut b = Body::new(1 << 20);
+        let mut b = Body::new(1 << 20, Framing::Sse);
         b.feed("x".repeat(HEAD_LIMIT * 3).as_bytes(), &mut Vec::new());
         assert_eq!(b.finish().not_sse.map(|t| t.len()), Some(HEAD_LIMIT));
     }
@@ -483,12 +499,12 @@ mod tests {
             b"data",
             b"\xEF\xBB\xBF: hi\n",
         ] {
-            let mut b = Body::new(1024);
+            let mut b = Body::new(1024, Framing::Sse);
             b.feed(body, &mut Vec::new());
             assert_eq!(b.finish().not_sse, None, "{body:?}");
         }
         // Once an event was dispatched, nothing is kept and nothing is reported.
-        let mut b = Body::new(1024);
+        let mut b = Body::new(1024, Framing::Sse);
         b.feed(b"data: x\n\n<html>\n", &mut Vec::new());
         assert!(b.head.is_empty());
         assert_eq!(b.finish().not_sse, None);
@@ -496,7 +512,7 @@ mod tests {
 
     #[test]
     fn unfinished_json_is_handed_over_at_finish() {
-        let mut b = Body::new(1024);
+        let mut b = Body::new(1024, Framing::Sse);
         b.feed(b"{\"error\":", &mut Vec::new());
         let end = b.finish();
         assert_eq!(end.json.as_deref(), Some("{\"error\":"));
@@ -504,8 +520,7 @@ mod tests {
     }
 
     fn array_events(body: &[u8], cuts: &[usize], limit: usize) -> (Vec<String>, usize, bool) {
-        let mut b = Body::new(limit);
-        b.read_json_arrays();
+        let mut b = Body::new(limit, Framing::SseOrArray);
         let mut events = Vec::new();
         let mut too_large = 0;
         let mut at = 0;
@@ -551,7 +566,7 @@ mod tests {
             assert_eq!((too_large, cut_off), (1, true), "cut {cut}");
         }
         // Without arrays enabled, an array body is one JSON body, as before.
-        let mut b = Body::new(1024);
+        let mut b = Body::new(1024, Framing::Sse);
         b.feed(b"[{\"a\":1}]", &mut Vec::new());
         assert_eq!(b.take_json().as_deref(), Some("[{\"a\":1}]"));
     }

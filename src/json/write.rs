@@ -39,6 +39,13 @@ pub fn push_str(out: &mut String, s: &str) {
     out.push('"');
 }
 
+/// `s` as a JSON string.
+pub fn string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    push_str(&mut out, s);
+    out
+}
+
 /// Appends `s` escaped as the inside of a JSON string (no quotes): a string written in pieces.
 #[allow(clippy::indexing_slicing)] // a `u8` indexes 256 entries; a nibble indexes 16
 pub fn push_escaped(out: &mut String, s: &str) {
