@@ -218,7 +218,7 @@ impl Blocked<'_> {
         super::ErrorInfo {
             message: std::borrow::Cow::Borrowed(&self.message),
             type_: Some(&self.type_),
-            code: Some("\"prompt_blocked\""),
+            code: super::ErrorKind::PromptBlocked.code_json(),
             raw: Some(self.doc),
         }
     }

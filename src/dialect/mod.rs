@@ -149,6 +149,90 @@ pub fn kind_of<'e>(type_: Option<&'e Str<'_>>, error: bool, frame_event: &'e [u8
     }
 }
 
+/// The errors of ssewire's own reading (not sent by a server), each with its `type` and
+/// `code` (README: "Errors"), in one place. A server's error keeps what the server sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// A frame whose data is not JSON: reported, and the stream goes on.
+    MalformedJson,
+    /// Documents came but none is the dialect's own (a chat body read as Messages).
+    WrongDialect,
+    /// The body ended before the dialect's terminal marker.
+    IncompleteStream,
+    /// The body is one JSON document that is not an error object, not an event stream.
+    JsonBody,
+    /// The body is neither an event stream nor JSON (a proxy's HTML page, a plain-text 404).
+    NotEventStream,
+    /// Gemini blocked the prompt: no candidate came (the type is the block reason).
+    PromptBlocked,
+}
+
+impl ErrorKind {
+    /// The `type` that readers and exceptions see, when the kind fixes one.
+    pub const fn type_(self) -> Option<&'static str> {
+        match self {
+            ErrorKind::MalformedJson => Some("malformed_json"),
+            ErrorKind::IncompleteStream => Some("incomplete_stream"),
+            ErrorKind::WrongDialect | ErrorKind::JsonBody | ErrorKind::NotEventStream => {
+                Some(INVALID_RESPONSE)
+            }
+            ErrorKind::PromptBlocked => None,
+        }
+    }
+
+    /// The `code`, when the kind has one.
+    pub const fn code(self) -> Option<&'static str> {
+        match self {
+            ErrorKind::MalformedJson => None,
+            ErrorKind::WrongDialect => Some("wrong_dialect"),
+            ErrorKind::IncompleteStream => Some("incomplete_stream"),
+            ErrorKind::JsonBody => Some("json_body"),
+            ErrorKind::NotEventStream => Some("not_event_stream"),
+            ErrorKind::PromptBlocked => Some("prompt_blocked"),
+        }
+    }
+
+    /// [`ErrorKind::type_`] as the raw JSON an [`ErrorInfo`] keeps.
+    pub const fn type_json(self) -> Option<&'static str> {
+        match self {
+            ErrorKind::MalformedJson => Some("\"malformed_json\""),
+            ErrorKind::IncompleteStream => Some("\"incomplete_stream\""),
+            ErrorKind::WrongDialect | ErrorKind::JsonBody | ErrorKind::NotEventStream => {
+                Some(INVALID_RESPONSE_JSON)
+            }
+            ErrorKind::PromptBlocked => None,
+        }
+    }
+
+    /// [`ErrorKind::code`] as the raw JSON an [`ErrorInfo`] keeps.
+    pub const fn code_json(self) -> Option<&'static str> {
+        match self {
+            ErrorKind::MalformedJson => None,
+            ErrorKind::WrongDialect => Some("\"wrong_dialect\""),
+            ErrorKind::IncompleteStream => Some("\"incomplete_stream\""),
+            ErrorKind::JsonBody => Some("\"json_body\""),
+            ErrorKind::NotEventStream => Some("\"not_event_stream\""),
+            ErrorKind::PromptBlocked => Some("\"prompt_blocked\""),
+        }
+    }
+
+    /// The error of this kind with `message` (and the document that carried it, if any).
+    pub fn info<'a>(self, message: Cow<'a, str>, raw: Option<&'a str>) -> ErrorInfo<'a> {
+        ErrorInfo {
+            message,
+            type_: self.type_json(),
+            code: self.code_json(),
+            raw,
+        }
+    }
+}
+
+/// The `type` of a body or message that is not what its framing or dialect says (the kinds
+/// above, and each fault of the AWS event stream, whose code is the fault's kind).
+pub const INVALID_RESPONSE: &str = "invalid_response";
+/// [`INVALID_RESPONSE`] as raw JSON.
+pub const INVALID_RESPONSE_JSON: &str = "\"invalid_response\"";
+
 /// An error the server reported, read out of whichever wire form carried it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorInfo<'a> {
@@ -239,14 +323,12 @@ impl<'a> ErrorInfo<'a> {
             Ok(f) if f.error.is_some_and(|e| e.get() != "null") || f.message.is_some() => {
                 ErrorInfo::from_document(trimmed)
             }
-            _ => ErrorInfo {
-                message: Cow::Borrowed("the response body is a JSON document, not an event stream"),
-                type_: Some("\"invalid_response\""),
-                code: Some("\"json_body\""),
-                raw: serde_json::from_str::<serde::de::IgnoredAny>(trimmed)
+            _ => ErrorKind::JsonBody.info(
+                Cow::Borrowed("the response body is a JSON document, not an event stream"),
+                serde_json::from_str::<serde::de::IgnoredAny>(trimmed)
                     .is_ok()
                     .then_some(trimmed),
-            },
+            ),
         }
     }
 

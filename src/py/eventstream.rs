@@ -93,7 +93,12 @@ pub fn fault_item(py: Python<'_>, fault: &Fault) -> PyResult<Py<PyAny>> {
     let error = errors::stream_error(
         py,
         &fault.to_string(),
-        Some("invalid_response".into_pyobject(py)?.into_any().unbind()),
+        Some(
+            crate::dialect::INVALID_RESPONSE
+                .into_pyobject(py)?
+                .into_any()
+                .unbind(),
+        ),
         Some(kind.into_pyobject(py)?.into_any().unbind()),
         None,
     )?;

@@ -57,7 +57,7 @@ impl Piece {
             Err(fault) => {
                 return Piece::Error {
                     message: fault.to_string(),
-                    type_: json_string("invalid_response"),
+                    type_: crate::dialect::INVALID_RESPONSE_JSON.to_owned(),
                     code: Some(json_string(fault.kind())),
                     raw: None,
                 }

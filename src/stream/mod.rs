@@ -22,7 +22,7 @@
 use std::borrow::Cow;
 
 use crate::dialect::template::{Pieces, RawHole, Shape, MAX_RAW};
-use crate::dialect::{split_docs, Belongs, Doc, ErrorInfo};
+use crate::dialect::{split_docs, Belongs, Doc, ErrorInfo, ErrorKind};
 use crate::framing::body::{Body, End};
 use crate::framing::sse::{RawEvent, TooLarge};
 use crate::framing::Framing;
@@ -157,12 +157,7 @@ impl State {
         data: &str,
     ) -> Result<(), S::Error> {
         self.tap(Upstream::Malformed);
-        let info = ErrorInfo {
-            message: Cow::Owned(message),
-            type_: Some("\"malformed_json\""),
-            code: None,
-            raw: None,
-        };
+        let info = ErrorKind::MalformedJson.info(Cow::Owned(message), None);
         sink.report(Report {
             kind: ReportKind::Malformed,
             info: &info,
@@ -211,7 +206,7 @@ impl State {
              body is another dialect's; read it with the matching stream class or \
              dialect=\"auto\""
         );
-        let failure = Failure::own(message, "invalid_response", "wrong_dialect");
+        let failure = Failure::own(message, ErrorKind::WrongDialect);
         // A translation writes it as the target's error: the client must not take a body it
         // could not read for an empty, successful answer.
         if let Some(t) = &mut self.tap {
@@ -230,11 +225,7 @@ impl State {
         } else {
             format!("the stream ended before {marker}")
         };
-        self.error = Some(Failure::own(
-            message,
-            "incomplete_stream",
-            "incomplete_stream",
-        ));
+        self.error = Some(Failure::own(message, ErrorKind::IncompleteStream));
     }
 }
 
@@ -512,12 +503,7 @@ impl<R: Dialect> Stream<R> {
              starts: {shown:?}{more}); check the HTTP status before reading"
         );
         let raw = serde_json::json!({ "body": text }).to_string();
-        let info = ErrorInfo {
-            message: Cow::Owned(message),
-            type_: Some("\"invalid_response\""),
-            code: Some("\"not_event_stream\""),
-            raw: Some(&raw),
-        };
+        let info = ErrorKind::NotEventStream.info(Cow::Owned(message), Some(&raw));
         sink.next_frame();
         self.state.report(sink, &info, None, text)
     }

@@ -24,13 +24,12 @@ impl Failure {
         }
     }
 
-    /// A failure of ssewire's own reading (not sent by the server): `type` and `code` strings.
-    pub(super) fn own(message: String, type_: &str, code: &str) -> Self {
-        let quoted = |s: &str| serde_json::Value::from(s).to_string();
+    /// A failure of ssewire's own reading (not sent by the server), of `kind`.
+    pub(super) fn own(message: String, kind: ErrorKind) -> Self {
         Failure {
             message,
-            type_: Some(quoted(type_)),
-            code: Some(quoted(code)),
+            type_: kind.type_json().map(str::to_owned),
+            code: kind.code_json().map(str::to_owned),
             raw: None,
         }
     }

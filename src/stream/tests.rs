@@ -12,13 +12,21 @@ fn blank_line_end_finds_lf_and_crlf_runs() {
 
 #[test]
 fn own_failures_quote_their_type_and_code() {
-    let f = Failure::own("m".into(), "incomplete_stream", "x\"y");
-    let info = f.info();
-    assert_eq!(info.type_, Some("\"incomplete_stream\""));
-    assert_eq!(
-        serde_json::from_str::<String>(info.code.unwrap()).unwrap(),
-        "x\"y"
-    );
+    use crate::dialect::ErrorKind::*;
+    for kind in [
+        MalformedJson,
+        WrongDialect,
+        IncompleteStream,
+        JsonBody,
+        NotEventStream,
+        PromptBlocked,
+    ] {
+        let failure = Failure::own("m".into(), kind);
+        let info = failure.info();
+        let read = |raw: Option<&str>| raw.map(|r| serde_json::from_str::<String>(r).unwrap());
+        assert_eq!(read(info.type_).as_deref(), kind.type_(), "{kind:?}");
+        assert_eq!(read(info.code).as_deref(), kind.code(), "{kind:?}");
+    }
 }
 
 mod vendor {
