@@ -22,13 +22,21 @@ pub use view::*;
 /// One `chat.completion.chunk` (or an error document in its place).
 #[derive(Debug, Default)]
 pub struct Chunk<'a> {
+    /// The chunk's `id` (the completion's, the same in every chunk).
     pub id: Option<Str<'a>>,
+    /// The chunk's `object` (`chat.completion.chunk`).
     pub object: Option<Str<'a>>,
+    /// The chunk's `created` time, in Unix seconds.
     pub created: Option<i64>,
+    /// The `model` that wrote the chunk.
     pub model: Option<Str<'a>>,
+    /// The chunk's `system_fingerprint`.
     pub system_fingerprint: Option<Str<'a>>,
+    /// The `service_tier` the request ran in.
     pub service_tier: Option<Str<'a>>,
+    /// The chunk's `choices` (empty for a usage-only chunk).
     pub choices: Vec<Choice<'a>>,
+    /// The chunk's `usage`, as raw JSON.
     pub usage: Option<&'a RawValue>,
     /// The `error` value when the document reports a mid-stream error.
     pub error: Option<&'a RawValue>,
@@ -59,23 +67,36 @@ impl Chunk<'_> {
 /// One entry of `choices`.
 #[derive(Debug, Default)]
 pub struct Choice<'a> {
+    /// The choice's `index`.
     pub index: Option<i64>,
+    /// The choice's `delta` (or `message`); empty when it has none.
     pub delta: Delta<'a>,
+    /// The choice's `finish_reason`.
     pub finish_reason: Option<Str<'a>>,
+    /// The choice's `logprobs`, as raw JSON.
     pub logprobs: Option<&'a RawValue>,
+    /// Unknown keys of the choice (vendor extras).
     pub extra: Extra<'a>,
 }
 
 /// `choices[].delta` (some servers call it `message` in streamed chunks; both are read).
 #[derive(Debug, Default)]
 pub struct Delta<'a> {
+    /// The `role` of the message, in its first chunk.
     pub role: Option<Str<'a>>,
+    /// The `content` fragment.
     pub content: Option<Content<'a>>,
+    /// A fragment of the `refusal` text.
     pub refusal: Option<Str<'a>>,
+    /// A fragment of the `reasoning` text.
     pub reasoning: Option<Str<'a>>,
+    /// A fragment of the `reasoning_content` text.
     pub reasoning_content: Option<Str<'a>>,
+    /// The `reasoning_details` value, as raw JSON.
     pub reasoning_details: Option<&'a RawValue>,
+    /// The fragments of `tool_calls`.
     pub tool_calls: Vec<ToolCall<'a>>,
+    /// Unknown keys of the delta (vendor extras).
     pub extra: Extra<'a>,
 }
 
@@ -83,7 +104,9 @@ pub struct Delta<'a> {
 /// kept as raw JSON. A value that is neither a string nor `null` is kept raw as well.
 #[derive(Debug)]
 pub enum Content<'a> {
+    /// A text fragment.
     Text(Str<'a>),
+    /// A list of typed parts, or any other value that is not a string, as raw JSON.
     Parts(&'a RawValue),
 }
 
@@ -328,10 +351,15 @@ fn value_recipe<'a>(
 /// One fragment of `delta.tool_calls[]`, with `function` flattened into it.
 #[derive(Debug, Default)]
 pub struct ToolCall<'a> {
+    /// The call's `index` among the choice's tool calls.
     pub index: Option<i64>,
+    /// The call's `id`, in its first fragment.
     pub id: Option<Str<'a>>,
+    /// The call's `type` (`function`).
     pub type_: Option<Str<'a>>,
+    /// The `function.name`, in the call's first fragment.
     pub name: Option<Str<'a>>,
+    /// A fragment of `function.arguments` (a string, or the raw JSON text of any other value).
     pub arguments: Option<Str<'a>>,
 }
 

@@ -32,6 +32,7 @@ pub struct Event<'a> {
     /// `messageStart`.
     #[serde(borrow, default)]
     pub role: Option<Cow<'a, str>>,
+    /// The block's `contentBlockIndex`, in the events of a content block.
     #[serde(default)]
     pub content_block_index: Option<i64>,
     /// `contentBlockStart`: `{"toolUse": {"toolUseId", "name"}}` and others, as sent.
@@ -43,15 +44,19 @@ pub struct Event<'a> {
     /// `messageStop`.
     #[serde(borrow, default)]
     pub stop_reason: Option<Cow<'a, str>>,
+    /// `messageStop`: the model's `additionalModelResponseFields`, as raw JSON.
     #[serde(borrow, default)]
     pub additional_model_response_fields: Option<&'a RawValue>,
     /// `metadata`.
     #[serde(borrow, default)]
     pub usage: Option<&'a RawValue>,
+    /// `metadata`: the `metrics` object (`latencyMs`), as raw JSON.
     #[serde(borrow, default)]
     pub metrics: Option<&'a RawValue>,
+    /// `metadata`: the `trace` object (guardrail and prompt router traces), as raw JSON.
     #[serde(borrow, default)]
     pub trace: Option<&'a RawValue>,
+    /// `metadata`: the `performanceConfig` object, as raw JSON.
     #[serde(borrow, default)]
     pub performance_config: Option<&'a RawValue>,
     /// An exception's payload, or an error document.
@@ -63,12 +68,16 @@ pub struct Event<'a> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Delta<'a> {
+    /// A piece of the block's text.
     #[serde(borrow, default)]
     pub text: Option<Cow<'a, str>>,
+    /// A piece of a tool call's input.
     #[serde(borrow, default)]
     pub tool_use: Option<ToolUseDelta<'a>>,
+    /// A piece of reasoning: its text, its signature or redacted reasoning.
     #[serde(borrow, default)]
     pub reasoning_content: Option<ReasoningDelta<'a>>,
+    /// A citation of the block's text, as raw JSON.
     #[serde(borrow, default)]
     pub citation: Option<&'a RawValue>,
     /// A server tool's result, in pieces: a list of `{"text"}` or `{"json"}`.
@@ -79,6 +88,7 @@ pub struct Delta<'a> {
 /// `delta.toolUse`: a piece of the call's JSON input.
 #[derive(Debug, Default, Deserialize)]
 pub struct ToolUseDelta<'a> {
+    /// A piece of the call's input, as JSON text.
     #[serde(borrow, default)]
     pub input: Option<Cow<'a, str>>,
 }
@@ -87,10 +97,13 @@ pub struct ToolUseDelta<'a> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ReasoningDelta<'a> {
+    /// A piece of the reasoning text.
     #[serde(borrow, default)]
     pub text: Option<Cow<'a, str>>,
+    /// The signature of the reasoning text.
     #[serde(borrow, default)]
     pub signature: Option<Cow<'a, str>>,
+    /// Redacted reasoning, base64-encoded.
     #[serde(borrow, default)]
     pub redacted_content: Option<Cow<'a, str>>,
 }
@@ -99,8 +112,10 @@ pub struct ReasoningDelta<'a> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ToolStart<'a> {
+    /// The call's `toolUseId`.
     #[serde(borrow, default)]
     pub tool_use_id: Option<Cow<'a, str>>,
+    /// The called tool's `name`.
     #[serde(borrow, default)]
     pub name: Option<Cow<'a, str>>,
     /// `server_tool_use` for a tool the provider runs itself.
@@ -112,10 +127,13 @@ pub struct ToolStart<'a> {
 #[derive(Debug, Default, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ResultStart<'a> {
+    /// The `toolUseId` of the call this result answers.
     #[serde(borrow, default)]
     pub tool_use_id: Option<Cow<'a, str>>,
+    /// The result's `type`.
     #[serde(borrow, default, rename = "type")]
     pub type_: Option<Cow<'a, str>>,
+    /// The result's `status` (`success`, `error`).
     #[serde(borrow, default)]
     pub status: Option<Cow<'a, str>>,
 }

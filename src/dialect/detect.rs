@@ -107,8 +107,6 @@ fn fallback<'d>(docs: impl IntoIterator<Item = &'d [u8]>, first: Option<&u8>) ->
     "sse"
 }
 
-/// With `source: "auto"`, how much input may be held before the source is taken to be chat
-/// (every dialect's own first event comes long before).
 /// The dialect of a body in the AWS event stream framing whose first message is whole in
 /// `head` and names a Converse event (`:event-type`); `None` for anything else (SSE, JSON, an
 /// InvokeModel body of `chunk` messages, whose dialect is the chunks' and must be named).
@@ -121,6 +119,8 @@ pub fn eventstream_dialect(head: &[u8]) -> Option<&'static str> {
         .then(|| Dialect::Converse.name())
 }
 
+/// With `source: "auto"`, how much input may be held before the source is taken to be chat
+/// (every dialect's own first event comes long before).
 pub const SNIFF_BYTES: usize = 1 << 20;
 
 /// The input of an "auto" source before its dialect is told: held whole, and framed (a Gemini
@@ -138,6 +138,7 @@ pub struct Sniffer {
 }
 
 impl Sniffer {
+    /// A sniffer that holds nothing yet, framing events of at most `max_event_size` bytes.
     pub fn new(max_event_size: usize) -> Self {
         let body = crate::framing::Framing::SseOrArray.body(max_event_size);
         Sniffer {

@@ -19,12 +19,17 @@ use crate::json::read::{map_struct, raw, raw_opt, Extra, Int, Str};
 /// One chunk of a Gemini stream.
 #[derive(Debug, Default)]
 pub struct Chunk<'a> {
+    /// The chunk's `candidates` (empty when it has none).
     pub candidates: Vec<Candidate<'a>>,
     /// `usageMetadata` (raw JSON): cumulative, so the last one is the whole answer's.
     pub usage: Option<&'a str>,
+    /// The `promptFeedback` object, as raw JSON.
     pub prompt_feedback: Option<&'a RawValue>,
+    /// The `modelVersion` that wrote the chunk.
     pub model_version: Option<Str<'a>>,
+    /// The chunk's `responseId`.
     pub response_id: Option<Str<'a>>,
+    /// The `error` object of an error document, as raw JSON.
     pub error: Option<&'a RawValue>,
     /// Whether the chunk has a `candidates` key (of any value).
     pub has_candidates: bool,
@@ -35,11 +40,15 @@ pub struct Chunk<'a> {
 /// One candidate of a chunk.
 #[derive(Debug, Default)]
 pub struct Candidate<'a> {
+    /// The candidate's `index`, when sent (proto3 JSON leaves a zero out).
     pub index: Option<i64>,
     /// Whether the candidate has a `content` object.
     pub has_content: bool,
+    /// The `role` of the candidate's `content` (`model`).
     pub role: Option<Str<'a>>,
+    /// The `parts` of the candidate's `content`.
     pub parts: Vec<Part<'a>>,
+    /// The candidate's `finishReason`, in its last chunk.
     pub finish_reason: Option<Str<'a>>,
     /// Other keys (`safetyRatings`, `citationMetadata`, `groundingMetadata`, ...).
     pub extra: Extra<'a>,
@@ -48,9 +57,13 @@ pub struct Candidate<'a> {
 /// One part of a candidate's content.
 #[derive(Debug, Default)]
 pub struct Part<'a> {
+    /// The part's `text`, when it is a string.
     pub text: Option<Str<'a>>,
+    /// Whether the part has `thought: true` (its text is a thought summary).
     pub thought: bool,
+    /// The part's `thoughtSignature`.
     pub thought_signature: Option<Str<'a>>,
+    /// The part's `functionCall`, when it has one.
     pub function_call: Option<Call<'a>>,
     /// Other keys (`executableCode`, `codeExecutionResult`, `inlineData`, ...).
     pub extra: Extra<'a>,
@@ -82,10 +95,15 @@ impl Part<'_> {
 pub struct Call<'a> {
     /// The whole `functionCall` object as sent.
     pub raw: Option<&'a RawValue>,
+    /// The called function's `name`.
     pub name: Option<Str<'a>>,
+    /// The call's `id`, when the server sends one.
     pub id: Option<Str<'a>>,
+    /// The call's `args` object, as raw JSON.
     pub args: Option<&'a RawValue>,
+    /// The call's `partialArgs`: the pieces of a streamed call's arguments.
     pub partial_args: Vec<PartialArg<'a>>,
+    /// The call's `willContinue`: more pieces of this call follow.
     pub will_continue: bool,
 }
 
@@ -119,8 +137,11 @@ impl Call<'_> {
 /// One `partialArgs` entry: a value at a JSON path; a string may come in pieces.
 #[derive(Debug, Default)]
 pub struct PartialArg<'a> {
+    /// The entry's `jsonPath`: where in the arguments its value goes.
     pub json_path: Option<Str<'a>>,
+    /// The entry's value (`stringValue`, `numberValue`, `boolValue` or `nullValue`).
     pub value: ArgValue<'a>,
+    /// The entry's `willContinue`: the string at this path goes on in a later piece.
     pub will_continue: bool,
 }
 
@@ -130,6 +151,7 @@ pub enum ArgValue<'a> {
     /// No value key (a piece that only says the string goes on or ends).
     #[default]
     None,
+    /// A `stringValue`, or one piece of it.
     Str(Str<'a>),
     /// A number or a boolean, as raw JSON.
     Raw(&'a RawValue),
@@ -214,6 +236,7 @@ pub fn blocked<'a>(reason: &str, doc: &'a str) -> Blocked<'a> {
 }
 
 impl Blocked<'_> {
+    /// The blocked prompt as an error report.
     pub fn info(&self) -> super::ErrorInfo<'_> {
         super::ErrorInfo {
             message: std::borrow::Cow::Borrowed(&self.message),

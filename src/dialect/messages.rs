@@ -19,31 +19,52 @@ use crate::json::read::{map_struct, raw_opt, Extra, Int, Str};
 /// JSON text; `raw` is the whole event (for all but the common deltas).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EventView<'a> {
+    /// The event's kind: its JSON `type`, else the frame's `event:` name.
     pub kind: &'a str,
+    /// The content block's `index`, when the event has one.
     pub index: Option<i64>,
+    /// The delta's `type` (`text_delta`, `input_json_delta`, ...), when the event has a delta.
     pub delta_type: Option<&'a str>,
+    /// The text of a `text_delta`.
     pub text: Option<&'a str>,
+    /// The `partial_json` of an `input_json_delta`: a piece of the tool input's JSON text.
     pub partial_json: Option<&'a str>,
+    /// The text of a `thinking_delta`.
     pub thinking: Option<&'a str>,
+    /// The `signature` of a `signature_delta`.
     pub signature: Option<&'a str>,
+    /// The `stop_reason` of a `message_delta`.
     pub stop_reason: Option<&'a str>,
+    /// The `stop_sequence` of a `message_delta`.
     pub stop_sequence: Option<&'a str>,
+    /// The `content_block` of a `content_block_start`, as raw JSON text.
     pub content_block: Option<&'a str>,
+    /// The `message` of a `message_start`, as raw JSON text.
     pub message: Option<&'a str>,
+    /// The event's top-level `usage`, as raw JSON text.
     pub usage: Option<&'a str>,
+    /// The delta's `citation` (of a `citations_delta`), as raw JSON text.
     pub citation: Option<&'a str>,
+    /// The whole event's JSON text, for all but the common deltas.
     pub raw: Option<&'a str>,
 }
 
 /// One Messages stream event, flattened.
 #[derive(Debug, Default)]
 pub struct Event<'a> {
+    /// The event's JSON `type`.
     pub type_: Option<Str<'a>>,
+    /// The content block's `index`, when the event has one.
     pub index: Option<i64>,
+    /// The event's `delta` (empty when it has none).
     pub delta: Delta<'a>,
+    /// The `content_block` of a `content_block_start`, as raw JSON.
     pub content_block: Option<&'a RawValue>,
+    /// The `message` of a `message_start`, as raw JSON.
     pub message: Option<&'a RawValue>,
+    /// The event's top-level `usage`, as raw JSON.
     pub usage: Option<&'a RawValue>,
+    /// The `error` object of an error event, as raw JSON.
     pub error: Option<&'a RawValue>,
     /// Keys of the event this decoder does not know (kept for the frame template's raw
     /// holes; the raw event is kept for them).
@@ -53,14 +74,23 @@ pub struct Event<'a> {
 /// The `delta` of `content_block_delta` (a typed delta) or of `message_delta` (stop fields).
 #[derive(Debug, Default)]
 pub struct Delta<'a> {
+    /// The delta's `type` (`text_delta`, `input_json_delta`, ...).
     pub type_: Option<Str<'a>>,
+    /// The text of a `text_delta`.
     pub text: Option<Str<'a>>,
+    /// The `partial_json` of an `input_json_delta`: a piece of the tool input's JSON text.
     pub partial_json: Option<Str<'a>>,
+    /// The text of a `thinking_delta`.
     pub thinking: Option<Str<'a>>,
+    /// The `signature` of a `signature_delta`.
     pub signature: Option<Str<'a>>,
+    /// The `stop_reason` of a `message_delta`.
     pub stop_reason: Option<Str<'a>>,
+    /// The `stop_sequence` of a `message_delta`.
     pub stop_sequence: Option<Str<'a>>,
+    /// The `citation` of a `citations_delta`, as raw JSON.
     pub citation: Option<&'a RawValue>,
+    /// Keys of the delta this decoder does not know.
     pub extra: Extra<'a>,
 }
 
@@ -102,8 +132,11 @@ impl Event<'_> {
 /// What one decoded Messages document is to the fold (and to a translation reading the
 /// same stream): nothing (`ping`), an error (reported, not folded), or an event to fold.
 pub enum Read<'e> {
+    /// A `ping`: nothing to fold.
     Skip,
+    /// An error event, reported rather than folded.
     Error(ErrorInfo<'e>),
+    /// An event to fold.
     Fold(EventView<'e>),
 }
 

@@ -20,44 +20,73 @@ use crate::json::tree::{object_text, Entry, ObjectOr};
 /// JSON text; `raw` is the whole event (for all but the plain deltas).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct EventView<'a> {
+    /// The event's kind: its JSON `type`, else the frame's `event:` name.
     pub kind: &'a str,
+    /// The output item's `output_index`, when the event has one.
     pub output_index: Option<i64>,
+    /// The content part's `content_index`, when the event has one.
     pub content_index: Option<i64>,
+    /// The reasoning summary part's `summary_index`, when the event has one.
     pub summary_index: Option<i64>,
+    /// The `item_id` of the output item the event is about.
     pub item_id: Option<&'a str>,
+    /// The `delta` of a `.delta` event (a string, or the raw JSON text of any other value).
     pub delta: Option<&'a str>,
+    /// The `text` of a `.done` event: the part's whole text.
     pub text: Option<&'a str>,
+    /// The `refusal` of a `response.refusal.done` event: the whole refusal text.
     pub refusal: Option<&'a str>,
+    /// The `arguments` of a `response.function_call_arguments.done` event: the call's whole
+    /// arguments text.
     pub arguments: Option<&'a str>,
+    /// The `item` of an `output_item.added` or `.done` event, as raw JSON text.
     pub item: Option<&'a str>,
+    /// The `part` of a content or summary part's `.added` or `.done` event, as raw JSON text.
     pub part: Option<&'a str>,
+    /// The `response` object of a created, in-progress or terminal event, as raw JSON text.
     pub response: Option<&'a str>,
     /// `response`'s entries, when the decoder read them (see `dialect::responses::Event`).
     pub response_entries: Option<&'a [Entry<'a>]>,
+    /// The event's `logprobs`, as raw JSON text (absent when `[]`).
     pub logprobs: Option<&'a str>,
+    /// The whole event's JSON text, for all but the plain deltas.
     pub raw: Option<&'a str>,
 }
 
 /// One Responses stream event, flattened.
 #[derive(Debug, Default)]
 pub struct Event<'a> {
+    /// The event's JSON `type`.
     pub type_: Option<Str<'a>>,
+    /// The event's `sequence_number`.
     pub sequence_number: Option<i64>,
+    /// The output item's `output_index`, when the event has one.
     pub output_index: Option<i64>,
+    /// The content part's `content_index`, when the event has one.
     pub content_index: Option<i64>,
+    /// The reasoning summary part's `summary_index`, when the event has one.
     pub summary_index: Option<i64>,
+    /// The `item_id` of the output item the event is about.
     pub item_id: Option<Str<'a>>,
+    /// The `delta` of a `.delta` event (a string, or the raw JSON text of any other value).
     pub delta: Option<Str<'a>>,
+    /// The `text` of a `.done` event: the part's whole text.
     pub text: Option<Str<'a>>,
+    /// The `refusal` of a `response.refusal.done` event: the whole refusal text.
     pub refusal: Option<Str<'a>>,
+    /// The `arguments` of a `response.function_call_arguments.done` event (a string, or the
+    /// raw JSON text of any other value).
     pub arguments: Option<Str<'a>>,
+    /// The `item` of an `output_item.added` or `.done` event, as raw JSON.
     pub item: Option<&'a RawValue>,
+    /// The `part` of a content or summary part's `.added` or `.done` event, as raw JSON.
     pub part: Option<&'a RawValue>,
     /// The response object's text (a created, in-progress or terminal event's).
     pub response: Option<&'a str>,
     /// A terminal event's response read one level deep by the decode itself (when the type
     /// came before it, as OpenAI writes it): the fold reads these, not the text again.
     pub response_entries: Option<Vec<Entry<'a>>>,
+    /// The event's `logprobs`, as raw JSON (absent when `[]`).
     pub logprobs: Option<&'a RawValue>,
     /// `error` of an error event that nests it (`{"type": "error", "error": {...}}`).
     pub error: Option<&'a RawValue>,
@@ -76,6 +105,7 @@ pub const TERMINAL: [&str; 3] = [
 ];
 
 impl Event<'_> {
+    /// The event's JSON `type`, or `""` when it has none.
     pub fn kind(&self) -> &str {
         self.type_.as_ref().map_or("", Str::as_str)
     }
@@ -138,7 +168,9 @@ pub fn response_error(response: &str) -> Option<&RawValue> {
 /// reports (`response.failed`). Lives on the stack for one document: its size does not matter.
 #[allow(clippy::large_enum_variant)]
 pub enum Read<'e> {
+    /// An error event (`error`, `response.error`), reported rather than folded.
     Error(ErrorInfo<'e>),
+    /// An event to fold, with the error it reports (`response.failed`), if any.
     Fold(EventView<'e>, Option<ErrorInfo<'e>>),
 }
 

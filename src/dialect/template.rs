@@ -39,7 +39,9 @@ pub const MAX_RAW: usize = 8;
 /// contents between its quotes, or a number token).
 #[derive(Debug, Clone, Copy)]
 pub enum RawHole<'a> {
+    /// A string's contents, between its quotes (escapes kept).
     Str(&'a str),
+    /// A number token.
     Num(&'a str),
 }
 
@@ -107,8 +109,11 @@ pub struct Shape {
 /// span's text (see [`Shape::with_span`]).
 #[derive(Debug, PartialEq, Eq)]
 pub struct Filled<'d> {
+    /// The text hole's string, its escapes decoded.
     pub text: Cow<'d, str>,
+    /// The first number hole's value, when the shape has a number hole.
     pub number: Option<i64>,
+    /// The span's text in this frame, when the shape has a span.
     pub span: Option<&'d str>,
     /// The frame's data (what the shape covered).
     pub data: &'d [u8],

@@ -130,6 +130,7 @@ fn keep_last(slot: &mut Option<String>, value: &str) {
 }
 
 impl ChatFold {
+    /// An empty fold, before the first chunk.
     pub fn new() -> Self {
         ChatFold::default()
     }

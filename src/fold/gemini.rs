@@ -383,10 +383,12 @@ pub struct GeminiFold {
 }
 
 impl GeminiFold {
+    /// An empty fold, before the first chunk.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Notes about input the fold had to interpret (streamed call arguments it skipped), in order.
     pub fn warnings(&self) -> &[String] {
         &self.warnings
     }

@@ -33,11 +33,13 @@ impl<T> IntMap<T> {
         }
     }
 
+    /// The value of `key`, if the map has it.
     pub fn get(&self, key: i64) -> Option<&T> {
         let at = self.position(key)?;
         self.entries.get(at).map(|(_, v)| v)
     }
 
+    /// The value of `key`, to change in place, if the map has it.
     pub fn get_mut(&mut self, key: i64) -> Option<&mut T> {
         let at = self.position(key)?;
         self.entries.get_mut(at).map(|(_, v)| v)
@@ -67,10 +69,12 @@ impl<T> IntMap<T> {
         &mut self.entries[at].1
     }
 
+    /// Whether the map has no entry.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// Whether the map has `key`.
     pub fn contains(&self, key: i64) -> bool {
         self.position(key).is_some()
     }
@@ -97,6 +101,7 @@ impl<T> IntMap<T> {
         true
     }
 
+    /// Removes every entry (and the index).
     pub fn clear(&mut self) {
         self.entries.clear();
         self.index = None;

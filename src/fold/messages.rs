@@ -284,6 +284,7 @@ fn implied_block(delta_type: Option<&str>) -> Map {
 }
 
 impl MessagesFold {
+    /// An empty fold, before the first event.
     pub fn new() -> Self {
         MessagesFold::default()
     }

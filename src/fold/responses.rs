@@ -83,6 +83,7 @@ pub struct ResponsesFold {
 }
 
 impl ResponsesFold {
+    /// An empty fold, before the first event.
     pub fn new() -> Self {
         ResponsesFold::default()
     }

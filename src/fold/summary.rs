@@ -51,7 +51,9 @@ pub fn final_text_of_json(dialect: Dialect, result: &str) -> String {
 /// A place in a final object: a built part, or a part kept as sent.
 #[derive(Debug, Clone, Copy)]
 pub enum Node<'a> {
+    /// A part the fold built.
     Out(&'a Out),
+    /// A part kept as sent, as raw JSON text.
     Raw(&'a str),
 }
 

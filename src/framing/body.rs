@@ -145,6 +145,7 @@ impl Body {
         }
     }
 
+    /// The longest event this body takes, in bytes.
     pub fn max_event_size(&self) -> usize {
         self.framer.max_event_size()
     }

@@ -32,15 +32,23 @@ pub const OVERHEAD: usize = 16;
 /// One header value, borrowing its bytes from the message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Value<'a> {
+    /// `true` or `false` (types 0 and 1, no value bytes).
     Bool(bool),
+    /// A byte (type 2).
     Byte(i8),
+    /// A short (type 3).
     Short(i16),
+    /// An int (type 4).
     Int(i32),
+    /// A long (type 5).
     Long(i64),
+    /// A byte array (type 6).
     Bytes(&'a [u8]),
+    /// A string (type 7).
     String(&'a str),
     /// Milliseconds since the Unix epoch.
     Timestamp(i64),
+    /// A UUID (type 9).
     Uuid(&'a [u8; 16]),
 }
 
@@ -65,7 +73,9 @@ impl Value<'_> {
 /// One message: its headers in wire order, and its payload.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message<'a> {
+    /// The message's headers, name and value, in wire order.
     pub headers: Vec<(&'a str, Value<'a>)>,
+    /// The message's payload.
     pub payload: &'a [u8],
 }
 
@@ -92,20 +102,46 @@ impl<'a> Message<'a> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Fault {
     /// The prelude's CRC32 does not match its 8 bytes.
-    PreludeCrc { expected: u32, computed: u32 },
+    PreludeCrc {
+        /// The CRC32 the prelude carries.
+        expected: u32,
+        /// The CRC32 of the prelude's 8 bytes.
+        computed: u32,
+    },
     /// The message's CRC32 does not match its bytes.
-    MessageCrc { expected: u32, computed: u32 },
+    MessageCrc {
+        /// The CRC32 the message ends with.
+        expected: u32,
+        /// The CRC32 of the message's bytes before it.
+        computed: u32,
+    },
     /// A length that cannot be: under [`OVERHEAD`], or headers past the message's end.
-    Length { total: u32, headers: u32 },
+    Length {
+        /// The message's declared total length.
+        total: u32,
+        /// The message's declared headers length.
+        headers: u32,
+    },
     /// Headers longer than [`MAX_HEADERS`].
-    HeadersTooLong { headers: u32 },
+    HeadersTooLong {
+        /// The message's declared headers length.
+        headers: u32,
+    },
     /// A message longer than the decoder's limit.
-    TooLarge { total: u32, limit: usize },
+    TooLarge {
+        /// The message's declared total length.
+        total: u32,
+        /// The decoder's limit, in bytes.
+        limit: usize,
+    },
     /// A header that does not read: cut short, an unknown type, a name or string that is not
     /// UTF-8.
     Header(String),
     /// The input ended inside a message (`finish()`): how many of its bytes came.
-    Truncated { have: usize },
+    Truncated {
+        /// How many bytes of the message came.
+        have: usize,
+    },
 }
 
 impl Fault {
@@ -335,6 +371,7 @@ impl Decoder {
         !self.fed
     }
 
+    /// The longest message this decoder takes, in bytes.
     pub fn max_event_size(&self) -> usize {
         self.limit
     }

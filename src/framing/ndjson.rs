@@ -26,6 +26,7 @@ pub struct Lines {
 }
 
 impl Lines {
+    /// A framer of lines of at most `max_event_size` bytes (a longer line is dropped).
     pub fn new(max_event_size: usize) -> Self {
         Lines {
             max_event_size,

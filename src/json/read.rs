@@ -19,6 +19,7 @@ use serde_json::value::RawValue;
 pub struct Str<'a>(pub Cow<'a, str>);
 
 impl<'a> Str<'a> {
+    /// The string's value, its escapes decoded.
     pub fn as_str(&self) -> &str {
         &self.0
     }
@@ -399,6 +400,7 @@ impl<'a> Extra<'a> {
         Ok(())
     }
 
+    /// Whether no key was kept.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

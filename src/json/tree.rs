@@ -19,13 +19,19 @@ use super::read::Str;
 /// converted (to Python by `py`, or to JSON text by [`Out::to_json`] for tests).
 #[derive(Debug, Clone, PartialEq)]
 pub enum Out {
+    /// JSON `null`.
     Null,
+    /// A JSON boolean.
     Bool(bool),
+    /// An integer.
     Int(i64),
+    /// A string.
     Str(String),
     /// One JSON document as sent (a number, an object...), converted when the result is built.
     Json(Box<str>),
+    /// A list of values.
     List(Vec<Out>),
+    /// An object.
     Map(Map),
     /// Binary data (Bedrock's redacted reasoning: bytes, as boto3 gives a blob).
     Bytes(Vec<u8>),
@@ -388,14 +394,17 @@ impl<V: PartialEq> PartialEq for Keyed<V> {
 }
 
 impl<V> Keyed<V> {
+    /// An empty map.
     pub fn new() -> Self {
         Keyed::default()
     }
 
+    /// The number of keys.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether the map has no key.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
@@ -407,16 +416,19 @@ impl<V> Keyed<V> {
         }
     }
 
+    /// The value of `key`, if the map has it.
     pub fn get(&self, key: &str) -> Option<&V> {
         let i = self.position(key)?;
         self.entries.get(i).map(|(_, v)| v)
     }
 
+    /// The value of `key`, to change in place, if the map has it.
     pub fn get_mut(&mut self, key: &str) -> Option<&mut V> {
         let i = self.position(key)?;
         self.entries.get_mut(i).map(|(_, v)| v)
     }
 
+    /// Whether the map has `key`.
     pub fn contains_key(&self, key: &str) -> bool {
         self.position(key).is_some()
     }
@@ -471,10 +483,12 @@ impl<V> Keyed<V> {
         Some(value)
     }
 
+    /// The keys and their values, in insertion order.
     pub fn iter(&self) -> impl Iterator<Item = (&str, &V)> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
+    /// The keys and their values, to change in place, in insertion order.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut V)> {
         self.entries.iter_mut().map(|(k, v)| (k.as_str(), v))
     }
@@ -490,7 +504,6 @@ impl FromIterator<(String, Out)> for Map {
     }
 }
 
-/// A JSON object's entries as a `Map` of raw values; `None` when `text` is not an object.
 /// The value of `key` among a JSON object's entries ([`Json::object`]): the last of duplicate
 /// keys, as a [`Map`] keeps them.
 pub fn entry<'a>(
@@ -504,6 +517,7 @@ pub fn entry<'a>(
         .map(|(_, v)| *v)
 }
 
+/// A JSON object's entries as a `Map` of raw values; `None` when `text` is not an object.
 pub fn object_map(text: &str) -> Option<Map> {
     let mut map = Map::new();
     for (key, value) in Json::object(text)? {
@@ -539,9 +553,13 @@ pub fn list_of(value: Option<&Out>) -> Option<Vec<Out>> {
 /// What one JSON value is, read one level deep (nested values stay raw JSON text).
 #[derive(Debug)]
 pub enum Json<'a> {
+    /// JSON `null`.
     Null,
+    /// A string, its escapes decoded.
     Str(Cow<'a, str>),
+    /// An array's items, as raw JSON.
     Array(Vec<&'a RawValue>),
+    /// An object's entries in order (duplicate keys kept), their values as raw JSON.
     Object(Vec<(Cow<'a, str>, &'a RawValue)>),
     /// A number or a boolean, as sent.
     Scalar(&'a str),
@@ -583,7 +601,9 @@ pub type Entry<'a> = (Cow<'a, str>, &'a RawValue);
 /// A JSON value read one level deep when it is an object (its entries), else only checked:
 /// for a decoder that wants an object's entries without a second pass over it.
 pub enum ObjectOr<'a> {
+    /// An object's entries in order, their values as raw JSON.
     Object(Vec<Entry<'a>>),
+    /// Any other JSON value (checked, not kept).
     Other,
 }
 
@@ -749,6 +769,8 @@ impl Map {
         }
     }
 
+    /// Merges the keys of the JSON object `text`: a non-null value replaces the earlier one; a
+    /// `null` only fills a key not seen before. Text that is not an object is ignored.
     pub fn merge_non_null(&mut self, text: &str) {
         for (key, value) in Json::object(text).unwrap_or_default() {
             let null = value.get().trim() == "null";

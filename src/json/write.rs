@@ -90,6 +90,7 @@ pub fn push_escaped(out: &mut String, s: &str) {
 
 /// A number the writers print (no allocation, no formatter).
 pub trait Num: Copy {
+    /// Whether the number is negative, and its magnitude.
     fn digits(self) -> (bool, u64);
 }
 

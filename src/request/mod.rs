@@ -31,7 +31,9 @@ use shape::{
 /// A body that is not a request of its dialect: what is wrong, and where (a JSON path).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RequestError {
+    /// What is wrong with the body.
     pub message: String,
+    /// Where in the body, as a JSON path (`$.messages[0].content`).
     pub path: String,
 }
 
@@ -54,7 +56,9 @@ pub fn error<T>(path: impl Into<String>, message: impl Into<String>) -> Result<T
 /// Who speaks a turn.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role {
+    /// The user.
     User,
+    /// The model.
     Assistant,
     /// A system (or developer) message in the middle of the conversation: its turns hold
     /// text only (the system prompt before the first turn is [`Request::system`]).
@@ -64,8 +68,11 @@ pub enum Role {
 /// Media given by URL (a `data:` URL included) or as base64 data with its type.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Media {
+    /// The URL, a `data:` URL included.
     pub url: Option<String>,
+    /// The base64 data.
     pub data: Option<String>,
+    /// The media type (`image/png`, `application/pdf`).
     pub media_type: Option<String>,
     /// A file name, where the source gave one.
     pub name: Option<String>,
@@ -122,21 +129,30 @@ impl Media {
 /// One piece of a turn.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Part {
+    /// Text.
     Text(String),
+    /// An image.
     Image(Media),
     /// A document (a PDF, a text file) given whole.
     Document(Media),
     /// The assistant calls a tool: `arguments` is JSON text.
     Call {
+        /// The call's id, which its result names.
         id: String,
+        /// The called tool's name.
         name: String,
+        /// The call's arguments, as JSON text.
         arguments: String,
     },
     /// A tool's result, under the call it answers (`name`: the called tool, when known).
     Result {
+        /// The id of the call it answers.
         id: String,
+        /// The called tool's name, when known.
         name: Option<String>,
+        /// The result's content, as parts.
         content: Vec<Part>,
+        /// Whether the result reports an error (Anthropic's `is_error`).
         error: bool,
     },
     /// The model's reasoning carried back in the history, in the form of the dialect that
@@ -150,7 +166,9 @@ pub enum Part {
 /// Reasoning of an earlier turn, as its dialect keeps it.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Reasoning {
+    /// The dialect whose form this is, when known.
     pub from: Option<Dialect>,
+    /// The model's reasoning text (empty when only a signature or encrypted form was kept).
     pub text: String,
     /// Anthropic's signature, Gemini's thought signature.
     pub signature: Option<String>,
@@ -163,35 +181,46 @@ pub struct Reasoning {
 /// One turn of the conversation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Turn {
+    /// Who speaks the turn.
     pub role: Role,
+    /// The turn's parts, in order.
     pub parts: Vec<Part>,
 }
 
 /// A tool the model may call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Tool {
+    /// The tool's name.
     pub name: String,
+    /// What the tool does, for the model.
     pub description: Option<String>,
     /// The JSON schema of its arguments (an object schema).
     pub parameters: Value,
+    /// Whether the arguments must match the schema strictly (OpenAI's `strict`).
     pub strict: Option<bool>,
 }
 
 /// Whether and which tool the model must call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum ToolChoice {
+    /// The model chooses whether to call a tool.
     Auto,
+    /// The model calls no tool.
     None,
     /// Some tool (chat `required`, Messages `any`, Gemini `ANY`).
     Required,
+    /// The model must call the tool of this name.
     Named(String),
 }
 
 /// Structured output: the answer must match a JSON schema (or, with no schema, be JSON).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Output {
+    /// The schema's name (OpenAI's `json_schema.name`).
     pub name: Option<String>,
+    /// The JSON schema the answer must match; `None` when any JSON will do.
     pub schema: Option<Value>,
+    /// Whether the answer must match the schema strictly (OpenAI's `strict`).
     pub strict: Option<bool>,
 }
 
@@ -202,6 +231,7 @@ pub enum Thinking {
     Effort(String),
     /// A token budget.
     Budget(u64),
+    /// No reasoning.
     Off,
 }
 
@@ -261,6 +291,7 @@ impl Thinking {
 pub struct Notes(pub Vec<String>, std::collections::HashSet<String>);
 
 impl Notes {
+    /// Adds `note` unless a note of that text was added before.
     pub fn add(&mut self, note: impl Into<String>) {
         let note = note.into();
         if self.1.insert(note.clone()) {
@@ -272,18 +303,29 @@ impl Notes {
 /// A request in the neutral model.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Request {
+    /// The model the body names.
     pub model: Option<String>,
     /// The system prompt's texts, in order.
     pub system: Vec<String>,
+    /// The conversation's turns, in order.
     pub turns: Vec<Turn>,
+    /// The tools the model may call.
     pub tools: Vec<Tool>,
+    /// Whether and which tool the model must call.
     pub tool_choice: Option<ToolChoice>,
+    /// Whether the model may call several tools in one turn.
     pub parallel_tool_calls: Option<bool>,
+    /// The most tokens the answer may have.
     pub max_tokens: Option<u64>,
+    /// The sampling temperature, the JSON number as sent.
     pub temperature: Option<Value>,
+    /// The nucleus sampling mass (`top_p`), the JSON number as sent.
     pub top_p: Option<Value>,
+    /// The stop sequences.
     pub stop: Vec<String>,
+    /// The structured output the answer must follow.
     pub output: Option<Output>,
+    /// The reasoning setting.
     pub thinking: Option<Thinking>,
     /// The settings of [`SETTINGS`] the source gave, as it gave them.
     pub settings: Vec<(Setting, Value)>,
@@ -317,8 +359,11 @@ impl Request {
 /// A request translated: the target's body (streaming), its endpoint path, and the notes.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Translated {
+    /// The target's request body, for a streaming call.
     pub body: Value,
+    /// The target's endpoint path (`/v1/messages`).
     pub path: String,
+    /// What the target could not take, once per kind.
     pub notes: Vec<String>,
 }
 

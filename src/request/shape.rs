@@ -58,9 +58,13 @@ pub fn model_segment(model: &str) -> String {
 /// A setting that only some dialects have, crossing where the target has it too.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Setting {
+    /// Sampling from the `k` most likely tokens only (`top_k`, Gemini's `topK`).
     TopK,
+    /// The sampling seed.
     Seed,
+    /// The penalty on tokens already present (`presence_penalty`).
     PresencePenalty,
+    /// The penalty on tokens by how often they appeared (`frequency_penalty`).
     FrequencyPenalty,
     /// The end user's identifier.
     User,

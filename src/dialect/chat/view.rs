@@ -6,17 +6,24 @@ use std::borrow::Cow;
 /// One fragment of a tool call, as a view.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ToolView<'a> {
+    /// The call's `index`, else its position in the delta's `tool_calls`.
     pub index: i64,
+    /// The call's `id`, in its first fragment.
     pub id: Option<&'a str>,
+    /// The call's `type` (`function`).
     pub type_: Option<&'a str>,
+    /// The `function.name`, in the call's first fragment.
     pub name: Option<&'a str>,
+    /// A fragment of `function.arguments` (a string, or the raw JSON text of any other value).
     pub arguments: Option<&'a str>,
 }
 
 /// `delta.content`: a text fragment, or the raw JSON of a list of typed parts.
 #[derive(Debug, Clone, Copy)]
 pub enum ContentView<'a> {
+    /// A text fragment.
     Text(&'a str),
+    /// A list of typed parts (or any other value that is not a string), as raw JSON text.
     Parts(&'a str),
 }
 
@@ -24,26 +31,43 @@ pub enum ContentView<'a> {
 /// JSON text.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct ChunkView<'a> {
+    /// The chunk's `id` (the completion's, the same in every chunk).
     pub id: Option<&'a str>,
+    /// The chunk's `created` time, in Unix seconds.
     pub created: Option<i64>,
+    /// The `model` that wrote the chunk.
     pub model: Option<&'a str>,
+    /// The chunk's `system_fingerprint`.
     pub system_fingerprint: Option<&'a str>,
+    /// The `service_tier` the request ran in.
     pub service_tier: Option<&'a str>,
+    /// The chunk's `usage`, as raw JSON text.
     pub usage: Option<&'a str>,
     /// The chunk's unknown top-level keys, as one JSON object.
     pub extra: Option<&'a str>,
     /// The choice index; `None` for a chunk with `choices: []`.
     pub index: Option<i64>,
+    /// The `role` of the message, in its first chunk.
     pub role: Option<&'a str>,
+    /// The `content` fragment.
     pub content: Option<ContentView<'a>>,
+    /// A fragment of the `refusal` text.
     pub refusal: Option<&'a str>,
+    /// A fragment of the `reasoning` text.
     pub reasoning: Option<&'a str>,
+    /// A fragment of the `reasoning_content` text.
     pub reasoning_content: Option<&'a str>,
+    /// The fragments of the delta's `tool_calls`.
     pub tool_calls: &'a [ToolView<'a>],
+    /// The choice's `finish_reason`.
     pub finish_reason: Option<&'a str>,
+    /// The delta's `reasoning_details` value, as raw JSON text.
     pub reasoning_details: Option<&'a str>,
+    /// The choice's `logprobs`, as raw JSON text.
     pub logprobs: Option<&'a str>,
+    /// The choice's unknown keys, as one JSON object.
     pub choice_extra: Option<&'a str>,
+    /// The delta's unknown keys, as one JSON object.
     pub delta_extra: Option<&'a str>,
     /// Non-zero when the vendor objects were written by a frame template's recipe (the
     /// template's number in its stream): objects of one recipe differ only in string contents
@@ -72,9 +96,13 @@ impl ChunkView<'_> {
 /// A text field of a chunk that a frame template can leave open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hole {
+    /// The `content` text.
     Content,
+    /// The `reasoning` text.
     Reasoning,
+    /// The `reasoning_content` text.
     ReasoningContent,
+    /// The `refusal` text.
     Refusal,
     /// The arguments of the chunk's one tool-call fragment.
     Arguments,

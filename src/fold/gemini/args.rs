@@ -8,7 +8,9 @@ use super::*;
 /// One step of a `jsonPath`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Seg {
+    /// A `.name` or `['name']` step: an object's key.
     Key(String),
+    /// A `[N]` step: an array's index.
     Index(u64),
 }
 

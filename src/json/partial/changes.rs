@@ -34,17 +34,24 @@ pub const POINTER_BUDGET: usize = 256;
 pub enum Value {
     /// An empty array or object (its items follow as their own edits).
     Empty(Kind),
+    /// A complete string.
     Str(String),
+    /// A complete number.
     Num(Number),
+    /// `true` or `false`.
     Bool(bool),
+    /// `null`.
     Null,
 }
 
 /// One edit of the value.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Change {
+    /// A key or item appeared at the path, with this value (a container appears empty).
     Add(Arc<str>, Value),
+    /// The unfinished string at the path grew by this text.
     Append(Arc<str>, String),
+    /// A key the object already had came again, with this value (JSON keeps the last).
     Replace(Arc<str>, Value),
 }
 
@@ -58,6 +65,7 @@ impl Change {
         }
     }
 
+    /// The JSON Pointer (RFC 6901) of the value the edit is about.
     pub fn path(&self) -> &Arc<str> {
         match self {
             Change::Add(p, _) | Change::Append(p, _) | Change::Replace(p, _) => p,
@@ -117,6 +125,7 @@ fn push_token(path: &mut String, token: &str) {
 }
 
 impl Changes {
+    /// A follower of a value not begun: no container open, nothing carried.
     pub fn new() -> Self {
         Self::default()
     }
