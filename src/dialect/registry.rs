@@ -25,6 +25,27 @@ pub enum Dialect {
     Converse,
 }
 
+/// The dialect list: each dialect's [`Dialect`] variant, the module of its own files in every
+/// layer (`dialect::$m`, `fold::$m`, `stream::$m`, `translate::read::$m`, `py::$m`), the reader
+/// type its stream and its translation source both name `$reader`, its public stream class and
+/// its item class. Code that needs one arm per dialect is written once, as a macro that takes
+/// this list: `dialects!(callback)` expands to
+/// `callback! { (Chat, chat, ChatReader, ChatCompletionStream, ChatChunk), ... }` (the
+/// translation's readers, the standalone translation's streams, the binding's classes).
+macro_rules! dialects {
+    ($callback:ident $(, $arg:tt)*) => {
+        $callback! {
+            $($arg)*
+            (Chat, chat, ChatReader, ChatCompletionStream, ChatChunk),
+            (Messages, messages, MessagesReader, MessagesStream, MessageEvent),
+            (Responses, responses, ResponsesReader, ResponsesStream, ResponseEvent),
+            (Gemini, gemini, GeminiReader, GeminiStream, GeminiChunk),
+            (Converse, converse, ConverseReader, ConverseStream, ConverseEvent),
+        }
+    };
+}
+pub(crate) use dialects;
+
 /// How a provider family names its rate-limit headers (they cross only within a family, or
 /// are renamed by the gateway between the two families that define them).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -165,20 +165,20 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(request::model_segment, m)?)?;
     errors::register(m)?;
     m.add_class::<stream::ErrorItem>()?;
-    m.add_class::<chat::ChatChunk>()?;
     m.add_class::<chat::ToolCallDelta>()?;
-    m.add_class::<chat::ChatCompletionStream>()?;
     m.add_class::<chat::ChatCompletionAccumulator>()?;
-    m.add_class::<messages::MessageEvent>()?;
-    m.add_class::<messages::MessagesStream>()?;
     m.add_class::<messages::MessageAccumulator>()?;
-    m.add_class::<responses::ResponseEvent>()?;
-    m.add_class::<responses::ResponsesStream>()?;
     m.add_class::<responses::ResponseAccumulator>()?;
-    m.add_class::<gemini::GeminiChunk>()?;
-    m.add_class::<gemini::GeminiStream>()?;
-    m.add_class::<converse::ConverseEvent>()?;
-    m.add_class::<converse::ConverseStream>()?;
+    // Each dialect's stream class and item class, from the dialect list.
+    macro_rules! add_each {
+        ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+            $(
+                m.add_class::<$m::$item>()?;
+                m.add_class::<$m::$class>()?;
+            )*
+        };
+    }
+    crate::dialect::registry::dialects!(add_each);
     m.add_class::<partial::PartialJSON>()?;
     m.add_class::<translate::Translator>()?;
     m.add_class::<http::HttpResponseReader>()?;

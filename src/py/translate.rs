@@ -13,15 +13,11 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyList};
 
-use super::chat::ChatCompletionStream;
-use super::converse::ConverseStream;
 use super::errors;
-use super::gemini::GeminiStream;
 use super::input::Input;
 use super::json::out_to_py;
-use super::messages::MessagesStream;
-use super::responses::ResponsesStream;
 use super::stream::Source;
+use crate::dialect::registry::dialects;
 use crate::translate::{Dialect, Sniffer, Translation};
 
 /// The public stream classes (`ssewire.ChatCompletionStream`, `MessagesStream`,
@@ -130,19 +126,16 @@ impl Translator {
                 .and_then(|tap| tap.into_any().downcast().ok());
             result.map(Some)
         };
-        if let Ok(s) = source.cast::<ChatCompletionStream>() {
-            lend(&mut *errors::exclusive(s, "stream")?)
-        } else if let Ok(s) = source.cast::<MessagesStream>() {
-            lend(&mut *errors::exclusive(s, "stream")?)
-        } else if let Ok(s) = source.cast::<ResponsesStream>() {
-            lend(&mut *errors::exclusive(s, "stream")?)
-        } else if let Ok(s) = source.cast::<GeminiStream>() {
-            lend(&mut *errors::exclusive(s, "stream")?)
-        } else if let Ok(s) = source.cast::<ConverseStream>() {
-            lend(&mut *errors::exclusive(s, "stream")?)
-        } else {
-            Ok(None)
+        // The source is one dialect's stream class: each in the dialect list is tried.
+        macro_rules! lend_each {
+            ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+                $(if let Ok(s) = source.cast::<super::$m::$class>() {
+                    return lend(&mut *errors::exclusive(s, "stream")?);
+                })*
+            };
         }
+        dialects!(lend_each);
+        Ok(None)
     }
 
     /// Feeds `data` to the source stream (through the tap: the translation reads it).

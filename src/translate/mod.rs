@@ -318,25 +318,24 @@ pub fn json_string(raw: &str) -> Option<Cow<'_, str>> {
         .map(|s| s.0)
 }
 
-/// One source reader.
-#[derive(Debug)]
-enum Reader {
-    Chat(read::ChatReader),
-    Messages(read::MessagesReader),
-    Responses(read::ResponsesReader),
-    Gemini(read::GeminiReader),
-    Converse(read::ConverseReader),
-}
+/// Declares `Reader`, one source reader of each dialect, and `reader_for`, from the dialect
+/// list.
+macro_rules! readers {
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        /// One source reader.
+        #[derive(Debug)]
+        enum Reader {
+            $($d(read::$reader),)*
+        }
 
-fn reader_for(source: Dialect) -> Option<Reader> {
-    Some(match source {
-        Dialect::Chat => Reader::Chat(read::ChatReader::default()),
-        Dialect::Messages => Reader::Messages(read::MessagesReader::default()),
-        Dialect::Responses => Reader::Responses(read::ResponsesReader::default()),
-        Dialect::Gemini => Reader::Gemini(read::GeminiReader::default()),
-        Dialect::Converse => Reader::Converse(read::ConverseReader::default()),
-    })
+        fn reader_for(source: Dialect) -> Reader {
+            match source {
+                $(Dialect::$d => Reader::$d(read::$reader::default()),)*
+            }
+        }
+    };
 }
+crate::dialect::registry::dialects!(readers);
 
 /// A translation: what the upstream stream reads (as [`Upstream`] calls) into the neutral
 /// model, and the target written from it, with the target's own fold (what the client's SDK
@@ -379,7 +378,7 @@ impl Translation {
     /// `target`.
     pub fn new(source: Option<Dialect>, target: Dialect) -> Self {
         Translation {
-            reader: source.and_then(reader_for),
+            reader: source.map(reader_for),
             source,
             writer: write::writer(target),
             target,
@@ -421,7 +420,7 @@ impl Translation {
     pub fn set_source(&mut self, source: Dialect) {
         if self.source.is_none() {
             self.source = Some(source);
-            self.reader = reader_for(source);
+            self.reader = Some(reader_for(source));
             if carry::carries(source, self.target) {
                 self.carry = Some(carry::CarryState::default());
             }

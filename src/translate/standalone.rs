@@ -4,46 +4,39 @@
 //! dialect is told) and the translation.
 
 use super::{Dialect, Sniffer, Translation};
-use crate::stream::chat::ChatReader;
-use crate::stream::converse::ConverseReader;
-use crate::stream::gemini::GeminiReader;
-use crate::stream::messages::MessagesReader;
-use crate::stream::responses::ResponsesReader;
+use crate::dialect::registry::dialects;
 use crate::stream::{Quiet, Stream, Tap};
 
-/// A dialect stream of each source, building no items (`crate::stream::Quiet`).
-enum Source {
-    Chat(Box<Stream<ChatReader<()>>>),
-    Messages(Box<Stream<MessagesReader<()>>>),
-    Responses(Box<Stream<ResponsesReader<()>>>),
-    Gemini(Box<Stream<GeminiReader<()>>>),
-    Converse(Box<Stream<ConverseReader<()>>>),
-}
+/// Declares [`Source`], a dialect stream of each source building no items
+/// (`crate::stream::Quiet`), [`each_source!`] and `Source::new`, from the dialect list.
+macro_rules! sources {
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        /// A dialect stream of each source, building no items (`crate::stream::Quiet`).
+        enum Source {
+            $($d(Box<Stream<crate::stream::$m::$reader<()>>>),)*
+        }
 
-/// Runs `$body` with `$s` bound to the stream of whichever dialect `$source` reads.
-macro_rules! each_source {
-    ($source:expr, $s:ident => $body:expr) => {
-        match $source {
-            Source::Chat($s) => $body,
-            Source::Messages($s) => $body,
-            Source::Responses($s) => $body,
-            Source::Gemini($s) => $body,
-            Source::Converse($s) => $body,
+        /// Runs `$body` with `$s` bound to the stream of whichever dialect `$source` reads.
+        macro_rules! each_source {
+            ($source:expr, $s:ident => $body:expr) => {
+                match $source {
+                    $(Source::$d($s) => $body,)*
+                }
+            };
+        }
+
+        impl Source {
+            fn new(dialect: Dialect, max_event_size: usize) -> Self {
+                match dialect {
+                    $(Dialect::$d => Source::$d(Box::new(Stream::new(max_event_size))),)*
+                }
+            }
         }
     };
 }
+dialects!(sources);
 
 impl Source {
-    fn new(dialect: Dialect, max_event_size: usize) -> Self {
-        match dialect {
-            Dialect::Chat => Source::Chat(Box::new(Stream::new(max_event_size))),
-            Dialect::Messages => Source::Messages(Box::new(Stream::new(max_event_size))),
-            Dialect::Responses => Source::Responses(Box::new(Stream::new(max_event_size))),
-            Dialect::Gemini => Source::Gemini(Box::new(Stream::new(max_event_size))),
-            Dialect::Converse => Source::Converse(Box::new(Stream::new(max_event_size))),
-        }
-    }
-
     fn tap(&mut self) -> &mut Option<Box<dyn Tap>> {
         each_source!(self, s => &mut s.state.tap)
     }
