@@ -236,6 +236,7 @@ pub const INVALID_RESPONSE_JSON: &str = "\"invalid_response\"";
 /// An error the server reported, read out of whichever wire form carried it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorInfo<'a> {
+    /// The error's message, as text.
     pub message: Cow<'a, str>,
     /// The raw JSON of the error's `type`, if any (usually a string).
     pub type_: Option<&'a str>,

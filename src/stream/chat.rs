@@ -43,6 +43,7 @@ pub trait ChatItems: Sink {
 
 /// The per-stream state of the chat reader.
 pub struct ChatReader<I> {
+    /// The fold of the stream's chunks so far.
     pub fold: ChatFold,
     /// How many templates with vendor recipes were made (each one's number, for the fold).
     recipes: u64,

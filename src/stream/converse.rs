@@ -23,6 +23,7 @@ pub trait ConverseItems: Sink {
 
 /// The per-stream state of the Converse reader.
 pub struct ConverseReader<I> {
+    /// The fold of the stream's events so far.
     pub fold: ConverseFold,
     /// The shape of the last common delta's payload, which string its hole is, and its block
     /// index (when the shape has no number hole for it).

@@ -8,7 +8,9 @@ use super::*;
 /// (the framer between events).
 #[derive(Clone, Copy)]
 pub enum Subject<'d> {
+    /// A frame the framer made.
     Frame(&'d Frame<'d>),
+    /// The wire's bytes from a frame's start on (to the end of the read).
     Raw(&'d [u8]),
 }
 
@@ -50,8 +52,11 @@ impl<'d> Subject<'d> {
 /// A frame that fits a template: the values of its holes, and its length in the wire's bytes
 /// (0 for a framed frame).
 pub struct Hit<'d> {
+    /// The text hole's value (escapes decoded).
     pub text: Cow<'d, str>,
+    /// The integer hole's value, when the template has one.
     pub number: Option<i64>,
+    /// The frame's length in the wire's bytes (0 for a framed frame).
     pub len: usize,
     /// The frame's data.
     pub data: &'d [u8],

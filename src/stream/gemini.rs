@@ -26,13 +26,18 @@ pub struct GeminiItem<'a> {
     pub index: Option<i64>,
     /// The candidate's position in the chunk's `candidates`.
     pub position: Option<usize>,
+    /// The run's text, its parts' texts joined (`None` for an item without text).
     pub text: Option<&'a str>,
+    /// Whether the run is thought (reasoning) text.
     pub thought: bool,
+    /// The run's first thought signature; on the candidate's last item, failing that, one on a
+    /// part that is not text.
     pub thought_signature: Option<&'a str>,
     /// The candidate's first `functionCall` in this chunk, as sent (on its last item).
     pub function_call: Option<&'a str>,
     /// The candidate's parts (for all its `functionCall`s, on the item that has the first).
     pub parts: &'a [crate::dialect::gemini::Part<'a>],
+    /// The candidate's `finishReason` (on its last item only).
     pub finish_reason: Option<&'a Str<'a>>,
 }
 
@@ -63,6 +68,7 @@ pub trait GeminiItems: Sink {
 
 /// The per-stream state of the Gemini reader.
 pub struct GeminiReader<I> {
+    /// The fold of the stream's chunks so far.
     pub fold: GeminiFold,
     /// Where a template fit's text with escapes is decoded (its room kept).
     buf: Vec<u8>,

@@ -14,12 +14,16 @@ use crate::json::read::Str;
 /// The string of a common delta that a frame template leaves open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hole {
+    /// A `text_delta`'s `text`.
     Text = 0,
+    /// An `input_json_delta`'s `partial_json`.
     PartialJson = 1,
+    /// A `thinking_delta`'s `thinking`.
     Thinking = 2,
 }
 
 impl Hole {
+    /// The hole numbered `n` (a template's `hole`); any number past 1 is `Thinking`.
     pub fn of(n: u8) -> Hole {
         match n {
             0 => Hole::Text,
@@ -52,6 +56,7 @@ pub trait MessagesItems: Sink {
 
 /// The per-stream state of the Messages reader.
 pub struct MessagesReader<I> {
+    /// The fold of the stream's events so far.
     pub fold: MessagesFold,
     /// Where a template fit's text with escapes is decoded (its room kept).
     buf: Vec<u8>,

@@ -54,11 +54,16 @@ pub const DETACH_THRESHOLD: usize = 1 << 20;
 
 /// One frame of a dialect stream: its event type and its data as text.
 pub struct Frame<'a> {
+    /// The event type as sent (an SSE `event:` line, a Bedrock message's `:event-type`); `None`
+    /// when there is none.
     pub event: Option<Cow<'a, [u8]>>,
+    /// The event's data as text (an SSE event's `data:` lines joined, a Bedrock message's
+    /// payload); invalid UTF-8 is replaced.
     pub data: Cow<'a, str>,
 }
 
 impl Frame<'_> {
+    /// The event type, `message` when none was sent (as SSE has it).
     pub fn event_type(&self) -> &[u8] {
         self.event.as_deref().unwrap_or(b"message")
     }
@@ -231,8 +236,11 @@ impl State {
 
 /// A decoded document, handed to the dialect.
 pub struct Value<'f, 'x, T> {
+    /// The frame the document came in.
     pub frame: &'x Frame<'f>,
+    /// The document's JSON text (the frame's data, or one document of it).
     pub doc: &'f str,
+    /// The decoded document.
     pub value: T,
 }
 
@@ -319,7 +327,9 @@ pub trait Reader<S: Sink>: Dialect {
 /// One dialect body being read: the framer, the shared state and the dialect's reader.
 pub struct Stream<R> {
     body: Body,
+    /// What every dialect stream keeps: the end marker, the first error, the tap, the counts.
     pub state: State,
+    /// The dialect's reader (its fold and frame template).
     pub reader: R,
     /// Bedrock's event stream framing in front of the dialect, when asked for
     /// ([`Stream::read_eventstream`]).
@@ -329,6 +339,7 @@ pub struct Stream<R> {
 }
 
 impl<R: Dialect> Stream<R> {
+    /// A stream of dialect `R` that refuses events larger than `max_event_size` bytes.
     pub fn new(max_event_size: usize) -> Self {
         let framing = R::REGISTRY.spec().framing;
         Stream {
@@ -341,6 +352,7 @@ impl<R: Dialect> Stream<R> {
         }
     }
 
+    /// The largest event the stream accepts, in bytes.
     pub fn max_event_size(&self) -> usize {
         self.body.max_event_size()
     }

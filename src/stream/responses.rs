@@ -36,6 +36,7 @@ pub trait ResponsesItems: Sink {
 
 /// The per-stream state of the Responses reader.
 pub struct ResponsesReader<I> {
+    /// The fold of the stream's events so far.
     pub fold: ResponsesFold,
     /// Where a template fit's text with escapes is decoded (its room kept).
     buf: Vec<u8>,

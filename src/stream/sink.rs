@@ -8,9 +8,13 @@ use super::*;
 /// [`ErrorInfo`] has them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
+    /// The error's message.
     pub message: String,
+    /// The raw JSON of the error's `type`, if any.
     pub type_: Option<String>,
+    /// The raw JSON of the error's `code`, if any.
     pub code: Option<String>,
+    /// The JSON text of the whole document that carried the error, if it was JSON.
     pub raw: Option<String>,
 }
 
@@ -34,6 +38,7 @@ impl Failure {
         }
     }
 
+    /// The failure as an [`ErrorInfo`] borrowing from it.
     pub fn info(&self) -> ErrorInfo<'_> {
         ErrorInfo {
             message: Cow::Borrowed(&self.message),
@@ -48,14 +53,19 @@ impl Failure {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReportKind {
     /// The server reported an error; `first` when it is the one the stream records.
-    Stream { first: bool },
+    Stream {
+        /// Whether this is the stream's first error, the one it records.
+        first: bool,
+    },
     /// A frame's JSON did not decode (the stream's error is not touched).
     Malformed,
 }
 
 /// An error of one frame (or of the body as a whole), as the sink gets it.
 pub struct Report<'a> {
+    /// What the report is.
     pub kind: ReportKind,
+    /// The error: its message, type, code and raw JSON.
     pub info: &'a ErrorInfo<'a>,
     /// The frame's event type as sent (`None`: a plain `data:` frame, or the body).
     pub event: Option<&'a [u8]>,
@@ -68,6 +78,7 @@ pub struct Report<'a> {
 pub trait Sink {
     /// The caller's item, kept by a template to be copied with new text on a hit.
     type Item;
+    /// The sink's own error: it stops the read and is returned to the caller.
     type Error;
     /// Whether items are wanted (`feed`), or only the fold and the errors (`consume`).
     fn items(&self) -> bool;

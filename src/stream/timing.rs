@@ -11,9 +11,13 @@ use std::time::Instant;
 pub struct Timing {
     /// When the stream was made.
     pub created: Instant,
+    /// When the first read with bytes came.
     pub first_byte: Option<Instant>,
+    /// When the first read whose frames carried output came.
     pub first_output: Option<Instant>,
+    /// When the last read whose frames carried output came.
     pub last_output: Option<Instant>,
+    /// When the input ended ([`super::Stream::finish`]).
     pub finished: Option<Instant>,
     /// Frames that carried output.
     pub output_chunks: u64,

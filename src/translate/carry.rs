@@ -32,6 +32,7 @@ pub const MAX_PIECES: usize = 64;
 /// One piece of reasoning, in the upstream's terms (the fields of `crate::request::Reasoning`).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Carried {
+    /// The reasoning text (empty when only a signature or encrypted data is carried).
     #[serde(rename = "t", default, skip_serializing_if = "String::is_empty")]
     pub text: String,
     /// Anthropic's signature, Gemini's thought signature.
@@ -131,8 +132,11 @@ pub fn carries(source: Dialect, target: Dialect) -> bool {
 /// A [`Sink`] between a source reader and the target writer that keeps the source's signed
 /// reasoning and writes it into the next tool call's id; everything is passed on as it is.
 pub struct Carrying<'a> {
+    /// The target writer everything is passed on to.
     pub sink: &'a mut dyn Sink,
+    /// The translation's carried reasoning, kept from feed to feed.
     pub state: &'a mut CarryState,
+    /// The dialect the reasoning is read from.
     pub source: Dialect,
 }
 

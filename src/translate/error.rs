@@ -15,14 +15,23 @@ use super::Dialect;
 /// A failure, in neutral terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Class {
+    /// The request is malformed or not acceptable (400).
     InvalidRequest,
+    /// The credentials are missing or wrong (401).
     Authentication,
+    /// The credentials may not do this (403).
     Permission,
+    /// The model or resource does not exist (404).
     NotFound,
+    /// The request is too large (413).
     TooLarge,
+    /// A rate limit or quota was hit (429).
     RateLimit,
+    /// The service is overloaded or unavailable (503).
     Overloaded,
+    /// The upstream timed out (504).
     Timeout,
+    /// The upstream failed otherwise (500).
     Server,
 }
 
@@ -166,8 +175,11 @@ impl Class {
 /// An error response for a client: its status, body and content type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ErrorResponse {
+    /// The HTTP status.
     pub status: u16,
+    /// The body: the error object in the client dialect's form, as JSON text.
     pub body: Vec<u8>,
+    /// The body's content type.
     pub content_type: &'static str,
 }
 

@@ -27,10 +27,12 @@ use crate::json::write::{push_num, push_str};
 pub trait Writer: Sink {
     /// The bytes written since the last [`Writer::clear`].
     fn output(&self) -> &[u8];
+    /// Empties the output (after the caller took it).
     fn clear(&mut self);
     /// Makes room for `additional` more bytes of output (one allocation instead of a run of
     /// doublings, each a copy, when a large read is translated at once).
     fn reserve(&mut self, additional: usize);
+    /// What the writer dropped or could not write as sent, one note per kind.
     fn notes(&self) -> &[String];
     /// The target's fold of everything written: what its stream's `result()` gives.
     fn result(&mut self) -> Out;
@@ -45,6 +47,7 @@ pub trait TargetFold: Default {
     /// Folds a run of deltas written one after another to the same place, as one delta of
     /// their joined text (the folds append: the same state as folding each).
     fn delta(&mut self, run: &Run);
+    /// The final object folded so far, shaped like the target's non-streaming response.
     fn result(&mut self) -> Out;
 }
 
