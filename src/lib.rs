@@ -22,6 +22,7 @@
 //! (see `Cargo.toml`), and every fallible step is a `get()` or a checked split. There is no
 //! `unsafe` code: the caller's mutable buffers are copied rather than borrowed (`py::input`).
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 #![cfg_attr(
     test,
     allow(

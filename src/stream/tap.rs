@@ -7,14 +7,21 @@
 /// decode.
 #[derive(Debug, Clone, Copy)]
 pub enum Upstream<'a> {
+    /// One choice of a chat chunk.
     Chat(&'a crate::fold::chat::ChunkView<'a>),
+    /// A Messages event (not a ping or an error).
     Messages(&'a crate::fold::messages::EventView<'a>),
+    /// A Responses event (not an error).
     Responses(&'a crate::fold::responses::EventView<'a>),
+    /// A Gemini chunk (one `GenerateContentResponse`).
     Gemini(&'a crate::dialect::gemini::Chunk<'a>),
     /// A Converse event: its `:event-type`, and the event.
     Converse(&'a str, &'a crate::dialect::converse::Event<'a>),
+    /// An error the stream reported (the server's, or its own).
     Error(&'a crate::dialect::ErrorInfo<'a>),
+    /// The `[DONE]` sentinel (chat).
     Done,
+    /// A frame whose JSON did not decode (the stream goes on).
     Malformed,
     /// The end of the upstream body (every source sees it; only Gemini, which has no terminal
     /// marker, may still owe closing events then).

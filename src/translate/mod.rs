@@ -45,22 +45,29 @@ pub use standalone::Standalone;
 /// The message's identity, as far as the upstream has said it.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Meta<'a> {
+    /// The message's (or response's) id.
     pub id: Option<&'a str>,
+    /// The model that answers.
     pub model: Option<&'a str>,
+    /// When the message was created, in Unix seconds.
     pub created: Option<i64>,
 }
 
 /// What a block holds.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind<'a> {
+    /// The answer's text.
     Text,
     /// Reasoning the user may see (chat `reasoning_content`, Messages `thinking`, Responses
     /// reasoning summaries).
     Reasoning,
+    /// A refusal (chat `refusal`, a Responses refusal part).
     Refusal,
     /// A tool / function call: its id and name (arguments follow as deltas).
     Tool {
+        /// The call's id.
         id: &'a str,
+        /// The name of the tool called.
         name: &'a str,
     },
 }
@@ -71,9 +78,13 @@ pub type Key = u64;
 /// Why the message stopped, in neutral terms.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop<'a> {
+    /// The model finished its turn.
     EndTurn,
+    /// A stop sequence matched (the sequence, when the upstream names it).
     StopSequence(Option<&'a str>),
+    /// The output hit its token limit.
     MaxTokens,
+    /// The model called tools and waits for their results.
     ToolUse,
     /// Content filtered or refused.
     Filtered,
@@ -125,6 +136,7 @@ impl<'a> Stop<'a> {
         }
     }
 
+    /// Chat's `finish_reason` for the reason.
     pub fn to_chat(self) -> &'a str {
         match self {
             Stop::EndTurn | Stop::StopSequence(_) => "stop",
@@ -135,6 +147,7 @@ impl<'a> Stop<'a> {
         }
     }
 
+    /// Messages' `stop_reason` for the reason.
     pub fn to_messages(self) -> &'a str {
         match self {
             Stop::EndTurn => "end_turn",
@@ -176,11 +189,17 @@ impl<'a> Stop<'a> {
 /// those neither read from nor written to a cache (`uncached`). `None`: not said.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct Usage {
+    /// Every prompt token, cached ones included (OpenAI's `prompt_tokens`).
     pub input: Option<u64>,
+    /// The prompt tokens neither read from nor written to a cache (Anthropic's `input_tokens`).
     pub uncached: Option<u64>,
+    /// The prompt tokens read from a cache.
     pub cache_read: Option<u64>,
+    /// The prompt tokens written to a cache.
     pub cache_write: Option<u64>,
+    /// The output tokens, reasoning included.
     pub output: Option<u64>,
+    /// The output tokens spent on reasoning.
     pub reasoning: Option<u64>,
 }
 
@@ -246,6 +265,7 @@ impl Usage {
 /// An error the upstream reported.
 #[derive(Debug, Clone, Copy)]
 pub struct Failure<'a> {
+    /// The error's message.
     pub message: &'a str,
     /// The error's type, as a plain string.
     pub type_: Option<&'a str>,
@@ -278,8 +298,11 @@ pub trait Sink {
     }
     /// A block ends.
     fn close(&mut self, key: Key);
+    /// Why the message stopped.
     fn stop(&mut self, stop: Stop<'_>);
+    /// Token counts (each call's figures merge with earlier ones).
     fn usage(&mut self, usage: &Usage);
+    /// The upstream's error: the target's error event.
     fn error(&mut self, failure: Failure<'_>);
     /// The upstream's terminal marker: the target's closing events.
     fn end(&mut self);
@@ -292,12 +315,14 @@ pub trait Sink {
 pub struct Notes(Vec<String>);
 
 impl Notes {
+    /// Notes `what`, unless it is noted already or the notes are full.
     pub fn add(&mut self, what: &str) {
         if self.0.len() < crate::fold::MAX_NOTES && !self.0.iter().any(|n| n == what) {
             self.0.push(what.to_owned());
         }
     }
 
+    /// Every note, in the order noted.
     pub fn all(&self) -> &[String] {
         &self.0
     }
@@ -432,6 +457,7 @@ impl Translation {
         self.source
     }
 
+    /// The target dialect.
     pub fn target(&self) -> Dialect {
         self.target
     }

@@ -72,6 +72,7 @@ pub struct Standalone {
 }
 
 impl Standalone {
+    /// A translation from `source` (`None`: told by the body's first events) into `target`.
     pub fn new(source: Option<Dialect>, target: Dialect, max_event_size: usize) -> Self {
         let t = Box::new(Translation::new(source, target));
         match source {
