@@ -276,6 +276,10 @@ fn media(block: &Value, path: &str, family: &str) -> Result<Media, RequestError>
         ..Media::default()
     })
 }
+/// The streaming endpoint a request of this dialect goes to, naming `model`.
+pub fn path(model: &str) -> String {
+    format!("/model/{}/converse-stream", super::path_segment(model))
+}
 
 /// Writes `r` as a Converse request (the model goes in the path).
 pub fn write(r: &Request, notes: &mut Notes) -> Value {

@@ -373,6 +373,13 @@ fn lower_types(schema: &Value) -> Value {
         other => other.clone(),
     }
 }
+/// The streaming endpoint a request of this dialect goes to, naming `model`.
+pub fn path(model: &str) -> String {
+    format!(
+        "/v1beta/models/{}:streamGenerateContent?alt=sse",
+        super::model_segment(model)
+    )
+}
 
 /// Writes `r` as a Gemini request (the model goes in the path).
 pub fn write(r: &Request, notes: &mut Notes) -> Value {

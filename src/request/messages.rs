@@ -275,6 +275,10 @@ fn source(b: &Map<String, Value>, path: &str) -> Result<Media, RequestError> {
         },
     })
 }
+/// The streaming endpoint a request of this dialect goes to (the model is the body's).
+pub fn path(_model: &str) -> String {
+    "/v1/messages".into()
+}
 
 /// Writes `r` as a Messages request, streaming.
 pub fn write(r: &Request, notes: &mut Notes) -> Value {

@@ -386,13 +386,15 @@ pub fn translate(
             });
         }
     }
-    let mut request = match source {
-        Dialect::Chat => chat::read(body)?,
-        Dialect::Messages => messages::read(body)?,
-        Dialect::Responses => responses::read(body)?,
-        Dialect::Gemini => gemini::read(body)?,
-        Dialect::Converse => converse::read(body)?,
-    };
+    // Each dialect's reader and writer (`read`, `write`, `path`) in its own module.
+    macro_rules! read_each {
+        ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+            match source {
+                $(Dialect::$d => $m::read(body)?,)*
+            }
+        };
+    }
+    let mut request = crate::dialect::registry::dialects!(read_each);
     if let Some(model) = model {
         request.model = Some(model.to_owned());
     }
@@ -409,30 +411,17 @@ pub fn translate(
     }
     restore_carried(&mut request, target, &mut notes);
     orphan_results(&mut request, target, &mut notes);
-    let (mut body, path) = match target {
-        Dialect::Chat => (
-            chat::write(&request, &mut notes),
-            "/v1/chat/completions".into(),
-        ),
-        Dialect::Messages => (messages::write(&request, &mut notes), "/v1/messages".into()),
-        Dialect::Responses => (
-            responses::write(&request, &mut notes),
-            "/v1/responses".into(),
-        ),
-        Dialect::Gemini => {
-            let model = request.model.as_deref().unwrap_or("unknown-model");
-            let path = format!(
-                "/v1beta/models/{}:streamGenerateContent?alt=sse",
-                model_segment(model)
-            );
-            (gemini::write(&request, &mut notes), path)
-        }
-        Dialect::Converse => {
-            let model = request.model.as_deref().unwrap_or("unknown-model");
-            let path = format!("/model/{}/converse-stream", path_segment(model));
-            (converse::write(&request, &mut notes), path)
-        }
-    };
+    macro_rules! write_each {
+        ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+            match target {
+                $(Dialect::$d => {
+                    let model = request.model.as_deref().unwrap_or("unknown-model");
+                    ($m::write(&request, &mut notes), $m::path(model))
+                })*
+            }
+        };
+    }
+    let (mut body, path): (Value, String) = crate::dialect::registry::dialects!(write_each);
     write_settings(&request.settings, target, &mut body, &mut notes);
     Ok(Translated {
         body,
