@@ -526,6 +526,17 @@ impl MessagesFold {
         Out::Map(usage)
     }
 
+    /// The `usage` of [`MessagesFold::result`], built alone (the message's entries are read
+    /// one level deep; no block is built).
+    pub fn result_usage(&self) -> Out {
+        let entries = self
+            .message
+            .as_deref()
+            .and_then(Json::object)
+            .unwrap_or_default();
+        self.usage(entry(&entries, "usage").map(|u| u.get()))
+    }
+
     /// The `message` object folded so far. Checks the tool input of blocks that have new
     /// fragments (which may add a warning).
     pub fn result(&mut self) -> Out {
@@ -682,6 +693,8 @@ mod tests {
                 ..ev("message_delta")
             });
         }
+        // The usage built alone is the result's.
+        assert_eq!(Some(f.result_usage()), f.result().key("usage"));
         let v = result(&mut f);
         assert_eq!(v["stop_reason"], "max_tokens");
         assert_eq!(v["x"], 1);

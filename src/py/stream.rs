@@ -523,9 +523,10 @@ macro_rules! dialect_stream {
             fn usage<'py>(slf: &Bound<'py, Self>) -> PyResult<Option<Bound<'py, pyo3::types::PyDict>>> {
                 let py = slf.py();
                 let mut this = $crate::py::errors::exclusive(slf, "stream")?;
-                let out = <$reader<()> as $crate::stream::Dialect>::REGISTRY;
-                let result = $crate::stream::Dialect::result(&mut this.stream.reader);
-                let Some(usage) = $crate::translate::read::usage_of(out, &result) else {
+                let dialect = <$reader<()> as $crate::stream::Dialect>::REGISTRY;
+                let usage = $crate::stream::Dialect::result_usage(&mut this.stream.reader)
+                    .and_then(|u| $crate::translate::read::usage_in(dialect, &u));
+                let Some(usage) = usage else {
                     return Ok(None);
                 };
                 let d = pyo3::types::PyDict::new(py);

@@ -353,6 +353,10 @@ impl<I> Dialect for MessagesReader<I> {
     fn result(&mut self) -> crate::fold::Out {
         self.fold.result()
     }
+
+    fn result_usage(&mut self) -> Option<crate::fold::Out> {
+        Some(self.fold.result_usage()).filter(|u| !u.is_null())
+    }
 }
 
 impl<S: MessagesItems> Reader<S> for MessagesReader<S::Item> {

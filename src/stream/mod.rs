@@ -299,6 +299,14 @@ pub trait Dialect: Default {
 
     /// The final object folded so far, shaped like the provider's non-streaming response.
     fn result(&mut self) -> crate::fold::Out;
+
+    /// The usage of [`Dialect::result`] (its registry's usage key), `None` when it has none; a
+    /// fold that can build it alone does so without building the rest (`s.usage`, read by
+    /// every meter at each stream's end).
+    fn result_usage(&mut self) -> Option<crate::fold::Out> {
+        let key = Self::REGISTRY.spec().result_keys.1;
+        self.result().key(key).filter(|u| !u.is_null())
+    }
 }
 
 /// A dialect reading for sink `S`: each document folded, tapped and, when `S` wants items,

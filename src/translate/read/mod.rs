@@ -141,10 +141,15 @@ pub use responses::ResponsesReader;
 /// neutral terms, each provider's convention resolved by the same rules the translation
 /// readers use (`None` when the stream reported no usage).
 pub fn usage_of(dialect: crate::dialect::Dialect, result: &crate::fold::Out) -> Option<Usage> {
-    use crate::dialect::Dialect;
     let usage = result
         .key(dialect.spec().result_keys.1)
         .filter(|u| !u.is_null())?;
+    usage_in(dialect, &usage)
+}
+
+/// The neutral usage of `usage`, the value of a `dialect` final object's usage key.
+pub fn usage_in(dialect: crate::dialect::Dialect, usage: &crate::fold::Out) -> Option<Usage> {
+    use crate::dialect::Dialect;
     let text = usage.to_json();
     match dialect {
         Dialect::Chat | Dialect::Responses => openai_usage(&text),
