@@ -168,6 +168,16 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
+    /// Every kind.
+    pub const ALL: [ErrorKind; 6] = [
+        ErrorKind::MalformedJson,
+        ErrorKind::WrongDialect,
+        ErrorKind::IncompleteStream,
+        ErrorKind::JsonBody,
+        ErrorKind::NotEventStream,
+        ErrorKind::PromptBlocked,
+    ];
+
     /// The `type` that readers and exceptions see, when the kind fixes one.
     pub const fn type_(self) -> Option<&'static str> {
         match self {

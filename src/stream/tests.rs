@@ -12,15 +12,7 @@ fn blank_line_end_finds_lf_and_crlf_runs() {
 
 #[test]
 fn own_failures_quote_their_type_and_code() {
-    use crate::dialect::ErrorKind::*;
-    for kind in [
-        MalformedJson,
-        WrongDialect,
-        IncompleteStream,
-        JsonBody,
-        NotEventStream,
-        PromptBlocked,
-    ] {
+    for kind in crate::dialect::ErrorKind::ALL {
         let failure = Failure::own("m".into(), kind);
         let info = failure.info();
         let read = |raw: Option<&str>| raw.map(|r| serde_json::from_str::<String>(r).unwrap());

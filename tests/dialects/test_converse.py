@@ -17,6 +17,7 @@ from typing import Any, Dict, Iterator, List, Tuple
 import pytest
 import ssewire
 from support import paths
+from support.dialects import read_converse
 
 boto3 = pytest.importorskip("boto3")
 
@@ -152,16 +153,6 @@ def converse_response(events: List[Event]) -> Dict[str, Any]:
     return {"output": {"message": {"role": "assistant", "content": content}}, **out}
 
 
-def read(body: bytes, cuts: List[int]) -> ssewire.ConverseStream:
-    s = ssewire.ConverseStream()
-    last = 0
-    for cut in [*cuts, len(body)]:
-        s.consume(body[last:cut])
-        last = cut
-    s.finish()
-    return s
-
-
 class _Bedrock(BaseHTTPRequestHandler):
     """A loopback Bedrock runtime for Converse: checks the SigV4 header, the path and that
     the body is a Converse request; answers the stream or the whole response it was given."""
@@ -238,7 +229,7 @@ def test_the_fold_is_what_converse_returns(bedrock: Tuple[Any, Any], turn: str) 
     whole = client.converse(modelId=MODEL, messages=messages)
     whole.pop("ResponseMetadata")
     assert all(ok for _, ok in server.paths), server.paths
-    s = read(server.stream, [])
+    s = read_converse(server.stream, [])
     assert s.done and s.error is None and s.warnings == []
     assert s.result() == whole
     assert ssewire.accumulate(server.stream, "converse") == whole
@@ -247,10 +238,10 @@ def test_the_fold_is_what_converse_returns(bedrock: Tuple[Any, Any], turn: str) 
 @pytest.mark.parametrize("turn", list(TURNS))
 def test_any_cut_gives_the_same_result_and_items(turn: str) -> None:
     body = body_of(TURNS[turn], seed=7)
-    whole = read(body, [])
+    whole = read_converse(body, [])
     rng = random.Random(turn)
     for cuts in ([*range(1, len(body))], sorted(rng.sample(range(1, len(body)), 10))):
-        again = read(body, cuts)
+        again = read_converse(body, cuts)
         assert again.result() == whole.result() and again.done
     s = ssewire.ConverseStream()
     items = s.feed(body[:50]) + s.feed(body[50:]) + s.finish()
@@ -285,7 +276,7 @@ def test_items_carry_the_fields_of_their_event() -> None:
 def test_an_exception_is_the_streams_error(kind: str) -> None:
     events = TURNS["text"]
     body = body_of(events[:3]) + exception(kind, "Model stream failed.")
-    s = read(body, [len(body) - 5])
+    s = read_converse(body, [len(body) - 5])
     assert s.error is not None and s.error.type == kind and s.error.message == "Model stream failed."
     assert not s.done
     assert s.result()["output"]["message"]["content"] == [{"text": 'Hello, "world"'}]
@@ -295,15 +286,15 @@ def test_an_exception_is_the_streams_error(kind: str) -> None:
 
 def test_a_cut_stream_is_incomplete_and_an_error_body_is_read_as_json() -> None:
     body = body_of(TURNS["text"][:4])
-    s = read(body, [])
+    s = read_converse(body, [])
     assert s.error is not None and s.error.code == "incomplete_stream"
     # Cut inside a message: the same code (was "incomplete_message", which no retry loop knows).
     for cut in (len(body) - 5, len(body) - 30):
-        s = read(body[:cut], [])
+        s = read_converse(body[:cut], [])
         assert s.error is not None and s.error.code == "incomplete_stream", (cut, s.error)
-    s = read(b'{"message": "The security token included in the request is invalid."}', [])
+    s = read_converse(b'{"message": "The security token included in the request is invalid."}', [])
     assert s.error is not None and s.error.message.startswith("The security token")
-    s = read(b"<html>502</html>", [])
+    s = read_converse(b"<html>502</html>", [])
     assert s.error is not None and s.error.code == "not_event_stream"
 
 
@@ -311,7 +302,7 @@ def test_a_converse_body_is_told_by_its_first_message() -> None:
     body = body_of(TURNS["tool_use_with_reasoning"])
     assert ssewire.detect_dialect(body) == "converse"
     assert ssewire.detect_dialect(body[:40]) != "converse"  # its first message is not whole yet
-    assert ssewire.accumulate([body[:30], body[30:]]) == read(body, []).result()
+    assert ssewire.accumulate([body[:30], body[30:]]) == read_converse(body, []).result()
     t = ssewire.Translator("auto", "chat")
     assert t.feed(body) and t.source_dialect == "converse"
     assert ssewire.Translator("chat", "converse").target_dialect == "converse"
@@ -325,7 +316,7 @@ def test_the_command_line_prints_a_converse_capture(tmp_path: Any) -> None:
     capture.write_bytes(body_of(TURNS["text"]))
     out = subprocess.run([sys.executable, "-m", "ssewire", str(capture), "--json"], capture_output=True,
                          timeout=60, check=True).stdout  # fmt: skip
-    assert json.loads(out) == read(capture.read_bytes(), []).result()
+    assert json.loads(out) == read_converse(capture.read_bytes(), []).result()
     # --events: each event's fields (it printed the item's repr: the command line had no
     # reading of ConverseEvent), a blob as base64.
     capture.write_bytes(body_of(TURNS["redacted_reasoning"]))
@@ -364,7 +355,7 @@ def test_a_converse_upstream_is_translated_for_every_client(turn: str, target: s
     t = ssewire.Translator("converse", target)
     out = b"".join(t.feed(body[i : i + 37]) for i in range(0, len(body), 37)) + t.finish()
     text, calls, stop = _answer(target, out)
-    want = read(body, []).result()
+    want = read_converse(body, []).result()
     blocks = want["output"]["message"]["content"]
     assert text == "".join(b.get("text", "") for b in blocks)
     assert calls == [(b["toolUse"]["name"], b["toolUse"]["input"]) for b in blocks if "toolUse" in b]
@@ -417,7 +408,7 @@ def test_every_upstream_is_served_to_converse_clients(
     # What the upstream said, as its own stream folds it.
     want_text, want_calls, want_stop = _answer(source, upstream)
     # ConverseStream reads it back.
-    s = read(out, [])
+    s = read_converse(out, [])
     assert s.done and s.error is None, s.error
     assert s.result() == t.result()
     blocks = s.result()["output"]["message"]["content"]
@@ -545,7 +536,7 @@ def test_a_tool_input_cut_by_max_tokens_is_the_object_read_so_far() -> None:
     for size in (len(upstream), 1, 29):
         t = ssewire.Translator("messages", "converse")
         out = b"".join(t.feed(upstream[i : i + size]) for i in range(0, len(upstream), size)) + t.finish()
-        s = read(out, [])
+        s = read_converse(out, [])
         assert s.error is None, s.error
         assert s.result() == t.result()
         tool = s.result()["output"]["message"]["content"][0]["toolUse"]
@@ -576,7 +567,7 @@ def test_encrypted_reasoning_reaches_converse_as_its_bytes(bedrock: Tuple[Any, A
     upstream = b"".join(b"data: " + json.dumps(c).encode() + b"\n\n" for c in chunks) + b"data: [DONE]\n\n"
     t = ssewire.Translator("chat", "converse")
     out = b"".join(t.feed(upstream[i : i + 41]) for i in range(0, len(upstream), 41)) + t.finish()
-    s = read(out, [])
+    s = read_converse(out, [])
     assert s.error is None, s.error
     content = s.result()["output"]["message"]["content"]
     assert content[0] == {"reasoningContent": {"redactedContent": blob}}
@@ -681,7 +672,7 @@ def test_a_converse_upstream_reaches_every_client_sdk() -> None:
             if not _complete(source, body):
                 continue
             upstream = ssewire.translate(body, source, "converse")
-            want = neutral("converse", read(upstream, []).result())
+            want = neutral("converse", read_converse(upstream, []).result())
             warned = lossy("converse", upstream)
             for target in SDKS:
                 if warned[0] and target == "messages":

@@ -20,6 +20,7 @@ from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
 from ssewire.otel import GatewayMetrics  # noqa: E402
+from support.dialects import read_converse  # noqa: E402
 from support.gateway_app import Gateway  # noqa: E402
 from support.sdk_loops import _first_turn, _post  # noqa: E402
 from support.strict_upstream import KEY, StrictUpstream  # noqa: E402
@@ -349,14 +350,6 @@ def test_the_log_records_summary_is_the_results_for_every_capture() -> None:
         assert final_text("converse", result) == text
         checked["converse"] = checked.get("converse", 0) + 1
     assert "citationsContent" in json.dumps(bodies and ssewire.accumulate(bodies[0], "converse"))
-    assert record("converse", _read_converse(bodies[0]))["text_start"] == "Paris is the capital."
+    assert record("converse", read_converse(bodies[0]))["text_start"] == "Paris is the capital."
     assert set(checked) == {*registry.NAMES, "converse"} and sum(checked.values()) >= 100, checked
 
-
-def _read_converse(body: bytes) -> Any:
-    import ssewire
-
-    s = ssewire.ConverseStream()
-    s.consume(body)
-    s.finish()
-    return s

@@ -12,6 +12,18 @@ import ssewire
 from support.splitting import check_all_ways, split_ways
 
 
+def read_converse(body: bytes, cuts: Iterable[int] = ()) -> ssewire.ConverseStream:
+    """A Bedrock Converse body read by ``ConverseStream``, cut at ``cuts`` (offsets, in order),
+    then finished."""
+    s = ssewire.ConverseStream()
+    last = 0
+    for cut in [*cuts, len(body)]:
+        s.consume(body[last:cut])
+        last = cut
+    s.finish()
+    return s
+
+
 def carried(call_id: Any) -> Optional[dict[str, Any]]:
     """What a tool call id written by a translation carries (API.md section 10: reasoning a
     thinking model signed, carried through a client of another dialect): ``{"id": original,

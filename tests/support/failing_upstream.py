@@ -22,15 +22,13 @@ from __future__ import annotations
 import asyncio
 import json
 import socket
-import threading
 from typing import Any, Dict, List, Optional, Tuple
 
 import h11
 import ssewire
 
+from support.loop_thread import TIMEOUT, LoopThreadServer
 from support.strict_upstream import answer_stream, error_body
-
-TIMEOUT = 30.0
 
 
 def refused_port() -> int:
@@ -56,41 +54,23 @@ ERROR_EVENT = {
 }
 
 
-class FailingUpstream:
+class FailingUpstream(LoopThreadServer):
     def __init__(self, dialect: str, script: Optional[List[Any]] = None) -> None:
         self.dialect = dialect
         self.script = list(script or [])
         self.requests: List[Dict[str, Any]] = []
         self.connections = 0
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
         self.hung: List[asyncio.StreamWriter] = []
         #: Every open connection: closed on close() (from 3.12, wait_closed waits for them, and
         #: a gateway's pool keeps them alive).
         self.writers: "set[asyncio.StreamWriter]" = set()
-        self.port = asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(TIMEOUT)
+        self._run()
 
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> "FailingUpstream":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def close(self) -> None:
-        async def stop() -> None:
-            self.server.close()
-            for w in [*self.hung, *self.writers]:
-                w.close()
-            await self.server.wait_closed()
-
-        asyncio.run_coroutine_threadsafe(stop(), self.loop).result(TIMEOUT)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(TIMEOUT)
-        self.loop.close()
+    async def _stop(self) -> None:
+        self.server.close()
+        for w in [*self.hung, *self.writers]:
+            w.close()
+        await self.server.wait_closed()
 
     async def _start(self) -> int:
         self.server = await asyncio.start_server(self._serve, "127.0.0.1", 0)

@@ -29,13 +29,14 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 from typing import Any, Dict, List, Optional, Tuple
 from urllib.parse import quote
 
 import h11
 import ssewire
 from aiohttp import web
+
+from support.loop_thread import TIMEOUT, LoopThreadServer
 
 KEY = "sk-upstream-own-key"
 CREDENTIAL_HEADERS = ("authorization", "x-api-key", "x-goog-api-key", "api-key")
@@ -46,7 +47,6 @@ GEMINI_SIGNATURE = "Q2lRQlZ5MlpmYWtlR2VtaW5pU2lnbmF0dXJl"
 ENCRYPTED = "ZmFrZSBlbmNyeXB0ZWQgcmVhc29uaW5nIGZyb20gdGhlIFJlc3BvbnNlcyBBUEkh"
 CALL_IDS = {"chat": "call_w1", "messages": "toolu_w1", "responses": "call_w1", "gemini": "fc_w1"}
 PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
-TIMEOUT = 30.0
 
 
 def sse(events: List[Tuple[Optional[str], Dict[str, Any]]], done: bool = False) -> bytes:
@@ -161,7 +161,7 @@ class Reply:
         self.cut = cut
 
 
-class StrictUpstream:
+class StrictUpstream(LoopThreadServer):
     """A strict, scripted upstream of ``dialect`` on 127.0.0.1 (see the module's text).
     ``fail``: ``None``, ``("status", code)`` (the first request answered with that error and
     ``retry-after: 7``), ``"cut"`` (the first stream cut in the middle), ``"event"`` (an error
@@ -175,25 +175,7 @@ class StrictUpstream:
         self.requests: List[Dict[str, Any]] = []
         self.violations: List[str] = []
         self.issued_thinking = False
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self.port = asyncio.run_coroutine_threadsafe(self._start(), self.loop).result(TIMEOUT)
-
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
-
-    def __enter__(self) -> "StrictUpstream":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def close(self) -> None:
-        asyncio.run_coroutine_threadsafe(self._stop(), self.loop).result(TIMEOUT)
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(TIMEOUT)
-        self.loop.close()
+        self._run()
 
     # -- the rules ------------------------------------------------------------------------------
 
