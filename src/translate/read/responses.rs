@@ -29,8 +29,10 @@ pub struct ResponsesReader {
     /// Each item's output index, by its id (from `output_item.added`): an event that names
     /// its item by id is read against that item, whatever its `output_index` says.
     ids: std::collections::HashMap<String, i64>,
-    /// The output indexes an item was added at.
-    added: IntMap<()>,
+    /// The output indexes (as sent) an item was added at, each with whether that item's
+    /// `output_item.done` came: only such a place is moved when an item is added there again
+    /// (an `added` repeated while its item is open is the same item).
+    places: IntMap<bool>,
     /// An output index added at again (a proxy that numbers every item 0, or reuses one
     /// item id and call id for two calls, as Bedrock's Responses endpoint does): the place
     /// its events are read at from then on, a fresh one (the first item is whole: its
@@ -38,10 +40,6 @@ pub struct ResponsesReader {
     moved: IntMap<i64>,
     /// How many places [`ResponsesReader::moved`] handed out.
     fresh: i64,
-    /// The output indexes (as sent) whose item's `output_item.done` came: only such a place
-    /// is moved when an item is added there again (an `added` repeated while its item is
-    /// open is the same item).
-    done_at: IntMap<bool>,
     /// Each item's place, in the order the items were added: where the terminal object's
     /// n-th item is when it names no id.
     order: Vec<i64>,
@@ -68,19 +66,24 @@ impl ResponsesReader {
         let mut new_item = false;
         if kind == b"response.output_item.added" {
             if let Some(at) = v.output_index {
-                if self.added.add(at) {
-                    new_item = true;
-                } else if self.done_at.get(at) == Some(&true) {
-                    self.done_at.insert(at, false);
-                    self.moved.insert(at, FRESH + self.fresh);
-                    self.fresh += 1;
-                    new_item = true;
+                match self.places.get_mut(at) {
+                    None => {
+                        self.places.insert(at, false);
+                        new_item = true;
+                    }
+                    Some(done) if *done => {
+                        *done = false;
+                        self.moved.insert(at, FRESH + self.fresh);
+                        self.fresh += 1;
+                        new_item = true;
+                    }
+                    Some(_) => {}
                 }
             }
         }
         if kind == b"response.output_item.done" {
-            if let Some(at) = v.output_index {
-                self.done_at.insert(at, true);
+            if let Some(done) = v.output_index.and_then(|at| self.places.get_mut(at)) {
+                *done = true;
             }
         }
         let place = |at: i64| self.moved.get(at).copied().unwrap_or(at);
