@@ -178,31 +178,8 @@ impl ErrorKind {
         ErrorKind::PromptBlocked,
     ];
 
-    /// The `type` that readers and exceptions see, when the kind fixes one.
-    pub const fn type_(self) -> Option<&'static str> {
-        match self {
-            ErrorKind::MalformedJson => Some("malformed_json"),
-            ErrorKind::IncompleteStream => Some("incomplete_stream"),
-            ErrorKind::WrongDialect | ErrorKind::JsonBody | ErrorKind::NotEventStream => {
-                Some(INVALID_RESPONSE)
-            }
-            ErrorKind::PromptBlocked => None,
-        }
-    }
-
-    /// The `code`, when the kind has one.
-    pub const fn code(self) -> Option<&'static str> {
-        match self {
-            ErrorKind::MalformedJson => None,
-            ErrorKind::WrongDialect => Some("wrong_dialect"),
-            ErrorKind::IncompleteStream => Some("incomplete_stream"),
-            ErrorKind::JsonBody => Some("json_body"),
-            ErrorKind::NotEventStream => Some("not_event_stream"),
-            ErrorKind::PromptBlocked => Some("prompt_blocked"),
-        }
-    }
-
-    /// [`ErrorKind::type_`] as the raw JSON an [`ErrorInfo`] keeps.
+    /// The `type` readers and exceptions see, as the raw JSON an [`ErrorInfo`] keeps (`None`:
+    /// the kind fixes none).
     pub const fn type_json(self) -> Option<&'static str> {
         match self {
             ErrorKind::MalformedJson => Some("\"malformed_json\""),
@@ -214,7 +191,7 @@ impl ErrorKind {
         }
     }
 
-    /// [`ErrorKind::code`] as the raw JSON an [`ErrorInfo`] keeps.
+    /// The `code`, as the raw JSON an [`ErrorInfo`] keeps (`None`: the kind has none).
     pub const fn code_json(self) -> Option<&'static str> {
         match self {
             ErrorKind::MalformedJson => None,

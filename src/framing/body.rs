@@ -157,7 +157,8 @@ impl Body {
 
     /// Frames `input`; a JSON body is collected instead.
     pub fn feed<'a>(&mut self, input: &'a [u8], out: &mut Vec<RawEvent<'a>>) -> Option<TooLarge> {
-        if self.dispatched || self.is_json() {
+        // The head is kept for a body that turns out to be no event stream: lines never are.
+        if self.dispatched || self.is_json() || self.lines.is_some() {
             return self.feed_body(input, out);
         }
         let room = HEAD_LIMIT.saturating_sub(self.head.len());

@@ -388,7 +388,7 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
 }
 /// The streaming endpoint a request of this dialect goes to (the model is the body's).
 pub fn path(_model: &str) -> String {
-    "/v1/chat/completions".into()
+    Dialect::Chat.spec().stream_path.into()
 }
 
 /// Writes `r` as a chat completions request, streaming with usage.

@@ -278,7 +278,7 @@ fn media(block: &Value, path: &str, family: &str) -> Result<Media, RequestError>
 }
 /// The streaming endpoint a request of this dialect goes to, naming `model`.
 pub fn path(model: &str) -> String {
-    format!("/model/{}/converse-stream", super::path_segment(model))
+    super::stream_path(Dialect::Converse, &super::path_segment(model), "")
 }
 
 /// Writes `r` as a Converse request (the model goes in the path).

@@ -375,10 +375,8 @@ fn lower_types(schema: &Value) -> Value {
 }
 /// The streaming endpoint a request of this dialect goes to, naming `model`.
 pub fn path(model: &str) -> String {
-    format!(
-        "/v1beta/models/{}:streamGenerateContent?alt=sse",
-        super::model_segment(model)
-    )
+    let path = super::stream_path(Dialect::Gemini, &super::model_segment(model), "v1beta");
+    format!("{path}?alt=sse")
 }
 
 /// Writes `r` as a Gemini request (the model goes in the path).

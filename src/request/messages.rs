@@ -277,7 +277,7 @@ fn source(b: &Map<String, Value>, path: &str) -> Result<Media, RequestError> {
 }
 /// The streaming endpoint a request of this dialect goes to (the model is the body's).
 pub fn path(_model: &str) -> String {
-    "/v1/messages".into()
+    Dialect::Messages.spec().stream_path.into()
 }
 
 /// Writes `r` as a Messages request, streaming.

@@ -21,8 +21,8 @@ pub mod responses;
 mod shape;
 
 pub use shape::{
-    check_model, is_setting, is_setting_path, model_segment, path_segment, system_text, Setting,
-    MAX_MODEL, SETTINGS,
+    check_model, is_setting, is_setting_path, model_segment, path_segment, stream_path,
+    system_text, Setting, MAX_MODEL, SETTINGS,
 };
 use shape::{
     orphan_results, read_settings, restore_carried, system_turns_into_prompt, write_settings,

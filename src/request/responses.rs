@@ -262,7 +262,7 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
 }
 /// The streaming endpoint a request of this dialect goes to (the model is the body's).
 pub fn path(_model: &str) -> String {
-    "/v1/responses".into()
+    Dialect::Responses.spec().stream_path.into()
 }
 
 /// Writes `r` as a Responses request, streaming.

@@ -49,6 +49,16 @@ pub fn path_segment(text: &str) -> String {
     out
 }
 
+/// The registry's streaming path of `dialect` with its `{model}` segment (already a path
+/// segment: [`path_segment`], [`model_segment`]) and `{version}` filled in.
+pub fn stream_path(dialect: Dialect, model_segment: &str, version: &str) -> String {
+    dialect
+        .spec()
+        .stream_path
+        .replace("{version}", version)
+        .replace("{model}", model_segment)
+}
+
 /// A model name as the one path segment that names it (Gemini's `models/{model}`): a leading
 /// `models/` (how Google's SDKs may spell it) dropped, the rest [`path_segment`].
 pub fn model_segment(model: &str) -> String {

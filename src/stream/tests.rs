@@ -12,12 +12,28 @@ fn blank_line_end_finds_lf_and_crlf_runs() {
 
 #[test]
 fn own_failures_quote_their_type_and_code() {
+    let codes: std::collections::HashSet<_> = crate::dialect::ErrorKind::ALL
+        .iter()
+        .map(|k| k.code_json())
+        .collect();
+    assert_eq!(
+        codes.len(),
+        crate::dialect::ErrorKind::ALL.len(),
+        "one code a kind"
+    );
     for kind in crate::dialect::ErrorKind::ALL {
         let failure = Failure::own("m".into(), kind);
         let info = failure.info();
-        let read = |raw: Option<&str>| raw.map(|r| serde_json::from_str::<String>(r).unwrap());
-        assert_eq!(read(info.type_).as_deref(), kind.type_(), "{kind:?}");
-        assert_eq!(read(info.code).as_deref(), kind.code(), "{kind:?}");
+        assert_eq!(info.type_, kind.type_json(), "{kind:?}");
+        assert_eq!(info.code, kind.code_json(), "{kind:?}");
+        // Each is a JSON string of a name.
+        for raw in [info.type_, info.code].into_iter().flatten() {
+            let name = serde_json::from_str::<String>(raw).unwrap();
+            assert!(
+                !name.is_empty() && name.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+                "{kind:?}: {raw}"
+            );
+        }
     }
 }
 

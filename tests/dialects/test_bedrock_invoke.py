@@ -16,6 +16,7 @@ from typing import Any, Dict, List, Optional
 import pytest
 import ssewire
 from support import paths
+from support.splitting import consume_cut
 
 botocore_eventstream = pytest.importorskip("botocore.eventstream")
 
@@ -59,13 +60,7 @@ def bedrock_body(docs: List[Dict[str, Any]], seed: int = 0) -> bytes:
 
 
 def fold(body: bytes, cuts: List[int], **kwargs: Any) -> ssewire.MessagesStream:
-    s = ssewire.MessagesStream(framing="eventstream", **kwargs)
-    last = 0
-    for cut in [*cuts, len(body)]:
-        s.consume(body[last:cut])
-        last = cut
-    s.finish()
-    return s
+    return consume_cut(ssewire.MessagesStream(framing="eventstream", **kwargs), body, cuts)
 
 
 def sse_result(docs: List[Dict[str, Any]]) -> Optional[Dict[str, Any]]:

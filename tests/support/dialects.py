@@ -9,19 +9,13 @@ from typing import Any, Callable, Iterable, Iterator, Optional
 
 import ssewire
 
-from support.splitting import check_all_ways, split_ways
+from support.splitting import check_all_ways, consume_cut, split_ways
 
 
 def read_converse(body: bytes, cuts: Iterable[int] = ()) -> ssewire.ConverseStream:
     """A Bedrock Converse body read by ``ConverseStream``, cut at ``cuts`` (offsets, in order),
     then finished."""
-    s = ssewire.ConverseStream()
-    last = 0
-    for cut in [*cuts, len(body)]:
-        s.consume(body[last:cut])
-        last = cut
-    s.finish()
-    return s
+    return consume_cut(ssewire.ConverseStream(), body, list(cuts))
 
 
 def carried(call_id: Any) -> Optional[dict[str, Any]]:

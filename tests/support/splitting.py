@@ -74,6 +74,15 @@ def _cut(data: bytes, points: Sequence[int]) -> list[bytes]:
     return [data[a:b] for a, b in zip(bounds, bounds[1:])]
 
 
+def consume_cut(stream: Any, body: bytes, cuts: Sequence[int] = ()) -> Any:
+    """``stream`` (a dialect stream) after consuming ``body`` cut at ``cuts``, then
+    ``finish()``."""
+    for piece in _cut(body, cuts):
+        stream.consume(piece)
+    stream.finish()
+    return stream
+
+
 def split_ways(data: bytes, *, seed: int = SEED, random_splits: int = RANDOM_SPLITS) -> list[Way]:
     """The ways ``data`` is fed; the first one is always the whole input in one piece.
 

@@ -137,17 +137,9 @@ pub use gemini::GeminiReader;
 pub use messages::MessagesReader;
 pub use responses::ResponsesReader;
 
-/// The usage of a stream's final object (`result`, the dialect's non-streaming shape) in
-/// neutral terms, each provider's convention resolved by the same rules the translation
-/// readers use (`None` when the stream reported no usage).
-pub fn usage_of(dialect: crate::dialect::Dialect, result: &crate::fold::Out) -> Option<Usage> {
-    let usage = result
-        .key(dialect.spec().result_keys.1)
-        .filter(|u| !u.is_null())?;
-    usage_in(dialect, &usage)
-}
-
-/// The neutral usage of `usage`, the value of a `dialect` final object's usage key.
+/// The neutral usage of `usage`, the value of a `dialect` final object's usage key (its
+/// `result_usage`), each provider's convention resolved by the same rules the translation
+/// readers use.
 pub fn usage_in(dialect: crate::dialect::Dialect, usage: &crate::fold::Out) -> Option<Usage> {
     use crate::dialect::Dialect;
     let text = usage.to_json();
