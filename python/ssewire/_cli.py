@@ -51,183 +51,19 @@ SAMPLES = (
 
 # --- JSON forms of the decoded items ---------------------------------------------------------
 
-_CHAT_FIELDS = (
-    "id",
-    "object",
-    "created",
-    "model",
-    "system_fingerprint",
-    "service_tier",
-    "index",
-    "role",
-    "content",
-    "refusal",
-    "reasoning",
-    "reasoning_content",
-    "tool_calls",
-    "finish_reason",
-    "reasoning_details",
-    "logprobs",
-    "usage",
-    "extra",
-    "choice_extra",
-    "delta_extra",
-)
-_TOOL_CALL_FIELDS = ("index", "id", "type", "name", "arguments")
-_MESSAGE_FIELDS = (
-    "type",
-    "index",
-    "delta_type",
-    "text",
-    "partial_json",
-    "thinking",
-    "signature",
-    "stop_reason",
-    "stop_sequence",
-    "content_block",
-    "message",
-    "usage",
-    "citation",
-)
-_RESPONSE_FIELDS = (
-    "type",
-    "sequence_number",
-    "output_index",
-    "content_index",
-    "summary_index",
-    "item_id",
-    "delta",
-    "text",
-    "refusal",
-    "arguments",
-    "item",
-    "part",
-    "response",
-    "logprobs",
-)
-# Keys of an event's raw JSON that the typed fields above already show.
-_MESSAGE_SHOWN = frozenset(("type", "index", "message", "content_block", "usage"))
-_MESSAGE_TYPED_DELTAS = frozenset(
-    ("text_delta", "input_json_delta", "thinking_delta", "signature_delta", "citations_delta")
-)
-_RESPONSE_SHOWN = frozenset(_RESPONSE_FIELDS)
-_GEMINI_FIELDS = (
-    "index",
-    "text",
-    "thought",
-    "thought_signature",
-    "function_call",
-    "finish_reason",
-    "usage",
-    "model_version",
-    "response_id",
-)
-# Keys of a chunk's candidate that the typed fields above already show.
-_GEMINI_SHOWN = frozenset(("content", "finishReason", "index"))
-
-
-def _fields(item: Any, names: Sequence[str]) -> Dict[str, Any]:
-    out: Dict[str, Any] = {}
-    for name in names:
-        value = getattr(item, name, None)
-        if value is not None:
-            out[name] = value
-    return out
-
-
-def _other(raw: Any, shown: Any) -> Optional[Dict[str, Any]]:
-    if not isinstance(raw, dict):
-        return None
-    rest = {k: v for k, v in raw.items() if k not in shown}
-    return rest or None
-
-
-def _error_json(err: Any) -> Dict[str, Any]:
-    return {"message": err.message, "type": err.type, "code": err.code, "raw": err.raw}
-
 
 def item_to_json(item: Any) -> Dict[str, Any]:
-    """The JSON form of one decoded item, as ``ssewire --events`` prints it.
-
-    ``ChatChunk``, ``MessageEvent``, ``ResponseEvent``, ``GeminiChunk``: their fields that are
-    not ``None`` (tool call fragments as dicts); for the last three, keys of the event's JSON
-    that no typed field shows are kept under ``"other"`` (a Gemini chunk's parts other than
-    text under ``"parts"``). ``ErrorItem``: ``{"kind", "error": {"message",
-    "type", "code", "raw"}}`` plus the frame's ``event`` / ``data`` when not empty. ``Event``:
-    ``{"event", "data", "id", "retry"}``.
-    """
-    if isinstance(item, _core.ChatChunk):
-        out = _fields(item, _CHAT_FIELDS)
-        calls = out.get("tool_calls")
-        if calls is not None:
-            out["tool_calls"] = [_fields(c, _TOOL_CALL_FIELDS) for c in calls]
-        return out
-    if isinstance(item, _core.MessageEvent):
-        out = _fields(item, _MESSAGE_FIELDS)
-        raw = item.raw
-        if isinstance(raw, dict):
-            shown = set(_MESSAGE_SHOWN)
-            delta = raw.get("delta")
-            if item.delta_type in _MESSAGE_TYPED_DELTAS or (
-                isinstance(delta, dict) and set(delta) <= {"stop_reason", "stop_sequence"}
-            ):
-                shown.add("delta")
-            other = _other(raw, shown)
-            if other:
-                out["other"] = other
-        return out
-    if isinstance(item, _core.ResponseEvent):
-        out = _fields(item, _RESPONSE_FIELDS)
-        other = _other(item.raw, _RESPONSE_SHOWN)
-        if other:
-            out["other"] = other
-        return out
-    if isinstance(item, _core.GeminiChunk):
-        out = _fields(item, _GEMINI_FIELDS)
-        if not item.thought:
-            out.pop("thought", None)
-        raw = item.raw
-        candidates = raw.get("candidates") if isinstance(raw, dict) else None
-        parts = item.parts or []
-        if any(not (set(p) <= {"text", "thought", "thoughtSignature"}) for p in parts if isinstance(p, dict)):
-            out["parts"] = parts
-        if isinstance(candidates, list) and item.index is not None:
-            for c in candidates:
-                if isinstance(c, dict) and c.get("index", 0) == item.index:
-                    other = _other(c, _GEMINI_SHOWN)
-                    if other:
-                        out["other"] = other
-                    break
-        if isinstance(raw, dict) and "promptFeedback" in raw:
-            out["prompt_feedback"] = raw["promptFeedback"]
-        return out
-    if isinstance(item, _core.ErrorItem):
-        out = {"kind": item.kind, "error": _error_json(item.error)}
-        if item.event:
-            out["event"] = item.event
-        if item.data:
-            out["data"] = item.data
-        return out
-    if isinstance(item, _core.Event):
-        return {"event": item.event, "data": item.data, "id": item.id, "retry": item.retry}
-    # Any other typed item (Bedrock Converse's ``ConverseEvent``): its own fields that are not
-    # ``None``, in the order the class declares them (bytes as base64), no table kept here.
-    return _declared_fields(item)
+    """The JSON form of one decoded item, as ``ssewire --events`` prints it: the item's own
+    ``to_dict()`` (built in the core, which knows each dialect's shape)."""
+    return item.to_dict()  # type: ignore[no-any-return]
 
 
-def _declared_fields(item: Any) -> Dict[str, Any]:
-    """The fields of a typed item that are not ``None`` (its class's properties, in their
-    declared order; ``raw`` left out, as the other kinds leave it), bytes as base64."""
-    out: Dict[str, Any] = {}
-    for name, attr in type(item).__dict__.items():
-        if name.startswith("_") or name == "raw" or callable(attr):
-            continue
-        value = getattr(item, name)
-        if isinstance(value, bytes):
-            value = base64.b64encode(value).decode()
-        if value is not None:
-            out[name] = value
-    return out
+def _json_default(value: Any) -> Any:
+    """What ``json.dumps`` cannot write: bytes (a Converse redacted reasoning block) as
+    base64, anything else as its ``repr``."""
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    return repr(value)
 
 
 # --- output ----------------------------------------------------------------------------------
@@ -244,8 +80,8 @@ class _Out:
 
     def dumps(self, obj: Any, compact: Optional[bool] = None) -> str:
         if compact if compact is not None else self.compact:
-            return json.dumps(obj, ensure_ascii=self.ascii, separators=(",", ":"), default=repr)
-        return json.dumps(obj, ensure_ascii=self.ascii, indent=2, default=repr)
+            return json.dumps(obj, ensure_ascii=self.ascii, separators=(",", ":"), default=_json_default)
+        return json.dumps(obj, ensure_ascii=self.ascii, indent=2, default=_json_default)
 
     def write(self, text: str) -> None:
         self.stream.write(text)

@@ -67,6 +67,9 @@ from ssewire._errors import StreamError as StreamError  # noqa: E402
 class Event:
     """One server-sent event."""
 
+    def to_dict(self) -> Dict[str, Any]:
+        """The event as a dict: ``{"event", "data", "id", "retry"}``."""
+
     @property
     def event(self) -> str: ...
     @property
@@ -215,6 +218,9 @@ class ErrorItem:
     error; the stream records the same ``StreamError`` on ``.error``) or ``"malformed_json"``
     (the frame's JSON did not decode; the stream goes on with the next frame)."""
 
+    def to_dict(self) -> Dict[str, Any]:
+        """``{"kind", "error": {"message", "type", "code", "raw"}}``, and ``event`` / ``data`` when not empty."""
+
     @property
     def kind(self) -> str: ...
     @property
@@ -227,6 +233,9 @@ class ErrorItem:
 @final
 class ToolCallDelta:
     """One fragment of a streamed tool call (``choices[].delta.tool_calls[]``), flattened."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fragment's fields that are not ``None``, as a dict."""
 
     @property
     def index(self) -> int: ...
@@ -245,6 +254,9 @@ class ChatChunk:
     delta fields. A chunk with ``choices: []`` (e.g. the usage-only last chunk) gives one
     ``ChatChunk`` with ``index is None``. Rarely read parts (``logprobs``, ``usage``,
     ``reasoning_details``, the ``*extra`` dicts) are decoded from JSON on each access."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields that are not ``None``, as ``ssewire --events`` prints them (tool calls as dicts)."""
 
     @property
     def id(self) -> Optional[str]: ...
@@ -348,6 +360,9 @@ class MessageEvent:
     ``usage``, ``citation`` and ``raw`` (the whole event, for all but the common deltas) are
     decoded from JSON on each access. Pings produce no item."""
 
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields that are not ``None``; under ``"other"`` the members of the event's JSON no field shows."""
+
     @property
     def type(self) -> str: ...
     @property
@@ -431,6 +446,9 @@ class ResponseEvent:
     ``*.delta`` event; ``text`` / ``refusal`` / ``arguments`` the full value of the matching
     ``*.done`` event; ``item``, ``part``, ``response``, ``logprobs`` and ``raw`` (the whole
     event, for all but plain deltas) are decoded from JSON on each access."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields that are not ``None``; under ``"other"`` the members of the event's JSON no field shows."""
 
     @property
     def type(self) -> str: ...
@@ -527,6 +545,9 @@ class GeminiChunk:
     whole chunk) are decoded from JSON on each access. A chunk without candidates gives one
     item with ``index`` None."""
 
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields that are not ``None`` (``thought`` only when true); ``parts`` when a part holds more than text; ``"other"``: the candidate's members no field shows; ``prompt_feedback``."""
+
     @property
     def index(self) -> Optional[int]: ...
     @property
@@ -556,6 +577,9 @@ class GeminiChunk:
 @final
 class ConverseEvent:
     """One event of a Bedrock Converse stream, flattened (``type``: its ``:event-type``)."""
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The fields that are not ``None`` (``redacted_content`` as bytes)."""
 
     @property
     def type(self) -> str: ...

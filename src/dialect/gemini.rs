@@ -368,6 +368,58 @@ map_struct!(PartialArg, "a partialArgs entry", |arg, key, map| {
     }
 });
 
+/// What a `GeminiChunk`'s typed fields leave out of its chunk: see [`unshown`].
+#[derive(Debug, Default, PartialEq)]
+pub struct Unshown<'a> {
+    /// The candidate's members other than `content`, `finishReason` and `index`
+    /// (`safetyRatings`, `citationMetadata`, `groundingMetadata`, ...), as a JSON object.
+    pub candidate: Option<String>,
+    /// Whether a part of the candidate holds more than `text`, `thought` and
+    /// `thoughtSignature` (a function call, inline data, ...): the parts are then shown whole.
+    pub parts: bool,
+    /// The chunk's `promptFeedback`, as sent.
+    pub prompt_feedback: Option<&'a str>,
+}
+
+/// What the typed fields of the item of candidate `position` (`None`: a chunk without
+/// candidates) leave out of the chunk's JSON `raw`.
+pub fn unshown(raw: &str, position: Option<usize>) -> Unshown<'_> {
+    use crate::json::tree::{members_except, Json};
+    let mut out = Unshown::default();
+    let Some(entries) = Json::object(raw) else {
+        return out;
+    };
+    for (key, value) in entries {
+        if key == "promptFeedback" {
+            out.prompt_feedback = Some(value.get());
+        }
+        let (Some(at), "candidates") = (position, key.as_ref()) else {
+            continue;
+        };
+        let Some(Json::Array(candidates)) = Json::read(value.get()) else {
+            continue;
+        };
+        let Some(candidate) = candidates.get(at) else {
+            continue;
+        };
+        out.candidate = members_except(candidate.get(), |k, _| {
+            matches!(k, "content" | "finishReason" | "index")
+        });
+        let parts = Json::object(candidate.get())
+            .and_then(|c| c.into_iter().find(|(k, _)| k == "content"))
+            .and_then(|(_, content)| Json::object(content.get()))
+            .and_then(|c| c.into_iter().find(|(k, _)| k == "parts"))
+            .and_then(|(_, parts)| Json::objects(parts.get()));
+        out.parts = parts.is_some_and(|parts| {
+            parts
+                .iter()
+                .flatten()
+                .any(|(k, _)| !matches!(k.as_ref(), "text" | "thought" | "thoughtSignature"))
+        });
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

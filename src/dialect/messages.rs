@@ -217,6 +217,34 @@ map_struct!(Delta, "a delta object", |delta, key, map| {
     }
 });
 
+/// The delta types whose every key a `MessageEvent`'s typed fields show.
+const TYPED_DELTAS: [&str; 5] = [
+    "text_delta",
+    "input_json_delta",
+    "thinking_delta",
+    "signature_delta",
+    "citations_delta",
+];
+
+/// The members of an event's JSON that no typed field of its item shows (`type`, `index`,
+/// `message`, `content_block`, `usage`; `delta` when its type is a typed one or it holds only
+/// `stop_reason` / `stop_sequence`), as a JSON object; `None` when the fields show it all.
+pub fn unshown(raw: &str, delta_type: Option<&str>) -> Option<String> {
+    let typed_delta = delta_type.is_some_and(|t| TYPED_DELTAS.contains(&t));
+    crate::json::tree::members_except(raw, |key, value| match key {
+        "type" | "index" | "message" | "content_block" | "usage" => true,
+        "delta" => {
+            typed_delta
+                || crate::json::tree::Json::object(value.get()).is_some_and(|entries| {
+                    entries
+                        .iter()
+                        .all(|(k, _)| k == "stop_reason" || k == "stop_sequence")
+                })
+        }
+        _ => false,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -280,6 +280,30 @@ map_struct!(
     }
 );
 
+/// The keys of an event a `ResponseEvent`'s typed fields show (the fields bear their names).
+const SHOWN: [&str; 14] = [
+    "type",
+    "sequence_number",
+    "output_index",
+    "content_index",
+    "summary_index",
+    "item_id",
+    "delta",
+    "text",
+    "refusal",
+    "arguments",
+    "item",
+    "part",
+    "response",
+    "logprobs",
+];
+
+/// The members of an event's JSON that no typed field of its item shows, as a JSON object;
+/// `None` when the fields show it all.
+pub fn unshown(raw: &str) -> Option<String> {
+    crate::json::tree::members_except(raw, |key, _| SHOWN.contains(&key))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

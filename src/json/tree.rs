@@ -595,6 +595,28 @@ impl<'a> Json<'a> {
     }
 }
 
+/// The members of the JSON object `text` that `shown` does not claim, as one JSON object (in
+/// order, duplicate keys kept); `None` when none is left or `text` is not an object. What an
+/// item's typed fields leave out of its raw JSON (`ssewire --events` prints it as `"other"`).
+pub fn members_except(text: &str, shown: impl Fn(&str, &RawValue) -> bool) -> Option<String> {
+    let entries = Json::object(text)?;
+    let mut out = String::with_capacity(text.len());
+    for (key, value) in &entries {
+        if shown(key, value) {
+            continue;
+        }
+        out.push(if out.is_empty() { '{' } else { ',' });
+        crate::json::write::push_str(&mut out, key);
+        out.push(':');
+        out.push_str(value.get());
+    }
+    if out.is_empty() {
+        return None;
+    }
+    out.push('}');
+    Some(out)
+}
+
 /// One entry of a JSON object read one level deep: its key, and its value as sent.
 pub type Entry<'a> = (Cow<'a, str>, &'a RawValue);
 

@@ -10,9 +10,9 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 
-use super::json::{lazy, to_py};
+use super::json::{lazy, to_py, ItemDict};
 use super::stream::{accumulator_class, dialect_stream, Items, Out};
 use super::strings::{
     flag, int_or_none, item_int, item_str, reused_or_none, text_or_none, Reused, ReusedInt,
@@ -38,6 +38,19 @@ pub struct ToolCallDelta {
 
 #[pymethods]
 impl ToolCallDelta {
+    /// The fragment as a dict: the fields that are not `None`.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = ItemDict::new(py);
+        d.fields(&[
+            ("index", &self.index),
+            ("id", &self.id),
+            ("type", &self.type_),
+            ("name", &self.name),
+            ("arguments", &self.arguments),
+        ])?;
+        Ok(d.0)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "ToolCallDelta(index={}, id={}, type={}, name={}, arguments={})",
@@ -164,6 +177,45 @@ impl ChatChunk {
             py,
             self.json.as_ref().and_then(|j| j.delta_extra.as_deref()),
         )
+    }
+
+    /// The chunk as a dict, as `ssewire --events` prints it: the fields that are not `None`
+    /// (tool call fragments as dicts).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = ItemDict::new(py);
+        d.fields(&[
+            ("id", &self.id),
+            ("object", &self.object),
+            ("created", &self.created),
+            ("model", &self.model),
+            ("system_fingerprint", &self.system_fingerprint),
+            ("service_tier", &self.service_tier),
+            ("index", &self.index),
+            ("role", &self.role),
+            ("content", &self.content),
+            ("refusal", &self.refusal),
+            ("reasoning", &self.reasoning),
+            ("reasoning_content", &self.reasoning_content),
+        ])?;
+        if let Ok(calls) = self.tool_calls.bind(py).cast::<PyList>() {
+            let dicts = PyList::empty(py);
+            for call in calls.iter() {
+                dicts.append(call.cast::<ToolCallDelta>()?.get().to_dict(py)?)?;
+            }
+            d.0.set_item("tool_calls", dicts)?;
+        }
+        d.field("finish_reason", &self.finish_reason)?;
+        let json = self.json.as_deref();
+        d.json(
+            "reasoning_details",
+            json.and_then(|j| j.reasoning_details.as_deref()),
+        )?;
+        d.json("logprobs", json.and_then(|j| j.logprobs.as_deref()))?;
+        d.json("usage", json.and_then(|j| j.usage.as_deref()))?;
+        d.json("extra", json.and_then(|j| j.extra.as_deref()))?;
+        d.json("choice_extra", json.and_then(|j| j.choice_extra.as_deref()))?;
+        d.json("delta_extra", json.and_then(|j| j.delta_extra.as_deref()))?;
+        Ok(d.0)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

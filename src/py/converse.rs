@@ -6,9 +6,9 @@
 //! start, a citation, usage, metrics, the whole payload) stay JSON text, decoded when read.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyString};
+use pyo3::types::{PyBytes, PyDict, PyString};
 
-use super::json::lazy;
+use super::json::{lazy, ItemDict};
 use super::stream::{dialect_stream, Items, Out};
 use super::strings::int_or_none;
 use crate::dialect::converse::Event;
@@ -84,6 +84,30 @@ impl ConverseEvent {
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         lazy(py, Some(&self.raw_json))
+    }
+
+    /// The event as a dict, as `ssewire --events` prints it: the fields that are not `None`
+    /// (`redacted_content` as bytes).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = ItemDict::new(py);
+        d.0.set_item("type", &self.type_)?;
+        d.fields(&[
+            ("content_block_index", &self.content_block_index),
+            ("role", &self.role),
+            ("text", &self.text),
+            ("tool_use_id", &self.tool_use_id),
+            ("name", &self.name),
+            ("input", &self.input),
+            ("reasoning_text", &self.reasoning_text),
+            ("signature", &self.signature),
+            ("redacted_content", &self.redacted_content),
+            ("stop_reason", &self.stop_reason),
+        ])?;
+        d.json("usage", self.usage_json.as_deref())?;
+        d.json("metrics", self.metrics_json.as_deref())?;
+        d.json("citation", self.citation_json.as_deref())?;
+        d.json("start", self.start_json.as_deref())?;
+        Ok(d.0)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

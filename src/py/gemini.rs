@@ -11,12 +11,12 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString};
+use pyo3::types::{PyDict, PyList, PyString};
 
-use super::json::lazy;
+use super::json::{lazy, ItemDict};
 use super::stream::{dialect_stream, Items, Out};
 use super::strings::{flag, int_or_none, name_or_none, Names};
-use crate::dialect::gemini::Chunk;
+use crate::dialect::gemini::{unshown, Chunk};
 use crate::stream::gemini::{GeminiItem, GeminiItems, GeminiReader};
 
 /// One candidate of one chunk of a Gemini stream, flattened.
@@ -96,6 +96,36 @@ impl GeminiChunk {
             Ok(parts) if !parts.is_none() => parts,
             _ => PyList::empty(py).into_any(),
         }))
+    }
+
+    /// The chunk as a dict, as `ssewire --events` prints it: the fields that are not `None`
+    /// (`thought` only when true); `parts` when a part holds more than text; under `"other"`
+    /// the candidate's members no field shows; the chunk's `prompt_feedback`.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = ItemDict::new(py);
+        d.fields(&[("index", &self.index), ("text", &self.text)])?;
+        if self.thought.bind(py).is_truthy()? {
+            d.field("thought", &self.thought)?;
+        }
+        d.field("thought_signature", &self.thought_signature)?;
+        d.json("function_call", self.function_call_json.as_deref())?;
+        d.field("finish_reason", &self.finish_reason)?;
+        d.json("usage", self.usage_json.as_deref())?;
+        d.fields(&[
+            ("model_version", &self.model_version),
+            ("response_id", &self.response_id),
+        ])?;
+        if let Some(raw) = self.raw_json.as_deref() {
+            let rest = unshown(raw, self.position);
+            if rest.parts {
+                if let Some(parts) = self.parts(py)? {
+                    d.0.set_item("parts", parts)?;
+                }
+            }
+            d.json("other", rest.candidate.as_deref())?;
+            d.json("prompt_feedback", rest.prompt_feedback)?;
+        }
+        Ok(d.0)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

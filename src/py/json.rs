@@ -321,3 +321,37 @@ pub fn out_to_py<'py>(py: Python<'py>, value: &crate::fold::Out) -> PyResult<Bou
         }
     })
 }
+
+/// An item's dict (`to_dict()`), built field by field: a field that is `None` is left out.
+pub struct ItemDict<'py>(pub Bound<'py, PyDict>);
+
+impl<'py> ItemDict<'py> {
+    /// An empty dict.
+    pub fn new(py: Python<'py>) -> Self {
+        ItemDict(PyDict::new(py))
+    }
+
+    /// Sets `name` to `value` unless it is `None`.
+    pub fn field(&self, name: &str, value: &Py<PyAny>) -> PyResult<()> {
+        if value.is_none(self.0.py()) {
+            return Ok(());
+        }
+        self.0.set_item(name, value)
+    }
+
+    /// Sets each of `fields` that is not `None`, in order.
+    pub fn fields(&self, fields: &[(&str, &Py<PyAny>)]) -> PyResult<()> {
+        for (name, value) in fields {
+            self.field(name, value)?;
+        }
+        Ok(())
+    }
+
+    /// Sets `name` to the JSON `text` decoded, when there is one.
+    pub fn json(&self, name: &str, text: Option<&str>) -> PyResult<()> {
+        if let Some(text) = text {
+            self.0.set_item(name, to_py(self.0.py(), text)?)?;
+        }
+        Ok(())
+    }
+}

@@ -7,12 +7,12 @@
 //! template's item with new text. Carried across feeds: the stream, the name table.
 
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 
-use super::json::lazy;
+use super::json::{lazy, ItemDict};
 use super::stream::{accumulator_class, dialect_stream, Items, Out};
 use super::strings::{int_or_none, item_int, item_str, name_or_none, text_or_none, Names};
-use crate::dialect::messages::Event;
+use crate::dialect::messages::{unshown, Event};
 use crate::fold::messages::{EventView, MessagesFold};
 use crate::stream::messages::{Hole, MessagesItems, MessagesReader};
 
@@ -77,6 +77,32 @@ impl MessageEvent {
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         lazy(py, self.raw_json.as_deref())
+    }
+
+    /// The event as a dict, as `ssewire --events` prints it: the fields that are not `None`,
+    /// and under `"other"` the members of its JSON no field shows.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = ItemDict::new(py);
+        d.fields(&[
+            ("type", &self.type_),
+            ("index", &self.index),
+            ("delta_type", &self.delta_type),
+            ("text", &self.text),
+            ("partial_json", &self.partial_json),
+            ("thinking", &self.thinking),
+            ("signature", &self.signature),
+            ("stop_reason", &self.stop_reason),
+            ("stop_sequence", &self.stop_sequence),
+        ])?;
+        d.json("content_block", self.content_block_json.as_deref())?;
+        d.json("message", self.message_json.as_deref())?;
+        d.json("usage", self.usage_json.as_deref())?;
+        d.json("citation", self.citation_json.as_deref())?;
+        if let Some(raw) = self.raw_json.as_deref() {
+            let delta_type = item_str(py, &self.delta_type);
+            d.json("other", unshown(raw, delta_type.as_deref()).as_deref())?;
+        }
+        Ok(d.0)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

@@ -8,14 +8,14 @@
 //! the last item id.
 
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::types::{PyDict, PyString};
 
-use super::json::lazy;
+use super::json::{lazy, ItemDict};
 use super::stream::{accumulator_class, dialect_stream, Items, Out};
 use super::strings::{
     flag, int_or_none, item_int, item_str, reused_or_none, text_or_none, Names, Reused,
 };
-use crate::dialect::responses::Event;
+use crate::dialect::responses::{unshown, Event};
 use crate::fold::responses::{EventView, ResponsesFold};
 use crate::stream::responses::{ResponsesItems, ResponsesReader};
 
@@ -88,6 +88,33 @@ impl ResponseEvent {
     #[getter]
     fn raw<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
         lazy(py, self.raw_json.as_deref())
+    }
+
+    /// The event as a dict, as `ssewire --events` prints it: the fields that are not `None`,
+    /// and under `"other"` the members of its JSON no field shows.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = ItemDict::new(py);
+        d.fields(&[
+            ("type", &self.type_),
+            ("sequence_number", &self.sequence_number),
+            ("output_index", &self.output_index),
+            ("content_index", &self.content_index),
+            ("summary_index", &self.summary_index),
+            ("item_id", &self.item_id),
+            ("delta", &self.delta),
+            ("text", &self.text),
+            ("refusal", &self.refusal),
+            ("arguments", &self.arguments),
+        ])?;
+        d.json("item", self.item_json.as_deref())?;
+        d.json("part", self.part_json.as_deref())?;
+        d.json("response", self.response_json.as_deref())?;
+        d.json("logprobs", self.logprobs_json.as_deref())?;
+        d.json(
+            "other",
+            self.raw_json.as_deref().and_then(unshown).as_deref(),
+        )?;
+        Ok(d.0)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

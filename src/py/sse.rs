@@ -10,7 +10,7 @@
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyInt, PyList, PyString};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyInt, PyList, PyString};
 
 use super::errors;
 use super::input::Input;
@@ -58,6 +58,16 @@ impl Event {
             id,
             retry: retry_arg(retry)?,
         })
+    }
+
+    /// The event as a dict: `{"event", "data", "id", "retry"}` (all four, `None` kept).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("event", &self.event)?;
+        d.set_item("data", &self.data)?;
+        d.set_item("id", &self.id)?;
+        d.set_item("retry", self.retry)?;
+        Ok(d)
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {

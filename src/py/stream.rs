@@ -110,6 +110,25 @@ impl ErrorItem {
         visit.call(&self.error)
     }
 
+    /// The item as a dict, as `ssewire --events` prints it: `{"kind", "error": {"message",
+    /// "type", "code", "raw"}}`, and the frame's `event` and `data` when not empty.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("kind", &self.kind)?;
+        let error = PyDict::new(py);
+        let e = self.error.bind(py);
+        for name in ["message", "type", "code", "raw"] {
+            error.set_item(name, e.getattr(name)?)?;
+        }
+        d.set_item("error", error)?;
+        for (name, value) in [("event", &self.event), ("data", &self.data)] {
+            if !value.bind(py).is_empty()? {
+                d.set_item(name, value)?;
+            }
+        }
+        Ok(d)
+    }
+
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
         Ok(format!(
             "ErrorItem(kind={}, error={})",

@@ -271,6 +271,43 @@ def test_events_other_keys_of_unknown_events(capsys: pytest.CaptureFixture[str],
     assert line["other"] == {"annotation_index": 0, "annotation": {"type": "url_citation", "url": "https://example.com"}}
 
 
+
+def test_to_dict_other_keys_parts_and_bytes_of_each_dialect(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """What each item class's ``to_dict()`` (the ``--events`` line) keeps beyond its typed
+    fields: Messages' unknown keys and untyped deltas, Gemini's non-text parts, candidate keys
+    and prompt feedback, Converse's redacted bytes (base64 on the line)."""
+    s = ssewire.MessagesStream()
+    start, delta, stop = s.feed(
+        b'data: {"type":"content_block_start","index":0,"content_block":{"type":"text","text":""},"x":1}\n\n'
+        b'data: {"type":"content_block_delta","index":0,"delta":{"type":"odd_delta","odd":2}}\n\n'
+        b'data: {"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":3}}\n\n'
+    )
+    assert start.to_dict() == {"type": "content_block_start", "index": 0,
+                               "content_block": {"type": "text", "text": ""}, "other": {"x": 1}}  # fmt: skip
+    assert delta.to_dict()["other"] == {"delta": {"type": "odd_delta", "odd": 2}}
+    assert stop.to_dict() == {"type": "message_delta", "stop_reason": "end_turn", "usage": {"output_tokens": 3}}
+    g = ssewire.GeminiStream()
+    call, = g.feed(
+        b'data: {"candidates":[{"content":{"role":"model","parts":[{"functionCall":{"name":"f","args":{}}}]},'
+        b'"index":0,"safetyRatings":[]}],"promptFeedback":{"blockReason":null},"modelVersion":"m"}\n\n'
+    )
+    d = call.to_dict()
+    assert d["parts"] == [{"functionCall": {"name": "f", "args": {}}}]
+    assert d["function_call"] == {"name": "f", "args": {}} and "thought" not in d
+    assert d["other"] == {"safetyRatings": []} and d["prompt_feedback"] == {"blockReason": None}
+    (text,) = ssewire.GeminiStream().feed(b'data: {"candidates":[{"content":{"parts":[{"text":"hi"}]}}]}\n\n')
+    assert text.to_dict() == {"index": 0, "text": "hi"}
+    body = ssewire.encode_eventstream_message(
+        {":event-type": "contentBlockDelta", ":content-type": "application/json", ":message-type": "event"},
+        b'{"contentBlockIndex":0,"delta":{"reasoningContent":{"redactedContent":"AAE="}}}',
+    )
+    (redacted,) = ssewire.ConverseStream().feed(body)
+    assert redacted.to_dict() == {"type": "contentBlockDelta", "content_block_index": 0, "redacted_content": b"\x00\x01"}
+    path = tmp_path / "redacted.bin"
+    path.write_bytes(body)
+    code, out, _ = run(capsys, "--events", "--dialect", "converse", str(path))
+    assert code == 3 and json.loads(out)["redacted_content"] == "AAE="
+
 # --- exit status 3: errors and cut-off streams -------------------------------------------------
 
 

@@ -15,6 +15,8 @@ def _attrs(item: Any) -> Any:
     values = []
     for n in names:
         v = getattr(item, n)
+        if n == "to_dict":  # the item's dict form, compared too
+            v = v()
         if isinstance(v, list):
             v = [_attrs(x) if hasattr(x, "arguments") else x for x in v]
         elif isinstance(v, ssewire.ToolCallDelta):

@@ -63,3 +63,18 @@ fn nulls() {
     assert!(Out::Null.is_null() && Out::json(" null ").is_null());
     assert!(!Out::json("0").is_null());
 }
+
+#[test]
+fn members_except_keeps_what_is_not_shown_in_order() {
+    let text = r#"{"type":"x","a\"b":[1, 2],"index":0,"z":{"q":null},"a\"b":3}"#;
+    let rest = members_except(text, |k, _| k == "type" || k == "index");
+    assert_eq!(
+        rest.as_deref(),
+        Some(r#"{"a\"b":[1, 2],"z":{"q":null},"a\"b":3}"#)
+    );
+    assert_eq!(members_except(r#"{"type":1}"#, |k, _| k == "type"), None);
+    assert_eq!(members_except("[1]", |_, _| false), None);
+    assert_eq!(members_except("{", |_, _| false), None);
+    let by_value = members_except(r#"{"a":1,"b":2}"#, |_, v| v.get() == "1");
+    assert_eq!(by_value.as_deref(), Some(r#"{"b":2}"#));
+}
