@@ -18,10 +18,10 @@ wants the text can therefore write ``except ssewire.StreamError as e: partial = 
 
 from __future__ import annotations
 
-from typing import Any, AsyncIterable, Dict, Iterable, List, Optional, Union
+from typing import Any, AsyncIterable, Iterable, Optional, Union
 
 from ssewire import _core
-from ssewire._core import EventTooLargeError, SSEParser, StreamError
+from ssewire._core import StreamError
 from ssewire._reading import chunks_of
 
 __all__ = [
@@ -43,7 +43,6 @@ DIALECTS = (*(spec["name"] for spec in _core.DIALECTS), "sse")
 #: ``detect_dialect`` describes.
 SNIFF_LIMIT: int = _core.SNIFF_BYTES
 #: How much of a body's head ``accumulate`` keeps for its error messages.
-_HEAD_KEPT = 16 * 1024
 
 _BytesLike = Union[bytes, bytearray, memoryview]
 
@@ -88,124 +87,6 @@ def detect_dialect(first_bytes: Union[_BytesLike, str]) -> str:
     return sniffer.feed(memoryview(first_bytes)[: SNIFF_LIMIT + 1]) or sniffer.finish()
 
 
-# --- the generic "sse" dialect ---------------------------------------------------------------
-
-
-class _EventStream:
-    """``SSEParser`` behind the dialect streams' interface (``done``, ``error``).
-
-    ``done`` is true when the input did not end in the middle of an event, ``error`` an
-    ``incomplete_stream`` ``StreamError`` when it did. A body whose first significant byte is
-    ``{`` or ``[`` is a JSON document, not an event stream: as the dialect streams do, it is
-    reported as a ``StreamError`` (the error it carries, or ``invalid_response``); the body is
-    handed to a Rust dialect stream so both read it with the same rules.
-    """
-
-    __slots__ = ("_kwargs", "_target", "_lead", "done", "error")
-
-    def __init__(self, **kwargs: Any) -> None:
-        self._kwargs = kwargs
-        self._target: Any = None  # SSEParser or, for a JSON body, ChatCompletionStream
-        self._lead: List[bytes] = []  # a BOM / white space seen before the first decision
-        self.done = False
-        self.error: Optional[StreamError] = None
-
-    def feed(self, data: _BytesLike) -> List[Any]:
-        target = self._target
-        if target is None:
-            chunk = bytes(data)
-            lead = b"".join(self._lead) + chunk
-            first = _first_significant(lead)
-            if not first:
-                self._lead = [lead]
-                return []
-            self._lead = []
-            if first in (b"{", b"["):
-                target = self._target = _core.ChatCompletionStream(**self._kwargs)
-            else:
-                target = self._target = SSEParser(**self._kwargs)
-            data = lead
-        return target.feed(data)  # type: ignore[no-any-return]
-
-    def finish(self) -> List[Any]:
-        target = self._target
-        if target is None:  # nothing but white space: an empty stream
-            self.done = True
-            return []
-        items: List[Any] = target.finish()
-        if isinstance(target, SSEParser):
-            self.done = not target.pending
-            if target.pending:
-                self.error = StreamError(
-                    "the stream ended in the middle of an event",
-                    "incomplete_stream",
-                    "incomplete_stream",
-                )
-        else:
-            self.error = target.error
-        return items
-
-
-class _EventListAccumulator:
-    """The "accumulator" of the ``sse`` dialect: the list of events, as dicts."""
-
-    __slots__ = ("error", "errors", "_events")
-
-    def __init__(self) -> None:
-        self.error: Optional[StreamError] = None
-        self.errors: List[Any] = []
-        self._events: List[Any] = []
-
-    def add(self, item: Any) -> None:
-        kind = getattr(item, "kind", None)
-        if kind is not None:  # an ErrorItem (from a JSON body)
-            self.errors.append(item)
-            if kind == "stream_error" and self.error is None:
-                self.error = item.error
-            return
-        self._events.append(item)
-
-    def add_all(self, items: Iterable[Any]) -> None:
-        for item in items:
-            self.add(item)
-
-    def result(self) -> dict:  # type: ignore[type-arg]
-        return {
-            "events": [{"event": e.event, "data": e.data, "id": e.id, "retry": e.retry} for e in self._events]
-        }
-
-
-# --- dialect -> (stream, accumulator) --------------------------------------------------------
-
-_STREAM_CLASSES = {spec["name"]: spec["stream_class"] for spec in _core.DIALECTS}
-
-
-def _new_stream(dialect: str, max_event_size: Optional[int], framing: Optional[str] = None) -> Any:
-    kwargs: Dict[str, Any] = {} if max_event_size is None else {"max_event_size": max_event_size}
-    if dialect == "sse":
-        return _EventStream(**kwargs)
-    return getattr(_core, _STREAM_CLASSES[dialect])(framing=framing, **kwargs)
-
-
-def _check_framing(dialect: str, framing: Optional[str]) -> Optional[str]:
-    if framing is None:
-        return None
-    if framing not in ("sse", "eventstream"):
-        raise ValueError(f"unknown framing {framing!r}: expected 'sse' or 'eventstream'")
-    if framing == "eventstream" and dialect in ("auto", "sse"):
-        raise ValueError(
-            "framing='eventstream' needs the dialect of the model's chunks named "
-            "(dialect='messages' for Claude on Bedrock's InvokeModelWithResponseStream)"
-        )
-    return framing
-
-
-def _check_dialect(dialect: str) -> str:
-    if dialect != "auto" and dialect not in DIALECTS:
-        raise ValueError(f"unknown dialect {dialect!r}: expected 'auto', " + ", ".join(map(repr, DIALECTS)))
-    return dialect
-
-
 class AccumulateError(StreamError):
     """Raised by :func:`accumulate` when the stream carried an error or ended early.
 
@@ -235,147 +116,24 @@ class AccumulateError(StreamError):
         )
 
 
-class _Assembly:
-    """Push-style driver shared by ``accumulate``, ``aaccumulate`` and the command line:
-    sniff (when asked), then the dialect stream, which folds what it decodes itself (its
-    ``result()``). With ``items=False`` (``accumulate``) the stream only consumes: no item
-    object is built; with ``items=True`` (the command line) ``feed``/``finish`` return the
-    decoded items (empty while sniffing). The ``sse`` dialect collects its events instead."""
+#: The one driver of ``accumulate``, ``aaccumulate`` and the command line, in the core: sniff
+#: (when asked: the Rust detector, holding the bytes until an event tells), then the dialect's
+#: stream, which folds what it decodes itself (``result()``); the generic ``"sse"`` dialect
+#: collects its events (``{"events": [...]}``; a body that is one JSON document is read as a
+#: chat stream reads it, an input ended mid-event is ``incomplete_stream``). With
+#: ``items=False`` no item object is built; ``record_too_large`` keeps oversized events'
+#: errors in ``too_large`` instead of raising them; ``head`` (16 KiB) and ``size`` serve
+#: diagnostics; ``error`` is the stream's error, else the first one its events carried.
+_Assembly = _core._Assembly
 
-    __slots__ = (
-        "dialect",
-        "stream",
-        "acc",
-        "head",
-        "size",
-        "too_large",
-        "_sniffer",
-        "_max",
-        "_record_too_large",
-        "_items",
-        "_framing",
-    )
 
-    def __init__(
-        self,
-        dialect: str = "auto",
-        max_event_size: Optional[int] = None,
-        record_too_large: bool = False,
-        items: bool = True,
-        framing: Optional[str] = None,
-    ) -> None:
-        _check_dialect(dialect)
-        self._framing = _check_framing(dialect, framing)
-        self._items = items
-        self._max = max_event_size
-        self._record_too_large = record_too_large
-        #: The dialect in use (``None`` while still sniffing).
-        self.dialect: Optional[str] = None
-        self.stream: Any = None
-        self.acc: Any = None
-        #: The first bytes of the body (up to 16 KiB), for diagnostics.
-        self.head = bytearray()
-        self.size = 0
-        #: ``EventTooLargeError``s met (only with ``record_too_large``; else they raise).
-        self.too_large: List[EventTooLargeError] = []
-        self._sniffer: Optional[_core._DialectSniffer] = None
-        if dialect == "auto":
-            self._sniffer = _core._DialectSniffer(
-                _core.DEFAULT_MAX_EVENT_SIZE if max_event_size is None else max_event_size
-            )
-        else:
-            self._start(dialect)
-
-    def _start(self, dialect: str) -> None:
-        self.stream = _new_stream(dialect, self._max, self._framing)
-        if dialect == "sse":
-            self.acc = _EventListAccumulator()
-            self._items = True
-        self.dialect = dialect
-
-    def _note(self, data: Any) -> Any:
-        """Records the head and size of ``data``; returns ``data``, or its bytes when it is a
-        buffer that is not flat bytes (strided, multi-dimensional or of wider items)."""
-        view = memoryview(data)
-        if not (view.c_contiguous and view.ndim == 1 and view.itemsize == 1):
-            data = view.tobytes()
-            view = memoryview(data)
-        room = _HEAD_KEPT - len(self.head)
-        if room > 0:
-            self.head += view[:room]
-        self.size += view.nbytes
-        return data
-
-    def _feed_stream(self, data: Any) -> List[Any]:
-        try:
-            if not self._items:
-                self.stream.consume(data)
-                return []
-            items: List[Any] = self.stream.feed(data)
-        except EventTooLargeError as e:
-            items = list(e.events)
-            if self.acc is not None:
-                self.acc.add_all(items)
-            if not self._record_too_large:
-                raise
-            self.too_large.append(e)
-            return items
-        if self.acc is not None:
-            self.acc.add_all(items)
-        return items
-
-    def feed(self, data: _BytesLike) -> List[Any]:
-        if isinstance(data, str):
-            raise TypeError("response bodies are bytes: got a str chunk (use iter_bytes(), not iter_text())")
-        data = self._note(data)
-        sniffer = self._sniffer
-        if sniffer is not None:
-            dialect = sniffer.feed(data)
-            if dialect is None:
-                return []
-            self._sniffer = None
-            self._start(dialect)
-            data = sniffer.take()
-        return self._feed_stream(data)
-
-    def finish(self) -> List[Any]:
-        items: List[Any] = []
-        sniffer = self._sniffer
-        if sniffer is not None:
-            self._sniffer = None
-            self._start(sniffer.finish())
-            items = self._feed_stream(sniffer.take())
-        try:
-            last: List[Any] = self.stream.finish()
-        except EventTooLargeError as e:  # pragma: no cover - finish() owes nothing new
-            last = list(e.events)
-            if not self._record_too_large:
-                raise
-            self.too_large.append(e)
-        if self.acc is not None:
-            self.acc.add_all(last)
-        return items + last
-
-    @property
-    def error(self) -> Optional[StreamError]:
-        """The stream's error (after ``finish``), else the first error the events carried."""
-        err = self.stream.error if self.stream is not None else None
-        if err is None and self.acc is not None:
-            err = self.acc.error
-        return err
-
-    def result(self) -> dict:  # type: ignore[type-arg]
-        if self.acc is not None:
-            return self.acc.result()  # type: ignore[no-any-return]
-        return self.stream.result()  # type: ignore[no-any-return]
-
-    def outcome(self) -> dict:  # type: ignore[type-arg]
-        """The result, or ``AccumulateError`` with it if the stream failed."""
-        result = self.result()
-        err = self.error
-        if err is not None:
-            raise AccumulateError(err, result, self.dialect or "")
-        return result
+def _outcome(asm: Any) -> dict:  # type: ignore[type-arg]
+    """The result, or ``AccumulateError`` with it if the stream failed."""
+    result: dict = asm.result()  # type: ignore[type-arg]
+    err = asm.error
+    if err is not None:
+        raise AccumulateError(err, result, asm.dialect or "")
+    return result
 
 
 def _reads(data: Any) -> Iterable[Any]:
@@ -423,7 +181,7 @@ def accumulate(
     for read in _reads(data):
         feed(read)
     asm.finish()
-    return asm.outcome()
+    return _outcome(asm)
 
 
 async def aaccumulate(
@@ -448,4 +206,4 @@ async def aaccumulate(
         for read in _reads(data):
             asm.feed(read)
     asm.finish()
-    return asm.outcome()
+    return _outcome(asm)

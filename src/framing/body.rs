@@ -180,31 +180,26 @@ impl Body {
                 Some(lines) => lines.feed(input, out),
                 None => None,
             },
-            Mode::Sniffing => {
-                let first = input
-                    .iter()
-                    .position(|b| !(b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF)));
-                match first.map(|i| (i, input.get(i))) {
-                    Some((i, Some(b'['))) if self.arrays => {
-                        let (lead, rest) = input.split_at(i);
-                        self.framer.feed(lead, out);
-                        self.mode = Mode::Array;
-                        self.scan = Scan::default();
-                        self.array(rest, out)
-                    }
-                    Some((i, Some(b'{' | b'['))) => {
-                        let (lead, json) = input.split_at(i);
-                        self.framer.feed(lead, out);
-                        self.mode = Mode::Json;
-                        self.collect(json)
-                    }
-                    Some(_) => {
-                        self.mode = Mode::EventStream;
-                        self.framer.feed(input, out)
-                    }
-                    None => self.framer.feed(input, out),
+            Mode::Sniffing => match significant_at(input).map(|i| (i, input.get(i))) {
+                Some((i, Some(b'['))) if self.arrays => {
+                    let (lead, rest) = input.split_at(i);
+                    self.framer.feed(lead, out);
+                    self.mode = Mode::Array;
+                    self.scan = Scan::default();
+                    self.array(rest, out)
                 }
-            }
+                Some((i, Some(b'{' | b'['))) => {
+                    let (lead, json) = input.split_at(i);
+                    self.framer.feed(lead, out);
+                    self.mode = Mode::Json;
+                    self.collect(json)
+                }
+                Some(_) => {
+                    self.mode = Mode::EventStream;
+                    self.framer.feed(input, out)
+                }
+                None => self.framer.feed(input, out),
+            },
             Mode::Json => self.collect(input),
             Mode::Array => self.array(input, out),
             Mode::JsonComplete | Mode::JsonTaken => None,
@@ -384,6 +379,21 @@ impl Body {
     }
 }
 
+/// Where the first significant byte of a body's head is: past white space and a BOM (its
+/// bytes anywhere in the lead, so a BOM cut across reads is skipped too).
+pub fn significant_at(head: &[u8]) -> Option<usize> {
+    head.iter()
+        .position(|b| !(b.is_ascii_whitespace() || matches!(b, 0xEF | 0xBB | 0xBF)))
+}
+
+/// Whether a body whose head is `head` is one JSON document rather than an event stream:
+/// `Some(true)` when its first significant byte opens an object or an array, `None` while
+/// the head is only white space and a BOM.
+pub fn opens_json(head: &[u8]) -> Option<bool> {
+    let at = significant_at(head)?;
+    Some(matches!(head.get(at), Some(b'{' | b'[')))
+}
+
 /// Whether the start of a body that dispatched no event reads as an event stream: it is empty
 /// (or only white space), or one of its lines is a comment or an SSE field (`data`, `event`,
 /// `id`, `retry`, with or without a colon). An HTML page or a plain-text error is neither.
@@ -408,6 +418,16 @@ fn json_text(bytes: Vec<u8>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_json_body_is_told_by_its_first_significant_byte() {
+        assert_eq!(opens_json(b""), None);
+        assert_eq!(opens_json(b" \r\n\xEF\xBB"), None);
+        assert_eq!(opens_json(b"\xEF\xBB\xBF {"), Some(true));
+        assert_eq!(opens_json(b"\n["), Some(true));
+        assert_eq!(opens_json(b"data: {}"), Some(false));
+        assert_eq!(opens_json(b": ping"), Some(false));
+    }
 
     #[test]
     fn event_stream_goes_to_the_framer() {

@@ -7,6 +7,7 @@
 
 use pyo3::prelude::*;
 
+mod assemble;
 mod chat;
 mod converse;
 mod errors;
@@ -153,6 +154,7 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_event_stream, m)?)?;
     m.add_function(wrap_pyfunction!(detect_dialect, m)?)?;
     m.add_class::<DialectSniffer>()?;
+    m.add_class::<assemble::Assembly>()?;
     m.add_function(wrap_pyfunction!(translate::set_stream_classes, m)?)?;
     m.add_function(wrap_pyfunction!(stream::set_clock, m)?)?;
     m.add_function(wrap_pyfunction!(stream::final_text, m)?)?;

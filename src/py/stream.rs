@@ -327,6 +327,22 @@ pub trait Source {
     ) -> PyResult<()>;
 }
 
+/// Runs `f` on `stream` as Rust drives it, when it is a dialect stream (`None` when not).
+pub fn lend<R>(
+    stream: &Bound<'_, PyAny>,
+    f: impl FnOnce(&mut dyn Source) -> PyResult<R>,
+) -> PyResult<Option<R>> {
+    macro_rules! lend_each {
+        ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+            $(if let Ok(s) = stream.cast::<crate::py::$m::$class>() {
+                return f(&mut *errors::exclusive(s, "stream")?).map(Some);
+            })*
+        };
+    }
+    crate::dialect::registry::dialects!(lend_each);
+    Ok(None)
+}
+
 /// Builds the `StreamError` for an error read out of the wire.
 pub fn stream_error(py: Python<'_>, info: &ErrorInfo<'_>) -> PyResult<Py<PyAny>> {
     let value = |raw: Option<&str>| -> PyResult<Option<Py<PyAny>>> {

@@ -17,7 +17,6 @@ use super::errors;
 use super::input::Input;
 use super::json::out_to_py;
 use super::stream::Source;
-use crate::dialect::registry::dialects;
 use crate::translate::{Dialect, Sniffer, Translation};
 
 /// The public stream classes (`ssewire.ChatCompletionStream`, `MessagesStream`,
@@ -53,7 +52,8 @@ fn stream_class<'py>(py: Python<'py>, dialect: Dialect) -> PyResult<Bound<'py, P
     }
 }
 
-fn new_stream(
+/// A public stream of `dialect` (`ssewire.<stream_class>`), in `framing` when named.
+pub fn new_stream(
     py: Python<'_>,
     dialect: Dialect,
     max_event_size: usize,
@@ -117,25 +117,16 @@ impl Translator {
         };
         let source = source.bind(py);
         let t = &mut self.t;
-        let lend = |s: &mut dyn Source| {
+        // The source is one dialect's stream class (`lend` tries each in the dialect list).
+        crate::py::stream::lend(source, |s| {
             *s.tap() = t.take().map(|t| t as Box<dyn crate::stream::Tap>);
             let result = f(py, s);
             *t = s
                 .tap()
                 .take()
                 .and_then(|tap| tap.into_any().downcast().ok());
-            result.map(Some)
-        };
-        // The source is one dialect's stream class: each in the dialect list is tried.
-        macro_rules! lend_each {
-            ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
-                $(if let Ok(s) = source.cast::<super::$m::$class>() {
-                    return lend(&mut *errors::exclusive(s, "stream")?);
-                })*
-            };
-        }
-        dialects!(lend_each);
-        Ok(None)
+            result
+        })
     }
 
     /// Feeds `data` to the source stream (through the tap: the translation reads it).

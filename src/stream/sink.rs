@@ -29,7 +29,7 @@ impl Failure {
     }
 
     /// A failure of ssewire's own reading (not sent by the server), of `kind`.
-    pub(super) fn own(message: String, kind: ErrorKind) -> Self {
+    pub fn own(message: String, kind: ErrorKind) -> Self {
         Failure {
             message,
             type_: kind.type_json().map(str::to_owned),

@@ -181,7 +181,7 @@ def _feed_body_time(size: int) -> float:
     body = b'{"error":{"message":"' + b"}" * size + b'"}}'
     reads = [body[i : i + 4096] for i in range(0, len(body), 4096)]
     best = float("inf")
-    for _ in range(3):
+    for _ in range(5):
         s = ssewire.ChatCompletionStream(max_event_size=64 << 20)
         start = time.thread_time()
         for r in reads:
@@ -195,11 +195,12 @@ def _feed_body_time(size: int) -> float:
 def test_json_body_sniffing_is_linear() -> None:
     """Before: the sniffer re-parsed the whole buffer on each read ending in `}`/`]` (8 MiB in
     4 KiB reads took 13 s): twice the body took four times as long. Four times the body must
-    take well under 16 times as long (linear: 4x); sizes four apart leave room for a noisy
-    shared machine (a 2 MiB buffer once measured 3.4x a 1 MiB one) without letting a quadratic
-    cost pass."""
-    n, n4 = _feed_body_time(1 << 20), _feed_body_time(4 << 20)
-    assert n4 / n < 8.0, (n, n4)
+    take well under 16 times as long (linear: 4x, measured 4-6x as caches fill); CPU time, the
+    best of five, at sizes of milliseconds (a 1 MiB body's 3 ms once measured 9.7x below its
+    4 MiB one's: noise), leaves a noisy shared machine room without letting a quadratic cost
+    pass."""
+    n, n4 = _feed_body_time(2 << 20), _feed_body_time(8 << 20)
+    assert n4 / n < 11.0, (n, n4)
 
 
 def _citations_time(n: int) -> float:
