@@ -205,3 +205,9 @@ impl ChatReader {
         sink.end();
     }
 }
+
+impl super::ReadsUsage for ChatReader {
+    fn usage(text: &str) -> Option<Usage> {
+        openai_usage(text)
+    }
+}

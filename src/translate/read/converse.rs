@@ -119,3 +119,9 @@ impl ConverseReader {
         }
     }
 }
+
+impl super::ReadsUsage for ConverseReader {
+    fn usage(text: &str) -> Option<Usage> {
+        converse_usage(text)
+    }
+}

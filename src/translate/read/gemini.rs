@@ -416,6 +416,12 @@ impl GeminiReader {
     }
 }
 
+impl super::ReadsUsage for GeminiReader {
+    fn usage(text: &str) -> Option<Usage> {
+        gemini_usage(text)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::unix_seconds;

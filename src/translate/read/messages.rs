@@ -123,3 +123,9 @@ impl MessagesReader {
         }
     }
 }
+
+impl super::ReadsUsage for MessagesReader {
+    fn usage(text: &str) -> Option<Usage> {
+        anthropic_usage(text)
+    }
+}

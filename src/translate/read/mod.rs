@@ -137,16 +137,25 @@ pub use gemini::GeminiReader;
 pub use messages::MessagesReader;
 pub use responses::ResponsesReader;
 
-/// The neutral usage of `usage`, the value of a `dialect` final object's usage key (its
-/// `result_usage`), each provider's convention resolved by the same rules the translation
-/// readers use.
-pub fn usage_in(dialect: crate::dialect::Dialect, usage: &crate::fold::Out) -> Option<Usage> {
-    use crate::dialect::Dialect;
-    let text = usage.to_json();
-    match dialect {
-        Dialect::Chat | Dialect::Responses => openai_usage(&text),
-        Dialect::Messages => anthropic_usage(&text),
-        Dialect::Gemini => gemini::gemini_usage(&text),
-        Dialect::Converse => converse::converse_usage(&text),
-    }
+/// How a dialect's usage object reads in neutral terms: each source reader says it for its
+/// dialect, in its own file.
+pub trait ReadsUsage {
+    /// The neutral usage of the JSON text of a usage object of the dialect.
+    fn usage(text: &str) -> Option<Usage>;
 }
+
+/// Declares [`usage_in`] from the dialect list.
+macro_rules! usage_in {
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        /// The neutral usage of `usage`, the value of a `dialect` final object's usage key
+        /// (its `result_usage`), each provider's convention resolved by the same rules the
+        /// translation readers use.
+        pub fn usage_in(dialect: crate::dialect::Dialect, usage: &crate::fold::Out) -> Option<Usage> {
+            let text = usage.to_json();
+            match dialect {
+                $(crate::dialect::Dialect::$d => <$reader as ReadsUsage>::usage(&text),)*
+            }
+        }
+    };
+}
+crate::dialect::registry::dialects!(usage_in);

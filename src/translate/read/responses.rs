@@ -318,3 +318,9 @@ impl ResponsesReader {
         }
     }
 }
+
+impl super::ReadsUsage for ResponsesReader {
+    fn usage(text: &str) -> Option<Usage> {
+        openai_usage(text)
+    }
+}
