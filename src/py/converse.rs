@@ -8,7 +8,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
-use super::json::{lazy, ItemDict};
+use super::json::{lazy, repr_of, ItemDict};
 use super::stream::{dialect_stream, Items, Out};
 use super::strings::int_or_none;
 use crate::dialect::converse::Event;
@@ -91,7 +91,30 @@ impl ConverseEvent {
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = ItemDict::new(py);
         d.0.set_item("type", &self.type_)?;
-        d.fields(&[
+        d.fields(&self.plain())?;
+        d.json("usage", self.usage_json.as_deref())?;
+        d.json("metrics", self.metrics_json.as_deref())?;
+        d.json("citation", self.citation_json.as_deref())?;
+        d.json("start", self.start_json.as_deref())?;
+        Ok(d.0)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        let type_ = self.type_.clone_ref(py).into_any();
+        let mut fields = vec![("type", &type_)];
+        fields.extend(
+            self.plain()
+                .into_iter()
+                .filter(|(n, _)| *n != "redacted_content"),
+        );
+        repr_of(py, "ConverseEvent", &fields)
+    }
+}
+
+impl ConverseEvent {
+    /// The fields held as Python objects (but `type`), by name, in order.
+    fn plain(&self) -> [(&'static str, &Py<PyAny>); 10] {
+        [
             ("content_block_index", &self.content_block_index),
             ("role", &self.role),
             ("text", &self.text),
@@ -102,32 +125,7 @@ impl ConverseEvent {
             ("signature", &self.signature),
             ("redacted_content", &self.redacted_content),
             ("stop_reason", &self.stop_reason),
-        ])?;
-        d.json("usage", self.usage_json.as_deref())?;
-        d.json("metrics", self.metrics_json.as_deref())?;
-        d.json("citation", self.citation_json.as_deref())?;
-        d.json("start", self.start_json.as_deref())?;
-        Ok(d.0)
-    }
-
-    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let mut parts = vec![format!("type={}", self.type_.bind(py).repr()?)];
-        for (name, value) in [
-            ("content_block_index", &self.content_block_index),
-            ("role", &self.role),
-            ("text", &self.text),
-            ("tool_use_id", &self.tool_use_id),
-            ("name", &self.name),
-            ("input", &self.input),
-            ("reasoning_text", &self.reasoning_text),
-            ("signature", &self.signature),
-            ("stop_reason", &self.stop_reason),
-        ] {
-            if !value.is_none(py) {
-                parts.push(format!("{name}={}", value.bind(py).repr()?));
-            }
-        }
-        Ok(format!("ConverseEvent({})", parts.join(", ")))
+        ]
     }
 }
 

@@ -322,6 +322,17 @@ pub fn out_to_py<'py>(py: Python<'py>, value: &crate::fold::Out) -> PyResult<Bou
     })
 }
 
+/// An item's `repr`: `Class(name=value, ...)` of the fields that are not `None`.
+pub fn repr_of(py: Python<'_>, class: &str, fields: &[(&str, &Py<PyAny>)]) -> PyResult<String> {
+    let mut parts = Vec::with_capacity(fields.len());
+    for (name, value) in fields {
+        if !value.is_none(py) {
+            parts.push(format!("{name}={}", value.bind(py).repr()?));
+        }
+    }
+    Ok(format!("{class}({})", parts.join(", ")))
+}
+
 /// An item's dict (`to_dict()`), built field by field: a field that is `None` is left out.
 pub struct ItemDict<'py>(pub Bound<'py, PyDict>);
 

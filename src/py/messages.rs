@@ -9,7 +9,7 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 
-use super::json::{lazy, ItemDict};
+use super::json::{lazy, repr_of, ItemDict};
 use super::stream::{accumulator_class, dialect_stream, Items, Out};
 use super::strings::{int_or_none, item_int, item_str, name_or_none, text_or_none, Names};
 use crate::dialect::messages::{unshown, Event};
@@ -83,17 +83,7 @@ impl MessageEvent {
     /// and under `"other"` the members of its JSON no field shows.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let d = ItemDict::new(py);
-        d.fields(&[
-            ("type", &self.type_),
-            ("index", &self.index),
-            ("delta_type", &self.delta_type),
-            ("text", &self.text),
-            ("partial_json", &self.partial_json),
-            ("thinking", &self.thinking),
-            ("signature", &self.signature),
-            ("stop_reason", &self.stop_reason),
-            ("stop_sequence", &self.stop_sequence),
-        ])?;
+        d.fields(&self.plain())?;
         d.json("content_block", self.content_block_json.as_deref())?;
         d.json("message", self.message_json.as_deref())?;
         d.json("usage", self.usage_json.as_deref())?;
@@ -106,23 +96,24 @@ impl MessageEvent {
     }
 
     fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
-        let mut parts = vec![format!("type={}", self.type_.bind(py).repr()?)];
-        if !self.index.is_none(py) {
-            parts.push(format!("index={}", self.index.bind(py).repr()?));
-        }
-        for (name, value) in [
+        repr_of(py, "MessageEvent", &self.plain())
+    }
+}
+
+impl MessageEvent {
+    /// The fields held as Python objects, by name, in order.
+    fn plain(&self) -> [(&'static str, &Py<PyAny>); 9] {
+        [
+            ("type", &self.type_),
+            ("index", &self.index),
             ("delta_type", &self.delta_type),
             ("text", &self.text),
             ("partial_json", &self.partial_json),
             ("thinking", &self.thinking),
             ("signature", &self.signature),
             ("stop_reason", &self.stop_reason),
-        ] {
-            if !value.is_none(py) {
-                parts.push(format!("{name}={}", value.bind(py).repr()?));
-            }
-        }
-        Ok(format!("MessageEvent({})", parts.join(", ")))
+            ("stop_sequence", &self.stop_sequence),
+        ]
     }
 }
 
