@@ -36,6 +36,18 @@ pub enum Class {
 }
 
 impl Class {
+    /// OpenAI's error body of this class (`code`: the upstream's own, kept where the class
+    /// names none).
+    pub fn openai_body(self, message: &str, code: Option<&str>) -> Value {
+        let (type_, own) = self.openai();
+        json!({"error": {
+            "message": message,
+            "type": type_,
+            "param": null,
+            "code": own.map(str::to_owned).or_else(|| code.map(str::to_owned)),
+        }})
+    }
+
     /// The class an error type or code names, in any dialect's words.
     pub fn from_name(name: &str) -> Option<Class> {
         Some(match name {
@@ -240,28 +252,7 @@ pub fn write_error(
     message: &str,
     code: Option<&str>,
 ) -> Value {
-    match target {
-        // Bedrock's error body; its class travels in the `x-amzn-ErrorType` header.
-        Dialect::Converse => json!({"message": message}),
-        Dialect::Messages => json!({
-            "type": "error",
-            "error": {"type": class.anthropic(), "message": message},
-        }),
-        Dialect::Chat | Dialect::Responses => {
-            let (type_, own) = class.openai();
-            json!({"error": {
-                "message": message,
-                "type": type_,
-                "param": null,
-                "code": own.map(str::to_owned).or_else(|| code.map(str::to_owned)),
-            }})
-        }
-        Dialect::Gemini => json!({"error": {
-            "code": status,
-            "message": message,
-            "status": class.google().1,
-        }}),
-    }
+    super::write::error_body(target, status, class, message, code)
 }
 
 /// An upstream's error response (`status`, `body`, in dialect `source`) as a client of
@@ -281,7 +272,7 @@ pub fn translate_error(
         .and_then(Class::from_name)
         .or_else(|| code.as_deref().and_then(Class::from_name));
     let status = match status {
-        529 if target != Dialect::Messages => 503,
+        529 if target.spec().family != crate::dialect::registry::Family::Anthropic => 503,
         400..=599 => status,
         _ => named.map_or(502, Class::status),
     };

@@ -280,3 +280,19 @@ impl Sink for ChatWriter {
 }
 
 writer_impl!(ChatWriter);
+
+/// A client's error body (`translate_error`): OpenAI's (`code`: the upstream's own, kept
+/// where the class has none).
+pub(super) fn error_body(
+    _status: u16,
+    class: crate::translate::error::Class,
+    message: &str,
+    code: Option<&str>,
+) -> serde_json::Value {
+    class.openai_body(message, code)
+}
+
+/// A new writer of this dialect (the dialect list's `writer`).
+pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
+    Box::<ChatWriter>::default()
+}

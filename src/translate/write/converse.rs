@@ -266,3 +266,19 @@ impl Sink for ConverseWriter {
 }
 
 writer_impl!(ConverseWriter);
+
+/// A client's error body (`translate_error`): Bedrock's, its class in the
+/// `x-amzn-ErrorType` header instead.
+pub(super) fn error_body(
+    _status: u16,
+    _class: crate::translate::error::Class,
+    message: &str,
+    _code: Option<&str>,
+) -> serde_json::Value {
+    serde_json::json!({"message": message})
+}
+
+/// A new writer of this dialect (the dialect list's `writer`).
+pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
+    Box::<ConverseWriter>::default()
+}

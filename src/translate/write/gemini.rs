@@ -467,6 +467,25 @@ impl Sink for GeminiWriter {
 
 writer_impl!(GeminiWriter);
 
+/// A client's error body (`translate_error`): Google's, with the HTTP code and its status.
+pub(super) fn error_body(
+    status: u16,
+    class: crate::translate::error::Class,
+    message: &str,
+    _code: Option<&str>,
+) -> serde_json::Value {
+    serde_json::json!({"error": {
+        "code": status,
+        "message": message,
+        "status": class.google().1,
+    }})
+}
+
+/// A new writer of this dialect (the dialect list's `writer`).
+pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
+    Box::<GeminiWriter>::default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -326,3 +326,21 @@ impl Sink for MessagesWriter {
 }
 
 writer_impl!(MessagesWriter);
+
+/// A client's error body (`translate_error`): Anthropic's, its class as `error.type`.
+pub(super) fn error_body(
+    _status: u16,
+    class: crate::translate::error::Class,
+    message: &str,
+    _code: Option<&str>,
+) -> serde_json::Value {
+    serde_json::json!({
+        "type": "error",
+        "error": {"type": class.anthropic(), "message": message},
+    })
+}
+
+/// A new writer of this dialect (the dialect list's `writer`).
+pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
+    Box::<MessagesWriter>::default()
+}

@@ -213,16 +213,33 @@ pub use gemini::GeminiWriter;
 pub use messages::MessagesWriter;
 pub use responses::ResponsesWriter;
 
-/// A new writer for `target`.
-pub fn writer(target: super::Dialect) -> Box<dyn Writer + Send + Sync> {
-    match target {
-        super::Dialect::Chat => Box::<ChatWriter>::default(),
-        super::Dialect::Messages => Box::<MessagesWriter>::default(),
-        super::Dialect::Gemini => Box::<GeminiWriter>::default(),
-        super::Dialect::Converse => Box::<ConverseWriter>::default(),
-        super::Dialect::Responses => Box::new(ResponsesWriter::new()),
-    }
+/// Declares [`writer`] and [`error_body`] from the dialect list: each dialect's module says
+/// its own.
+macro_rules! writers {
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        /// A new writer for `target`.
+        pub fn writer(target: super::Dialect) -> Box<dyn Writer + Send + Sync> {
+            match target {
+                $(super::Dialect::$d => $m::new_writer(),)*
+            }
+        }
+
+        /// The error object of `class` with `message`, as a client of `target` reads it
+        /// (`code`: the upstream's own code, for clients that read one).
+        pub fn error_body(
+            target: super::Dialect,
+            status: u16,
+            class: super::error::Class,
+            message: &str,
+            code: Option<&str>,
+        ) -> serde_json::Value {
+            match target {
+                $(super::Dialect::$d => $m::error_body(status, class, message, code),)*
+            }
+        }
+    };
 }
+crate::dialect::registry::dialects!(writers);
 
 fn push_u64(out: &mut String, n: u64) {
     push_num(out, n);

@@ -729,3 +729,18 @@ impl Writer for ResponsesWriter {
         self.notes.all()
     }
 }
+
+/// A client's error body (`translate_error`): OpenAI's, as for chat.
+pub(super) fn error_body(
+    _status: u16,
+    class: crate::translate::error::Class,
+    message: &str,
+    code: Option<&str>,
+) -> serde_json::Value {
+    class.openai_body(message, code)
+}
+
+/// A new writer of this dialect (the dialect list's `writer`).
+pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
+    Box::new(ResponsesWriter::new())
+}
