@@ -46,6 +46,7 @@
 use std::borrow::Cow;
 use std::collections::HashMap;
 
+use super::summary::{texts, Node};
 use super::{IntMap, Json, Keyed, Map, Out};
 use crate::json::partial::PartialJson;
 
@@ -485,6 +486,19 @@ impl ToolCall {
         );
         call.set("function", Out::Map(function));
         Out::Map(call)
+    }
+}
+
+/// The answer's text in a `chat.completion` (`crate::fold::summary`): the first choice's
+/// content, a string or a list of parts (Mistral's content chunks).
+pub fn final_text(result: Node<'_>) -> String {
+    let content = result
+        .key("choices")
+        .and_then(Node::first)
+        .and_then(|c| c.path(&["message", "content"]));
+    match content.and_then(Node::text) {
+        Some(text) => text.into_owned(),
+        None => texts(content, &|_| false),
     }
 }
 

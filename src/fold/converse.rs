@@ -24,6 +24,7 @@
 use crate::dialect::converse::Event;
 use crate::json::partial::PartialJson;
 
+use super::summary::{texts, Node};
 use super::{check_json, note, IntMap, Map, Out};
 
 /// What one block holds.
@@ -371,6 +372,12 @@ impl Block {
         }
         Out::Map(out)
     }
+}
+
+/// The answer's text in a Converse response (`crate::fold::summary`): the output message's
+/// text blocks.
+pub fn final_text(result: Node<'_>) -> String {
+    texts(result.path(&["output", "message", "content"]), &|_| false)
 }
 
 #[cfg(test)]

@@ -30,6 +30,7 @@ use crate::json::read::Extra;
 use crate::json::write::{push_escaped, push_str};
 use serde_json::value::RawValue;
 
+use super::summary::{texts, Node};
 use super::{note, IntMap, Json, Map, Out};
 
 mod args;
@@ -473,6 +474,18 @@ impl GeminiFold {
         }
         Out::Map(m)
     }
+}
+
+/// The answer's text in a Gemini response (`crate::fold::summary`): the first candidate's
+/// text parts that are not thoughts.
+pub fn final_text(result: Node<'_>) -> String {
+    texts(
+        result
+            .key("candidates")
+            .and_then(Node::first)
+            .and_then(|c| c.path(&["content", "parts"])),
+        &|p| p.key("thought").is_some_and(Node::is_true),
+    )
 }
 
 #[cfg(test)]

@@ -32,6 +32,7 @@
 //! fragments (validation is linear, the nesting depth is bounded by serde_json's limit, so no
 //! input recurses without bound); the other JSON is read one level deep and kept as text.
 
+use super::summary::{texts, Node};
 use super::{check_json, entry, list_of, note, object_map, string_of, IntMap, Json, Map, Out};
 pub use crate::dialect::messages::EventView;
 use crate::json::partial::PartialJson;
@@ -599,6 +600,11 @@ impl MessagesFold {
         }
         Out::Map(out)
     }
+}
+
+/// The answer's text in a Messages `message` (`crate::fold::summary`): its text blocks.
+pub fn final_text(result: Node<'_>) -> String {
+    texts(result.key("content"), &|_| false)
 }
 
 #[cfg(test)]

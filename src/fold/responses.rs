@@ -39,6 +39,7 @@
 use std::borrow::Cow;
 use std::collections::{BTreeMap, HashMap};
 
+use super::summary::{texts, Node};
 use super::{entry, list_of, note, object_map, string_of, Json, Map, Out};
 pub use crate::dialect::responses::EventView;
 use crate::json::partial::PartialJson;
@@ -553,5 +554,18 @@ impl ResponsesFold {
 }
 
 mod end;
+/// The answer's text in a Responses `response` (`crate::fold::summary`): its message items'
+/// text (a reasoning item's content, open-weight models' `reasoning_text`, is not the answer).
+pub fn final_text(result: Node<'_>) -> String {
+    result
+        .key("output")
+        .map(Node::items)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|item| item.key("type").and_then(Node::text).as_deref() == Some("message"))
+        .map(|item| texts(item.key("content"), &|_| false))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests;

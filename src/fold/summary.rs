@@ -58,7 +58,8 @@ pub enum Node<'a> {
 }
 
 impl<'a> Node<'a> {
-    fn key(self, key: &str) -> Option<Node<'a>> {
+    /// See [`Node`].
+    pub fn key(self, key: &str) -> Option<Node<'a>> {
         match self {
             Node::Out(Out::Map(map)) => map.get(key).map(Node::Out),
             Node::Out(Out::Json(text)) => Node::Raw(text).key(key),
@@ -73,11 +74,13 @@ impl<'a> Node<'a> {
         }
     }
 
-    fn path(self, keys: &[&str]) -> Option<Node<'a>> {
+    /// See [`Node`].
+    pub fn path(self, keys: &[&str]) -> Option<Node<'a>> {
         keys.iter().try_fold(self, |node, key| node.key(key))
     }
 
-    fn items(self) -> Vec<Node<'a>> {
+    /// See [`Node`].
+    pub fn items(self) -> Vec<Node<'a>> {
         match self {
             Node::Out(Out::List(list)) => list.iter().map(Node::Out).collect(),
             Node::Out(Out::Json(text)) => Node::Raw(text).items(),
@@ -89,11 +92,13 @@ impl<'a> Node<'a> {
         }
     }
 
-    fn first(self) -> Option<Node<'a>> {
+    /// See [`Node`].
+    pub fn first(self) -> Option<Node<'a>> {
         self.items().into_iter().next()
     }
 
-    fn text(self) -> Option<Cow<'a, str>> {
+    /// See [`Node`].
+    pub fn text(self) -> Option<Cow<'a, str>> {
         match self {
             Node::Out(Out::Str(s)) => Some(Cow::Borrowed(s)),
             Node::Out(Out::Json(text)) => Node::Raw(text).text(),
@@ -105,7 +110,8 @@ impl<'a> Node<'a> {
         }
     }
 
-    fn is_true(self) -> bool {
+    /// See [`Node`].
+    pub fn is_true(self) -> bool {
         match self {
             Node::Out(Out::Bool(b)) => *b,
             Node::Out(Out::Json(text)) => text.trim() == "true",
@@ -117,7 +123,7 @@ impl<'a> Node<'a> {
 
 /// The `text` of each block of a list, in order (a block whose `skip` holds left out; a
 /// Converse `citationsContent` block's cited texts read as its text).
-fn texts(blocks: Option<Node<'_>>, skip: &dyn Fn(Node<'_>) -> bool) -> String {
+pub fn texts(blocks: Option<Node<'_>>, skip: &dyn Fn(Node<'_>) -> bool) -> String {
     let mut out = String::new();
     for block in blocks.map(Node::items).unwrap_or_default() {
         if skip(block) {
@@ -132,43 +138,19 @@ fn texts(blocks: Option<Node<'_>>, skip: &dyn Fn(Node<'_>) -> bool) -> String {
     out
 }
 
-/// The answer's text in a final object of `dialect` (a shape that is not the dialect's gives
-/// what it holds in the dialect's places, else "").
-pub fn final_text(dialect: Dialect, result: Node<'_>) -> String {
-    let never = |_: Node<'_>| false;
-    match dialect {
-        // A string, or a list of parts (Mistral's content chunks).
-        Dialect::Chat => {
-            let content = result
-                .key("choices")
-                .and_then(Node::first)
-                .and_then(|c| c.path(&["message", "content"]));
-            match content.and_then(Node::text) {
-                Some(text) => text.into_owned(),
-                None => texts(content, &never),
+/// Declares [`final_text`] from the dialect list: each fold module reads its own shape.
+macro_rules! final_text {
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        /// The answer's text in a final object of `dialect` (a shape that is not the
+        /// dialect's gives what it holds in the dialect's places, else "").
+        pub fn final_text(dialect: Dialect, result: Node<'_>) -> String {
+            match dialect {
+                $(Dialect::$d => super::$m::final_text(result),)*
             }
         }
-        Dialect::Gemini => texts(
-            result
-                .key("candidates")
-                .and_then(Node::first)
-                .and_then(|c| c.path(&["content", "parts"])),
-            &|p| p.key("thought").is_some_and(Node::is_true),
-        ),
-        Dialect::Messages => texts(result.key("content"), &never),
-        Dialect::Converse => texts(result.path(&["output", "message", "content"]), &never),
-        // Message items only: a reasoning item's content (open-weight models'
-        // `reasoning_text`) is not the answer.
-        Dialect::Responses => result
-            .key("output")
-            .map(Node::items)
-            .unwrap_or_default()
-            .into_iter()
-            .filter(|item| item.key("type").and_then(Node::text).as_deref() == Some("message"))
-            .map(|item| texts(item.key("content"), &never))
-            .collect(),
-    }
+    };
 }
+crate::dialect::registry::dialects!(final_text);
 
 #[cfg(test)]
 mod tests {
