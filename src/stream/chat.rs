@@ -15,6 +15,9 @@ use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::chat::{ChatFold, ChunkOwned, ChunkView, Hole};
 use crate::json::read::Str;
 
+/// What a chat stream taps: one choice of a chunk.
+pub type View<'a> = crate::fold::chat::ChunkView<'a>;
+
 /// The values of a chunk a template wrote anew: the chunk's, the choice's and the delta's
 /// vendor objects (`extra`, `choice_extra`, `delta_extra`) and `reasoning_details`.
 pub type Extras<'a> = crate::dialect::chat::Written<'a>;

@@ -15,6 +15,15 @@ use crate::dialect::Belongs;
 use crate::fold::converse::ConverseFold;
 use crate::json::read::Str;
 
+/// What a Converse stream taps: an event and its `:event-type`.
+#[derive(Debug, Clone, Copy)]
+pub struct View<'a> {
+    /// The `:event-type`.
+    pub kind: &'a str,
+    /// The event.
+    pub event: &'a Event<'a>,
+}
+
 /// What a sink makes of a Converse stream's events.
 pub trait ConverseItems: Sink {
     /// The item of one event: `kind` is its `:event-type`, `doc` its payload.
@@ -169,7 +178,10 @@ impl<S: ConverseItems> Reader<S> for ConverseReader<S::Item> {
     ) -> Result<(), S::Error> {
         let kind = std::str::from_utf8(v.frame.event_type()).unwrap_or_default();
         self.fold.add(kind, &v.value);
-        state.tap(super::Upstream::Converse(kind, &v.value));
+        state.tap(super::Upstream::Converse(&View {
+            kind,
+            event: &v.value,
+        }));
         if kind == "messageStop" {
             state.done = true;
         }
@@ -204,7 +216,7 @@ impl<S: ConverseItems> Reader<S> for ConverseReader<S::Item> {
         };
         let kind = "contentBlockDelta";
         self.fold.add(kind, &ev);
-        state.tap(super::Upstream::Converse(kind, &ev));
+        state.tap(super::Upstream::Converse(&View { kind, event: &ev }));
         if sink.items() {
             sink.event(kind, &ev, &frame.data)?;
         }

@@ -18,6 +18,9 @@ use crate::fold::gemini::GeminiFold;
 use crate::fold::Json;
 use crate::json::read::{Extra, Str};
 
+/// What a Gemini stream taps: a chunk (one `GenerateContentResponse`).
+pub type View<'a> = crate::dialect::gemini::Chunk<'a>;
+
 /// One item of a chunk: one candidate's text run (or the candidate, when it has no text; or
 /// the chunk, when it has no candidates).
 pub struct GeminiItem<'a> {

@@ -11,6 +11,9 @@ use crate::dialect::Belongs;
 use crate::fold::messages::{EventView, MessagesFold};
 use crate::json::read::Str;
 
+/// What a Messages stream taps: an event (not a ping or an error).
+pub type View<'a> = crate::fold::messages::EventView<'a>;
+
 /// The string of a common delta that a frame template leaves open.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Hole {

@@ -13,6 +13,9 @@ use crate::dialect::Belongs;
 use crate::fold::responses::{EventView, ResponsesFold};
 use crate::json::read::Str;
 
+/// What a Responses stream taps: an event (not an error).
+pub type View<'a> = crate::fold::responses::EventView<'a>;
+
 /// What a sink makes of a Responses stream's events.
 pub trait ResponsesItems: Sink {
     /// The item of one event: `kind` is its type, `raw` the whole event's JSON when the view

@@ -1,32 +1,34 @@
 //! What reads a stream beside its sink: each thing read off it (`Upstream`), handed to its
 //! `Tap` (a translation, `crate::translate`, implements it).
 
-/// One thing read off an upstream stream: a view the source dialect's fold reads (the same
-/// view: a dialect stream taps its own decode, so a translation frames and decodes nothing of
-/// its own), an error the stream reports, the `[DONE]` sentinel, or a frame whose JSON did not
-/// decode.
-#[derive(Debug, Clone, Copy)]
-pub enum Upstream<'a> {
-    /// One choice of a chat chunk.
-    Chat(&'a crate::fold::chat::ChunkView<'a>),
-    /// A Messages event (not a ping or an error).
-    Messages(&'a crate::fold::messages::EventView<'a>),
-    /// A Responses event (not an error).
-    Responses(&'a crate::fold::responses::EventView<'a>),
-    /// A Gemini chunk (one `GenerateContentResponse`).
-    Gemini(&'a crate::dialect::gemini::Chunk<'a>),
-    /// A Converse event: its `:event-type`, and the event.
-    Converse(&'a str, &'a crate::dialect::converse::Event<'a>),
-    /// An error the stream reported (the server's, or its own).
-    Error(&'a crate::dialect::ErrorInfo<'a>),
-    /// The `[DONE]` sentinel (chat).
-    Done,
-    /// A frame whose JSON did not decode (the stream goes on).
-    Malformed,
-    /// The end of the upstream body (every source sees it; only Gemini, which has no terminal
-    /// marker, may still owe closing events then).
-    End,
+/// Declares [`Upstream`] from the dialect list: a variant a dialect, holding the view its
+/// stream module names (`View`).
+macro_rules! upstream {
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        /// One thing read off an upstream stream: a view the source dialect's fold reads (the
+        /// same view: a dialect stream taps its own decode, so a translation frames and
+        /// decodes nothing of its own; one variant a dialect, its stream module's `View`), an
+        /// error the stream reports, the `[DONE]` sentinel, or a frame whose JSON did not
+        /// decode.
+        #[derive(Debug, Clone, Copy)]
+        pub enum Upstream<'a> {
+            $(
+                #[doc = concat!("A view of a ", stringify!($d), " stream (`crate::stream::", stringify!($m), "::View`).")]
+                $d(&'a super::$m::View<'a>),
+            )*
+            /// An error the stream reported (the server's, or its own).
+            Error(&'a crate::dialect::ErrorInfo<'a>),
+            /// The `[DONE]` sentinel (chat).
+            Done,
+            /// A frame whose JSON did not decode (the stream goes on).
+            Malformed,
+            /// The end of the upstream body (every source sees it; only Gemini, which has no
+            /// terminal marker, may still owe closing events then).
+            End,
+        }
+    };
 }
+crate::dialect::registry::dialects!(upstream);
 
 /// What reads a stream beside its sink: a translation (`crate::translate::Translation`)
 /// implements it, so this layer knows no layer above it. A tap is lent to a stream and taken

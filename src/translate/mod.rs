@@ -358,6 +358,20 @@ macro_rules! readers {
                 $(Dialect::$d => Reader::$d(read::$reader::default()),)*
             }
         }
+
+        impl Reader {
+            /// Reads one view, `[DONE]` or the end of the body (another dialect's view cannot
+            /// come from the source's own stream, and is passed over).
+            fn read(&mut self, up: Upstream<'_>, sink: &mut dyn Sink) {
+                use read::Ends;
+                match (up, self) {
+                    $((Upstream::$d(v), Reader::$d(r)) => r.view(v, sink),)*
+                    $((Upstream::Done, Reader::$d(r)) => r.done(sink),)*
+                    $((Upstream::End, Reader::$d(r)) => r.end_of_input(sink),)*
+                    _ => {}
+                }
+            }
+        }
     };
 }
 crate::dialect::registry::dialects!(readers);
@@ -552,18 +566,7 @@ impl Translation {
                 sink.drop_note("upstream frames whose JSON did not decode (skipped)")
             }
             (_, None) => {}
-            (Upstream::Done, Some(Reader::Chat(r))) => r.done(sink),
-            (Upstream::Done, Some(_)) => sink.end(),
-            (Upstream::End, Some(Reader::Gemini(r))) => r.end_of_input(sink),
-            (Upstream::End, Some(Reader::Converse(r))) => r.end_of_input(sink),
-            (Upstream::End, _) => {}
-            (Upstream::Chat(v), Some(Reader::Chat(r))) => r.view(v, sink),
-            (Upstream::Messages(v), Some(Reader::Messages(r))) => r.view(v, sink),
-            (Upstream::Responses(v), Some(Reader::Responses(r))) => r.view(v, sink),
-            (Upstream::Gemini(c), Some(Reader::Gemini(r))) => r.view(c, sink),
-            (Upstream::Converse(kind, e), Some(Reader::Converse(r))) => r.view(kind, e, sink),
-            // Another dialect's view cannot come from the source's own stream.
-            (_, Some(_)) => {}
+            (up, Some(reader)) => reader.read(up, sink),
         }
     }
 }

@@ -192,9 +192,11 @@ impl ChatReader {
             }
         }
     }
+}
 
+impl super::Ends for ChatReader {
     /// `[DONE]`.
-    pub fn done(&mut self, sink: &mut dyn Sink) {
+    fn done(&mut self, sink: &mut dyn Sink) {
         if let Some(open) = self.open.take() {
             sink.close(open);
         }

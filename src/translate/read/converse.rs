@@ -5,7 +5,6 @@
 //! (or for the end of the body, when no `metadata` came).
 
 use super::*;
-use crate::dialect::converse::Event;
 
 /// Reads a Bedrock Converse stream.
 #[derive(Debug, Default)]
@@ -32,7 +31,8 @@ pub(super) fn converse_usage(text: &str) -> Option<Usage> {
 
 impl ConverseReader {
     /// One event (`kind`: its `:event-type`).
-    pub fn view(&mut self, kind: &str, e: &Event<'_>, sink: &mut dyn Sink) {
+    pub fn view(&mut self, v: &crate::stream::converse::View<'_>, sink: &mut dyn Sink) {
+        let (kind, e) = (v.kind, v.event);
         let index = e.content_block_index.unwrap_or(0);
         let key = index as u64;
         match kind {
@@ -105,17 +105,19 @@ impl ConverseReader {
         }
     }
 
-    /// The end of the body: a stream that stopped but sent no `metadata` is closed now.
-    pub fn end_of_input(&mut self, sink: &mut dyn Sink) {
-        if self.stopped {
-            self.end(sink);
-        }
-    }
-
     fn end(&mut self, sink: &mut dyn Sink) {
         if !self.ended {
             self.ended = true;
             sink.end();
+        }
+    }
+}
+
+impl super::Ends for ConverseReader {
+    /// The end of the body: a stream that stopped but sent no `metadata` is closed now.
+    fn end_of_input(&mut self, sink: &mut dyn Sink) {
+        if self.stopped {
+            self.end(sink);
         }
     }
 }

@@ -217,14 +217,6 @@ impl GeminiReader {
         sink.end();
     }
 
-    /// The end of the upstream: closing events still owed are written (the finish reason came,
-    /// and no usage after it). A stream cut before candidate 0 finished gets none.
-    pub fn end_of_input(&mut self, sink: &mut dyn Sink) {
-        if self.finished && !self.ended {
-            self.end(sink);
-        }
-    }
-
     /// One chunk, as the Gemini fold reads it (errors come to the translation apart).
     pub fn view(&mut self, chunk: &crate::dialect::gemini::Chunk<'_>, sink: &mut dyn Sink) {
         if self.ended {
@@ -413,6 +405,16 @@ impl GeminiReader {
             self.seen = fnv1a(self.seen, text.as_bytes());
         }
         sink.delta(key, text);
+    }
+}
+
+impl super::Ends for GeminiReader {
+    /// The end of the upstream: closing events still owed are written (the finish reason came,
+    /// and no usage after it). A stream cut before candidate 0 finished gets none.
+    fn end_of_input(&mut self, sink: &mut dyn Sink) {
+        if self.finished && !self.ended {
+            self.end(sink);
+        }
     }
 }
 

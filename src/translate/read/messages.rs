@@ -124,6 +124,8 @@ impl MessagesReader {
     }
 }
 
+impl super::Ends for MessagesReader {}
+
 impl super::ReadsUsage for MessagesReader {
     fn usage(text: &str) -> Option<Usage> {
         anthropic_usage(text)

@@ -137,6 +137,18 @@ pub use gemini::GeminiReader;
 pub use messages::MessagesReader;
 pub use responses::ResponsesReader;
 
+/// What a source reader does at the stream's two ends: `[DONE]` (by default the end of the
+/// answer) and the end of the body (by default nothing: the terminal marker ended it).
+pub trait Ends {
+    /// `[DONE]`.
+    fn done(&mut self, sink: &mut dyn Sink) {
+        sink.end();
+    }
+
+    /// The end of the upstream body.
+    fn end_of_input(&mut self, _sink: &mut dyn Sink) {}
+}
+
 /// How a dialect's usage object reads in neutral terms: each source reader says it for its
 /// dialect, in its own file.
 pub trait ReadsUsage {

@@ -319,6 +319,8 @@ impl ResponsesReader {
     }
 }
 
+impl super::Ends for ResponsesReader {}
+
 impl super::ReadsUsage for ResponsesReader {
     fn usage(text: &str) -> Option<Usage> {
         openai_usage(text)
