@@ -49,7 +49,12 @@ pub fn detect(head: &[u8], fin: bool) -> Option<&'static str> {
     let bare = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
     let first = bare.iter().find(|b| !b" \t\r\n".contains(b));
     if first == Some(&b'[') {
-        return Some(Dialect::Gemini.name()); // streamGenerateContent without ?alt=sse
+        // The dialect whose body may be a JSON array (Gemini's streamGenerateContent
+        // without ?alt=sse).
+        let arrays = super::SPECS
+            .iter()
+            .find(|s| s.framing == crate::framing::Framing::SseOrArray);
+        return arrays.map(|s| s.name);
     }
     let mut body =
         crate::framing::Framing::SseOrArray.body(crate::framing::sse::DEFAULT_MAX_EVENT_SIZE);

@@ -72,6 +72,20 @@ impl Family {
     }
 }
 
+/// How a dialect signs the reasoning it streams: what a translation from it carries in the
+/// next tool call's id, so that the reasoning comes back signed on the next turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Signing {
+    /// It signs none that crosses.
+    None,
+    /// A signature on each thinking block (Anthropic).
+    Blocks,
+    /// A thought signature on a function call (Gemini; thought parts are not carried).
+    Calls,
+    /// Reasoning items' encrypted content (OpenAI Responses).
+    Encrypted,
+}
+
 /// One dialect's row of the registry.
 #[derive(Debug)]
 pub struct Spec {
@@ -129,6 +143,8 @@ pub struct Spec {
     /// Whether the gateway takes an upstream of the dialect (true wherever `translates` is;
     /// Bedrock's requests signed with SigV4).
     pub upstream: bool,
+    /// How the dialect signs its reasoning (what a translation from it carries).
+    pub signing: Signing,
     /// Whether one decoded document (with its SSE event name, `message` when none) is
     /// this dialect's own: the sniff rule of detection.
     pub owns: fn(event: &[u8], doc: &str) -> bool,
@@ -160,6 +176,7 @@ static CHAT: Spec = Spec {
     requests: true,
     serves: true,
     upstream: true,
+    signing: Signing::None,
     owns: super::chat::owns,
 };
 
@@ -189,6 +206,7 @@ static MESSAGES: Spec = Spec {
     requests: true,
     serves: true,
     upstream: true,
+    signing: Signing::Blocks,
     owns: super::messages::owns,
 };
 
@@ -215,6 +233,7 @@ static RESPONSES: Spec = Spec {
     requests: true,
     serves: true,
     upstream: true,
+    signing: Signing::Encrypted,
     owns: super::responses::owns,
 };
 
@@ -241,6 +260,7 @@ static GEMINI: Spec = Spec {
     requests: true,
     serves: true,
     upstream: true,
+    signing: Signing::Calls,
     owns: super::gemini::owns,
 };
 
@@ -269,6 +289,7 @@ static CONVERSE: Spec = Spec {
     requests: true,
     serves: true,
     upstream: true,
+    signing: Signing::None,
     owns: super::converse::owns,
 };
 

@@ -46,7 +46,7 @@ pub fn translate_request(
     let (source, target) = (dialect(source, "source")?, dialect(target, "target")?);
     let invoke = match framing {
         "sse" => false,
-        "eventstream" if target == Dialect::Messages => true,
+        "eventstream" if target.spec().invoke_paths.is_some() => true,
         _ => {
             return Err(PyValueError::new_err(format!(
                 "framing {:?}: expected \"sse\", or \"eventstream\" for a Messages target (Bedrock's InvokeModel form)",

@@ -386,6 +386,13 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
         }))
     })
 }
+/// How the dialect's requests hold what the shared model holds (`super::Rules`).
+pub const RULES: super::Rules = super::Rules {
+    system_turns: None,
+    results_by_name: false,
+    reasoning_on_call: false,
+};
+
 /// The streaming endpoint a request of this dialect goes to (the model is the body's).
 pub fn path(_model: &str) -> String {
     Dialect::Chat.spec().stream_path.into()

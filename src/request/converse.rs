@@ -276,6 +276,15 @@ fn media(block: &Value, path: &str, family: &str) -> Result<Media, RequestError>
         ..Media::default()
     })
 }
+/// How the dialect's requests hold what the shared model holds (`super::Rules`).
+pub const RULES: super::Rules = super::Rules {
+    system_turns: Some(
+        "system messages inside the conversation (Converse has none there: joined to system)",
+    ),
+    results_by_name: false,
+    reasoning_on_call: false,
+};
+
 /// The streaming endpoint a request of this dialect goes to, naming `model`.
 pub fn path(model: &str) -> String {
     super::stream_path(Dialect::Converse, &super::path_segment(model), "")

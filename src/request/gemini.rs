@@ -373,6 +373,12 @@ fn lower_types(schema: &Value) -> Value {
         other => other.clone(),
     }
 }
+/// How the dialect's requests hold what the shared model holds (`super::Rules`).
+pub const RULES: super::Rules = super::Rules {
+    system_turns: Some("system messages inside the conversation (Gemini has none there: joined to systemInstruction)"),
+    results_by_name: true, reasoning_on_call: true,
+};
+
 /// The streaming endpoint a request of this dialect goes to, naming `model`.
 pub fn path(model: &str) -> String {
     let path = super::stream_path(Dialect::Gemini, &super::model_segment(model), "v1beta");

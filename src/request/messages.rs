@@ -275,6 +275,13 @@ fn source(b: &Map<String, Value>, path: &str) -> Result<Media, RequestError> {
         },
     })
 }
+/// How the dialect's requests hold what the shared model holds (`super::Rules`).
+pub const RULES: super::Rules = super::Rules {
+    system_turns: None,
+    results_by_name: false,
+    reasoning_on_call: false,
+};
+
 /// The streaming endpoint a request of this dialect goes to (the model is the body's).
 pub fn path(_model: &str) -> String {
     Dialect::Messages.spec().stream_path.into()

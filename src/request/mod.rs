@@ -406,8 +406,8 @@ pub fn translate(
     for field in &request.unmapped {
         notes.add(format!("{field} (no equivalent in the target's request)"));
     }
-    if matches!(target, Dialect::Gemini | Dialect::Converse) {
-        system_turns_into_prompt(&mut request, target, &mut notes);
+    if let Some(note) = rules(target).system_turns {
+        system_turns_into_prompt(&mut request, note, &mut notes);
     }
     restore_carried(&mut request, target, &mut notes);
     orphan_results(&mut request, target, &mut notes);
@@ -430,6 +430,33 @@ pub fn translate(
     })
 }
 
+/// What a dialect's requests cannot hold as the shared model does, said by each request
+/// module (`RULES`).
+#[derive(Debug, Clone, Copy)]
+pub struct Rules {
+    /// `None` where a system turn may stand inside the conversation; else the note of a
+    /// request that has one (it joins the system prompt).
+    pub system_turns: Option<&'static str>,
+    /// Whether tool results pair with their calls by name (a result whose call is not in the
+    /// history is written as it is, under the tool's name).
+    pub results_by_name: bool,
+    /// Whether signed reasoning rides on the call part it signs (else it comes before).
+    pub reasoning_on_call: bool,
+}
+
+/// Declares [`rules`] from the dialect list.
+macro_rules! rules_each {
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        /// The request rules of `dialect`.
+        pub fn rules(dialect: Dialect) -> Rules {
+            match dialect {
+                $(Dialect::$d => $m::RULES,)*
+            }
+        }
+    };
+}
+crate::dialect::registry::dialects!(rules_each);
+
 /// [`translate`], with a Messages target written in Bedrock's InvokeModel form when
 /// `invoke` is set (`framing="eventstream"`: the body without `model` and `stream`, with
 /// `anthropic_version`; the path `/model/{modelId}/invoke-with-response-stream`). The form is
@@ -441,7 +468,7 @@ pub fn translate_framed(
     model: Option<&str>,
     invoke: bool,
 ) -> Result<Translated, RequestError> {
-    if invoke && target != Dialect::Messages {
+    if invoke && target.spec().invoke_paths.is_none() {
         return error(
             "$",
             "the InvokeModel form (framing=\"eventstream\") is a Messages request's",

@@ -260,20 +260,21 @@ fn typed_setting(setting: Setting, value: &Value) -> Option<Value> {
     }
 }
 
-/// Gemini and Converse have no system turn inside the conversation: a mid-conversation system
-/// message joins the system prompt (its nearest form: what it says still reaches the model),
-/// noted.
-pub(super) fn system_turns_into_prompt(request: &mut Request, target: Dialect, notes: &mut Notes) {
+/// For a target with no system turn inside the conversation (Gemini, Converse): a
+/// mid-conversation system message joins the system prompt (its nearest form: what it says
+/// still reaches the model), noted (`note`: the target's words for it).
+pub(super) fn system_turns_into_prompt(
+    request: &mut Request,
+    note: &'static str,
+    notes: &mut Notes,
+) {
     let mut kept = Vec::with_capacity(request.turns.len());
     for turn in std::mem::take(&mut request.turns) {
         if turn.role != Role::System {
             kept.push(turn);
             continue;
         }
-        notes.add(match target {
-            Dialect::Gemini => "system messages inside the conversation (Gemini has none there: joined to systemInstruction)",
-            _ => "system messages inside the conversation (Converse has none there: joined to system)",
-        });
+        notes.add(note);
         for part in turn.parts {
             if let Part::Text(t) = part {
                 request.system.push(t);
@@ -319,7 +320,7 @@ pub(super) fn orphan_results(request: &mut Request, target: Dialect, notes: &mut
         if calls.contains(id.as_str()) {
             continue;
         }
-        if target == Dialect::Gemini {
+        if super::rules(target).results_by_name {
             notes.add(
                 "tool results whose call is not in the history (written under the tool's name)",
             );
@@ -382,7 +383,7 @@ pub(super) fn restore_carried(request: &mut Request, target: Dialect, notes: &mu
                                 id: r.id,
                                 encrypted: r.encrypted,
                             });
-                            if target == Dialect::Gemini {
+                            if super::rules(target).reasoning_on_call {
                                 parts.push(r);
                             } else {
                                 front.push(r);

@@ -17,6 +17,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{Dialect, Failure, Key, Kind, Meta, Sink, Stop, Usage};
+use crate::dialect::registry::Signing;
 
 /// The start of every carrier id.
 pub const PREFIX: &str = "sswc1_";
@@ -122,11 +123,7 @@ pub struct CarryState {
 /// (Messages thinking, Gemini thought signatures, Responses encrypted reasoning) and the
 /// target is another dialect.
 pub fn carries(source: Dialect, target: Dialect) -> bool {
-    source != target
-        && matches!(
-            source,
-            Dialect::Messages | Dialect::Gemini | Dialect::Responses
-        )
+    source != target && source.spec().signing != Signing::None
 }
 
 /// A [`Sink`] between a source reader and the target writer that keeps the source's signed
@@ -175,7 +172,9 @@ impl Sink for Carrying<'_> {
         match kind {
             // Gemini's thought parts are not carried: only a function call's own signature is
             // wanted back (on that call's part).
-            Kind::Reasoning if self.source == Dialect::Gemini => self.sink.open(key, kind),
+            Kind::Reasoning if self.source.spec().signing == Signing::Calls => {
+                self.sink.open(key, kind)
+            }
             Kind::Reasoning => {
                 if self.state.size <= MAX_CARRIED && self.state.open.len() < MAX_PIECES {
                     self.state.open.push((key, Carried::default()));
@@ -219,8 +218,9 @@ impl Sink for Carrying<'_> {
     }
 
     fn signature(&mut self, key: Key, signature: &str) {
-        if self.source != Dialect::Gemini && self.room(signature.len()) {
-            let encrypted = self.source == Dialect::Responses;
+        let signing = self.source.spec().signing;
+        if signing != Signing::Calls && self.room(signature.len()) {
+            let encrypted = signing == Signing::Encrypted;
             let set = |c: &mut Carried| {
                 if encrypted {
                     c.encrypted = Some(signature.to_owned());

@@ -426,7 +426,7 @@ impl Translation {
                 .map(|_| carry::CarryState::default()),
             ended: false,
             // Converse is written in its own framing: event stream messages.
-            framing_out: (target == Dialect::Converse)
+            framing_out: (target.spec().framing == crate::framing::Framing::EventStream)
                 .then(|| Box::new(eventstream_out::EventStreamOut::native())),
             #[cfg(debug_assertions)]
             invariants: write::check::Invariants::new(target),
@@ -485,7 +485,7 @@ impl Translation {
     /// stream `chunk` messages) instead of SSE.
     pub fn write_eventstream(&mut self) {
         // Converse is written in the event stream framing already (its own events).
-        if self.target != Dialect::Converse {
+        if self.target.spec().framing != crate::framing::Framing::EventStream {
             self.framing_out = Some(Box::default());
         }
     }
