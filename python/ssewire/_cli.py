@@ -376,7 +376,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     if args_list and args_list[0] == "accumulate" and not os.path.exists("accumulate"):
         _err(
             "there is no 'accumulate' subcommand: the main job assembles the final object; run "
-            "'ssewire FILE' (add --dialect chat|messages|responses|gemini to name the dialect), or "
+            f"'ssewire FILE' (add --dialect {'|'.join(DIALECTS[:-1])} to name the dialect), or "
             "'ssewire translate FILE --to DIALECT' to translate a stream"
         )
         return EXIT_USAGE

@@ -132,6 +132,7 @@ class _DialectSpec(TypedDict):
     requests: bool
     serves: bool
     upstream: bool
+    sigv4: bool
 
 #: The dialect registry: one row per dialect, in the core's order.
 DIALECTS: Tuple[_DialectSpec, ...]

@@ -145,6 +145,9 @@ pub struct Spec {
     pub upstream: bool,
     /// How the dialect signs its reasoning (what a translation from it carries).
     pub signing: Signing,
+    /// Whether an upstream of the dialect may take requests signed with AWS SigV4 (from the
+    /// gateway's AWS credentials, in a region) when no key is given.
+    pub sigv4: bool,
     /// Whether one decoded document (with its SSE event name, `message` when none) is
     /// this dialect's own: the sniff rule of detection.
     pub owns: fn(event: &[u8], doc: &str) -> bool,
@@ -177,6 +180,7 @@ static CHAT: Spec = Spec {
     serves: true,
     upstream: true,
     signing: Signing::None,
+    sigv4: false,
     owns: super::chat::owns,
 };
 
@@ -207,6 +211,7 @@ static MESSAGES: Spec = Spec {
     serves: true,
     upstream: true,
     signing: Signing::Blocks,
+    sigv4: false,
     owns: super::messages::owns,
 };
 
@@ -234,6 +239,7 @@ static RESPONSES: Spec = Spec {
     serves: true,
     upstream: true,
     signing: Signing::Encrypted,
+    sigv4: false,
     owns: super::responses::owns,
 };
 
@@ -261,6 +267,7 @@ static GEMINI: Spec = Spec {
     serves: true,
     upstream: true,
     signing: Signing::Calls,
+    sigv4: false,
     owns: super::gemini::owns,
 };
 
@@ -290,6 +297,7 @@ static CONVERSE: Spec = Spec {
     serves: true,
     upstream: true,
     signing: Signing::None,
+    sigv4: true,
     owns: super::converse::owns,
 };
 

@@ -132,6 +132,7 @@ fn registry(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyTuple>> {
         d.set_item("serves", s.serves)?;
         d.set_item("upstream", s.upstream)?;
         d.set_item("source", s.source)?;
+        d.set_item("sigv4", s.sigv4)?;
         Ok(d)
     });
     pyo3::types::PyTuple::new(py, rows.collect::<PyResult<Vec<_>>>()?)

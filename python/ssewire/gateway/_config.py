@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from ssewire import _core
 from ssewire.gateway._auth import HEADER_VALUE
-from ssewire.gateway._paths import RAW_PATH, UPSTREAMS
+from ssewire.gateway._paths import RAW_PATH, SPECS, UPSTREAMS
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -320,8 +320,8 @@ def _upstream(r: _Reader) -> Upstream:
         r.fail("keys_env", "must be a list of environment variable names", keys_env)
     keys = tuple(r.env("keys_env", var) for var in keys_env)
     region = r.get("region", str, None, lambda v: re.match(r"^[a-z0-9-]+$", v), "must be an AWS region name")
-    if region is not None and dialect != "converse":
-        r.fail("region", "is for a converse upstream only", region)
+    if region is not None and dialect in SPECS and not SPECS[dialect]["sigv4"]:
+        r.fail("region", "is for an upstream whose requests are signed with SigV4 (converse) only", region)
     timeouts = {
         key: float(r.get(key, (int, float), default, _positive, "must be a positive number of seconds"))
         for key, default in (("connect_timeout", 5.0), ("first_byte_timeout", 60.0), ("idle_timeout", 120.0))
@@ -392,7 +392,8 @@ def describe(config: Config) -> str:
     out = [f"listen http://{s.host}:{s.port}, workers {s.workers or os.cpu_count()}, "
            f"client keys {len(s.client_keys) or 'none (any client)'}, metrics {'on' if s.metrics else 'off'}"]  # fmt: skip
     for u in config.upstreams:
-        auth = f"{len(u.keys)} key(s)" if u.keys else ("SigV4" if u.dialect == "converse" else "no key")
+        signed = u.dialect is not None and SPECS[u.dialect]["sigv4"]
+        auth = f"{len(u.keys)} key(s)" if u.keys else ("SigV4" if signed else "no key")
         out.append(f"upstream {u.name}: {u.dialect} at {u.url}, {auth}")
     for route in config.routes:
         targets = ", ".join(t.upstream + (f" as {t.model}" if t.model else "") for t in route.targets)

@@ -24,7 +24,7 @@ import ssewire
 from ssewire import _core
 from ssewire.gateway._auth import Refused, Signer, passed_headers, retry_after, upstream_headers
 from ssewire.gateway._failover import Outcome, Try
-from ssewire.gateway._paths import STREAM_TYPES, STREAMS, UPSTREAMS, Route, upstream_path
+from ssewire.gateway._paths import SPECS, STREAM_TYPES, STREAMS, UPSTREAMS, Route, upstream_path
 from ssewire.gateway._record import LOGGED_MESSAGE, cut, record
 from ssewire.gateway._upstream import Exchange, Failure, Pool
 
@@ -178,7 +178,7 @@ class Attempt:
         headers = upstream_headers(c.request.headers, c.query, self.persona, up, self.tried.key,
                                    cfg.pass_through_auth)  # fmt: skip
         path, body, convert, source = self.request()
-        if up == "converse" and not any(k == "authorization" for k, _ in headers):
+        if SPECS[up]["sigv4"] and not any(k == "authorization" for k, _ in headers):
             signer = self.signer()
             if signer is None:
                 raise Refused(502, "the Bedrock upstream has no credentials to sign with")

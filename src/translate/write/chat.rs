@@ -292,6 +292,48 @@ pub(super) fn error_body(
     class.openai_body(message, code)
 }
 
+/// This dialect's output rules, for one event `v` written (`super::check`).
+pub(super) fn check(
+    inv: &mut super::check::Invariants,
+    _event: &str,
+    v: &serde_json::Value,
+) -> Result<(), String> {
+    let Some(choices) = v.get("choices").and_then(serde_json::Value::as_array) else {
+        return Err(format!("a chunk without a choices list: {v:.200}"));
+    };
+    for choice in choices {
+        let index = choice
+            .get("index")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(0);
+        if inv.finished.contains(&index) {
+            return Err(format!("choice {index} goes on after its finish_reason"));
+        }
+        let calls = choice
+            .pointer("/delta/tool_calls")
+            .and_then(serde_json::Value::as_array);
+        for call in calls.into_iter().flatten() {
+            let at = call.get("index").and_then(serde_json::Value::as_i64);
+            let Some(at) = at else {
+                return Err(format!("a tool call without its index: {call}"));
+            };
+            if inv.calls.insert((index, at)) {
+                let named = call.get("id").is_some_and(serde_json::Value::is_string)
+                    && call
+                        .pointer("/function/name")
+                        .is_some_and(serde_json::Value::is_string);
+                if !named {
+                    return Err(format!("tool call {at} starts without its id and name"));
+                }
+            }
+        }
+        if choice.get("finish_reason").is_some_and(|r| !r.is_null()) {
+            inv.finished.insert(index);
+        }
+    }
+    Ok(())
+}
+
 /// A new writer of this dialect (the dialect list's `writer`).
 pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
     Box::<ChatWriter>::default()

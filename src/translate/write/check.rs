@@ -19,6 +19,8 @@
 //!   its start (or, for text and reasoning, its first delta) and its stop; `messageStop` once,
 //!   then only `metadata`, which ends the stream.
 //!
+//! Each dialect's rules are its writer module's (`check`), called through the dialect list.
+//!
 //! Cost: one JSON decode per event written, in debug builds only.
 
 use std::collections::HashSet;
@@ -28,22 +30,22 @@ use crate::translate::Dialect;
 /// The state of one translation's output, as a client of the target would track it.
 #[derive(Debug)]
 pub struct Invariants {
-    target: Dialect,
+    pub(super) target: Dialect,
     /// Bytes of a frame not closed by its blank line yet.
-    partial: String,
-    events: u64,
-    ended: bool,
+    pub(super) partial: String,
+    pub(super) events: u64,
+    pub(super) ended: bool,
     /// Messages: the next block index; the open block.
-    next_block: i64,
-    open: Option<i64>,
+    pub(super) next_block: i64,
+    pub(super) open: Option<i64>,
     /// Responses: the items added.
-    items: HashSet<i64>,
+    pub(super) items: HashSet<i64>,
     /// Chat: the (choice, call) pairs seen; the choices finished. Gemini: the candidates
     /// finished. Converse: the blocks started, the blocks stopped, whether `messageStop` came.
-    calls: HashSet<(i64, i64)>,
-    finished: HashSet<i64>,
-    stopped: HashSet<i64>,
-    message_stopped: bool,
+    pub(super) calls: HashSet<(i64, i64)>,
+    pub(super) finished: HashSet<i64>,
+    pub(super) stopped: HashSet<i64>,
+    pub(super) message_stopped: bool,
 }
 
 impl Invariants {
@@ -110,184 +112,7 @@ impl Invariants {
             self.ended = true;
             return Ok(());
         }
-        let index = |key: &str| v.get(key).and_then(serde_json::Value::as_i64);
-        match self.target {
-            Dialect::Messages => self.messages(kind, index("index")),
-            Dialect::Responses => {
-                let seq = index("sequence_number");
-                if seq != Some(self.events as i64 - 1) {
-                    return Err(format!(
-                        "sequence_number {seq:?} where {} was due",
-                        self.events - 1
-                    ));
-                }
-                self.responses(kind, index("output_index"))
-            }
-            Dialect::Chat => self.chat(&v),
-            Dialect::Gemini => self.gemini(&v),
-            Dialect::Converse => self.converse(event, index("contentBlockIndex")),
-        }
-    }
-
-    fn chat(&mut self, v: &serde_json::Value) -> Result<(), String> {
-        let Some(choices) = v.get("choices").and_then(serde_json::Value::as_array) else {
-            return Err(format!("a chunk without a choices list: {v:.200}"));
-        };
-        for choice in choices {
-            let index = choice
-                .get("index")
-                .and_then(serde_json::Value::as_i64)
-                .unwrap_or(0);
-            if self.finished.contains(&index) {
-                return Err(format!("choice {index} goes on after its finish_reason"));
-            }
-            let calls = choice
-                .pointer("/delta/tool_calls")
-                .and_then(serde_json::Value::as_array);
-            for call in calls.into_iter().flatten() {
-                let at = call.get("index").and_then(serde_json::Value::as_i64);
-                let Some(at) = at else {
-                    return Err(format!("a tool call without its index: {call}"));
-                };
-                if self.calls.insert((index, at)) {
-                    let named = call.get("id").is_some_and(serde_json::Value::is_string)
-                        && call
-                            .pointer("/function/name")
-                            .is_some_and(serde_json::Value::is_string);
-                    if !named {
-                        return Err(format!("tool call {at} starts without its id and name"));
-                    }
-                }
-            }
-            if choice.get("finish_reason").is_some_and(|r| !r.is_null()) {
-                self.finished.insert(index);
-            }
-        }
-        Ok(())
-    }
-
-    fn gemini(&mut self, v: &serde_json::Value) -> Result<(), String> {
-        let candidates = v.get("candidates").and_then(serde_json::Value::as_array);
-        if candidates.is_none() && v.get("promptFeedback").is_none() {
-            return Err(format!("a chunk with no candidates: {v:.200}"));
-        }
-        for (at, c) in candidates.into_iter().flatten().enumerate() {
-            let index = c
-                .get("index")
-                .and_then(serde_json::Value::as_i64)
-                .unwrap_or(at as i64);
-            let parts = c
-                .pointer("/content/parts")
-                .and_then(serde_json::Value::as_array);
-            let parts = parts.map(Vec::as_slice).unwrap_or_default();
-            if !parts.is_empty() && self.finished.contains(&index) {
-                return Err(format!("candidate {index} goes on after its finishReason"));
-            }
-            for part in parts {
-                if let Some(call) = part.get("functionCall") {
-                    if !call.get("args").is_some_and(serde_json::Value::is_object) {
-                        return Err(format!("a functionCall whose args is no object: {call}"));
-                    }
-                }
-            }
-            if c.get("finishReason").is_some_and(|r| !r.is_null()) {
-                self.finished.insert(index);
-            }
-        }
-        Ok(())
-    }
-
-    fn converse(&mut self, event: &str, index: Option<i64>) -> Result<(), String> {
-        if (self.events == 1) != (event == "messageStart") {
-            return Err(format!("{event} as event {}", self.events));
-        }
-        if self.message_stopped && event != "metadata" {
-            return Err(format!("{event} after messageStop"));
-        }
-        let block = || index.ok_or_else(|| format!("{event} without its contentBlockIndex"));
-        match event {
-            "contentBlockStart" => {
-                let at = block()?;
-                if !self.items.insert(at) {
-                    return Err(format!("block {at} started twice"));
-                }
-            }
-            "contentBlockDelta" => {
-                let at = block()?;
-                if self.stopped.contains(&at) {
-                    return Err(format!("a delta of block {at} after its stop"));
-                }
-                self.items.insert(at); // text and reasoning blocks start with their delta
-            }
-            "contentBlockStop" => {
-                let at = block()?;
-                if !self.items.contains(&at) || !self.stopped.insert(at) {
-                    return Err(format!("block {at} stopped while it is not open"));
-                }
-            }
-            "messageStop" => self.message_stopped = true,
-            "metadata" => self.ended = true,
-            _ => {}
-        }
-        Ok(())
-    }
-
-    fn messages(&mut self, kind: &str, index: Option<i64>) -> Result<(), String> {
-        if (self.events == 1) != (kind == "message_start") {
-            return Err(format!("{kind} as event {}", self.events));
-        }
-        match kind {
-            "content_block_start" => {
-                if let Some(open) = self.open {
-                    return Err(format!("block {index:?} started while {open} is open"));
-                }
-                if index != Some(self.next_block) {
-                    return Err(format!(
-                        "block {index:?} started where {} was due",
-                        self.next_block
-                    ));
-                }
-                self.open = index;
-                self.next_block += 1;
-            }
-            "content_block_delta" if !index.is_some_and(|i| (0..self.next_block).contains(&i)) => {
-                return Err(format!("a delta of block {index:?}, never started"));
-            }
-            "content_block_stop" => {
-                if index.is_none() || self.open != index {
-                    return Err(format!(
-                        "block {index:?} stopped while {:?} is open",
-                        self.open
-                    ));
-                }
-                self.open = None;
-            }
-            "message_delta" if self.open.is_some() => {
-                return Err(format!("message_delta with block {:?} open", self.open));
-            }
-            "message_stop" => self.ended = true,
-            _ => {}
-        }
-        Ok(())
-    }
-
-    fn responses(&mut self, kind: &str, index: Option<i64>) -> Result<(), String> {
-        if (self.events == 1) != (kind == "response.created") {
-            return Err(format!("{kind} as event {}", self.events));
-        }
-        match (kind, index) {
-            ("response.output_item.added", Some(i)) if !self.items.insert(i) => {
-                return Err(format!("item {i} added twice"));
-            }
-            (_, Some(i)) if !self.items.contains(&i) => {
-                return Err(format!("{kind} of item {i}, never added"));
-            }
-            ("response.completed" | "response.incomplete" | "response.failed", _) => {
-                self.ended = true;
-            }
-            _ => {}
-        }
-        Ok(())
+        super::check_event(self.target, self, event, &v)
     }
 }
 

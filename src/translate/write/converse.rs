@@ -278,6 +278,49 @@ pub(super) fn error_body(
     serde_json::json!({"message": message})
 }
 
+/// This dialect's output rules, for one event `v` written (`super::check`).
+pub(super) fn check(
+    inv: &mut super::check::Invariants,
+    event: &str,
+    v: &serde_json::Value,
+) -> Result<(), String> {
+    let index = v
+        .get("contentBlockIndex")
+        .and_then(serde_json::Value::as_i64);
+    if (inv.events == 1) != (event == "messageStart") {
+        return Err(format!("{event} as event {}", inv.events));
+    }
+    if inv.message_stopped && event != "metadata" {
+        return Err(format!("{event} after messageStop"));
+    }
+    let block = || index.ok_or_else(|| format!("{event} without its contentBlockIndex"));
+    match event {
+        "contentBlockStart" => {
+            let at = block()?;
+            if !inv.items.insert(at) {
+                return Err(format!("block {at} started twice"));
+            }
+        }
+        "contentBlockDelta" => {
+            let at = block()?;
+            if inv.stopped.contains(&at) {
+                return Err(format!("a delta of block {at} after its stop"));
+            }
+            inv.items.insert(at); // text and reasoning blocks start with their delta
+        }
+        "contentBlockStop" => {
+            let at = block()?;
+            if !inv.items.contains(&at) || !inv.stopped.insert(at) {
+                return Err(format!("block {at} stopped while it is not open"));
+            }
+        }
+        "messageStop" => inv.message_stopped = true,
+        "metadata" => inv.ended = true,
+        _ => {}
+    }
+    Ok(())
+}
+
 /// A new writer of this dialect (the dialect list's `writer`).
 pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
     Box::<ConverseWriter>::default()

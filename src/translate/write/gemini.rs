@@ -481,6 +481,42 @@ pub(super) fn error_body(
     }})
 }
 
+/// This dialect's output rules, for one event `v` written (`super::check`).
+pub(super) fn check(
+    inv: &mut super::check::Invariants,
+    _event: &str,
+    v: &serde_json::Value,
+) -> Result<(), String> {
+    let candidates = v.get("candidates").and_then(serde_json::Value::as_array);
+    if candidates.is_none() && v.get("promptFeedback").is_none() {
+        return Err(format!("a chunk with no candidates: {v:.200}"));
+    }
+    for (at, c) in candidates.into_iter().flatten().enumerate() {
+        let index = c
+            .get("index")
+            .and_then(serde_json::Value::as_i64)
+            .unwrap_or(at as i64);
+        let parts = c
+            .pointer("/content/parts")
+            .and_then(serde_json::Value::as_array);
+        let parts = parts.map(Vec::as_slice).unwrap_or_default();
+        if !parts.is_empty() && inv.finished.contains(&index) {
+            return Err(format!("candidate {index} goes on after its finishReason"));
+        }
+        for part in parts {
+            if let Some(call) = part.get("functionCall") {
+                if !call.get("args").is_some_and(serde_json::Value::is_object) {
+                    return Err(format!("a functionCall whose args is no object: {call}"));
+                }
+            }
+        }
+        if c.get("finishReason").is_some_and(|r| !r.is_null()) {
+            inv.finished.insert(index);
+        }
+    }
+    Ok(())
+}
+
 /// A new writer of this dialect (the dialect list's `writer`).
 pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
     Box::<GeminiWriter>::default()

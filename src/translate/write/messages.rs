@@ -340,6 +340,55 @@ pub(super) fn error_body(
     })
 }
 
+/// This dialect's output rules, for one event `v` written (`super::check`).
+pub(super) fn check(
+    inv: &mut super::check::Invariants,
+    _event: &str,
+    v: &serde_json::Value,
+) -> Result<(), String> {
+    let kind = v
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let index = v.get("index").and_then(serde_json::Value::as_i64);
+    if (inv.events == 1) != (kind == "message_start") {
+        return Err(format!("{kind} as event {}", inv.events));
+    }
+    match kind {
+        "content_block_start" => {
+            if let Some(open) = inv.open {
+                return Err(format!("block {index:?} started while {open} is open"));
+            }
+            if index != Some(inv.next_block) {
+                return Err(format!(
+                    "block {index:?} started where {} was due",
+                    inv.next_block
+                ));
+            }
+            inv.open = index;
+            inv.next_block += 1;
+        }
+        "content_block_delta" if !index.is_some_and(|i| (0..inv.next_block).contains(&i)) => {
+            return Err(format!("a delta of block {index:?}, never started"));
+        }
+        "content_block_stop" => {
+            if index.is_none() || inv.open != index {
+                return Err(format!(
+                    "block {index:?} stopped while {:?} is open",
+                    inv.open
+                ));
+            }
+            inv.open = None;
+        }
+        "message_delta" if inv.open.is_some() => {
+            return Err(format!("message_delta with block {:?} open", inv.open));
+        }
+        "message_stop" => inv.ended = true,
+        _ => {}
+    }
+    Ok(())
+}
+
 /// A new writer of this dialect (the dialect list's `writer`).
 pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
     Box::<MessagesWriter>::default()

@@ -224,6 +224,18 @@ macro_rules! writers {
             }
         }
 
+        /// Checks one event written in `target` against its rules (`check`).
+        pub fn check_event(
+            target: super::Dialect,
+            inv: &mut check::Invariants,
+            event: &str,
+            v: &serde_json::Value,
+        ) -> Result<(), String> {
+            match target {
+                $(super::Dialect::$d => $m::check(inv, event, v),)*
+            }
+        }
+
         /// The error object of `class` with `message`, as a client of `target` reads it
         /// (`code`: the upstream's own code, for clients that read one).
         pub fn error_body(

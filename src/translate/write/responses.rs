@@ -740,6 +740,42 @@ pub(super) fn error_body(
     class.openai_body(message, code)
 }
 
+/// This dialect's output rules, for one event `v` written (`super::check`).
+pub(super) fn check(
+    inv: &mut super::check::Invariants,
+    _event: &str,
+    v: &serde_json::Value,
+) -> Result<(), String> {
+    let kind = v
+        .get("type")
+        .and_then(serde_json::Value::as_str)
+        .unwrap_or("");
+    let seq = v.get("sequence_number").and_then(serde_json::Value::as_i64);
+    if seq != Some(inv.events as i64 - 1) {
+        return Err(format!(
+            "sequence_number {seq:?} where {} was due",
+            inv.events - 1
+        ));
+    }
+    let index = v.get("output_index").and_then(serde_json::Value::as_i64);
+    if (inv.events == 1) != (kind == "response.created") {
+        return Err(format!("{kind} as event {}", inv.events));
+    }
+    match (kind, index) {
+        ("response.output_item.added", Some(i)) if !inv.items.insert(i) => {
+            return Err(format!("item {i} added twice"));
+        }
+        (_, Some(i)) if !inv.items.contains(&i) => {
+            return Err(format!("{kind} of item {i}, never added"));
+        }
+        ("response.completed" | "response.incomplete" | "response.failed", _) => {
+            inv.ended = true;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// A new writer of this dialect (the dialect list's `writer`).
 pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
     Box::new(ResponsesWriter::new())
