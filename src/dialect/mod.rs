@@ -12,13 +12,9 @@ use std::borrow::Cow;
 
 use serde_json::value::RawValue;
 
-pub mod chat;
-pub mod converse;
+registry::dialects!(registry::modules, pub);
 pub mod detect;
-pub mod gemini;
-pub mod messages;
 pub mod registry;
-pub mod responses;
 pub mod template;
 pub use registry::{Dialect, Family, Spec, SNIFF_ORDER, SPECS};
 

@@ -33,8 +33,8 @@ pub enum Dialect {
 /// `callback! { (Chat, chat, ChatReader, ChatCompletionStream, ChatChunk), ... }` (the
 /// translation's readers, the standalone translation's streams, the binding's classes).
 macro_rules! dialects {
-    ($callback:ident $(, $arg:tt)*) => {
-        $callback! {
+    ($($callback:ident)::+ $(, $arg:tt)*) => {
+        $($callback)::+! {
             $($arg)*
             (Chat, chat, ChatReader, ChatCompletionStream, ChatChunk),
             (Messages, messages, MessagesReader, MessagesStream, MessageEvent),
@@ -45,6 +45,19 @@ macro_rules! dialects {
     };
 }
 pub(crate) use dialects;
+
+/// Declares each dialect's module of the calling layer, the file named as the dialect's
+/// module in the layer's folder: `dialects!(modules)`, or `dialects!(modules, pub)`.
+/// (`cargo fmt` does not see modules a macro declares: `.ci/run` runs rustfmt on every file.)
+macro_rules! modules {
+    (pub $(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        $(pub mod $m;)*
+    };
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        $(mod $m;)*
+    };
+}
+pub(crate) use modules;
 
 /// How a provider family names its rate-limit headers (they cross only within a family, or
 /// are renamed by the gateway between the two families that define them).

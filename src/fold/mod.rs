@@ -9,11 +9,7 @@
 //! a hash index once it has more than a handful of keys, so hostile objects with many keys
 //! cannot make merging quadratic.
 
-pub mod chat;
-pub mod converse;
-pub mod gemini;
-pub mod messages;
-pub mod responses;
+crate::dialect::registry::dialects!(crate::dialect::registry::modules, pub);
 pub mod summary;
 
 mod intmap;

@@ -8,18 +8,14 @@
 use pyo3::prelude::*;
 
 mod assemble;
-mod chat;
-mod converse;
+crate::dialect::registry::dialects!(crate::dialect::registry::modules);
 mod errors;
 mod eventstream;
-mod gemini;
 mod http;
 mod input;
 mod json;
-mod messages;
 mod partial;
 mod request;
-mod responses;
 mod sse;
 mod stream;
 mod strings;

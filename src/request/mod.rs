@@ -13,11 +13,7 @@ use serde_json::{Map, Value};
 
 use crate::dialect::Dialect;
 
-pub mod chat;
-pub mod converse;
-pub mod gemini;
-pub mod messages;
-pub mod responses;
+crate::dialect::registry::dialects!(crate::dialect::registry::modules, pub);
 mod shape;
 
 pub use shape::{

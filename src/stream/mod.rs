@@ -41,12 +41,8 @@ mod fast;
 #[allow(unused_imports)]
 pub use fast::*;
 
-pub mod chat;
-pub mod converse;
+crate::dialect::registry::dialects!(crate::dialect::registry::modules, pub);
 mod eventstream;
-pub mod gemini;
-pub mod messages;
-pub mod responses;
 
 /// An input of this many bytes or more is framed whole, without the template fast path (a
 /// binding may release its interpreter lock meanwhile: [`Sink::detached`]).

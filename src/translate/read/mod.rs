@@ -126,16 +126,13 @@ fn anthropic_usage(text: &str) -> Option<Usage> {
     })
 }
 
-mod chat;
-mod converse;
-mod gemini;
-mod messages;
-mod responses;
-pub use chat::ChatReader;
-pub use converse::ConverseReader;
-pub use gemini::GeminiReader;
-pub use messages::MessagesReader;
-pub use responses::ResponsesReader;
+/// Declares each source's reader module and names its reader, from the dialect list.
+macro_rules! reader_modules {
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        $(mod $m; pub use $m::$reader;)*
+    };
+}
+crate::dialect::registry::dialects!(reader_modules);
 
 /// What a source reader does at the stream's two ends: `[DONE]` (by default the end of the
 /// answer) and the end of the body (by default nothing: the terminal marker ended it).

@@ -201,17 +201,8 @@ macro_rules! writer_impl {
     };
 }
 
-mod chat;
+crate::dialect::registry::dialects!(crate::dialect::registry::modules);
 pub mod check;
-mod converse;
-mod gemini;
-mod messages;
-mod responses;
-pub use chat::ChatWriter;
-pub use converse::ConverseWriter;
-pub use gemini::GeminiWriter;
-pub use messages::MessagesWriter;
-pub use responses::ResponsesWriter;
 
 /// Declares [`writer`] and [`error_body`] from the dialect list: each dialect's module says
 /// its own.
