@@ -10,6 +10,8 @@
 //! cannot make merging quadratic.
 
 crate::dialect::registry::dialects!(crate::dialect::registry::modules, pub);
+// TODO(ollama): into the dialect list once every layer has its file.
+pub mod ollama;
 pub mod summary;
 
 mod intmap;
