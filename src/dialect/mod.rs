@@ -13,9 +13,7 @@ use std::borrow::Cow;
 use serde_json::value::RawValue;
 
 registry::dialects!(registry::modules, pub);
-// TODO(ollama): into the dialect list once every layer has its file.
 pub mod detect;
-pub mod ollama;
 pub mod registry;
 pub mod template;
 pub use registry::{Dialect, Family, Spec, SNIFF_ORDER, SPECS};

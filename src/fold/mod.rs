@@ -10,8 +10,6 @@
 //! cannot make merging quadratic.
 
 crate::dialect::registry::dialects!(crate::dialect::registry::modules, pub);
-// TODO(ollama): into the dialect list once every layer has its file.
-pub mod ollama;
 pub mod summary;
 
 mod intmap;
