@@ -103,7 +103,9 @@ impl OllamaFold {
     pub fn result(&self) -> Out {
         let mut m = Map::new();
         m.set("model", Out::str_or_null(self.model.as_deref()));
-        m.set("created_at", Out::str_or_null(self.created_at.as_deref()));
+        if let Some(at) = &self.created_at {
+            m.set("created_at", Out::Str(at.clone()));
+        }
         if self.generate {
             m.set("response", Out::Str(self.content.clone()));
             if !self.thinking.is_empty() {

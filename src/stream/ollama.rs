@@ -6,7 +6,7 @@
 
 use super::{Dialect, Reader, Sink, State, Subject, Value};
 use crate::dialect::ollama::{self, Line};
-use crate::dialect::Belongs;
+use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::ollama::OllamaFold;
 
 /// What an Ollama stream taps: one line.
@@ -83,6 +83,13 @@ impl<S: OllamaItems> Reader<S> for OllamaReader<S::Item> {
         v: Value<'f, '_, Line<'f>>,
         sink: &mut S,
     ) -> Result<(), S::Error> {
+        if let Some(error) = v.value.error {
+            let info = ErrorInfo::of_document(v.doc, Some(error));
+            state.report_in(sink, &info, v.frame)?;
+            if v.value.belongs() != Belongs::Own {
+                return Ok(());
+            }
+        }
         self.fold.add(&v.value);
         state.tap(super::Upstream::Ollama(&v.value));
         if self.fold.done() {
