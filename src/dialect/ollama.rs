@@ -6,14 +6,14 @@
 //! The last line has `done: true`, `done_reason`, the token counts and the server's durations
 //! in nanoseconds (and, for generate, `context`). `{"error": "..."}` is an error line. Counts
 //! and durations stay raw JSON (a server may write them as it likes; the fold copies them).
-//! Nothing is carried across lines. Cost: one pass over each line.
-
-use std::borrow::Cow;
+//! Strings are borrowed from the line unless they hold escapes ([`Str`]: a frame template can
+//! then leave them open). Nothing is carried across lines. Cost: one pass over each line.
 
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
 use super::Belongs;
+use crate::json::read::Str;
 
 /// The terminal line's counts and durations, in the order Ollama writes them.
 pub const COUNTS: [&str; 6] = [
@@ -30,25 +30,25 @@ pub const COUNTS: [&str; 6] = [
 pub struct Line<'a> {
     /// The model that answers.
     #[serde(borrow, default)]
-    pub model: Option<Cow<'a, str>>,
+    pub model: Option<Str<'a>>,
     /// When the line was made (RFC 3339).
     #[serde(borrow, default)]
-    pub created_at: Option<Cow<'a, str>>,
+    pub created_at: Option<Str<'a>>,
     /// A chat line's piece of the assistant message.
     #[serde(borrow, default)]
     pub message: Option<Message<'a>>,
     /// A generate line's piece of text.
     #[serde(borrow, default)]
-    pub response: Option<Cow<'a, str>>,
+    pub response: Option<Str<'a>>,
     /// A generate line's piece of thinking.
     #[serde(borrow, default)]
-    pub thinking: Option<Cow<'a, str>>,
+    pub thinking: Option<Str<'a>>,
     /// `true` on the terminal line.
     #[serde(default)]
     pub done: Option<bool>,
     /// Why the answer ended: `stop`, `length`, `load`, `unload`.
     #[serde(borrow, default)]
-    pub done_reason: Option<Cow<'a, str>>,
+    pub done_reason: Option<Str<'a>>,
     /// The terminal line's `total_duration`, as sent.
     #[serde(borrow, default)]
     pub total_duration: Option<&'a RawValue>,
@@ -80,13 +80,13 @@ pub struct Line<'a> {
 pub struct Message<'a> {
     /// `assistant`.
     #[serde(borrow, default)]
-    pub role: Option<Cow<'a, str>>,
+    pub role: Option<Str<'a>>,
     /// A piece of the answer's text.
     #[serde(borrow, default)]
-    pub content: Option<Cow<'a, str>>,
+    pub content: Option<Str<'a>>,
     /// A piece of the model's thinking.
     #[serde(borrow, default)]
-    pub thinking: Option<Cow<'a, str>>,
+    pub thinking: Option<Str<'a>>,
     /// Whole tool calls (`[{"function": {"name", "arguments": {...}}}]`), as sent.
     #[serde(borrow, default)]
     pub tool_calls: Option<&'a RawValue>,
@@ -108,11 +108,13 @@ impl Line<'_> {
         ]
     }
 
-    /// Whether the line is Ollama's: it names when it was made and carries a message, a
-    /// response or `done`; an error line is neutral.
+    /// Whether the line is Ollama's: it carries a message or a response, and `done` or when
+    /// it was made (a terminal line may carry `done` and `created_at` alone); an error line is
+    /// neutral.
     pub fn belongs(&self) -> Belongs {
-        let own = self.created_at.is_some()
-            && (self.message.is_some() || self.response.is_some() || self.done.is_some());
+        let said = self.message.is_some() || self.response.is_some();
+        let own = (said && (self.done.is_some() || self.created_at.is_some()))
+            || (self.done.is_some() && self.created_at.is_some());
         if own {
             Belongs::Own
         } else if self.error.is_some() {

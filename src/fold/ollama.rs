@@ -14,6 +14,21 @@ use crate::dialect::ollama::{Line, COUNTS};
 use super::summary::{texts, Node};
 use super::{Map, Out};
 
+/// `slot` holds `value` when one is given (its buffer reused).
+fn set(slot: &mut Option<String>, value: Option<&str>) {
+    let Some(value) = value else {
+        return;
+    };
+    match slot {
+        Some(held) if held == value => {}
+        Some(held) => {
+            held.clear();
+            held.push_str(value);
+        }
+        None => *slot = Some(value.to_owned()),
+    }
+}
+
 /// The fold's state.
 #[derive(Debug, Default)]
 pub struct OllamaFold {
@@ -35,16 +50,11 @@ pub struct OllamaFold {
 impl OllamaFold {
     /// Folds one line.
     pub fn add(&mut self, line: &Line<'_>) {
-        if let Some(model) = &line.model {
-            self.model = Some(model.to_string());
-        }
-        if let Some(at) = &line.created_at {
-            self.created_at = Some(at.to_string());
-        }
+        // The same strings come on every line: kept, not copied again.
+        set(&mut self.model, line.model.as_deref());
+        set(&mut self.created_at, line.created_at.as_deref());
         if let Some(m) = &line.message {
-            if let Some(role) = &m.role {
-                self.role = Some(role.to_string());
-            }
+            set(&mut self.role, m.role.as_deref());
             self.content
                 .push_str(m.content.as_deref().unwrap_or_default());
             self.thinking

@@ -110,7 +110,7 @@ impl OllamaItems for Out<'_, '_, OllamaNames> {
             .and_then(|m| m.thinking.as_deref())
             .or(line.thinking.as_deref());
         let item = OllamaChunk {
-            model: name_or_none(py, names, line.model.as_ref().map(|m| crate::json::read::Str(m.clone())).as_ref()),
+            model: name_or_none(py, names, line.model.as_ref()),
             created_at: opt_str(py, line.created_at.as_deref()),
             role: opt_str(py, message.and_then(|m| m.role.as_deref())),
             content: opt_str(py, content),

@@ -26,6 +26,8 @@ pub struct OllamaWriter {
     fold: OllamaFold,
     notes: Notes,
     model: Option<String>,
+    /// `created_at` of every line: the upstream's creation time, when it gave one.
+    created_at: Option<String>,
     /// The keys of the open blocks that are thinking.
     thinking: Vec<Key>,
     calls: Vec<Call>,
@@ -42,6 +44,11 @@ impl OllamaWriter {
         j.push_str(r#"{"model":"#);
         push_str(&mut j, self.model.as_deref().unwrap_or("unknown-model"));
         j.push(',');
+        if let Some(at) = &self.created_at {
+            j.push_str(r#""created_at":"#);
+            push_str(&mut j, at);
+            j.push(',');
+        }
         j.push_str(body);
         j.push('}');
         if let Ok(line) = crate::dialect::ollama::decode(&j) {
@@ -93,10 +100,38 @@ impl OllamaWriter {
     }
 }
 
+/// Unix seconds as RFC 3339 in UTC (`2025-08-06T10:21:07Z`), as Ollama's `created_at` reads;
+/// `None` before 1970 or past 9999.
+fn rfc3339(secs: i64) -> Option<String> {
+    if !(0..253_402_300_800).contains(&secs) {
+        return None;
+    }
+    let (days, rest) = (secs.div_euclid(86_400), secs.rem_euclid(86_400));
+    // Civil date of a day count (Howard Hinnant's algorithm, for days since 1970-01-01).
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    Some(format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rest / 3600,
+        rest % 3600 / 60,
+        rest % 60
+    ))
+}
+
 impl Sink for OllamaWriter {
     fn meta(&mut self, meta: Meta<'_>) {
         if self.model.is_none() {
             self.model = meta.model.map(str::to_owned);
+        }
+        if self.created_at.is_none() {
+            self.created_at = meta.created.and_then(rfc3339);
         }
     }
 
@@ -281,4 +316,17 @@ pub(super) fn error_body(
 /// A new writer of this dialect (the dialect list's `writer`).
 pub(super) fn new_writer() -> Box<dyn super::Writer + Send + Sync> {
     Box::<OllamaWriter>::default()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::rfc3339;
+
+    #[test]
+    fn unix_seconds_as_rfc3339() {
+        assert_eq!(rfc3339(0).as_deref(), Some("1970-01-01T00:00:00Z"));
+        assert_eq!(rfc3339(1_754_475_667).as_deref(), Some("2025-08-06T10:21:07Z"));
+        assert_eq!(rfc3339(951_782_400).as_deref(), Some("2000-02-29T00:00:00Z"));
+        assert_eq!(rfc3339(-1), None);
+    }
 }
