@@ -117,9 +117,7 @@ impl OllamaItems for Out<'_, '_, OllamaNames> {
             thinking: opt_str(py, thinking),
             done: line.done.map_or_else(|| py.None(), |d| flag(py, d)),
             done_reason: opt_str(py, line.done_reason.as_deref()),
-            tool_calls_json: message
-                .and_then(|m| m.tool_calls)
-                .map(|r| r.get().into()),
+            tool_calls_json: message.and_then(|m| m.tool_calls).map(|r| r.get().into()),
             raw_json: doc.into(),
         };
         self.push(&Py::new(py, item)?)

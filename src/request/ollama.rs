@@ -104,7 +104,14 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                         Some(Value::String(s)) => s.clone(),
                         Some(other) => other.to_string(),
                     };
-                    r.push(Role::Assistant, Part::Call { id, name, arguments });
+                    r.push(
+                        Role::Assistant,
+                        Part::Call {
+                            id,
+                            name,
+                            arguments,
+                        },
+                    );
                 }
             }
             Some("tool") => {
@@ -126,7 +133,9 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
             Some(other) => {
                 return error(
                     format!("{path}.role"),
-                    format!("expected \"system\", \"user\", \"assistant\" or \"tool\", not {other:?}"),
+                    format!(
+                        "expected \"system\", \"user\", \"assistant\" or \"tool\", not {other:?}"
+                    ),
                 )
             }
         }
@@ -194,7 +203,10 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
         r.top_p = number(o, "top_p", "$.options")?;
         r.stop = super::stops(o.get("stop"), "$.options.stop")?;
         for key in o.keys() {
-            let known = matches!(key.as_str(), "num_predict" | "temperature" | "top_p" | "stop");
+            let known = matches!(
+                key.as_str(),
+                "num_predict" | "temperature" | "top_p" | "stop"
+            );
             if !known && !super::is_setting_path(Dialect::Ollama, &format!("options.{key}")) {
                 r.unmapped.push(format!("options.{key}"));
             }
@@ -232,12 +244,20 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
                     Some((data, _)) => images.push(Value::String(data)),
                     None => notes.add("images by URL (Ollama takes base64 image data)"),
                 },
-                Part::Document(_) => notes.add("documents (Ollama's messages take text and images)"),
-                Part::Call { id, name, arguments } => calls.push(json!({
+                Part::Document(_) => {
+                    notes.add("documents (Ollama's messages take text and images)")
+                }
+                Part::Call {
+                    id,
+                    name,
+                    arguments,
+                } => calls.push(json!({
                     "id": id,
                     "function": {"name": name, "arguments": arguments_object(arguments, notes)},
                 })),
-                Part::Result { name, content, id, .. } => results.push(json!({
+                Part::Result {
+                    name, content, id, ..
+                } => results.push(json!({
                     "role": "tool",
                     "content": text_of(content, notes, "Ollama"),
                     "tool_name": name.clone().unwrap_or_else(|| id.clone()),

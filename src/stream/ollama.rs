@@ -74,7 +74,10 @@ impl<I> Default for OllamaReader<I> {
 /// The template of a plain line (one non-empty string of content, thinking or response, and
 /// nothing else that varies but `created_at`), decoded from `doc`.
 fn template_of(event: Option<&[u8]>, line: &Line<'_>, doc: &str) -> Option<Template> {
-    if line.done != Some(false) || line.error.is_some() || line.counts().iter().any(|c| c.1.is_some()) {
+    if line.done != Some(false)
+        || line.error.is_some()
+        || line.counts().iter().any(|c| c.1.is_some())
+    {
         return None;
     }
     let said = |t: &Option<Str<'_>>| t.as_deref().is_some_and(|t| !t.is_empty());
@@ -213,11 +216,21 @@ impl<S: OllamaItems> Reader<S> for OllamaReader<S::Item> {
             }
             Hole::Content => {
                 let (content, thinking) = (text, other);
-                line.message = Some(Message { role, content, thinking, ..Message::default() });
+                line.message = Some(Message {
+                    role,
+                    content,
+                    thinking,
+                    ..Message::default()
+                });
             }
             Hole::Thinking => {
                 let (content, thinking) = (other, text);
-                line.message = Some(Message { role, content, thinking, ..Message::default() });
+                line.message = Some(Message {
+                    role,
+                    content,
+                    thinking,
+                    ..Message::default()
+                });
             }
         }
         self.fold.add(&line);
@@ -248,7 +261,8 @@ mod tests {
         }
         let mut s: Stream<OllamaReader<()>> = Stream::new(1 << 20);
         let _ = s.run(&body, &mut Quiet);
-        let doc = std::str::from_utf8(&body[..body.iter().position(|&b| b == b'\n').unwrap()]).unwrap();
+        let doc =
+            std::str::from_utf8(&body[..body.iter().position(|&b| b == b'\n').unwrap()]).unwrap();
         let line = crate::dialect::ollama::decode(doc).unwrap();
         assert!(template_of(None, &line, doc).is_some(), "no template");
         assert_eq!(s.state.fast, 9);

@@ -272,8 +272,8 @@ def test_ollama_python_reads_a_translated_stream_over_http(cloud: bool) -> None:
     server that answers as a local Ollama (chunked NDJSON) or as Ollama Cloud
     (``application/json``); ssewire reads the same bytes back whatever their content type."""
     ollama = pytest.importorskip("ollama")
-    from support.ollama_server import OllamaServer
     from ssewire._cli import _sample_bytes
+    from support.ollama_server import OllamaServer
 
     lines = ssewire.translate(_sample_bytes("messages.sse"), "messages", "ollama")
     with OllamaServer(lines, cloud=cloud) as server:

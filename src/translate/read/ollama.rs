@@ -122,7 +122,14 @@ impl OllamaReader {
                 self.close(sink);
                 let key = self.next;
                 self.next += 1;
-                sink.open(key, if thinking { Kind::Reasoning } else { Kind::Text });
+                sink.open(
+                    key,
+                    if thinking {
+                        Kind::Reasoning
+                    } else {
+                        Kind::Text
+                    },
+                );
                 self.open = Some((key, thinking));
                 key
             }

@@ -231,7 +231,9 @@ impl Sink for OllamaWriter {
         for call in std::mem::take(&mut self.calls) {
             self.write_call(call);
         }
-        let mut b = String::from(r#""message":{"role":"assistant","content":""},"done":true,"done_reason":"#);
+        let mut b = String::from(
+            r#""message":{"role":"assistant","content":""},"done":true,"done_reason":"#,
+        );
         push_str(&mut b, self.stop.unwrap_or("stop"));
         if let Some(u) = &self.usage {
             let said_input = u.input.is_some() || u.uncached.is_some();
@@ -325,8 +327,14 @@ mod tests {
     #[test]
     fn unix_seconds_as_rfc3339() {
         assert_eq!(rfc3339(0).as_deref(), Some("1970-01-01T00:00:00Z"));
-        assert_eq!(rfc3339(1_754_475_667).as_deref(), Some("2025-08-06T10:21:07Z"));
-        assert_eq!(rfc3339(951_782_400).as_deref(), Some("2000-02-29T00:00:00Z"));
+        assert_eq!(
+            rfc3339(1_754_475_667).as_deref(),
+            Some("2025-08-06T10:21:07Z")
+        );
+        assert_eq!(
+            rfc3339(951_782_400).as_deref(),
+            Some("2000-02-29T00:00:00Z")
+        );
         assert_eq!(rfc3339(-1), None);
     }
 }
