@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 __all__ = [
     "ChatCompletionStream",
     "GeminiStream",
+    "OllamaStream",
     "MessagesStream",
     "READ_SIZE",
     "ResponsesStream",
@@ -195,6 +196,11 @@ class GeminiStream(_Tapping, _core.GeminiStream):
     __doc__ = _core.GeminiStream.__doc__
 
 
+class OllamaStream(_Tapping, _core.OllamaStream):
+    __slots__ = ()
+    __doc__ = _core.OllamaStream.__doc__
+
+
 for _cls in (
     SSEParser,
     EventStreamParser,
@@ -203,6 +209,7 @@ for _cls in (
     MessagesStream,
     ResponsesStream,
     GeminiStream,
+    OllamaStream,
 ):
     _cls.__module__ = "ssewire"
 del _cls

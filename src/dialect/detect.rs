@@ -43,7 +43,7 @@ pub fn sniff(event: Option<&[u8]>, data: &[u8]) -> Option<Dialect> {
 /// `sequence_number`; any other `error` key, or any JSON body, chat's, so that a dialect stream
 /// reports it); anything else is a generic event stream, `"sse"`.
 pub fn detect(head: &[u8], fin: bool) -> Option<&'static str> {
-    if let Some(name) = eventstream_dialect(head) {
+    if let Some(name) = eventstream_dialect(head).or_else(|| ndjson_dialect(head, fin)) {
         return Some(name);
     }
     let bare = head.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(head);
@@ -124,6 +124,27 @@ pub fn eventstream_dialect(head: &[u8]) -> Option<&'static str> {
         .then(|| Dialect::Converse.name())
 }
 
+/// The dialect of a body of JSON lines whose first line (whole: ended by its line feed, or by
+/// the end of the head when `fin`) is one NDJSON dialect's own (Ollama's); `None` otherwise.
+pub fn ndjson_dialect(head: &[u8], fin: bool) -> Option<&'static str> {
+    let at = crate::framing::body::significant_at(head)?;
+    let rest = head.get(at..)?;
+    if rest.first() != Some(&b'{') {
+        return None;
+    }
+    let line = match memchr::memchr(b'\n', rest) {
+        Some(end) => rest.get(..end)?,
+        None if fin => rest,
+        None => return None,
+    };
+    let line = std::str::from_utf8(line).ok()?.trim_end_matches('\r');
+    super::SPECS
+        .iter()
+        .filter(|s| s.framing == crate::framing::Framing::Ndjson)
+        .find(|s| (s.owns)(b"message", line))
+        .map(|s| s.name)
+}
+
 /// With `source: "auto"`, how much input may be held before the source is taken to be chat
 /// (every dialect's own first event comes long before).
 pub const SNIFF_BYTES: usize = 1 << 20;
@@ -140,6 +161,9 @@ pub struct Sniffer {
     /// Whether the held head was found not to open with a whole Converse event stream
     /// message (checked once, when its first message is whole: never again per feed).
     eventstream_checked: bool,
+    /// Whether the body opens with `{` and its first line is still to be read as a JSON
+    /// line (`None`: only white space so far; `Some(false)`: no, or read already).
+    lines: Option<bool>,
 }
 
 impl Sniffer {
@@ -152,6 +176,7 @@ impl Sniffer {
             events: 0,
             seen: Vec::new(),
             eventstream_checked: false,
+            lines: None,
         }
     }
 
@@ -166,6 +191,19 @@ impl Sniffer {
         let room = (SNIFF_BYTES + 1).saturating_sub(self.held.len());
         let counted = data.get(..room.min(data.len())).unwrap_or_default();
         self.held.extend_from_slice(data);
+        if self.lines.is_none() {
+            // Read once: whether the body opens with `{` (past white space and a BOM), from
+            // the new bytes only; then its first line, once its line feed came.
+            if let Some(at) = crate::framing::body::significant_at(data) {
+                self.lines = Some(data.get(at) == Some(&b'{'));
+            }
+        }
+        if self.lines == Some(true) && memchr::memchr(b'\n', data).is_some() {
+            self.lines = Some(false);
+            if let Some(name) = ndjson_dialect(&self.held, false) {
+                return Some(name);
+            }
+        }
         if !self.eventstream_checked {
             if let Some(name) = eventstream_dialect(&self.held) {
                 return Some(name);

@@ -23,6 +23,8 @@ pub enum Dialect {
     Gemini,
     /// Amazon Bedrock Converse (`ConverseStream`, in the AWS event stream framing).
     Converse,
+    /// Ollama's native API (`/api/chat`, `/api/generate`, in NDJSON).
+    Ollama,
 }
 
 /// The dialect list: each dialect's [`Dialect`] variant, the module of its own files in every
@@ -41,6 +43,7 @@ macro_rules! dialects {
             (Responses, responses, ResponsesReader, ResponsesStream, ResponseEvent),
             (Gemini, gemini, GeminiReader, GeminiStream, GeminiChunk),
             (Converse, converse, ConverseReader, ConverseStream, ConverseEvent),
+            (Ollama, ollama, OllamaReader, OllamaStream, OllamaChunk),
         }
     };
 }
@@ -71,6 +74,8 @@ pub enum Family {
     Google,
     /// Amazon: none passed on.
     Amazon,
+    /// A local model server (Ollama): none sent.
+    Local,
 }
 
 impl Family {
@@ -81,6 +86,7 @@ impl Family {
             Family::Anthropic => "anthropic",
             Family::Google => "google",
             Family::Amazon => "amazon",
+            Family::Local => "local",
         }
     }
 }
@@ -167,7 +173,7 @@ pub struct Spec {
 }
 
 /// The registry, in [`Dialect`]'s order (`SPECS[d as usize].dialect == d`).
-pub static SPECS: [&Spec; 5] = [&CHAT, &MESSAGES, &RESPONSES, &GEMINI, &CONVERSE];
+pub static SPECS: [&Spec; 6] = [&CHAT, &MESSAGES, &RESPONSES, &GEMINI, &CONVERSE, &OLLAMA];
 
 static CHAT: Spec = Spec {
     dialect: Dialect::Chat,
@@ -314,6 +320,35 @@ static CONVERSE: Spec = Spec {
     owns: super::converse::owns,
 };
 
+static OLLAMA: Spec = Spec {
+    dialect: Dialect::Ollama,
+    name: "ollama",
+    stream_class: "OllamaStream",
+    letter: b'o',
+    family: Family::Local,
+    terminal: "\"done\": true",
+    stream_path: "/api/chat",
+    whole_path: None,
+    invoke_paths: None,
+    query: &[],
+    // A local server takes none; Ollama Cloud and proxies take a bearer key.
+    key_header: ("authorization", "Bearer "),
+    client_key: (&["authorization"], ""),
+    request_id: "x-request-id",
+    version_header: None,
+    otel_provider: "ollama",
+    result_keys: ("model", ""),
+    framing: Framing::Ndjson,
+    translates: false,
+    source: true,
+    requests: true,
+    serves: false,
+    upstream: false,
+    signing: Signing::None,
+    sigv4: false,
+    owns: super::ollama::owns,
+};
+
 /// The order in which detection asks the SSE dialects whether a document is theirs: the
 /// ones with the most distinctive shapes first (chat's shape is the loosest).
 pub const SNIFF_ORDER: [Dialect; 4] = [
@@ -325,12 +360,13 @@ pub const SNIFF_ORDER: [Dialect; 4] = [
 
 impl Dialect {
     /// Every dialect, in the registry's order.
-    pub const ALL: [Dialect; 5] = [
+    pub const ALL: [Dialect; 6] = [
         Dialect::Chat,
         Dialect::Messages,
         Dialect::Responses,
         Dialect::Gemini,
         Dialect::Converse,
+        Dialect::Ollama,
     ];
 
     /// The dialect's row of the registry.
@@ -341,6 +377,7 @@ impl Dialect {
             Dialect::Responses => &RESPONSES,
             Dialect::Gemini => &GEMINI,
             Dialect::Converse => &CONVERSE,
+            Dialect::Ollama => &OLLAMA,
         }
     }
 

@@ -103,6 +103,9 @@ pub struct Body {
     arrays: bool,
     /// The line framer, in the NDJSON framing.
     lines: Option<Box<Lines>>,
+    /// In the NDJSON framing: the body's first significant byte opens no object (an HTML
+    /// page, a plain-text error): no line is framed, its head is kept for `not_sse`.
+    not_lines: bool,
     /// The element of an array body read so far (the part of it before this feed).
     element: Vec<u8>,
     /// Whether the scan is inside an element; whether that element is being dropped (too
@@ -139,6 +142,7 @@ impl Body {
             dispatched: false,
             arrays: framing == Framing::SseOrArray,
             lines: lines.then(|| Box::new(Lines::new(max_event_size))),
+            not_lines: false,
             element: Vec::new(),
             in_element: false,
             dropping: false,
@@ -157,8 +161,26 @@ impl Body {
 
     /// Frames `input`; a JSON body is collected instead.
     pub fn feed<'a>(&mut self, input: &'a [u8], out: &mut Vec<RawEvent<'a>>) -> Option<TooLarge> {
-        // The head is kept for a body that turns out to be no event stream: lines never are.
-        if self.dispatched || self.is_json() || self.lines.is_some() {
+        if self.lines.is_some() {
+            // Lines of JSON open with `{`: a body that opens otherwise is no such body, and
+            // only its head is kept.
+            if !self.dispatched && !self.not_lines {
+                match significant_at(input).map(|at| input.get(at)) {
+                    Some(Some(b'{')) => self.dispatched = true,
+                    Some(_) => self.not_lines = true,
+                    None => {}
+                }
+            }
+            if !self.not_lines {
+                return self.feed_body(input, out);
+            }
+            let room = HEAD_LIMIT.saturating_sub(self.head.len());
+            self.head
+                .extend_from_slice(input.get(..room.min(input.len())).unwrap_or_default());
+            return None;
+        }
+        // The head is kept for a body that turns out to be no event stream.
+        if self.dispatched || self.is_json() {
             return self.feed_body(input, out);
         }
         let room = HEAD_LIMIT.saturating_sub(self.head.len());
@@ -353,11 +375,12 @@ impl Body {
         let array =
             matches!(self.mode, Mode::Array) || (self.arrays && self.mode == Mode::JsonTaken);
         let lined = self.lines.is_some();
-        let not_sse = (!self.dispatched
-            && !array
-            && !lined
-            && last_event.is_none()
-            && !is_event_stream(&self.head))
+        let not_sse = (self.not_lines
+            || (!self.dispatched
+                && !array
+                && !lined
+                && last_event.is_none()
+                && !is_event_stream(&self.head)))
         .then(|| {
             let text = crate::text::lossy_cow(Cow::Owned(mem::take(&mut self.head)));
             crate::text::fix_lone_surrogates(text).into_owned()
@@ -367,6 +390,7 @@ impl Body {
         self.scan = Scan::default();
         self.head = Vec::new();
         self.dispatched = false;
+        self.not_lines = false;
         self.element = Vec::new();
         self.in_element = false;
         self.dropping = false;
@@ -418,6 +442,29 @@ fn json_text(bytes: Vec<u8>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lines_body_that_opens_with_no_object_is_no_body() {
+        for cuts in [vec![], vec![3], vec![1, 2, 3, 9]] {
+            let body = b"  <html>502\n{\"a\":1}\n";
+            let mut b = Framing::Ndjson.body(1024);
+            let mut events = Vec::new();
+            let mut at = 0;
+            for cut in cuts.iter().copied().chain([body.len()]) {
+                b.feed(&body[at..cut], &mut events);
+                at = cut;
+            }
+            assert!(events.is_empty());
+            let end = b.finish();
+            let head = end.not_sse.unwrap_or_default();
+            assert_eq!(head.trim_start(), "<html>502\n{\"a\":1}\n");
+            let mut lines = Framing::Ndjson.body(1024);
+            lines.feed(b"\n {\"a\":1}\n", &mut events);
+            assert_eq!(events.len(), 1);
+            assert!(lines.finish().not_sse.is_none());
+            events.clear();
+        }
+    }
 
     #[test]
     fn a_json_body_is_told_by_its_first_significant_byte() {

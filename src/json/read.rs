@@ -18,6 +18,14 @@ use serde_json::value::RawValue;
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Str<'a>(pub Cow<'a, str>);
 
+impl std::ops::Deref for Str<'_> {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        &self.0
+    }
+}
+
 impl<'a> Str<'a> {
     /// The string's value, its escapes decoded.
     pub fn as_str(&self) -> &str {
@@ -262,11 +270,11 @@ pub fn locate_escaped_except<'a>(data: &'a str, value: &str, except: &[&str]) ->
     data.get(start..end)
 }
 
-impl<'de> Deserialize<'de> for Str<'de> {
+impl<'de: 'a, 'a> Deserialize<'de> for Str<'a> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl<'de> Visitor<'de> for V {
-            type Value = Str<'de>;
+        struct V<'a>(std::marker::PhantomData<&'a ()>);
+        impl<'de: 'a, 'a> Visitor<'de> for V<'a> {
+            type Value = Str<'a>;
             fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
                 f.write_str("a string")
             }
@@ -280,7 +288,7 @@ impl<'de> Deserialize<'de> for Str<'de> {
                 Ok(Str(Cow::Owned(v)))
             }
         }
-        d.deserialize_str(V)
+        d.deserialize_str(V(std::marker::PhantomData))
     }
 }
 

@@ -598,12 +598,16 @@ macro_rules! dialect_stream {
                 $crate::py::stream::timing_dict(slf.py(), &this.stream.timing, this.started)
             }
 
-            /// How the body is framed: `"sse"`, or `"eventstream"` (Amazon Bedrock's
-            /// InvokeModelWithResponseStream: each `chunk` event one document).
+            /// How the body is framed: `"sse"`, `"ndjson"` (Ollama), or `"eventstream"` (Amazon
+            /// Bedrock's InvokeModelWithResponseStream: each `chunk` event one document).
             #[getter]
             fn framing(slf: &Bound<'_, Self>) -> PyResult<&'static str> {
                 let this = $crate::py::errors::shared(slf, "stream")?;
-                Ok(if this.stream.is_eventstream() { "eventstream" } else { "sse" })
+                Ok(if this.stream.is_eventstream() {
+                    "eventstream"
+                } else {
+                    <$reader<()> as $crate::stream::Dialect>::REGISTRY.spec().framing.name()
+                })
             }
 
             /// The garbage collector's view: the errors the stream holds (a raised

@@ -276,6 +276,16 @@ fn media(block: &Value, path: &str, family: &str) -> Result<Media, RequestError>
         ..Media::default()
     })
 }
+/// Where this dialect's requests spell a shared setting (`super::shape::SETTINGS`), as a
+/// dotted path into the body; `None` where it has no such setting.
+pub fn setting(setting: super::Setting) -> Option<&'static str> {
+    Some(match setting {
+        super::Setting::TopK => "additionalModelRequestFields.top_k",
+        super::Setting::Metadata => "requestMetadata",
+        _ => return None,
+    })
+}
+
 /// How the dialect's requests hold what the shared model holds (`super::Rules`).
 pub const RULES: super::Rules = super::Rules {
     system_turns: Some(

@@ -373,6 +373,18 @@ fn lower_types(schema: &Value) -> Value {
         other => other.clone(),
     }
 }
+/// Where this dialect's requests spell a shared setting (`super::shape::SETTINGS`), as a
+/// dotted path into the body; `None` where it has no such setting.
+pub fn setting(setting: super::Setting) -> Option<&'static str> {
+    Some(match setting {
+        super::Setting::TopK => "generationConfig.topK",
+        super::Setting::Seed => "generationConfig.seed",
+        super::Setting::PresencePenalty => "generationConfig.presencePenalty",
+        super::Setting::FrequencyPenalty => "generationConfig.frequencyPenalty",
+        _ => return None,
+    })
+}
+
 /// How the dialect's requests hold what the shared model holds (`super::Rules`).
 pub const RULES: super::Rules = super::Rules {
     system_turns: Some("system messages inside the conversation (Gemini has none there: joined to systemInstruction)"),

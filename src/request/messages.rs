@@ -275,6 +275,16 @@ fn source(b: &Map<String, Value>, path: &str) -> Result<Media, RequestError> {
         },
     })
 }
+/// Where this dialect's requests spell a shared setting (`super::shape::SETTINGS`), as a
+/// dotted path into the body; `None` where it has no such setting.
+pub fn setting(setting: super::Setting) -> Option<&'static str> {
+    Some(match setting {
+        super::Setting::TopK => "top_k",
+        super::Setting::User => "metadata.user_id",
+        _ => return None,
+    })
+}
+
 /// How the dialect's requests hold what the shared model holds (`super::Rules`).
 pub const RULES: super::Rules = super::Rules {
     system_turns: None,

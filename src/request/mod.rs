@@ -383,14 +383,7 @@ pub fn translate(
         }
     }
     // Each dialect's reader and writer (`read`, `write`, `path`) in its own module.
-    macro_rules! read_each {
-        ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
-            match source {
-                $(Dialect::$d => $m::read(body)?,)*
-            }
-        };
-    }
-    let mut request = crate::dialect::registry::dialects!(read_each);
+    let mut request = read(body, source)?;
     if let Some(model) = model {
         request.model = Some(model.to_owned());
     }
@@ -425,6 +418,19 @@ pub fn translate(
         notes: notes.0,
     })
 }
+
+/// Declares [`read`] from the dialect list.
+macro_rules! read_each {
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        /// Reads a request of `source` into the shared model (its module's `read`).
+        pub fn read(body: &Value, source: Dialect) -> Result<Request, RequestError> {
+            match source {
+                $(Dialect::$d => $m::read(body),)*
+            }
+        }
+    };
+}
+crate::dialect::registry::dialects!(read_each);
 
 /// What a dialect's requests cannot hold as the shared model does, said by each request
 /// module (`RULES`).

@@ -260,6 +260,17 @@ fn content(value: Option<&Value>, path: &str) -> Result<Vec<Part>, RequestError>
         }))
     })
 }
+/// Where this dialect's requests spell a shared setting (`super::shape::SETTINGS`), as a
+/// dotted path into the body; `None` where it has no such setting.
+pub fn setting(setting: super::Setting) -> Option<&'static str> {
+    Some(match setting {
+        super::Setting::User => "user",
+        super::Setting::Metadata => "metadata",
+        super::Setting::Store => "store",
+        _ => return None,
+    })
+}
+
 /// How the dialect's requests hold what the shared model holds (`super::Rules`).
 pub const RULES: super::Rules = super::Rules {
     system_turns: None,

@@ -84,97 +84,38 @@ pub enum Setting {
     Store,
 }
 
-/// Each setting's name and where each dialect spells it (a column per dialect, in
-/// [`Dialect`]'s order: chat, Messages, Responses, Gemini, Converse), a dotted path into the
-/// body; `None` where the dialect has no such setting. The one table
-/// that the readers (which keys they take) and [`translate`] (what crosses) read.
-pub const SETTINGS: [(Setting, &str, [Option<&str>; 5]); 7] = [
-    (
-        Setting::TopK,
-        "top_k",
-        [
-            None,
-            Some("top_k"),
-            None,
-            Some("generationConfig.topK"),
-            Some("additionalModelRequestFields.top_k"),
-        ],
-    ),
-    (
-        Setting::Seed,
-        "seed",
-        [
-            Some("seed"),
-            None,
-            None,
-            Some("generationConfig.seed"),
-            None,
-        ],
-    ),
-    (
-        Setting::PresencePenalty,
-        "presence_penalty",
-        [
-            Some("presence_penalty"),
-            None,
-            None,
-            Some("generationConfig.presencePenalty"),
-            None,
-        ],
-    ),
-    (
-        Setting::FrequencyPenalty,
-        "frequency_penalty",
-        [
-            Some("frequency_penalty"),
-            None,
-            None,
-            Some("generationConfig.frequencyPenalty"),
-            None,
-        ],
-    ),
-    (
-        Setting::User,
-        "user",
-        [
-            Some("user"),
-            Some("metadata.user_id"),
-            Some("user"),
-            None,
-            None,
-        ],
-    ),
-    (
-        Setting::Metadata,
-        "metadata",
-        [
-            Some("metadata"),
-            None,
-            Some("metadata"),
-            None,
-            Some("requestMetadata"),
-        ],
-    ),
-    (
-        Setting::Store,
-        "store",
-        [Some("store"), None, Some("store"), None, None],
-    ),
+/// Each setting and its name. Where each dialect spells it (a dotted path into the body;
+/// `None` where the dialect has no such setting) is its request module's `setting`, read
+/// through [`spelling`]: what the readers take (which keys are not "unmapped") and what
+/// [`translate`] lets cross.
+pub const SETTINGS: [(Setting, &str); 7] = [
+    (Setting::TopK, "top_k"),
+    (Setting::Seed, "seed"),
+    (Setting::PresencePenalty, "presence_penalty"),
+    (Setting::FrequencyPenalty, "frequency_penalty"),
+    (Setting::User, "user"),
+    (Setting::Metadata, "metadata"),
+    (Setting::Store, "store"),
 ];
 
-fn column(dialect: Dialect) -> usize {
-    dialect as usize
+/// Declares [`spelling`] from the dialect list.
+macro_rules! spelling_each {
+    ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
+        /// Where a `dialect` request spells `setting` (its request module's `setting`).
+        pub fn spelling(dialect: Dialect, setting: Setting) -> Option<&'static str> {
+            match dialect {
+                $(Dialect::$d => super::$m::setting(setting),)*
+            }
+        }
+    };
 }
+crate::dialect::registry::dialects!(spelling_each);
 
 /// Whether `key`, a top-level key of a `dialect` request, holds a setting of [`SETTINGS`]
 /// (the readers take it: it is not "unmapped").
 pub fn is_setting(dialect: Dialect, key: &str) -> bool {
-    SETTINGS.iter().any(|(_, _, paths)| {
-        paths
-            .get(column(dialect))
-            .copied()
-            .flatten()
-            .is_some_and(|p| p.split('.').next() == Some(key))
+    SETTINGS.iter().any(|(setting, _)| {
+        spelling(dialect, *setting).is_some_and(|p| p.split('.').next() == Some(key))
     })
 }
 
@@ -183,7 +124,7 @@ pub fn is_setting(dialect: Dialect, key: &str) -> bool {
 pub fn is_setting_path(dialect: Dialect, path: &str) -> bool {
     SETTINGS
         .iter()
-        .any(|(_, _, paths)| paths.get(column(dialect)).copied().flatten() == Some(path))
+        .any(|(setting, _)| spelling(dialect, *setting) == Some(path))
 }
 
 fn at_path<'a>(body: &'a Value, path: &str) -> Option<&'a Value> {
@@ -194,8 +135,8 @@ fn at_path<'a>(body: &'a Value, path: &str) -> Option<&'a Value> {
 pub(super) fn read_settings(body: &Value, source: Dialect) -> Vec<(Setting, Value)> {
     SETTINGS
         .iter()
-        .filter_map(|(setting, _, paths)| {
-            let path = paths.get(column(source)).copied().flatten()?;
+        .filter_map(|(setting, _)| {
+            let path = spelling(source, *setting)?;
             let value = at_path(body, path).filter(|v| !v.is_null())?;
             Some((*setting, value.clone()))
         })
@@ -211,10 +152,10 @@ pub(super) fn write_settings(
     notes: &mut Notes,
 ) {
     for (setting, value) in settings {
-        let Some((_, name, paths)) = SETTINGS.iter().find(|(s, _, _)| s == setting) else {
+        let Some((_, name)) = SETTINGS.iter().find(|(s, _)| s == setting) else {
             continue;
         };
-        let Some(path) = paths.get(column(target)).copied().flatten() else {
+        let Some(path) = spelling(target, *setting) else {
             notes.add(format!("{name} (no equivalent in the target's request)"));
             continue;
         };

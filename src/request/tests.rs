@@ -76,14 +76,7 @@ fn seen(r: &Request) -> Seen {
 }
 
 fn read(body: &Value, d: Dialect) -> Request {
-    match d {
-        Dialect::Chat => chat::read(body),
-        Dialect::Messages => messages::read(body),
-        Dialect::Responses => responses::read(body),
-        Dialect::Gemini => gemini::read(body),
-        Dialect::Converse => converse::read(body),
-    }
-    .unwrap_or_else(|e| panic!("{d:?}: {e}\n{body:#}"))
+    super::read(body, d).unwrap_or_else(|e| panic!("{d:?}: {e}\n{body:#}"))
 }
 
 #[test]

@@ -115,6 +115,18 @@ def neutral(dialect: str, r: dict) -> dict:
             cached = u.get("cacheReadInputTokens") or 0
             usage = {"input": (u.get("inputTokens") or 0) + cached + (u.get("cacheWriteInputTokens") or 0),
                      "output": u.get("outputTokens"), "cached": cached}  # fmt: skip
+    elif dialect == "ollama":
+        # /api/chat's non-streaming response (or /api/generate's `response`).
+        m = r.get("message") or {}
+        text += m.get("content") or r.get("response") or ""
+        reasoning += m.get("thinking") or r.get("thinking") or ""
+        for t in m.get("tool_calls") or []:
+            f = t.get("function") or {}
+            calls.append((t.get("id"), f.get("name"), _args(f.get("arguments"))))
+        reason = r.get("done_reason") if r.get("done") else None
+        stop = None if reason is None else {"stop": "tool" if calls else "end", "length": "max"}.get(reason, reason)
+        if "prompt_eval_count" in r or "eval_count" in r:
+            usage = {"input": r.get("prompt_eval_count"), "output": r.get("eval_count"), "cached": 0}
     else:
         for item in r.get("output") or []:
             if item.get("type") == "message":

@@ -70,6 +70,13 @@ impl Invariants {
     pub fn check(&mut self, out: &[u8]) -> Result<(), String> {
         let text = std::str::from_utf8(out).map_err(|e| format!("output not UTF-8: {e}"))?;
         self.partial.push_str(text);
+        if self.target.spec().framing == crate::framing::Framing::Ndjson {
+            while let Some(end) = self.partial.find('\n') {
+                let line: String = self.partial.drain(..=end).collect();
+                self.frame(&format!("data: {}", line.trim_end_matches('\n')))?;
+            }
+            return Ok(());
+        }
         while let Some(end) = self.partial.find("\n\n") {
             let frame: String = self.partial.drain(..end + 2).collect();
             self.frame(frame.trim_end_matches('\n'))?;

@@ -1,0 +1,339 @@
+//! Ollama's native chat requests (`POST /api/chat`): `messages` of `system` / `user` /
+//! `assistant` / `tool` roles (`content` text, base64 `images`, the assistant's `thinking`
+//! and whole `tool_calls` whose `arguments` is an object, a tool result's `tool_name`),
+//! `tools` (OpenAI's function shape), `format` (`"json"` or a JSON schema), `think` (a flag,
+//! or `low` / `medium` / `high`), and `options` (`num_predict`, `temperature`, `top_p`,
+//! `stop`, and the shared settings: `setting`). Tool results name their tool, not
+//! a call: one answers the earliest unanswered call of its name.
+
+use serde_json::{json, Map, Value};
+
+use super::{
+    arguments_object, error, list, number, object, object_schema, string, text_of, Media, Notes,
+    Output, Part, Reasoning, Request, RequestError, Role, Thinking, Tool,
+};
+use crate::dialect::Dialect;
+
+/// Where this dialect's requests spell a shared setting (`super::shape::SETTINGS`), as a
+/// dotted path into the body; `None` where it has no such setting.
+pub fn setting(setting: super::Setting) -> Option<&'static str> {
+    Some(match setting {
+        super::Setting::TopK => "options.top_k",
+        super::Setting::Seed => "options.seed",
+        super::Setting::PresencePenalty => "options.presence_penalty",
+        super::Setting::FrequencyPenalty => "options.frequency_penalty",
+        _ => return None,
+    })
+}
+
+/// How the dialect's requests hold what the shared model holds (`super::Rules`).
+pub const RULES: super::Rules = super::Rules {
+    system_turns: None,
+    results_by_name: true,
+    reasoning_on_call: false,
+};
+
+/// The endpoint (the model is in the body).
+pub fn path(_model: &str) -> String {
+    super::stream_path(Dialect::Ollama, "", "")
+}
+
+/// The media type of base64 image data, told by its first bytes (Ollama's images carry none).
+fn image_type(data: &str) -> &'static str {
+    match data.get(..4).unwrap_or_default() {
+        "/9j/" => "image/jpeg",
+        "R0lG" => "image/gif",
+        "UklG" => "image/webp",
+        _ => "image/png",
+    }
+}
+
+/// Reads an Ollama chat request.
+pub fn read(body: &Value) -> Result<Request, RequestError> {
+    let map = object(body, "$")?;
+    let mut r = Request {
+        model: string(map, "model", "$")?,
+        ..Request::default()
+    };
+    let mut open: std::collections::HashMap<String, std::collections::VecDeque<String>> =
+        std::collections::HashMap::new();
+    for (i, message) in list(map, "messages", "$", false)?.into_iter().enumerate() {
+        let path = format!("$.messages[{i}]");
+        let m = object(message, &path)?;
+        let content = string(m, "content", &path)?.unwrap_or_default();
+        match string(m, "role", &path)?.as_deref() {
+            Some("system") if r.turns.is_empty() => r.system.push(content),
+            Some("system") => r.push(Role::System, Part::Text(content)),
+            Some("user") | None => {
+                if !content.is_empty() {
+                    r.push(Role::User, Part::Text(content));
+                }
+                for (j, image) in list(m, "images", &path, false)?.into_iter().enumerate() {
+                    let Some(data) = image.as_str() else {
+                        return error(format!("{path}.images[{j}]"), "expected base64 text");
+                    };
+                    let media = Media {
+                        data: Some(data.to_owned()),
+                        media_type: Some(image_type(data).to_owned()),
+                        ..Media::default()
+                    };
+                    r.push(Role::User, Part::Image(media));
+                }
+            }
+            Some("assistant") => {
+                if let Some(thinking) = string(m, "thinking", &path)?.filter(|t| !t.is_empty()) {
+                    let reasoning = Reasoning {
+                        from: Some(Dialect::Ollama),
+                        text: thinking,
+                        ..Reasoning::default()
+                    };
+                    r.push(Role::Assistant, Part::Reasoning(reasoning));
+                }
+                if !content.is_empty() {
+                    r.push(Role::Assistant, Part::Text(content));
+                }
+                for (j, call) in list(m, "tool_calls", &path, false)?.into_iter().enumerate() {
+                    let cpath = format!("{path}.tool_calls[{j}]");
+                    let c = object(call, &cpath)?;
+                    let f = object(c.get("function").unwrap_or(&Value::Null), &cpath)?;
+                    let name = string(f, "name", &cpath)?.unwrap_or_default();
+                    let id = string(c, "id", &cpath)?.unwrap_or_else(|| format!("call_{i}_{j}"));
+                    open.entry(name.clone()).or_default().push_back(id.clone());
+                    let arguments = match f.get("arguments") {
+                        None | Some(Value::Null) => "{}".to_owned(),
+                        Some(Value::String(s)) => s.clone(),
+                        Some(other) => other.to_string(),
+                    };
+                    r.push(
+                        Role::Assistant,
+                        Part::Call {
+                            id,
+                            name,
+                            arguments,
+                        },
+                    );
+                }
+            }
+            Some("tool") => {
+                let name = string(m, "tool_name", &path)?
+                    .or(string(m, "name", &path)?)
+                    .unwrap_or_default();
+                let id = open
+                    .get_mut(&name)
+                    .and_then(std::collections::VecDeque::pop_front)
+                    .unwrap_or_else(|| name.clone());
+                let result = Part::Result {
+                    id,
+                    name: Some(name),
+                    content: vec![Part::Text(content)],
+                    error: false,
+                };
+                r.push(Role::User, result);
+            }
+            Some(other) => {
+                return error(
+                    format!("{path}.role"),
+                    format!(
+                        "expected \"system\", \"user\", \"assistant\" or \"tool\", not {other:?}"
+                    ),
+                )
+            }
+        }
+    }
+    for (i, tool) in list(map, "tools", "$", false)?.into_iter().enumerate() {
+        let path = format!("$.tools[{i}]");
+        let t = object(tool, &path)?;
+        let f = object(t.get("function").unwrap_or(&Value::Null), &path)?;
+        let Some(name) = string(f, "name", &path)? else {
+            return error(format!("{path}.function.name"), "a tool needs a name");
+        };
+        r.tools.push(Tool {
+            name,
+            description: string(f, "description", &path)?,
+            parameters: f.get("parameters").cloned().unwrap_or(Value::Null),
+            strict: None,
+        });
+    }
+    if !r.tools.is_empty() {
+        // Ollama's model chooses whether to call a tool: the only choice it has.
+        r.tool_choice = Some(super::ToolChoice::Auto);
+    }
+    match map.get("format") {
+        None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s == "json" => {
+            r.output = Some(Output {
+                name: None,
+                schema: None,
+                strict: None,
+            })
+        }
+        Some(schema @ Value::Object(_)) => {
+            r.output = Some(Output {
+                name: None,
+                schema: Some(schema.clone()),
+                strict: None,
+            })
+        }
+        Some(other) => {
+            return error(
+                "$.format",
+                format!("expected \"json\" or a schema, not {}", super::kind(other)),
+            )
+        }
+    }
+    r.thinking = match map.get("think") {
+        None | Some(Value::Null) => None,
+        Some(Value::Bool(true)) => Some(Thinking::Effort("medium".into())),
+        Some(Value::Bool(false)) => Some(Thinking::Off),
+        Some(Value::String(level)) => Some(Thinking::Effort(level.clone())),
+        Some(other) => {
+            return error(
+                "$.think",
+                format!("expected a boolean or a level, not {}", super::kind(other)),
+            )
+        }
+    };
+    if let Some(options) = map.get("options").filter(|o| !o.is_null()) {
+        let o = object(options, "$.options")?;
+        r.max_tokens = match o.get("num_predict") {
+            Some(Value::Number(n)) => n.as_u64(),
+            _ => None,
+        };
+        r.temperature = number(o, "temperature", "$.options")?;
+        r.top_p = number(o, "top_p", "$.options")?;
+        r.stop = super::stops(o.get("stop"), "$.options.stop")?;
+        for key in o.keys() {
+            let known = matches!(
+                key.as_str(),
+                "num_predict" | "temperature" | "top_p" | "stop"
+            );
+            if !known && !super::is_setting_path(Dialect::Ollama, &format!("options.{key}")) {
+                r.unmapped.push(format!("options.{key}"));
+            }
+        }
+    }
+    for key in map.keys() {
+        let known = matches!(
+            key.as_str(),
+            "model" | "messages" | "tools" | "format" | "think" | "options" | "stream"
+        );
+        if !known && !super::is_setting(Dialect::Ollama, key) {
+            r.unmapped.push(key.clone());
+        }
+    }
+    Ok(r)
+}
+
+/// Writes an Ollama chat request (streaming).
+pub fn write(r: &Request, notes: &mut Notes) -> Value {
+    let mut messages = Vec::new();
+    let system: Vec<&str> = r.system.iter().map(String::as_str).collect();
+    if !system.is_empty() {
+        messages.push(json!({"role": "system", "content": system.join("\n\n")}));
+    }
+    for turn in &r.turns {
+        let mut text = String::new();
+        let mut thinking = String::new();
+        let mut images = Vec::new();
+        let mut calls = Vec::new();
+        let mut results = Vec::new();
+        for part in &turn.parts {
+            match part {
+                Part::Text(t) => text.push_str(t),
+                Part::Image(media) => match media.inline() {
+                    Some((data, _)) => images.push(Value::String(data)),
+                    None => notes.add("images by URL (Ollama takes base64 image data)"),
+                },
+                Part::Document(_) => {
+                    notes.add("documents (Ollama's messages take text and images)")
+                }
+                Part::Call {
+                    id,
+                    name,
+                    arguments,
+                } => calls.push(json!({
+                    "id": id,
+                    "function": {"name": name, "arguments": arguments_object(arguments, notes)},
+                })),
+                Part::Result {
+                    name, content, id, ..
+                } => results.push(json!({
+                    "role": "tool",
+                    "content": text_of(content, notes, "Ollama"),
+                    "tool_name": name.clone().unwrap_or_else(|| id.clone()),
+                })),
+                Part::Reasoning(reasoning) => thinking.push_str(&reasoning.text),
+                Part::Unknown(kind) => super::unknown_note(notes, kind),
+            }
+        }
+        messages.extend(results);
+        let role = match turn.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::System => "system",
+        };
+        if text.is_empty() && images.is_empty() && calls.is_empty() && thinking.is_empty() {
+            continue;
+        }
+        let mut m = Map::new();
+        m.insert("role".into(), json!(role));
+        m.insert("content".into(), Value::String(text));
+        if !thinking.is_empty() {
+            m.insert("thinking".into(), Value::String(thinking));
+        }
+        if !images.is_empty() {
+            m.insert("images".into(), Value::Array(images));
+        }
+        if !calls.is_empty() {
+            m.insert("tool_calls".into(), Value::Array(calls));
+        }
+        messages.push(Value::Object(m));
+    }
+    let mut body = json!({"model": r.model.as_deref().unwrap_or("unknown-model"), "messages": messages, "stream": true});
+    if !r.tools.is_empty() {
+        let tools: Vec<Value> = r
+            .tools
+            .iter()
+            .map(|t| {
+                let mut f = json!({"name": t.name, "parameters": object_schema(&t.parameters)});
+                if let Some(d) = &t.description {
+                    super::set(&mut f, "description", json!(d));
+                }
+                json!({"type": "function", "function": f})
+            })
+            .collect();
+        super::set(&mut body, "tools", Value::Array(tools));
+    }
+    if !matches!(r.tool_choice, None | Some(super::ToolChoice::Auto)) {
+        notes.add("tool_choice (Ollama has none: the model chooses)");
+    }
+    if let Some(output) = &r.output {
+        let format = output.schema.clone().unwrap_or_else(|| json!("json"));
+        super::set(&mut body, "format", format);
+    }
+    match &r.thinking {
+        None => {}
+        Some(Thinking::Off) => super::set(&mut body, "think", json!(false)),
+        Some(t) => match t.effort(&["low", "medium", "high"]) {
+            Some(level) => super::set(&mut body, "think", json!(level)),
+            None => super::set(&mut body, "think", json!(true)),
+        },
+    }
+    let mut options = Map::new();
+    if let Some(n) = r.max_tokens {
+        options.insert("num_predict".into(), json!(n));
+    }
+    if let Some(t) = &r.temperature {
+        options.insert("temperature".into(), t.clone());
+    }
+    if let Some(p) = &r.top_p {
+        options.insert("top_p".into(), p.clone());
+    }
+    if !r.stop.is_empty() {
+        options.insert("stop".into(), json!(r.stop));
+    }
+    if !options.is_empty() {
+        super::set(&mut body, "options", Value::Object(options));
+    }
+    body
+}

@@ -1,0 +1,270 @@
+//! The Ollama reader: each NDJSON line (the registry row's framing, `crate::framing::ndjson`)
+//! read (`crate::dialect::ollama`), folded (`crate::fold::ollama`; `done: true` ends the
+//! stream), tapped, and handed to the sink as one item. An `{"error": ...}` line is the
+//! stream's error. A plain text, thinking or response line makes the line template, its
+//! string and its `created_at` (a new timestamp each line) left open: a later line of that
+//! shape is folded without a decode. Carried across lines: the fold and the template.
+
+use std::borrow::Cow;
+
+use super::{fit, Dialect, Reader, Sink, State, Subject, Value};
+use crate::dialect::ollama::{self, Line, Message};
+use crate::dialect::template::{RawHole, Shape, MAX_RAW};
+use crate::json::read::Str;
+
+/// A borrowed [`Str`].
+fn str_(text: &str) -> Str<'_> {
+    Str(Cow::Borrowed(text))
+}
+use crate::dialect::{Belongs, ErrorInfo};
+use crate::fold::ollama::OllamaFold;
+
+/// What an Ollama stream taps: one line.
+pub type View<'a> = Line<'a>;
+
+/// What a sink makes of an Ollama stream's lines.
+pub trait OllamaItems: Sink {
+    /// The item of one line (`doc`, its JSON).
+    fn line(&mut self, line: &Line<'_>, doc: &str) -> Result<(), Self::Error>;
+}
+
+/// The string of a plain line a template leaves open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hole {
+    Content,
+    Thinking,
+    Response,
+}
+
+/// A line template: its shape, its open string, and what its lines all say (the model, the
+/// role), for the lines it reads.
+struct Template {
+    shape: Shape,
+    hole: Hole,
+    model: Option<String>,
+    role: Option<String>,
+    /// Whether the shape leaves `created_at` open (raw slot 0).
+    dated: bool,
+    /// Whether the line has the other string of its kind, empty (a text line's `thinking`, a
+    /// thinking line's `content`, a response line's `thinking`): the lines it reads have it.
+    other: bool,
+}
+
+/// The per-stream state of the Ollama reader.
+pub struct OllamaReader<I> {
+    /// The fold of the stream's lines so far.
+    pub fold: OllamaFold,
+    template: Option<Template>,
+    /// Where a fit's text with escapes is decoded (its room kept).
+    buf: Vec<u8>,
+    _items: std::marker::PhantomData<I>,
+}
+
+impl<I> Default for OllamaReader<I> {
+    fn default() -> Self {
+        OllamaReader {
+            fold: OllamaFold::default(),
+            template: None,
+            buf: Vec::new(),
+            _items: std::marker::PhantomData,
+        }
+    }
+}
+
+/// The template of a plain line (one non-empty string of content, thinking or response, and
+/// nothing else that varies but `created_at`), decoded from `doc`.
+fn template_of(event: Option<&[u8]>, line: &Line<'_>, doc: &str) -> Option<Template> {
+    if line.done != Some(false)
+        || line.error.is_some()
+        || line.counts().iter().any(|c| c.1.is_some())
+    {
+        return None;
+    }
+    let said = |t: &Option<Str<'_>>| t.as_deref().is_some_and(|t| !t.is_empty());
+    let (hole, text, role, other) = match &line.message {
+        Some(m) if m.tool_calls.is_some() || m.images.is_some() => return None,
+        Some(_) if line.response.is_some() || line.thinking.is_some() => return None,
+        Some(m) if said(&m.content) && !said(&m.thinking) => {
+            (Hole::Content, &m.content, &m.role, &m.thinking)
+        }
+        Some(m) if said(&m.thinking) && !said(&m.content) => {
+            (Hole::Thinking, &m.thinking, &m.role, &m.content)
+        }
+        None if said(&line.response) && !said(&line.thinking) => {
+            (Hole::Response, &line.response, &None, &line.thinking)
+        }
+        _ => return None,
+    };
+    let text = Str::in_frame(text, doc)?;
+    let at = match &line.created_at {
+        Some(_) => Some(Str::in_frame(&line.created_at, doc)?),
+        None => None,
+    };
+    let raws: Vec<RawHole<'_>> = at.map(RawHole::Str).into_iter().collect();
+    Some(Template {
+        shape: Shape::with_raws(event, doc, text, &[], &raws)?,
+        hole,
+        model: line.model.as_deref().map(str::to_owned),
+        role: role.as_deref().map(str::to_owned),
+        dated: at.is_some(),
+        other: other.is_some(),
+    })
+}
+
+impl<I> Dialect for OllamaReader<I> {
+    type Doc<'f> = Line<'f>;
+
+    const NAME: &'static str = "an Ollama";
+    const MARKER: &'static str = "a line with \"done\": true";
+    const REGISTRY: crate::dialect::Dialect = crate::dialect::Dialect::Ollama;
+
+    fn belongs(doc: &Line<'_>, _event: &[u8]) -> Belongs {
+        doc.belongs()
+    }
+
+    fn is_output(doc: &Line<'_>, _event: &[u8]) -> bool {
+        let message = doc.message.as_ref();
+        let said = |t: Option<&Str<'_>>| t.is_some_and(|t| !t.is_empty());
+        said(doc.response.as_ref())
+            || said(doc.thinking.as_ref())
+            || message.is_some_and(|m| {
+                said(m.content.as_ref()) || said(m.thinking.as_ref()) || m.tool_calls.is_some()
+            })
+    }
+
+    fn decode(doc: &str) -> Result<Line<'_>, serde_json::Error> {
+        ollama::decode(doc)
+    }
+
+    fn has_template(&self) -> bool {
+        // Lines are framed first (NDJSON), never read off raw bytes.
+        false
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn result(&mut self) -> crate::fold::Out {
+        self.fold.result()
+    }
+
+    fn result_usage(&mut self) -> Option<crate::fold::Out> {
+        self.fold.usage()
+    }
+}
+
+impl<S: OllamaItems> Reader<S> for OllamaReader<S::Item> {
+    fn value<'f>(
+        &mut self,
+        state: &mut State,
+        v: Value<'f, '_, Line<'f>>,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        if let Some(error) = v.value.error {
+            let info = ErrorInfo::of_document(v.doc, Some(error));
+            state.report_in(sink, &info, v.frame)?;
+            if v.value.belongs() != Belongs::Own {
+                return Ok(());
+            }
+        }
+        self.fold.add(&v.value);
+        state.tap(super::Upstream::Ollama(&v.value));
+        if self.fold.done() {
+            state.done = true;
+        }
+        if sink.items() {
+            sink.line(&v.value, v.doc)?;
+        }
+        if v.whole_frame() {
+            if let Some(template) = template_of(v.frame.event.as_deref(), &v.value, v.doc) {
+                self.template = Some(template);
+            }
+        }
+        Ok(())
+    }
+
+    fn shortcut(
+        &mut self,
+        state: &mut State,
+        subject: Subject<'_>,
+        sink: &mut S,
+    ) -> Result<Option<usize>, S::Error> {
+        let (Some(t), Subject::Frame(frame)) = (&self.template, subject) else {
+            return Ok(None);
+        };
+        let mut raws = [""; MAX_RAW];
+        let Some(hit) = fit(&t.shape, subject, &mut raws, &mut self.buf) else {
+            return Ok(None);
+        };
+        if t.dated && raws[0].contains('\\') {
+            return Ok(None); // a timestamp with escapes: the decoder reads it
+        }
+        let other = t.other.then_some(str_(""));
+        let text = Some(str_(hit.text.as_ref()));
+        let mut line = Line {
+            model: t.model.as_deref().map(str_),
+            created_at: t.dated.then(|| str_(raws[0])),
+            done: Some(false),
+            ..Line::default()
+        };
+        let role = t.role.as_deref().map(str_);
+        match t.hole {
+            Hole::Response => {
+                line.response = text;
+                line.thinking = other;
+            }
+            Hole::Content => {
+                let (content, thinking) = (text, other);
+                line.message = Some(Message {
+                    role,
+                    content,
+                    thinking,
+                    ..Message::default()
+                });
+            }
+            Hole::Thinking => {
+                let (content, thinking) = (other, text);
+                line.message = Some(Message {
+                    role,
+                    content,
+                    thinking,
+                    ..Message::default()
+                });
+            }
+        }
+        self.fold.add(&line);
+        state.tap(super::Upstream::Ollama(&line));
+        if sink.items() {
+            sink.line(&line, &frame.data)?;
+        }
+        Ok(Some(0))
+    }
+}
+
+impl OllamaItems for super::Quiet {
+    fn line(&mut self, _: &Line<'_>, _: &str) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::{Quiet, Stream};
+
+    #[test]
+    fn plain_lines_take_the_template() {
+        let mut body = Vec::new();
+        for i in 0..10 {
+            body.extend_from_slice(format!("{{\"model\":\"m\",\"created_at\":\"2025-01-01T00:00:{i:02}Z\",\"message\":{{\"role\":\"assistant\",\"content\":\"w{i}\"}},\"done\":false}}\n").as_bytes());
+        }
+        let mut s: Stream<OllamaReader<()>> = Stream::new(1 << 20);
+        let _ = s.run(&body, &mut Quiet);
+        let doc =
+            std::str::from_utf8(&body[..body.iter().position(|&b| b == b'\n').unwrap()]).unwrap();
+        let line = crate::dialect::ollama::decode(doc).unwrap();
+        assert!(template_of(None, &line, doc).is_some(), "no template");
+        assert_eq!(s.state.fast, 9);
+    }
+}

@@ -1,0 +1,291 @@
+"""Ollama's native stream (`OllamaStream`, NDJSON; API.md section 16), shaped as Ollama writes it.
+
+Covered: chat lines (text, thinking, whole tool calls, images) and generate lines (response,
+context) fed whole, byte by byte and cut at random points; the terminal line's reason, counts
+and durations; `prompt_eval_count` left out (a cached prompt); errors (an `{"error"}` line under
+200, a non-2xx body with no line feed, a body cut before `done: true`); detection and
+`accumulate`; the usage; translation both ways (read back by the dialect streams and by
+ollama-python's `ChatResponse`); requests both ways.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+import ssewire
+from support.items import _attrs
+from support.splitting import assert_same_all_ways
+
+MODEL = "qwen3:8b"
+
+
+def line(**fields: Any) -> bytes:
+    """One line as Ollama writes it: `model` and `created_at` first, compact JSON, `\\n`."""
+    body = {"model": MODEL, "created_at": "2025-08-06T10:21:07.123456789Z", **fields}
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode() + b"\n"
+
+
+def chat(content: str = "", **message: Any) -> bytes:
+    return line(message={"role": "assistant", "content": content, **message}, done=False)
+
+
+DONE = dict(
+    done=True,
+    done_reason="stop",
+    total_duration=4883583458,
+    load_duration=1334875,
+    prompt_eval_count=26,
+    prompt_eval_duration=342546000,
+    eval_count=282,
+    eval_duration=4535599000,
+)
+
+# A thinking model that thinks, answers, calls a tool, and stops: the shape of `ollama run
+# qwen3` through /api/chat with tools (thinking pieces, then content pieces of a token or two,
+# the call whole in one line, an empty content on the terminal line).
+TEXT = ["The", " weather", " in", " Paris", " is", " mild", ": \u201c18\u00b0C\u201d", ".\n"]
+THINKING = ["Okay", ",", " the", " user", " wants", " the", " weather", "."]
+CALL = {"function": {"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius"}}}
+CHAT = (
+    b"".join(chat("", thinking=t) for t in THINKING)
+    + b"".join(chat(t) for t in TEXT)
+    + chat("", tool_calls=[CALL])
+    + line(message={"role": "assistant", "content": ""}, **DONE)
+)
+GENERATE = (
+    b"".join(line(response=t, done=False) for t in TEXT)
+    + line(response="", done=True, done_reason="length", context=[1, 2, 3], eval_count=8, eval_duration=5)
+)
+
+
+def key(item: Any) -> Any:
+    return _attrs(item)
+
+
+def read(body: bytes) -> tuple[list[Any], ssewire.OllamaStream]:
+    s = ssewire.OllamaStream()
+    items = s.feed(body) + s.finish()
+    return items, s
+
+
+# --- the stream -----------------------------------------------------------------------------
+
+
+def test_chat_stream_every_way_and_its_result() -> None:
+    items = assert_same_all_ways(ssewire.OllamaStream, CHAT, key=key)
+    assert "".join(i.thinking or "" for i in items) == "".join(THINKING)
+    assert "".join(i.content or "" for i in items) == "".join(TEXT)
+    assert items[-2].tool_calls == [CALL]
+    assert items[-1].done is True and items[-1].done_reason == "stop"
+    _, s = read(CHAT)
+    assert s.done and s.error is None
+    assert s.result() == {
+        "model": MODEL,
+        "created_at": "2025-08-06T10:21:07.123456789Z",
+        "message": {"role": "assistant", "content": "".join(TEXT), "thinking": "".join(THINKING),
+                    "tool_calls": [CALL]},  # fmt: skip
+        "done": True,
+        **{k: v for k, v in DONE.items() if k != "done"},
+    }
+    assert s.usage is not None
+    assert (s.usage["input_tokens"], s.usage["output_tokens"]) == (26, 282)
+
+
+def test_generate_stream_keeps_response_and_context() -> None:
+    assert_same_all_ways(ssewire.OllamaStream, GENERATE, key=key)
+    _, s = read(GENERATE)
+    r = s.result()
+    assert r["response"] == "".join(TEXT) and "message" not in r
+    assert (r["done_reason"], r["context"], r["eval_count"]) == ("length", [1, 2, 3], 8)
+    assert s.usage is not None and s.usage["input_tokens"] is None  # prompt came from the cache
+
+
+def test_cut_before_done_is_incomplete_and_keeps_the_text() -> None:
+    _, s = read(CHAT[: CHAT.index(b'"done":true') - 200])
+    assert s.error is not None and s.error.code == "incomplete_stream"
+    assert not s.done and s.result()["message"]["content"].startswith("The weather")
+
+
+def test_error_line_under_200_is_the_streams_error() -> None:
+    body = chat("Hi") + b'{"error":"an error was encountered while running the model: unexpected EOF"}\n'
+    items = assert_same_all_ways(ssewire.OllamaStream, body, key=key)
+    assert isinstance(items[-1], ssewire.ErrorItem) and items[-1].kind == "stream_error"
+    _, s = read(body)
+    assert s.error is not None and "unexpected EOF" in s.error.message
+    with pytest.raises(ssewire.AccumulateError) as info:
+        ssewire.accumulate(body, "ollama")
+    assert info.value.result["message"]["content"] == "Hi"
+
+
+def test_error_body_without_line_feed_counts_at_finish() -> None:
+    body = b'{"error":"model \\"llama9\\" not found, try pulling it first"}'
+    items = assert_same_all_ways(ssewire.OllamaStream, body, key=key)
+    assert [i.kind for i in items] == ["stream_error"]
+    _, s = read(body)
+    assert s.error is not None and s.error.message == 'model "llama9" not found, try pulling it first'
+
+
+def test_crlf_blank_lines_and_a_bad_line_keep_the_lines_around_it() -> None:
+    body = chat("a").replace(b"\n", b"\r\n") + b"\n{oops\n" + chat("b") + line(message={"role": "assistant", "content": ""}, **DONE)
+    items = assert_same_all_ways(ssewire.OllamaStream, body, key=key)
+    assert [getattr(i, "kind", None) for i in items].count("malformed_json") == 1
+    _, s = read(body)
+    assert s.result()["message"]["content"] == "ab" and s.done
+
+
+def test_lines_on_the_fast_path_read_as_decoded() -> None:
+    """A line of a plain line's shape is read without a decode (the line template): each item
+    is what a fresh stream decodes from that line alone, escapes and `created_at` included."""
+    texts = ["a", 'q"uote', "\\", "\u00e9t\u00e9", "\n", "x" * 300]
+    lines = [chat(t) for t in texts] + [chat("", thinking=t) for t in texts] + [line(response=t, done=False) for t in texts]
+    lines = [l.replace(b"10:21:07.123456789Z", f"10:21:{i:02}.5Z".encode()) for i, l in enumerate(lines)]
+    s = ssewire.OllamaStream()
+    items = [key(i) for i in s.feed(b"".join(lines))]
+    fresh = [key(i) for l in lines for i in ssewire.OllamaStream().feed(l)]
+    assert items == fresh
+    assert s.result()["created_at"] == f"2025-08-06T10:21:{len(lines) - 1:02}.5Z"
+
+
+def test_a_body_that_is_no_json_lines_is_not_a_stream() -> None:
+    for body in (b"<html><body>502 Bad Gateway</body></html>\n", b"404 page not found"):
+        items = assert_same_all_ways(ssewire.OllamaStream, body, key=key)
+        assert [i.error.code for i in items] == ["not_event_stream"]
+
+
+# --- detection, accumulate, the command line --------------------------------------------------
+
+
+def test_detected_and_accumulated_from_any_reads() -> None:
+    assert ssewire.detect_dialect(CHAT) == "ollama"
+    assert ssewire.detect_dialect(GENERATE) == "ollama"
+    reads = [CHAT[i : i + 5] for i in range(0, len(CHAT), 5)]
+    assert ssewire.accumulate(reads) == ssewire.accumulate(CHAT, "ollama")
+
+
+def test_item_dicts() -> None:
+    items, _ = read(CHAT)
+    assert items[0].to_dict() == {"model": MODEL, "created_at": "2025-08-06T10:21:07.123456789Z",
+                                  "role": "assistant", "content": "", "thinking": "Okay", "done": False}  # fmt: skip
+    assert items[-2].to_dict()["tool_calls"] == [CALL]
+
+
+# --- translation ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("target", ["chat", "messages", "responses", "gemini"])
+def test_ollama_into_each_dialect(target: str) -> None:
+    out = ssewire.translate(CHAT, "ollama", target)
+    result = ssewire.accumulate(out, target)
+    text = json.dumps(result)
+    assert "mild" in text and "get_weather" in text and "Paris" in text
+
+
+@pytest.mark.parametrize("source", ["chat", "messages", "responses", "gemini"])
+def test_each_sample_into_ollama_reads_back(source: str) -> None:
+    from ssewire._cli import _sample_bytes
+
+    body = _sample_bytes(f"{source}.sse")
+    out = ssewire.translate(body, source, "ollama")
+    want = ssewire.accumulate(body, source)
+    s = ssewire.OllamaStream()
+    s.feed(out)
+    s.finish()
+    assert s.done and s.error is None
+    text = s.result()["message"]["content"]
+    assert text and text in json.dumps(want, ensure_ascii=False).replace("\\n", "\n")
+    ollama = pytest.importorskip("ollama")
+    lines = [ollama.ChatResponse.model_validate_json(l) for l in out.splitlines()]
+    assert "".join(r.message.content or "" for r in lines) == text
+    assert lines[-1].done and lines[-1].done_reason == "stop"
+
+
+def test_tool_call_into_ollama_is_whole_with_object_arguments() -> None:
+    msgs = (
+        b'event: message_start\ndata: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant",'
+        b'"model":"claude-x","content":[],"stop_reason":null,"usage":{"input_tokens":5,"output_tokens":1}}}\n\n'
+        b'event: content_block_start\ndata: {"type":"content_block_start","index":0,"content_block":{"type":"tool_use",'
+        b'"id":"toolu_1","name":"get_weather","input":{}}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"{\\"city\\": "}}\n\n'
+        b'event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"input_json_delta","partial_json":"\\"Paris\\"}"}}\n\n'
+        b'event: content_block_stop\ndata: {"type":"content_block_stop","index":0}\n\n'
+        b'event: message_delta\ndata: {"type":"message_delta","delta":{"stop_reason":"tool_use"},"usage":{"output_tokens":9}}\n\n'
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n'
+    )
+    out = ssewire.translate(msgs, "messages", "ollama")
+    lines = [json.loads(l) for l in out.splitlines()]
+    calls = [l["message"]["tool_calls"] for l in lines if l["message"].get("tool_calls")]
+    assert calls == [[{"id": "toolu_1", "function": {"name": "get_weather", "arguments": {"city": "Paris"}}}]]
+    assert lines[-1]["done"] is True and lines[-1]["eval_count"] == 9
+    ollama = pytest.importorskip("ollama")
+    calls_read = [ollama.ChatResponse.model_validate(l).message.tool_calls for l in lines]
+    assert [c[0].function.arguments for c in calls_read if c] == [{"city": "Paris"}]
+
+
+# --- requests ---------------------------------------------------------------------------------
+
+
+def test_request_both_ways() -> None:
+    body = {
+        "model": MODEL,
+        "messages": [
+            {"role": "system", "content": "Be brief."},
+            {"role": "user", "content": "Weather in Paris?", "images": ["iVBORw0KGgo="]},
+            {"role": "assistant", "content": "", "thinking": "Use the tool.", "tool_calls": [CALL]},
+            {"role": "tool", "content": "18C", "tool_name": "get_weather"},
+        ],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather",
+                                                    "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],  # fmt: skip
+        "options": {"num_predict": 256, "temperature": 0.2, "top_k": 40, "stop": ["END"]},
+        "think": True,
+        "stream": True,
+    }
+    t = ssewire.translate_request(body, "ollama", "messages")
+    assert t.path == "/v1/messages"
+    m = t.body
+    assert m["system"] == "Be brief." and m["max_tokens"] == 256 and m["top_k"] == 40
+    assert m["messages"][1]["content"][-1]["type"] == "tool_use"
+    assert m["messages"][2]["content"][0]["type"] == "tool_result"
+    back = ssewire.translate_request(m, "messages", "ollama")
+    assert back.path == "/api/chat"
+    b = back.body
+    assert [x["role"] for x in b["messages"]] == ["system", "user", "assistant", "tool"]
+    assert b["messages"][2]["tool_calls"][0]["function"] == CALL["function"]
+    assert b["messages"][3] == {"role": "tool", "content": "18C", "tool_name": "get_weather"}
+    assert b["options"]["num_predict"] == 256 and b["options"]["top_k"] == 40 and b["options"]["stop"] == ["END"]
+    assert b["stream"] is True and b["tools"][0]["function"]["name"] == "get_weather"
+
+
+def test_translate_error_into_ollama() -> None:
+    e = ssewire.translate_error(429, b'{"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}',
+                                "messages", "ollama")  # fmt: skip
+    assert e.status == 429 and json.loads(e.body) == {"error": "slow down"}
+
+
+# --- ollama-python over loopback --------------------------------------------------------------
+
+
+@pytest.mark.parametrize("cloud", [False, True], ids=["local-ndjson", "cloud-json"])
+def test_ollama_python_reads_a_translated_stream_over_http(cloud: bool) -> None:
+    """ollama-python's client streams what a translation from Messages wrote, from a loopback
+    server that answers as a local Ollama (chunked NDJSON) or as Ollama Cloud
+    (``application/json``); ssewire reads the same bytes back whatever their content type."""
+    ollama = pytest.importorskip("ollama")
+    from ssewire._cli import _sample_bytes
+    from support.ollama_server import OllamaServer
+
+    lines = ssewire.translate(_sample_bytes("messages.sse"), "messages", "ollama")
+    with OllamaServer(lines, cloud=cloud) as server:
+        client = ollama.Client(host=server.url(), timeout=30)
+        parts = list(client.chat(model=MODEL, messages=[{"role": "user", "content": "Weather?"}], stream=True))
+        assert server.requests[0]["model"] == MODEL
+    assert len(parts) <= lines.count(b"\n")
+    text = "".join(p.message.content or "" for p in parts)
+    calls = [c for p in parts for c in (p.message.tool_calls or [])]
+    assert parts[-1].done and parts[-1].done_reason == "stop"
+    s = ssewire.OllamaStream()
+    s.feed(lines)
+    s.finish()
+    assert text == s.result()["message"]["content"]
+    assert [c.function.name for c in calls] == [c["function"]["name"] for c in s.result()["message"]["tool_calls"]]
