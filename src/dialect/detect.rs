@@ -191,16 +191,20 @@ impl Sniffer {
         let room = (SNIFF_BYTES + 1).saturating_sub(self.held.len());
         let counted = data.get(..room.min(data.len())).unwrap_or_default();
         self.held.extend_from_slice(data);
+        let mut fresh = data;
         if self.lines.is_none() {
             // Read once: whether the body opens with `{` (past white space and a BOM), from
-            // the new bytes only; then its first line, once its line feed came.
+            // the new bytes only; then its first line, once a line feed after that `{` came.
             if let Some(at) = crate::framing::body::significant_at(data) {
                 self.lines = Some(data.get(at) == Some(&b'{'));
+                fresh = data.get(at..).unwrap_or_default();
             }
         }
-        if self.lines == Some(true) && memchr::memchr(b'\n', data).is_some() {
+        if self.lines == Some(true) && memchr::memchr(b'\n', fresh).is_some() {
             self.lines = Some(false);
-            if let Some(name) = ndjson_dialect(&self.held, false) {
+            // Only the first SNIFF_BYTES (and one) count, however the input is cut.
+            let counted = self.held.get(..self.held.len().min(SNIFF_BYTES + 1));
+            if let Some(name) = ndjson_dialect(counted.unwrap_or_default(), false) {
                 return Some(name);
             }
         }

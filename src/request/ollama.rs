@@ -55,8 +55,8 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
         model: string(map, "model", "$")?,
         ..Request::default()
     };
-    let mut open: std::collections::HashMap<String, std::collections::VecDeque<String>> =
-        std::collections::HashMap::new();
+    // The calls of the last assistant turn not answered yet (name, id), in order.
+    let mut open: Vec<(String, String)> = Vec::new();
     for (i, message) in list(map, "messages", "$", false)?.into_iter().enumerate() {
         let path = format!("$.messages[{i}]");
         let m = object(message, &path)?;
@@ -81,6 +81,7 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                 }
             }
             Some("assistant") => {
+                open.clear(); // results answer the latest turn's calls
                 if let Some(thinking) = string(m, "thinking", &path)?.filter(|t| !t.is_empty()) {
                     let reasoning = Reasoning {
                         from: Some(Dialect::Ollama),
@@ -98,7 +99,7 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                     let f = object(c.get("function").unwrap_or(&Value::Null), &cpath)?;
                     let name = string(f, "name", &cpath)?.unwrap_or_default();
                     let id = string(c, "id", &cpath)?.unwrap_or_else(|| format!("call_{i}_{j}"));
-                    open.entry(name.clone()).or_default().push_back(id.clone());
+                    open.push((name.clone(), id.clone()));
                     let arguments = match f.get("arguments") {
                         None | Some(Value::Null) => "{}".to_owned(),
                         Some(Value::String(s)) => s.clone(),
@@ -115,16 +116,24 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                 }
             }
             Some("tool") => {
-                let name = string(m, "tool_name", &path)?
-                    .or(string(m, "name", &path)?)
+                // By its call's id when it names one; else the earliest open call of its tool
+                // (of any tool, when it names none, as older clients send results).
+                let named = string(m, "tool_name", &path)?.or(string(m, "name", &path)?);
+                let by_id = string(m, "tool_call_id", &path)?;
+                let at = match (&by_id, &named) {
+                    (Some(id), _) => open.iter().position(|(_, i)| i == id),
+                    (None, Some(name)) => open.iter().position(|(n, _)| n == name),
+                    (None, None) => (!open.is_empty()).then_some(0),
+                };
+                let call = at.map(|at| open.remove(at));
+                let id = by_id
+                    .or_else(|| call.as_ref().map(|(_, id)| id.clone()))
+                    .or_else(|| named.clone())
                     .unwrap_or_default();
-                let id = open
-                    .get_mut(&name)
-                    .and_then(std::collections::VecDeque::pop_front)
-                    .unwrap_or_else(|| name.clone());
+                let name = named.or_else(|| call.map(|(name, _)| name));
                 let result = Part::Result {
                     id,
-                    name: Some(name),
+                    name,
                     content: vec![Part::Text(content)],
                     error: false,
                 };
@@ -159,7 +168,9 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
         r.tool_choice = Some(super::ToolChoice::Auto);
     }
     match map.get("format") {
+        // Ollama reads "" as no format (ollama-python 0.3 sends it on every request).
         None | Some(Value::Null) => {}
+        Some(Value::String(s)) if s.is_empty() => {}
         Some(Value::String(s)) if s == "json" => {
             r.output = Some(Output {
                 name: None,
@@ -261,6 +272,7 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
                     "role": "tool",
                     "content": text_of(content, notes, "Ollama"),
                     "tool_name": name.clone().unwrap_or_else(|| id.clone()),
+                    "tool_call_id": id,
                 })),
                 Part::Reasoning(reasoning) => thinking.push_str(&reasoning.text),
                 Part::Unknown(kind) => super::unknown_note(notes, kind),
@@ -314,7 +326,7 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
     match &r.thinking {
         None => {}
         Some(Thinking::Off) => super::set(&mut body, "think", json!(false)),
-        Some(t) => match t.effort(&["low", "medium", "high"]) {
+        Some(t) => match t.effort(&["low", "medium", "high", "max"]) {
             Some(level) => super::set(&mut body, "think", json!(level)),
             None => super::set(&mut body, "think", json!(true)),
         },

@@ -75,6 +75,8 @@ impl<I> Default for OllamaReader<I> {
 /// nothing else that varies but `created_at`), decoded from `doc`.
 fn template_of(event: Option<&[u8]>, line: &Line<'_>, doc: &str) -> Option<Template> {
     if line.done != Some(false)
+        || line.done_reason.is_some()
+        || line.context.is_some()
         || line.error.is_some()
         || line.counts().iter().any(|c| c.1.is_some())
     {
@@ -125,11 +127,11 @@ impl<I> Dialect for OllamaReader<I> {
     fn is_output(doc: &Line<'_>, _event: &[u8]) -> bool {
         let message = doc.message.as_ref();
         let said = |t: Option<&Str<'_>>| t.is_some_and(|t| !t.is_empty());
+        let calls = |m: &ollama::Message<'_>| m.tool_calls.is_some_and(|c| c.get().trim() != "[]");
         said(doc.response.as_ref())
             || said(doc.thinking.as_ref())
-            || message.is_some_and(|m| {
-                said(m.content.as_ref()) || said(m.thinking.as_ref()) || m.tool_calls.is_some()
-            })
+            || message
+                .is_some_and(|m| said(m.content.as_ref()) || said(m.thinking.as_ref()) || calls(m))
     }
 
     fn decode(doc: &str) -> Result<Line<'_>, serde_json::Error> {
@@ -233,6 +235,8 @@ impl<S: OllamaItems> Reader<S> for OllamaReader<S::Item> {
                 });
             }
         }
+        // An empty string is no output, as a decode counts it.
+        state.quiet_hit = hit.text.is_empty();
         self.fold.add(&line);
         state.tap(super::Upstream::Ollama(&line));
         if sink.items() {

@@ -252,7 +252,9 @@ def test_request_both_ways() -> None:
     b = back.body
     assert [x["role"] for x in b["messages"]] == ["system", "user", "assistant", "tool"]
     assert b["messages"][2]["tool_calls"][0]["function"] == CALL["function"]
-    assert b["messages"][3] == {"role": "tool", "content": "18C", "tool_name": "get_weather"}
+    tool = b["messages"][3]
+    assert tool == {"role": "tool", "content": "18C", "tool_name": "get_weather", "tool_call_id": tool["tool_call_id"]}
+    assert tool["tool_call_id"] == b["messages"][2]["tool_calls"][0]["id"]
     assert b["options"]["num_predict"] == 256 and b["options"]["top_k"] == 40 and b["options"]["stop"] == ["END"]
     assert b["stream"] is True and b["tools"][0]["function"]["name"] == "get_weather"
 
@@ -289,3 +291,58 @@ def test_ollama_python_reads_a_translated_stream_over_http(cloud: bool) -> None:
     s.finish()
     assert text == s.result()["message"]["content"]
     assert [c.function.name for c in calls] == [c["function"]["name"] for c in s.result()["message"]["tool_calls"]]
+
+
+def test_tool_results_pair_by_id_then_name_then_order() -> None:
+    """Two calls of one tool answered out of order pair by `tool_call_id`; a result with no
+    name answers the earliest open call; `format: ""` is no format (ollama-python 0.3)."""
+    calls = [{"id": "c1", "function": {"name": "f", "arguments": {"x": 1}}},
+             {"id": "c2", "function": {"name": "f", "arguments": {"x": 2}}}]  # fmt: skip
+    body = {
+        "model": MODEL,
+        "format": "",
+        "messages": [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": "", "tool_calls": calls},
+            {"role": "tool", "content": "two", "tool_name": "f", "tool_call_id": "c2"},
+            {"role": "tool", "content": "one"},
+        ],
+    }
+    m = ssewire.translate_request(body, "ollama", "messages").body
+    results = [(b["tool_use_id"], b["content"][0]["text"]) for b in m["messages"][2]["content"]]
+    assert results == [("c2", "two"), ("c1", "one")] and "output_config" not in m
+
+
+def test_empty_tool_call_lists_keep_one_text_block() -> None:
+    body = b"".join(chat(t, tool_calls=[]) for t in TEXT) + line(message={"role": "assistant", "content": ""}, **DONE)
+    out = ssewire.translate(body, "ollama", "messages")
+    assert out.count(b"event: content_block_start") == 1
+    s = ssewire.OllamaStream()
+    s.consume(body)
+    s.finish()
+    assert s.timing["output_chunks"] == len(TEXT)
+
+
+def test_fast_path_keeps_terminal_fields_and_counts_no_empty_output() -> None:
+    odd = line(message={"role": "assistant", "content": "a"}, done=False, done_reason="x")
+    body = odd + odd.replace(b'"a"', b'"b"') + chat("c") + chat("") + line(message={"role": "assistant", "content": ""}, **DONE)
+    whole = [key(i) for i in ssewire.OllamaStream().feed(body)]
+    fresh = [key(i) for l in body.splitlines(keepends=True) for i in ssewire.OllamaStream().feed(l)]
+    assert whole == fresh
+    s = ssewire.OllamaStream()
+    s.consume(body)
+    s.finish()
+    assert s.timing["output_chunks"] == 3 and s.result()["done_reason"] == "stop"
+
+
+def test_arguments_into_ollama_keep_their_order() -> None:
+    chat_body = (
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1754475667,"model":"m","choices":[{"index":0,'
+        b'"delta":{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":'
+        b'{"name":"f","arguments":"{\\"zeta\\": 1, \\"alpha\\": 12345678901234567890123}"}}]},"finish_reason":null}]}\n\n'
+        b'data: {"id":"c","object":"chat.completion.chunk","created":1754475667,"model":"m","choices":[{"index":0,'
+        b'"delta":{},"finish_reason":"tool_calls"}]}\n\ndata: [DONE]\n\n'
+    )
+    out = ssewire.translate(chat_body, "chat", "ollama")
+    assert b'"arguments":{"zeta":1,"alpha":12345678901234567890123}' in out
+    assert b'"created_at":"2025-08-06T10:21:07Z"' in out

@@ -147,6 +147,9 @@ impl OllamaReader {
             sink.drop_note("tool calls of a shape Ollama does not send (skipped)");
             return;
         };
+        if calls.is_empty() {
+            return; // an empty list on a text line: the text block stays open
+        }
         self.close(sink);
         for call in calls {
             let function = call.function.as_ref();

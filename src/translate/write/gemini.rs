@@ -18,7 +18,7 @@
 //! Every chunk names `modelVersion` and `responseId` once the upstream has said them. Gemini
 //! has no terminal marker: the stream ends with the chunk that has the finish reason.
 
-use super::{take_better, Blocks, Field, Place, Run, TargetFold, Writer, Written};
+use super::{push_compact, take_better, Blocks, Field, Place, Run, TargetFold, Writer, Written};
 use crate::dialect::gemini::{Candidate, Chunk, Part};
 use crate::fold::gemini::GeminiFold;
 use crate::fold::Out;
@@ -140,28 +140,6 @@ fn error_status(failure: &Failure<'_>) -> (u16, &'static str) {
 /// encoding has): what google-genai reads a `thoughtSignature` as.
 fn is_base64(s: &str) -> bool {
     !s.is_empty() && crate::base64::decode(s).is_some()
-}
-
-/// Valid JSON `json` without the whitespace between its tokens (strings kept as they are).
-fn push_compact(out: &mut String, json: &str) {
-    let (mut in_string, mut escaped) = (false, false);
-    out.extend(json.chars().filter(|&c| {
-        if in_string {
-            if escaped {
-                escaped = false;
-            } else if c == '\\' {
-                escaped = true;
-            } else if c == '"' {
-                in_string = false;
-            }
-            true
-        } else if c == '"' {
-            in_string = true;
-            true
-        } else {
-            !matches!(c, ' ' | '\t' | '\n' | '\r')
-        }
-    }));
 }
 
 impl GeminiWriter {

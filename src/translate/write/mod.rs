@@ -244,6 +244,28 @@ macro_rules! writers {
 }
 crate::dialect::registry::dialects!(writers);
 
+/// Valid JSON `json` without the whitespace between its tokens (strings kept as they are).
+pub(super) fn push_compact(out: &mut String, json: &str) {
+    let (mut in_string, mut escaped) = (false, false);
+    out.extend(json.chars().filter(|&c| {
+        if in_string {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                in_string = false;
+            }
+            true
+        } else if c == '"' {
+            in_string = true;
+            true
+        } else {
+            !matches!(c, ' ' | '\t' | '\n' | '\r')
+        }
+    }));
+}
+
 fn push_u64(out: &mut String, n: u64) {
     push_num(out, n);
 }

@@ -71,19 +71,21 @@ impl OllamaWriter {
     }
 
     fn write_call(&mut self, call: Call) {
+        // The arguments as sent (key order and numbers kept), on one line.
         let trimmed = call.arguments.trim();
-        let arguments = match serde_json::from_str::<serde_json::Value>(trimmed) {
-            Ok(serde_json::Value::Object(_)) => trimmed.to_owned(),
-            _ if trimmed.is_empty() => "{}".to_owned(),
-            _ => {
+        let is_object = trimmed.starts_with('{')
+            && serde_json::from_str::<serde::de::IgnoredAny>(trimmed).is_ok();
+        let mut arguments = String::with_capacity(trimmed.len());
+        if is_object {
+            super::push_compact(&mut arguments, trimmed);
+        } else {
+            if !trimmed.is_empty() {
                 self.notes.add(
                     "tool call arguments that are not a JSON object (Ollama's are one; written as {})",
                 );
-                "{}".to_owned()
             }
-        };
-        let arguments: serde_json::Value =
-            serde_json::from_str(&arguments).unwrap_or(serde_json::Value::Null);
+            arguments.push_str("{}");
+        }
         let mut b = String::from(r#""message":{"role":"assistant","content":"","tool_calls":[{"#);
         if !call.id.is_empty() {
             b.push_str(r#""id":"#);
@@ -93,7 +95,7 @@ impl OllamaWriter {
         b.push_str(r#""function":{"name":"#);
         push_str(&mut b, &call.name);
         b.push_str(r#","arguments":"#);
-        b.push_str(&arguments.to_string());
+        b.push_str(&arguments);
         b.push_str(r#"}}]},"done":false"#);
         self.line(&b);
         self.called = true;
