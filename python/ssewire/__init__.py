@@ -17,6 +17,7 @@ from ssewire._core import (
     ChatCompletionAccumulator,
     ConcurrentUseError,
     ConverseEvent,
+    CohereEvent,
     ErrorItem,
     Event,
     EventStreamMessage,
@@ -39,6 +40,7 @@ from ssewire._errors import HTTPProtocolError, HTTPStatusError, RequestError
 from ssewire._protocol import StreamProtocol
 from ssewire._reading import (
     ChatCompletionStream,
+    CohereStream,
     ConverseStream,
     EventStreamParser,
     GeminiStream,
@@ -55,6 +57,8 @@ __all__ = [
     "ChatChunk",
     "ChatCompletionAccumulator",
     "ChatCompletionStream",
+    "CohereEvent",
+    "CohereStream",
     "ConcurrentUseError",
     "ConverseEvent",
     "ConverseStream",

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ChatCompletionStream",
+    "CohereStream",
     "GeminiStream",
     "OllamaStream",
     "MessagesStream",
@@ -201,6 +202,11 @@ class OllamaStream(_Tapping, _core.OllamaStream):
     __doc__ = _core.OllamaStream.__doc__
 
 
+class CohereStream(_Tapping, _core.CohereStream):
+    __slots__ = ()
+    __doc__ = _core.CohereStream.__doc__
+
+
 for _cls in (
     SSEParser,
     EventStreamParser,
@@ -210,6 +216,7 @@ for _cls in (
     ResponsesStream,
     GeminiStream,
     OllamaStream,
+    CohereStream,
 ):
     _cls.__module__ = "ssewire"
 del _cls

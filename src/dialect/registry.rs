@@ -25,6 +25,8 @@ pub enum Dialect {
     Converse,
     /// Ollama's native API (`/api/chat`, `/api/generate`, in NDJSON).
     Ollama,
+    /// Cohere's v2 chat (`/v2/chat`).
+    Cohere,
 }
 
 /// The dialect list: each dialect's [`Dialect`] variant, the module of its own files in every
@@ -44,6 +46,7 @@ macro_rules! dialects {
             (Gemini, gemini, GeminiReader, GeminiStream, GeminiChunk),
             (Converse, converse, ConverseReader, ConverseStream, ConverseEvent),
             (Ollama, ollama, OllamaReader, OllamaStream, OllamaChunk),
+            (Cohere, cohere, CohereReader, CohereStream, CohereEvent),
         }
     };
 }
@@ -76,6 +79,8 @@ pub enum Family {
     Amazon,
     /// A local model server (Ollama): none sent.
     Local,
+    /// Cohere: none passed on.
+    Cohere,
 }
 
 impl Family {
@@ -87,6 +92,7 @@ impl Family {
             Family::Google => "google",
             Family::Amazon => "amazon",
             Family::Local => "local",
+            Family::Cohere => "cohere",
         }
     }
 }
@@ -173,7 +179,9 @@ pub struct Spec {
 }
 
 /// The registry, in [`Dialect`]'s order (`SPECS[d as usize].dialect == d`).
-pub static SPECS: [&Spec; 6] = [&CHAT, &MESSAGES, &RESPONSES, &GEMINI, &CONVERSE, &OLLAMA];
+pub static SPECS: [&Spec; 7] = [
+    &CHAT, &MESSAGES, &RESPONSES, &GEMINI, &CONVERSE, &OLLAMA, &COHERE,
+];
 
 static CHAT: Spec = Spec {
     dialect: Dialect::Chat,
@@ -349,9 +357,38 @@ static OLLAMA: Spec = Spec {
     owns: super::ollama::owns,
 };
 
+static COHERE: Spec = Spec {
+    dialect: Dialect::Cohere,
+    name: "cohere",
+    stream_class: "CohereStream",
+    letter: b'k',
+    family: Family::Cohere,
+    terminal: "message-end",
+    stream_path: "/v2/chat",
+    whole_path: None,
+    invoke_paths: None,
+    query: &[],
+    key_header: ("authorization", "Bearer "),
+    client_key: (&["authorization"], ""),
+    request_id: "x-request-id",
+    version_header: None,
+    otel_provider: "cohere",
+    result_keys: ("", "usage"),
+    framing: Framing::Sse,
+    translates: false,
+    source: true,
+    requests: true,
+    serves: false,
+    upstream: false,
+    signing: Signing::None,
+    sigv4: false,
+    owns: super::cohere::owns,
+};
+
 /// The order in which detection asks the SSE dialects whether a document is theirs: the
 /// ones with the most distinctive shapes first (chat's shape is the loosest).
-pub const SNIFF_ORDER: [Dialect; 4] = [
+pub const SNIFF_ORDER: [Dialect; 5] = [
+    Dialect::Cohere,
     Dialect::Messages,
     Dialect::Responses,
     Dialect::Gemini,
@@ -360,13 +397,14 @@ pub const SNIFF_ORDER: [Dialect; 4] = [
 
 impl Dialect {
     /// Every dialect, in the registry's order.
-    pub const ALL: [Dialect; 6] = [
+    pub const ALL: [Dialect; 7] = [
         Dialect::Chat,
         Dialect::Messages,
         Dialect::Responses,
         Dialect::Gemini,
         Dialect::Converse,
         Dialect::Ollama,
+        Dialect::Cohere,
     ];
 
     /// The dialect's row of the registry.
@@ -378,6 +416,7 @@ impl Dialect {
             Dialect::Gemini => &GEMINI,
             Dialect::Converse => &CONVERSE,
             Dialect::Ollama => &OLLAMA,
+            Dialect::Cohere => &COHERE,
         }
     }
 

@@ -127,6 +127,26 @@ def neutral(dialect: str, r: dict) -> dict:
         stop = None if reason is None else {"stop": "tool" if calls else "end", "length": "max"}.get(reason, reason)
         if "prompt_eval_count" in r or "eval_count" in r:
             usage = {"input": r.get("prompt_eval_count"), "output": r.get("eval_count"), "cached": 0}
+    elif dialect == "cohere":
+        # v2 chat's non-streaming response; the tool plan is text before the calls.
+        m = r.get("message") or {}
+        text += m.get("tool_plan") or ""
+        for part in m.get("content") or []:
+            if part.get("type") == "thinking":
+                reasoning += part.get("thinking") or ""
+            else:
+                text += part.get("text") or ""
+        for t in m.get("tool_calls") or []:
+            f = t.get("function") or {}
+            calls.append((t.get("id"), f.get("name"), _args(f.get("arguments"))))
+        reason = r.get("finish_reason")
+        stop = {"COMPLETE": "tool" if calls else "end", "STOP_SEQUENCE": "end", "TOOL_CALL": "tool",
+                "MAX_TOKENS": "max"}.get(reason, reason)  # fmt: skip
+        u = r.get("usage") or {}
+        if u.get("tokens"):
+            tokens = u["tokens"]
+            usage = {"input": tokens.get("input_tokens"), "output": tokens.get("output_tokens"),
+                     "cached": u.get("cached_tokens") or 0}  # fmt: skip
     else:
         for item in r.get("output") or []:
             if item.get("type") == "message":

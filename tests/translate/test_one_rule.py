@@ -92,7 +92,7 @@ def test_python_reads_the_dialect_registry_from_the_core() -> None:
     from ssewire import _api, _core
 
     names = [spec["name"] for spec in _core.DIALECTS]
-    assert names == ["chat", "messages", "responses", "gemini", "converse", "ollama"]
+    assert names == ["chat", "messages", "responses", "gemini", "converse", "ollama", "cohere"]
     assert list(_api.DIALECTS) == [*names, "sse"]
     for spec in _core.DIALECTS:
         cls = getattr(ssewire, spec["stream_class"])

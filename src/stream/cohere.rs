@@ -1,0 +1,255 @@
+//! The Cohere reader: each SSE event read (`crate::dialect::cohere`), folded
+//! (`crate::fold::cohere`; `message-end` ends the stream, `[DONE]` or not), tapped, and handed
+//! to the sink as one item. A `message-end` with `finish_reason: "ERROR"` is the stream's
+//! error (and still ends it). A plain `content-delta` (one piece of text or thinking) makes
+//! the frame template, its string and its index left open: a later delta of that shape is
+//! folded without a decode. Carried across frames: the fold and the template.
+
+use std::borrow::Cow;
+
+use super::{fit, Dialect, Reader, Sink, State, Subject, Value};
+use crate::dialect::cohere::{self, Content, Delta, Event, Message, One};
+use crate::dialect::template::{Shape, MAX_RAW};
+use crate::dialect::Belongs;
+use crate::fold::cohere::CohereFold;
+use crate::json::read::{Int, Str};
+
+/// What a Cohere stream taps: one event and its kind (its JSON `type`, else its `event:`
+/// name).
+#[derive(Debug)]
+pub struct View<'a> {
+    /// The event's kind.
+    pub kind: &'a str,
+    /// The event.
+    pub event: &'a Event<'a>,
+}
+
+/// What a sink makes of a Cohere stream's events.
+pub trait CohereItems: Sink {
+    /// The item of one event (`kind`: its kind; `doc`: its JSON).
+    fn event(&mut self, event: &Event<'_>, kind: &str, doc: &str) -> Result<(), Self::Error>;
+}
+
+/// A `content-delta` template: its shape (the piece's string and the index left open) and
+/// whether the piece is thinking.
+struct Template {
+    shape: Shape,
+    thinking: bool,
+    /// The index, when the shape could not leave it open.
+    index: i64,
+}
+
+/// The per-stream state of the Cohere reader.
+pub struct CohereReader<I> {
+    /// The fold of the stream's events so far.
+    pub fold: CohereFold,
+    template: Option<Template>,
+    /// Where a fit's text with escapes is decoded (its room kept).
+    buf: Vec<u8>,
+    _items: std::marker::PhantomData<I>,
+}
+
+impl<I> Default for CohereReader<I> {
+    fn default() -> Self {
+        CohereReader {
+            fold: CohereFold::default(),
+            template: None,
+            buf: Vec::new(),
+            _items: std::marker::PhantomData,
+        }
+    }
+}
+
+/// The template of a plain content delta (`type`, `index`, and one piece of text or
+/// thinking, nothing else), decoded from `doc`.
+fn template_of(event: Option<&[u8]>, e: &Event<'_>, doc: &str) -> Option<Template> {
+    if e.type_.as_deref() != Some("content-delta") || e.logprobs.is_some() || e.id.is_some() {
+        return None;
+    }
+    let index = e.index()?;
+    let delta = e.delta.as_ref()?;
+    let message = delta.message.as_ref()?;
+    if delta.finish_reason.is_some()
+        || delta.usage.is_some()
+        || delta.error.is_some()
+        || delta.error_type.is_some()
+        || message.role.is_some()
+        || message.tool_plan.is_some()
+        || message.tool_calls.0.is_some()
+        || message.citations.is_some()
+    {
+        return None;
+    }
+    let c = message.content.0.as_ref()?;
+    if c.type_.is_some() {
+        return None;
+    }
+    let (thinking, text) = match (&c.text, &c.thinking) {
+        (Some(_), None) => (false, &c.text),
+        (None, Some(_)) => (true, &c.thinking),
+        _ => return None,
+    };
+    let text = Str::in_frame(text, doc)?;
+    let shape = Shape::with_raws(event, doc, text, &[], &[])?.or_number("index", index);
+    Some(Template {
+        shape,
+        thinking,
+        index,
+    })
+}
+
+impl<I> Dialect for CohereReader<I> {
+    type Doc<'f> = Event<'f>;
+
+    const NAME: &'static str = "a Cohere";
+    const MARKER: &'static str = "message-end";
+    const REGISTRY: crate::dialect::Dialect = crate::dialect::Dialect::Cohere;
+
+    fn belongs(doc: &Event<'_>, event: &[u8]) -> Belongs {
+        doc.belongs(event)
+    }
+
+    fn is_output(doc: &Event<'_>, event: &[u8]) -> bool {
+        let said = |t: Option<&str>| t.is_some_and(|t| !t.is_empty());
+        match doc.kind(event) {
+            "content-delta" => doc
+                .content()
+                .is_some_and(|c| said(c.text.as_deref()) || said(c.thinking.as_deref())),
+            "tool-plan-delta" => said(doc.tool_plan()),
+            "tool-call-start" => true,
+            "tool-call-delta" => said(doc.arguments()),
+            _ => false,
+        }
+    }
+
+    fn decode(doc: &str) -> Result<Event<'_>, serde_json::Error> {
+        cohere::decode(doc)
+    }
+
+    fn has_template(&self) -> bool {
+        self.template.is_some()
+    }
+
+    fn warnings(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+
+    fn result(&mut self) -> crate::fold::Out {
+        self.fold.result()
+    }
+
+    fn result_usage(&mut self) -> Option<crate::fold::Out> {
+        self.fold.usage()
+    }
+}
+
+impl<S: CohereItems> Reader<S> for CohereReader<S::Item> {
+    fn value<'f>(
+        &mut self,
+        state: &mut State,
+        v: Value<'f, '_, Event<'f>>,
+        sink: &mut S,
+    ) -> Result<(), S::Error> {
+        let e = &v.value;
+        let kind = e.kind(v.frame.event_type());
+        if kind == "message-end" {
+            if let Some(info) = e.failure(v.doc) {
+                state.report_in(sink, &info, v.frame)?;
+            }
+        }
+        self.fold.add(e, v.frame.event_type());
+        state.tap(super::Upstream::Cohere(&View { kind, event: e }));
+        if self.fold.done() {
+            state.done = true;
+        }
+        if sink.items() {
+            sink.event(e, kind, v.doc)?;
+        }
+        if v.whole_frame() {
+            if let Some(template) = template_of(v.frame.event.as_deref(), e, v.doc) {
+                self.template = Some(template);
+            }
+        }
+        Ok(())
+    }
+
+    fn shortcut(
+        &mut self,
+        state: &mut State,
+        subject: Subject<'_>,
+        sink: &mut S,
+    ) -> Result<Option<usize>, S::Error> {
+        let Some(t) = &self.template else {
+            return Ok(None);
+        };
+        let mut raws = [""; MAX_RAW];
+        let Some(hit) = fit(&t.shape, subject, &mut raws, &mut self.buf) else {
+            return Ok(None);
+        };
+        let doc = match sink.items() {
+            true => match crate::text::utf8(hit.data) {
+                Some(doc) => doc,
+                None => return Ok(None), // the frame is decoded in full
+            },
+            false => "",
+        };
+        let text = Some(Str(Cow::Borrowed(hit.text.as_ref())));
+        let (text, thinking) = if t.thinking {
+            (None, text)
+        } else {
+            (text, None)
+        };
+        let e = Event {
+            type_: Some(Str(Cow::Borrowed("content-delta"))),
+            index: Some(Int(hit.number.unwrap_or(t.index))),
+            delta: Some(Delta {
+                message: Some(Message {
+                    content: One(Some(Content {
+                        type_: None,
+                        text,
+                        thinking,
+                    })),
+                    ..Message::default()
+                }),
+                ..Delta::default()
+            }),
+            ..Event::default()
+        };
+        // An empty piece is no output, as a decode counts it.
+        state.quiet_hit = hit.text.is_empty();
+        self.fold.add(&e, b"");
+        state.tap(super::Upstream::Cohere(&View {
+            kind: "content-delta",
+            event: &e,
+        }));
+        if sink.items() {
+            sink.event(&e, "content-delta", doc)?;
+        }
+        Ok(Some(hit.len))
+    }
+}
+
+impl CohereItems for super::Quiet {
+    fn event(&mut self, _: &Event<'_>, _: &str, _: &str) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stream::{Quiet, Stream};
+
+    #[test]
+    fn plain_deltas_take_the_template() {
+        let mut body = String::from("event: message-start\ndata: {\"id\":\"x\",\"type\":\"message-start\",\"delta\":{\"message\":{\"role\":\"assistant\",\"content\":[],\"tool_plan\":\"\",\"tool_calls\":[],\"citations\":[]}}}\n\n");
+        for i in 0..10 {
+            body.push_str(&format!("event: content-delta\ndata: {{\"type\":\"content-delta\",\"index\":0,\"delta\":{{\"message\":{{\"content\":{{\"text\":\"w{i} \\\"q\\\"\"}}}}}}}}\n\n"));
+        }
+        let mut s: Stream<CohereReader<()>> = Stream::new(1 << 20);
+        let _ = s.run(body.as_bytes(), &mut Quiet);
+        assert_eq!(s.state.fast, 9);
+        let text = s.reader.fold.result().to_json();
+        assert!(text.contains(r#"w9 \"q\""#), "{text}");
+    }
+}
