@@ -155,8 +155,8 @@ impl Folds {
                 }
                 black_box(doc);
             }),
-            // The stages bench's corpora are SSE (`DIALECTS` holds no Converse, no Ollama).
-            Dialect::Converse | Dialect::Ollama => {}
+            // The stages bench's corpora are the four SSE matrix dialects' (`DIALECTS`).
+            Dialect::Converse | Dialect::Ollama | Dialect::Cohere => {}
         }
     }
 
@@ -166,7 +166,9 @@ impl Folds {
             Dialect::Messages => black_box(self.messages.result()),
             Dialect::Responses => black_box(self.responses.result()),
             Dialect::Gemini => black_box(self.gemini.result()),
-            Dialect::Converse | Dialect::Ollama => black_box(ssewire::fold::Out::Null),
+            Dialect::Converse | Dialect::Ollama | Dialect::Cohere => {
+                black_box(ssewire::fold::Out::Null)
+            }
         };
     }
 }

@@ -131,6 +131,8 @@ class _DialectSpec(TypedDict):
     model_key: Optional[str]
     usage_key: str
     framing: str
+    content_type: str
+    streams_by_default: bool
     translates: bool
     source: bool
     requests: bool

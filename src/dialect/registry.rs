@@ -173,6 +173,8 @@ pub struct Spec {
     /// Whether an upstream of the dialect may take requests signed with AWS SigV4 (from the
     /// gateway's AWS credentials, in a region) when no key is given.
     pub sigv4: bool,
+    /// Whether a request that does not say `stream` asks for a stream (Ollama's do).
+    pub streams_by_default: bool,
     /// Whether one decoded document (with its SSE event name, `message` when none) is
     /// this dialect's own: the sniff rule of detection.
     pub owns: fn(event: &[u8], doc: &str) -> bool,
@@ -208,6 +210,7 @@ static CHAT: Spec = Spec {
     upstream: true,
     signing: Signing::None,
     sigv4: false,
+    streams_by_default: false,
     owns: super::chat::owns,
 };
 
@@ -239,6 +242,7 @@ static MESSAGES: Spec = Spec {
     upstream: true,
     signing: Signing::Blocks,
     sigv4: false,
+    streams_by_default: false,
     owns: super::messages::owns,
 };
 
@@ -267,6 +271,7 @@ static RESPONSES: Spec = Spec {
     upstream: true,
     signing: Signing::Encrypted,
     sigv4: false,
+    streams_by_default: false,
     owns: super::responses::owns,
 };
 
@@ -295,6 +300,7 @@ static GEMINI: Spec = Spec {
     upstream: true,
     signing: Signing::Calls,
     sigv4: false,
+    streams_by_default: false,
     owns: super::gemini::owns,
 };
 
@@ -325,6 +331,7 @@ static CONVERSE: Spec = Spec {
     upstream: true,
     signing: Signing::None,
     sigv4: true,
+    streams_by_default: false,
     owns: super::converse::owns,
 };
 
@@ -350,10 +357,11 @@ static OLLAMA: Spec = Spec {
     translates: false,
     source: true,
     requests: true,
-    serves: false,
-    upstream: false,
+    serves: true,
+    upstream: true,
     signing: Signing::None,
     sigv4: false,
+    streams_by_default: true,
     owns: super::ollama::owns,
 };
 
@@ -378,10 +386,11 @@ static COHERE: Spec = Spec {
     translates: false,
     source: true,
     requests: true,
-    serves: false,
-    upstream: false,
+    serves: true,
+    upstream: true,
     signing: Signing::None,
     sigv4: false,
+    streams_by_default: false,
     owns: super::cohere::owns,
 };
 

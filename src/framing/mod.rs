@@ -46,6 +46,15 @@ impl Framing {
         }
     }
 
+    /// The media type of a body in this framing (what a gateway answers a stream with).
+    pub fn content_type(self) -> &'static str {
+        match self {
+            Framing::Sse | Framing::SseOrArray => "text/event-stream",
+            Framing::EventStream => "application/vnd.amazon.eventstream",
+            Framing::Ndjson => "application/x-ndjson",
+        }
+    }
+
     /// A reader of a body in this framing (for [`Framing::EventStream`], of the body behind
     /// the event stream decoder, or of one that is no event stream).
     pub fn body(self, max_event_size: usize) -> body::Body {

@@ -123,6 +123,8 @@ fn registry(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyTuple>> {
         d.set_item("model_key", s.result_keys.0)?;
         d.set_item("usage_key", s.result_keys.1)?;
         d.set_item("framing", s.framing.name())?;
+        d.set_item("content_type", s.framing.content_type())?;
+        d.set_item("streams_by_default", s.streams_by_default)?;
         d.set_item("translates", s.translates)?;
         d.set_item("requests", s.requests)?;
         d.set_item("serves", s.serves)?;

@@ -130,8 +130,76 @@ def _loop_gemini(url: str, stream: bool) -> str:
     raise AssertionError("the loop did not end")
 
 
+def _loop_ollama(url: str, stream: bool) -> str:
+    """ollama-python's loop (its tool calls carry no id; results name their tool), thinking
+    off: an Ollama client cannot hand back a signed thinking block."""
+    ollama = pytest.importorskip("ollama")
+
+    client = ollama.Client(host=url, timeout=TIMEOUT)
+    tools = [{"type": "function", "function": TOOL}]
+    messages: List[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    for _ in range(2):
+        content, calls = "", []
+        if stream:
+            for part in client.chat(model="m", messages=messages, tools=tools, stream=True):
+                content += part.message.content or ""
+                calls += part.message.tool_calls or []
+        else:
+            whole = client.chat(model="m", messages=messages, tools=tools, stream=False)
+            content, calls = whole.message.content or "", list(whole.message.tool_calls or [])
+        if not calls:
+            return content
+        messages.append({"role": "assistant", "content": content, "tool_calls": [c.model_dump() for c in calls]})
+        messages += [{"role": "tool", "content": "18C", "tool_name": c.function.name} for c in calls]
+    raise AssertionError("the loop did not end")
+
+
+def _loop_cohere(url: str, stream: bool) -> str:
+    """The cohere SDK's loop: the plan and the calls handed back, each call answered by id."""
+    cohere = pytest.importorskip("cohere")
+
+    client = cohere.ClientV2(api_key=CLIENT_KEY, base_url=url, timeout=TIMEOUT)
+    tools = [{"type": "function", "function": TOOL}]
+    messages: List[Any] = [{"role": "user", "content": "Weather in Paris?"}]
+    for _ in range(2):
+        kwargs: Dict[str, Any] = {"model": "m", "messages": messages, "tools": tools,
+                                  "thinking": {"type": "enabled", "token_budget": 1024}}  # fmt: skip
+        text, plan, thinking = "", "", ""
+        calls: Dict[int, Dict[str, Any]] = {}
+        if stream:
+            for e in client.chat_stream(**kwargs):
+                m = getattr(getattr(e, "delta", None), "message", None)
+                if e.type == "content-delta" and m is not None:
+                    text += m.content.text or ""
+                    thinking += m.content.thinking or ""
+                elif e.type == "tool-plan-delta" and m is not None:
+                    plan += m.tool_plan or ""
+                elif e.type == "tool-call-start" and m is not None:
+                    tc = m.tool_calls
+                    calls[e.index] = {"id": tc.id, "type": "function",
+                                      "function": {"name": tc.function.name, "arguments": tc.function.arguments or ""}}  # fmt: skip
+                elif e.type == "tool-call-delta" and m is not None:
+                    calls[e.index]["function"]["arguments"] += m.tool_calls.function.arguments or ""
+        else:
+            whole = client.chat(**kwargs)
+            for c in whole.message.content or []:
+                text += getattr(c, "text", None) or ""
+                thinking += getattr(c, "thinking", None) or ""
+            plan = whole.message.tool_plan or ""
+            calls = {i: c.model_dump(exclude_none=True) for i, c in enumerate(whole.message.tool_calls or [])}
+        if not calls:
+            return text
+        turn: Dict[str, Any] = {"role": "assistant", "tool_plan": plan, "tool_calls": list(calls.values())}
+        if thinking:
+            turn["content"] = [{"type": "thinking", "thinking": thinking}]
+        messages.append(turn)
+        messages += [{"role": "tool", "tool_call_id": c["id"], "content": "18C"} for c in calls.values()]
+    raise AssertionError("the loop did not end")
+
+
 LOOPS: Dict[str, Callable[[str, bool], str]] = {
-    "chat": _loop_chat, "messages": _loop_messages, "responses": _loop_responses, "gemini": _loop_gemini}  # fmt: skip
+    "chat": _loop_chat, "messages": _loop_messages, "responses": _loop_responses, "gemini": _loop_gemini,
+    "ollama": _loop_ollama, "cohere": _loop_cohere}  # fmt: skip
 
 
 def _path(client: str, model: str = "m", stream: bool = True) -> str:

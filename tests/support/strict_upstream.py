@@ -45,8 +45,12 @@ THINKING = "The user wants the weather; call get_weather for Paris."
 SIGNATURE = "RXFvQ0NrZ0lBUkFCR0FJcVFNZmFrZVNpZ25hdHVyZQ=="
 GEMINI_SIGNATURE = "Q2lRQlZ5MlpmYWtlR2VtaW5pU2lnbmF0dXJl"
 ENCRYPTED = "ZmFrZSBlbmNyeXB0ZWQgcmVhc29uaW5nIGZyb20gdGhlIFJlc3BvbnNlcyBBUEkh"
-CALL_IDS = {"chat": "call_w1", "messages": "toolu_w1", "responses": "call_w1", "gemini": "fc_w1"}
-PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses"}
+CALL_IDS = {"chat": "call_w1", "messages": "toolu_w1", "responses": "call_w1", "gemini": "fc_w1",
+            "ollama": "call_w1", "cohere": "call_w1"}  # fmt: skip
+PATHS = {"chat": "/v1/chat/completions", "messages": "/v1/messages", "responses": "/v1/responses",
+         "ollama": "/api/chat", "cohere": "/v2/chat"}  # fmt: skip
+#: The content type of a stream of each dialect.
+STREAM_TYPE = {"ollama": "application/x-ndjson"}
 
 
 def sse(events: List[Tuple[Optional[str], Dict[str, Any]]], done: bool = False) -> bytes:
@@ -59,6 +63,8 @@ def sse(events: List[Tuple[Optional[str], Dict[str, Any]]], done: bool = False) 
 def call_stream(dialect: str, thinking: bool) -> bytes:
     """The first turn: reasoning (signed where the dialect signs it), then the tool call."""
     args = '{"city": "Paris"}'
+    if dialect in ("ollama", "cohere"):  # they sign nothing: chat's turn in their own form
+        return ssewire.translate(call_stream("chat", thinking), "chat", dialect)
     if dialect == "chat":
         head = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "m"}
         return sse([
@@ -145,6 +151,10 @@ def error_body(dialect: str, status: int, message: str) -> bytes:
             529: "overloaded_error"}.get(status, "api_error")  # fmt: skip
     if dialect == "messages":
         return json.dumps({"type": "error", "error": {"type": kind, "message": message}}).encode()
+    if dialect == "ollama":
+        return json.dumps({"error": message}).encode()
+    if dialect == "cohere":
+        return json.dumps({"id": "e6c4b7a2-0c2b-4c53-9d4e-1f2a3b4c5d6e", "message": message}).encode()
     if dialect == "gemini":
         status_name = {400: "INVALID_ARGUMENT", 401: "UNAUTHENTICATED", 429: "RESOURCE_EXHAUSTED"}.get(status, "INTERNAL")
         return json.dumps({"error": {"code": status, "message": message, "status": status_name}}).encode()
@@ -167,8 +177,13 @@ class StrictUpstream(LoopThreadServer):
     ``retry-after: 7``), ``"cut"`` (the first stream cut in the middle), ``"event"`` (an error
     event inside the first stream)."""
 
-    def __init__(self, dialect: str, server: str = "aiohttp", fail: Any = None, model: str = "m") -> None:
+    def __init__(self, dialect: str, server: str = "aiohttp", fail: Any = None, model: str = "m",
+                 same_ids: bool = True) -> None:  # fmt: skip
         self.dialect = dialect
+        #: Whether a call must come back under the id this upstream gave it (Anthropic checks
+        #: only that a result answers a call of the turn before: a client whose SDK keeps no
+        #: call ids, ollama-python's, makes ids up).
+        self.same_ids = same_ids
         self.server = server
         self.fail = fail
         self.model = model
@@ -194,7 +209,8 @@ class StrictUpstream(LoopThreadServer):
         if h.get("content-type") != "application/json":
             return self.refuse(f"content-type {h.get('content-type')!r}")
         own = {"chat": ("authorization", f"Bearer {KEY}"), "responses": ("authorization", f"Bearer {KEY}"),
-               "messages": ("x-api-key", KEY), "gemini": ("x-goog-api-key", KEY)}[self.dialect]  # fmt: skip
+               "messages": ("x-api-key", KEY), "gemini": ("x-goog-api-key", KEY),
+               "ollama": ("authorization", f"Bearer {KEY}"), "cohere": ("authorization", f"Bearer {KEY}")}[self.dialect]  # fmt: skip
         foreign = [n for n in CREDENTIAL_HEADERS if n in h and n != own[0]]
         if foreign:
             return self.refuse(f"credential headers of another provider: {foreign}")
@@ -221,7 +237,8 @@ class StrictUpstream(LoopThreadServer):
                 return self.refuse(f"path {target!r}")
             if request.get("model") != self.model:
                 return self.refuse(f"model {request.get('model')!r}")
-            streaming = bool(request.get("stream"))
+            # Ollama streams unless told not to.
+            streaming = bool(request.get("stream", self.dialect == "ollama"))
         first = len(self.requests) == 1
         if first and self.fail is not None:
             if isinstance(self.fail, tuple):
@@ -248,6 +265,12 @@ class StrictUpstream(LoopThreadServer):
             elif self.dialect == "responses":
                 bad = "event: error\ndata: " + json.dumps({"type": "error", "sequence_number": 2, "code": "server_error",
                                                            "message": "Overloaded", "param": None})  # fmt: skip
+            elif self.dialect == "ollama":  # an error line under 200
+                lines = stream.split(b"\n")
+                return Reply(200, lines[0] + b"\n" + err.encode() + b"\n")
+            elif self.dialect == "cohere":  # a message-end that failed
+                bad = "event: message-end\ndata: " + json.dumps({"type": "message-end", "delta": {
+                    "finish_reason": "ERROR", "error": "Overloaded", "usage": {}}})  # fmt: skip
             else:
                 bad = "data: " + err
             stream = b"\n\n".join(events[:1] + [bad.encode()]) + b"\n\n"
@@ -256,6 +279,10 @@ class StrictUpstream(LoopThreadServer):
     def thinking_on(self, request: Dict[str, Any]) -> bool:
         if self.dialect == "messages":
             return (request.get("thinking") or {}).get("type") in ("enabled", "adaptive")
+        if self.dialect == "ollama":
+            return request.get("think") not in (None, False)
+        if self.dialect == "cohere":
+            return (request.get("thinking") or {}).get("type") == "enabled"
         return True
 
     def has_result(self, request: Dict[str, Any]) -> bool:
@@ -270,7 +297,7 @@ class StrictUpstream(LoopThreadServer):
         if d == "chat":
             asked = [c["id"] for m in request.get("messages", []) for c in m.get("tool_calls") or []]
             answered = [m.get("tool_call_id") for m in request.get("messages", []) if m.get("role") == "tool"]
-            if asked != [CALL_IDS["chat"]] or answered != asked:
+            if len(asked) != 1 or (self.same_ids and asked != [CALL_IDS["chat"]]) or answered != asked:
                 return f"every tool_calls id must be answered: {asked} / {answered}"
         elif d == "messages":
             turns = [m for m in request["messages"] if m["role"] == "assistant" and isinstance(m["content"], list)
@@ -278,8 +305,13 @@ class StrictUpstream(LoopThreadServer):
             if not turns:
                 return "the assistant turn with the tool_use is missing"
             content = turns[-1]["content"]
-            if [b["id"] for b in content if b.get("type") == "tool_use"] != [CALL_IDS["messages"]]:
+            uses = [b["id"] for b in content if b.get("type") == "tool_use"]
+            if len(uses) != 1 or (self.same_ids and uses != [CALL_IDS["messages"]]):
                 return "the tool_use id is not the one sent"
+            answers = [b.get("tool_use_id") for m in request["messages"] if m["role"] == "user"
+                       and isinstance(m["content"], list) for b in m["content"] if b.get("type") == "tool_result"]  # fmt: skip
+            if answers != uses:
+                return f"tool_result block(s) provided that do not match a tool_use: {answers} / {uses}"
             if self.issued_thinking and self.thinking_on(request):
                 first = content[0]
                 if first.get("type") != "thinking":
@@ -288,6 +320,24 @@ class StrictUpstream(LoopThreadServer):
                             "start with a thinking block")  # fmt: skip
                 if first.get("signature") != SIGNATURE or first.get("thinking") != THINKING:
                     return "messages.1.content.0: Invalid `signature` in `thinking` block"
+        elif d in ("ollama", "cohere"):
+            turns = [m for m in request.get("messages", []) if m.get("role") == "assistant" and m.get("tool_calls")]
+            if not turns:
+                return "the assistant turn with the tool calls is missing"
+            calls = turns[-1]["tool_calls"]
+            results = [m for m in request["messages"] if m.get("role") == "tool"]
+            if d == "ollama":
+                # Ollama: arguments an object; each result names its tool.
+                if not all(isinstance((c.get("function") or {}).get("arguments"), dict) for c in calls):
+                    return "json: cannot unmarshal string into Go struct field .tool_calls.function.arguments"
+                if [r.get("tool_name") for r in results] != [c["function"]["name"] for c in calls]:
+                    return "a tool result names no tool it was asked for"
+            else:
+                # Cohere: arguments JSON text; every call answered by its id.
+                if not all(isinstance((c.get("function") or {}).get("arguments"), str) for c in calls):
+                    return "invalid request: tool_calls.function.arguments must be a string"
+                if [r.get("tool_call_id") for r in results] != [c.get("id") for c in calls]:
+                    return "invalid request: every tool call must have a tool result"
         elif d == "gemini":
             calls = [p for c in request.get("contents", []) for p in c.get("parts", []) if "functionCall" in p]
             if not calls:
@@ -334,7 +384,7 @@ class StrictUpstream(LoopThreadServer):
     async def _aiohttp(self, request: web.Request) -> web.StreamResponse:
         headers = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.raw_headers]
         reply = self.answer(request.raw_path, headers, await request.read())
-        kind = "text/event-stream" if reply.status == 200 else "application/json"
+        kind = STREAM_TYPE.get(self.dialect, "text/event-stream") if reply.status == 200 else "application/json"
         response = web.StreamResponse(status=reply.status, headers={"content-type": kind, **dict(reply.headers)})
         response.enable_chunked_encoding()
         await response.prepare(request)
@@ -372,7 +422,7 @@ class StrictUpstream(LoopThreadServer):
             await writer.drain()
             writer.close()
             return
-        kind = "text/event-stream" if reply.status == 200 else "application/json"
+        kind = STREAM_TYPE.get(self.dialect, "text/event-stream") if reply.status == 200 else "application/json"
         out = conn.send(h11.Response(status_code=reply.status, headers=[
             ("content-type", kind), ("transfer-encoding", "chunked"), *reply.headers]))  # fmt: skip
         writer.write(out or b"")

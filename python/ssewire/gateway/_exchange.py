@@ -124,6 +124,8 @@ def event_ended(seen: bytes, first: bytes, size: int, framing: str) -> bool:
     three before them); ``first``, its first piece; ``size``, its length."""
     if framing == "eventstream":  # a message's prelude starts with its total length
         return len(first) >= 4 and size >= int.from_bytes(first[:4], "big")
+    if framing == "ndjson":  # a line
+        return b"\n" in seen
     return BLANK_LINE.search(seen) is not None
 
 

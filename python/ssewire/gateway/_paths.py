@@ -17,7 +17,7 @@ STREAMS: Dict[str, Any] = {name: getattr(ssewire, spec["stream_class"]) for name
 #: The dialects an upstream may speak.
 UPSTREAMS: Tuple[str, ...] = tuple(spec["name"] for spec in _core.DIALECTS if spec["upstream"])
 #: The content type of a stream in each dialect's framing.
-STREAM_TYPES = {"sse": "text/event-stream", "eventstream": "application/vnd.amazon.eventstream"}
+STREAM_TYPES = {spec["framing"]: spec["content_type"] for spec in _core.DIALECTS}
 #: The parts of the registry's path templates, as patterns.
 _TEMPLATE_PARTS = {"{model}": r"(?P<model>[^/:]+)", "{version}": r"(?P<version>v1(?:beta|alpha)?)"}
 #: What a raw path prefix may hold: RFC 3986 path characters and percent escapes.

@@ -24,7 +24,7 @@ from ssewire.gateway import _config as config
 from ssewire.gateway._auth import Refused, Signer, bedrock_signer, client_credential
 from ssewire.gateway._exchange import Attempt, Client, error_response
 from ssewire.gateway._failover import Outcome, Plan, Router, Try, Upstream, Wait
-from ssewire.gateway._paths import route, safe_prefix
+from ssewire.gateway._paths import SPECS, route, safe_prefix
 from ssewire.gateway._record import cut
 from ssewire.gateway._upstream import Pool
 
@@ -202,7 +202,8 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
                 raise Refused(404, f"no route of this gateway serves the model {cut(model or '')!r}")
             if len(state.config.routes) > 1 or chosen.model != "*":
                 entry["route"] = chosen.model
-            streaming = match.streaming if match.streaming is not None else wanted.get("stream") is True
+            asked = wanted.get("stream", SPECS[match.dialect]["streams_by_default"])
+            streaming = match.streaming if match.streaming is not None else asked is True
             client = Client(request, match, raw, wanted, query, model, streaming, meters, write_timeout)
             return await serve(state, client, Plan(chosen, state.upstreams, state.config.retry), entry)
         except Refused as refusal:
