@@ -46,6 +46,8 @@ SAMPLES = (
     ("messages.sse", "messages"),
     ("responses.sse", "responses"),
     ("gemini.sse", "gemini"),
+    ("ollama.ndjson", "ollama"),
+    ("cohere.sse", "cohere"),
     ("events.sse", "sse"),
 )
 

@@ -25,7 +25,7 @@ import support as _bench
 from ssewire import _cli
 
 SAMPLES = {"chat": "chat.sse", "messages": "messages.sse", "responses": "responses.sse", "gemini": "gemini.sse",
-           "sse": "events.sse"}  # fmt: skip
+           "ollama": "ollama.ndjson", "cohere": "cohere.sse", "sse": "events.sse"}  # fmt: skip
 
 CHAT_TEXT = (
     "Server-Sent Events (SSE) let a server push updates over one long-lived HTTP response: each "
@@ -97,15 +97,20 @@ def test_no_file_runs_on_every_sample(capsys: pytest.CaptureFixture[str]) -> Non
     assert code == 0
     parts = split_samples(out)
     assert [h.split()[2] for h, _ in parts] == ["chat.sse", "messages.sse", "responses.sse", "gemini.sse",
-                                               "events.sse"]  # fmt: skip
-    assert [h.split(", ")[1].split(")")[0] for h, _ in parts] == ["chat", "messages", "responses", "gemini", "sse"]
+                                               "ollama.ndjson", "cohere.sse", "events.sse"]  # fmt: skip
+    assert [h.split(", ")[1].split(")")[0] for h, _ in parts] == ["chat", "messages", "responses", "gemini", "ollama",
+                                                                   "cohere", "sse"]  # fmt: skip
     results = [json.loads(body) for _, body in parts]
     assert results[0]["choices"][0]["message"]["content"] == CHAT_TEXT
     assert results[1]["content"][1]["input"] == {"location": "São Paulo, Brazil", "unit": "celsius"}
     assert results[2]["status"] == "completed"
     parts_3 = results[3]["candidates"][0]["content"]["parts"]
     assert [p.get("thought", False) for p in parts_3] == [True, False] and "thoughtSignature" in parts_3[1]
-    assert len(results[4]["events"]) == 5
+    assert results[4]["message"]["tool_calls"][0]["function"]["arguments"] == {"city": "Paris", "unit": "celsius"}
+    assert results[4]["done_reason"] == "stop" and results[4]["eval_count"] == 41
+    assert results[5]["message"]["content"][1]["text"] == "The Eiffel Tower is 330 metres (1,083 ft) tall."
+    assert results[5]["message"]["citations"][0]["sources"][0]["type"] == "document"
+    assert len(results[6]["events"]) == 5
     # Pretty by default: indented by two.
     assert '\n  "id": "chatcmpl-' in parts[0][1]
     assert "sample captures" in err
@@ -117,7 +122,7 @@ def test_no_file_json_is_one_line_per_sample(capsys: pytest.CaptureFixture[str])
     lines = out.splitlines()
     headers = [l for l in lines if l.startswith("== sample ")]
     bodies = [l for l in lines if l.startswith("{")]
-    assert len(headers) == len(bodies) == 5
+    assert len(headers) == len(bodies) == 7
     assert json.loads(bodies[0]) == ssewire.accumulate(sample("chat.sse"))
 
 
