@@ -27,6 +27,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from _model_text import deltas, escape_rate, model_text  # noqa: F401 (the corpus' text, re-exported)
 from _shapes_chat_messages import _chat, _chat_tools, _messages
+from _shapes_local import _cohere, _ollama
 from _shapes_responses_gemini import _gemini, _gemini_seven, _padded, _responses
 
 #: name: (dialect, builder of a body from (rng, pieces))
@@ -71,7 +72,25 @@ SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
     # Issue 47: Gemini's answers are about seven chunks (every length: the same stream).
     "gemini seven chunks": ("gemini", lambda rng, pieces: _gemini_seven(rng, pieces, False)),
     "gemini seven chunks, call": ("gemini", lambda rng, pieces: _gemini_seven(rng, pieces, True)),
+    # Issue 50: the sixth and seventh dialects.
+    "ollama chat": ("ollama", lambda rng, pieces: _ollama(rng, pieces, "chat")),
+    "ollama thinking": ("ollama", lambda rng, pieces: _ollama(rng, pieces, "thinking")),
+    "ollama tools": ("ollama", lambda rng, pieces: _ollama(rng, pieces, "tools")),
+    "ollama generate": ("ollama", lambda rng, pieces: _ollama(rng, pieces, "generate")),
+    "cohere text": ("cohere", lambda rng, pieces: _cohere(rng, pieces, "text")),
+    "cohere thinking": ("cohere", lambda rng, pieces: _cohere(rng, pieces, "thinking")),
+    "cohere tools": ("cohere", lambda rng, pieces: _cohere(rng, pieces, "tools")),
 }
+
+#: The dialects whose bodies are NDJSON (one record a line), by the core's registry.
+NDJSON = {spec["name"] for spec in __import__("ssewire")._core.DIALECTS if spec["framing"] == "ndjson"}
+
+
+def records(name: str, body: bytes) -> int:
+    """How many events (SSE) or lines (NDJSON) ``body`` of shape ``name`` holds."""
+    if SHAPES[name][0] in NDJSON:
+        return body.count(b"\n")
+    return body.count(b"\n\n") + body.count(b"\r\n\r\n")
 
 
 def corpus(name: str, seed: int = 0, paragraphs: int = 40, events: Optional[int] = None) -> bytes:
@@ -89,7 +108,7 @@ def corpus(name: str, seed: int = 0, paragraphs: int = 40, events: Optional[int]
     k = events
     for _ in range(6):  # the event count grows about linearly with the deltas
         body = made(k)
-        got = body.count(b"\n\n") + body.count(b"\r\n\r\n")
+        got = records(name, body)
         if abs(got - events) <= max(1, events // 20) or k >= len(pieces):
             break
         k = max(1, min(len(pieces), round(k * events / max(got, 1))))

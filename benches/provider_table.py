@@ -31,16 +31,34 @@ from support import streams as _streams  # noqa: E402
 
 CLASSES = _registry.STREAMS
 #: The dialect each source is translated into for the Translator column.
-TARGET = {"chat": "messages", "messages": "chat", "responses": "messages", "gemini": "chat"}
+TARGET = {"chat": "messages", "messages": "chat", "responses": "messages", "gemini": "chat", "ollama": "chat",
+          "cohere": "chat"}  # fmt: skip
+
+
+def lines_framer(pieces: List[bytes]) -> int:
+    """The NDJSON framer alone, in Python, handing each line over (the ``SSEParser`` column of
+    an NDJSON dialect): a buffer cut at each line feed."""
+    buf, n = b"", 0
+    for piece in pieces:
+        buf += piece
+        *lines, buf = buf.split(b"\n")
+        n += len(lines)
+    return n
 
 
 def row(name: str, rounds: int, reads: str, paragraphs: int, events: Optional[int] = None) -> Dict[str, Any]:
     dialect, _ = _providers.SHAPES[name]
     body = _providers.corpus(name, paragraphs=paragraphs, events=events)
-    events = ssewire.SSEParser().feed(body)
-    n = len(events)
-    payloads = [e.data.encode() for e in events if e.data != "[DONE]"]
-    pieces: List[bytes] = _streams.event_reads(body) if reads == "event" else [body]
+    ndjson = dialect in _providers.NDJSON
+    if ndjson:
+        payloads = body.splitlines()
+        n = len(payloads)
+        pieces: List[bytes] = body.splitlines(keepends=True) if reads == "event" else [body]
+    else:
+        events = ssewire.SSEParser().feed(body)
+        n = len(events)
+        payloads = [e.data.encode() for e in events if e.data != "[DONE]"]
+        pieces = _streams.event_reads(body) if reads == "event" else [body]
     cls = CLASSES[dialect]
     decoder = msgspec.json.Decoder()
 
@@ -51,6 +69,9 @@ def row(name: str, rounds: int, reads: str, paragraphs: int, events: Optional[in
         s.result()
 
     def sse() -> None:
+        if ndjson:
+            lines_framer(pieces)
+            return
         p = ssewire.SSEParser()
         for piece in pieces:
             p.feed(piece)

@@ -1,14 +1,14 @@
 //! The Cohere reader: each SSE event read (`crate::dialect::cohere`), folded
 //! (`crate::fold::cohere`; `message-end` ends the stream, `[DONE]` or not), tapped, and handed
 //! to the sink as one item. A `message-end` with `finish_reason: "ERROR"` is the stream's
-//! error (and still ends it). A plain `content-delta` (one piece of text or thinking) makes
-//! the frame template, its string and its index left open: a later delta of that shape is
-//! folded without a decode. Carried across frames: the fold and the template.
+//! error (and still ends it). A plain delta (one piece of text, thinking, plan or arguments)
+//! makes the frame template, its string and its index left open: a later delta of that shape
+//! is folded without a decode. Carried across frames: the fold and the template.
 
 use std::borrow::Cow;
 
 use super::{fit, Dialect, Reader, Sink, State, Subject, Value};
-use crate::dialect::cohere::{self, Content, Delta, Event, Message, One};
+use crate::dialect::cohere::{self, Call, Content, Delta, Event, Function, Message, One};
 use crate::dialect::template::{Shape, MAX_RAW};
 use crate::dialect::Belongs;
 use crate::fold::cohere::CohereFold;
@@ -30,13 +30,26 @@ pub trait CohereItems: Sink {
     fn event(&mut self, event: &Event<'_>, kind: &str, doc: &str) -> Result<(), Self::Error>;
 }
 
-/// A `content-delta` template: its shape (the piece's string and the index left open) and
-/// whether the piece is thinking.
+/// The string a delta template leaves open.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hole {
+    /// A `content-delta`'s text.
+    Text,
+    /// A `content-delta`'s thinking.
+    Thinking,
+    /// A `tool-plan-delta`'s piece of the plan.
+    Plan,
+    /// A `tool-call-delta`'s piece of the arguments.
+    Arguments,
+}
+
+/// A delta template: its shape (the piece's string and the index left open) and which piece
+/// it holds.
 struct Template {
     shape: Shape,
-    thinking: bool,
-    /// The index, when the shape could not leave it open.
-    index: i64,
+    hole: Hole,
+    /// The index, when the shape could not leave it open (or the event has none).
+    index: Option<i64>,
 }
 
 /// The per-stream state of the Cohere reader.
@@ -60,13 +73,12 @@ impl<I> Default for CohereReader<I> {
     }
 }
 
-/// The template of a plain content delta (`type`, `index`, and one piece of text or
-/// thinking, nothing else), decoded from `doc`.
+/// The template of a plain delta (`type`, `index`, and one piece of text, thinking, plan or
+/// arguments, nothing else), decoded from `doc`.
 fn template_of(event: Option<&[u8]>, e: &Event<'_>, doc: &str) -> Option<Template> {
-    if e.type_.as_deref() != Some("content-delta") || e.logprobs.is_some() || e.id.is_some() {
+    if e.logprobs.is_some() || e.id.is_some() {
         return None;
     }
-    let index = e.index()?;
     let delta = e.delta.as_ref()?;
     let message = delta.message.as_ref()?;
     if delta.finish_reason.is_some()
@@ -74,28 +86,39 @@ fn template_of(event: Option<&[u8]>, e: &Event<'_>, doc: &str) -> Option<Templat
         || delta.error.is_some()
         || delta.error_type.is_some()
         || message.role.is_some()
-        || message.tool_plan.is_some()
-        || message.tool_calls.0.is_some()
         || message.citations.is_some()
     {
         return None;
     }
-    let c = message.content.0.as_ref()?;
-    if c.type_.is_some() {
-        return None;
-    }
-    let (thinking, text) = match (&c.text, &c.thinking) {
-        (Some(_), None) => (false, &c.text),
-        (None, Some(_)) => (true, &c.thinking),
+    let (content, plan, call) = (
+        message.content.0.as_ref(),
+        message.tool_plan.as_ref(),
+        message.tool_calls.0.as_ref(),
+    );
+    let (hole, text) = match (e.type_.as_deref()?, content, plan, call) {
+        ("content-delta", Some(c), None, None) if c.type_.is_none() => match (&c.text, &c.thinking) {
+            (Some(_), None) => (Hole::Text, &c.text),
+            (None, Some(_)) => (Hole::Thinking, &c.thinking),
+            _ => return None,
+        },
+        ("tool-plan-delta", None, Some(_), None) => (Hole::Plan, &message.tool_plan),
+        ("tool-call-delta", None, None, Some(c)) if c.id.is_none() && c.type_.is_none() => {
+            let f = c.function.as_ref()?;
+            if f.name.is_some() {
+                return None;
+            }
+            (Hole::Arguments, &f.arguments)
+        }
         _ => return None,
     };
     let text = Str::in_frame(text, doc)?;
-    let shape = Shape::with_raws(event, doc, text, &[], &[])?.or_number("index", index);
-    Some(Template {
-        shape,
-        thinking,
-        index,
-    })
+    let shape = Shape::with_raws(event, doc, text, &[], &[])?;
+    let index = e.index();
+    let shape = match index {
+        Some(index) => shape.or_number("index", index),
+        None => shape,
+    };
+    Some(Template { shape, hole, index })
 }
 
 impl<I> Dialect for CohereReader<I> {
@@ -193,24 +216,41 @@ impl<S: CohereItems> Reader<S> for CohereReader<S::Item> {
             },
             false => "",
         };
-        let text = Some(Str(Cow::Borrowed(hit.text.as_ref())));
-        let (text, thinking) = if t.thinking {
-            (None, text)
-        } else {
-            (text, None)
+        let piece = Some(Str(Cow::Borrowed(hit.text.as_ref())));
+        let mut message = Message::default();
+        let kind = match t.hole {
+            Hole::Text | Hole::Thinking => {
+                let (text, thinking) = match t.hole {
+                    Hole::Thinking => (None, piece),
+                    _ => (piece, None),
+                };
+                message.content = One(Some(Content {
+                    type_: None,
+                    text,
+                    thinking,
+                }));
+                "content-delta"
+            }
+            Hole::Plan => {
+                message.tool_plan = piece;
+                "tool-plan-delta"
+            }
+            Hole::Arguments => {
+                message.tool_calls = One(Some(Call {
+                    function: Some(Function {
+                        name: None,
+                        arguments: piece,
+                    }),
+                    ..Call::default()
+                }));
+                "tool-call-delta"
+            }
         };
         let e = Event {
-            type_: Some(Str(Cow::Borrowed("content-delta"))),
-            index: Some(Int(hit.number.unwrap_or(t.index))),
+            type_: Some(Str(Cow::Borrowed(kind))),
+            index: hit.number.or(t.index).map(Int),
             delta: Some(Delta {
-                message: Some(Message {
-                    content: One(Some(Content {
-                        type_: None,
-                        text,
-                        thinking,
-                    })),
-                    ..Message::default()
-                }),
+                message: Some(message),
                 ..Delta::default()
             }),
             ..Event::default()
@@ -218,12 +258,9 @@ impl<S: CohereItems> Reader<S> for CohereReader<S::Item> {
         // An empty piece is no output, as a decode counts it.
         state.quiet_hit = hit.text.is_empty();
         self.fold.add(&e, b"");
-        state.tap(super::Upstream::Cohere(&View {
-            kind: "content-delta",
-            event: &e,
-        }));
+        state.tap(super::Upstream::Cohere(&View { kind, event: &e }));
         if sink.items() {
-            sink.event(&e, "content-delta", doc)?;
+            sink.event(&e, kind, doc)?;
         }
         Ok(Some(hit.len))
     }

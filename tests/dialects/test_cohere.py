@@ -182,6 +182,9 @@ def test_deltas_on_the_fast_path_read_as_decoded() -> None:
     texts = ["a", 'q"uote', "\\", "\u00e9t\u00e9", "\n", "x" * 300, ""]
     frames = [event("content-delta", index=i % 3, delta={"message": {"content": {"text": t}}}) for i, t in enumerate(texts)]
     frames += [event("content-delta", index=4, delta={"message": {"content": {"thinking": t}}}) for t in texts]
+    frames += [event("tool-plan-delta", delta={"message": {"tool_plan": t}}) for t in texts]
+    frames += [event("tool-call-delta", index=i % 2, delta={"message": {"tool_calls": {"function": {"arguments": t}}}})
+               for i, t in enumerate(texts)]  # fmt: skip
     spaced = [f.replace(b'":', b'": ').replace(b',"', b', "') for f in frames]  # a Python recorder's spelling
     for body in (frames, spaced):
         s = ssewire.CohereStream()
