@@ -47,11 +47,14 @@ def runner(core: Any, dialect: str, body: bytes) -> Callable[[], Any]:
     return run
 
 
-_CLASSES = {"chat": "ChatCompletionStream", "messages": "MessagesStream",
-            "responses": "ResponsesStream", "gemini": "GeminiStream"}  # fmt: skip
+_CLASSES = {spec["name"]: spec["stream_class"] for spec in this.DIALECTS}
 
 
-def framing(body: bytes) -> Callable[[], Any]:
+def framing(body: bytes, dialect: str) -> Callable[[], Any]:
+    """The framer alone: ``SSEParser``, or for an NDJSON dialect Python's line framer."""
+    if dialect in _providers.NDJSON:
+        return lambda: body.split(b"\n")
+
     def run() -> Any:
         p = ssewire.SSEParser()
         return p.feed(body)
@@ -65,15 +68,15 @@ def table(rounds: int, only: str, old: Optional[Any], reps: int = 400) -> List[D
         if only and only not in name:
             continue
         body = one_delta(name)
-        cases = {"this": runner(this, dialect, body), "sse": framing(body)}
-        if old is not None:
+        cases = {"this": runner(this, dialect, body), "sse": framing(body, dialect)}
+        if old is not None and hasattr(old, _CLASSES[dialect]):
             cases["old"] = runner(old, dialect, body)
             assert cases["old"]() == cases["this"](), name
         best = {k: float("inf") for k in cases}
         for _ in range(rounds):
             for k, f in cases.items():
                 best[k] = min(best[k], compare_builds.cpu(f, reps) / 1e3)
-        rows.append({"name": name, "events": body.count(b"\n\n") + body.count(b"\r\n\r\n"), **best})
+        rows.append({"name": name, "events": _providers.records(name, body), **best})
     return rows
 
 
