@@ -10,7 +10,8 @@
 //! Carried across events: the pieces so far. Cost: O(the answer); parts and calls are found
 //! by index through an [`IntMap`], so hostile indexes cannot make it quadratic.
 
-use crate::dialect::cohere::Event;
+use crate::dialect::cohere::{Content, Event};
+use crate::json::partial::PartialJson;
 
 use super::summary::{texts, Node};
 use super::{IntMap, Map, Out};
@@ -28,7 +29,27 @@ struct Call {
     id: Option<String>,
     type_: Option<String>,
     name: Option<String>,
-    arguments: String,
+    /// The argument pieces joined, read as partial JSON as they arrive (`partial_arguments`).
+    arguments: PartialJson,
+}
+
+/// Whether a content part is thinking, the one rule the fold and the translation follow: its
+/// `content-start`'s `type`; for a part whose start was not read, whether its first piece
+/// came under `thinking` alone. Its pieces are then the ones under that key.
+pub fn is_thinking(c: &Content<'_>) -> bool {
+    match c.type_.as_deref() {
+        Some(t) => t == "thinking",
+        None => c.thinking.is_some() && c.text.is_none(),
+    }
+}
+
+/// The piece of `c` a part of kind `thinking` takes.
+pub fn piece<'c>(c: &'c Content<'_>, thinking: bool) -> Option<&'c str> {
+    if thinking {
+        c.thinking.as_deref()
+    } else {
+        c.text.as_deref()
+    }
 }
 
 /// The fold's state.
@@ -47,8 +68,12 @@ pub struct CohereFold {
 }
 
 impl CohereFold {
-    /// Folds one event (`event`: its SSE `event:` name).
+    /// Folds one event (`event`: its SSE `event:` name). Nothing after `message-end` counts
+    /// (as the translation reads it).
     pub fn add(&mut self, e: &Event<'_>, event: &[u8]) {
+        if self.done {
+            return;
+        }
         let index = e.index().unwrap_or(0);
         match e.kind(event) {
             "message-start" => {
@@ -61,15 +86,12 @@ impl CohereFold {
             }
             "content-start" | "content-delta" => {
                 if let Some(c) = e.content() {
-                    let part = self.parts.get_or_insert_with(index, Part::default);
-                    if c.type_.as_deref() == Some("thinking") {
-                        part.thinking = true;
-                    } else if c.thinking.is_some() && c.text.is_none() && part.text.is_empty() {
-                        // A piece of thinking into a part whose start was not read.
-                        part.thinking = true;
-                    }
-                    let piece = if part.thinking { &c.thinking } else { &c.text };
-                    part.text.push_str(piece.as_deref().unwrap_or_default());
+                    let part = self.parts.get_or_insert_with(index, || Part {
+                        thinking: is_thinking(c),
+                        text: String::new(),
+                    });
+                    part.text
+                        .push_str(piece(c, part.thinking).unwrap_or_default());
                 }
                 if let Some(l) = e.logprobs.filter(|l| l.get() != "null") {
                     self.logprobs.push(l.get().into());
@@ -89,8 +111,10 @@ impl CohereFold {
                         if let Some(name) = f.name.as_deref() {
                             call.name = Some(name.to_owned());
                         }
-                        call.arguments
-                            .push_str(f.arguments.as_deref().unwrap_or_default());
+                        // An error stays in the partial reader; the text is kept as sent.
+                        let _ = call
+                            .arguments
+                            .feed_str(f.arguments.as_deref().unwrap_or_default());
                     }
                 }
             }
@@ -110,6 +134,11 @@ impl CohereFold {
             }
             _ => {}
         }
+    }
+
+    /// The arguments of tool call `index` read so far (`partial_arguments`).
+    pub fn arguments(&self, index: i64) -> Option<&PartialJson> {
+        self.calls.get(index).map(|c| &c.arguments)
     }
 
     /// Whether `message-end` was read.
@@ -152,7 +181,7 @@ impl CohereFold {
             let calls = calls.iter().map(|(_, c)| {
                 let mut function = Map::new();
                 function.set("name", Out::str_or_null(c.name.as_deref()));
-                function.set("arguments", Out::Str(c.arguments.clone()));
+                function.set("arguments", Out::Str(c.arguments.text().to_owned()));
                 let mut m = Map::new();
                 m.set("id", Out::str_or_null(c.id.as_deref()));
                 m.set(

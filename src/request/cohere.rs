@@ -253,17 +253,28 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
     Ok(r)
 }
 
-/// A turn's images and text as Cohere's content list (a plain string when it is text only).
-fn content(text: String, images: Vec<Value>) -> Value {
-    if images.is_empty() {
-        return Value::String(text);
+/// A turn's content parts in order (adjacent texts joined): a plain string when it is one
+/// text, else Cohere's content list.
+fn content(parts: Vec<Value>) -> Value {
+    match parts.as_slice() {
+        [] => Value::String(String::new()),
+        [one] if one.get("type") == Some(&json!("text")) => one.get("text").cloned().unwrap_or_default(),
+        _ => Value::Array(parts),
     }
-    let mut parts = Vec::with_capacity(images.len() + 1);
-    if !text.is_empty() {
-        parts.push(json!({"type": "text", "text": text}));
+}
+
+/// Appends text to a turn's parts: to the text part before it (`merge`: nothing came between
+/// them), else as a new one.
+fn push_text(parts: &mut Vec<Value>, text: &str, merge: bool) {
+    if let (true, Some(Value::Object(last))) = (merge, parts.last_mut()) {
+        if last.get("type") == Some(&json!("text")) {
+            if let Some(Value::String(t)) = last.get_mut("text") {
+                t.push_str(text);
+                return;
+            }
+        }
     }
-    parts.extend(images);
-    Value::Array(parts)
+    parts.push(json!({"type": "text", "text": text}));
 }
 
 /// Writes a Cohere v2 chat request (streaming).
@@ -274,23 +285,21 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
         messages.push(json!({"role": "system", "content": system.join("\n\n")}));
     }
     for turn in &r.turns {
-        let mut text = String::new();
+        // Text and images in order; thinking apart (it comes first); the calls and results.
+        let mut parts: Vec<Value> = Vec::new();
         let mut thinking = String::new();
-        let mut images = Vec::new();
         let mut calls = Vec::new();
         let mut results = Vec::new();
+        let mut merge = true;
         for part in &turn.parts {
+            let text = matches!(part, Part::Text(_));
             match part {
-                Part::Text(t) => text.push_str(t),
+                Part::Text(t) => push_text(&mut parts, t, merge),
                 Part::Image(media) => match media.as_url() {
-                    Some(url) => {
-                        images.push(json!({"type": "image_url", "image_url": {"url": url}}))
-                    }
+                    Some(url) => parts.push(json!({"type": "image_url", "image_url": {"url": url}})),
                     None => notes.add("images by file id (Cohere takes a URL or data)"),
                 },
-                Part::Document(_) => {
-                    notes.add("documents (Cohere's messages take text and images)")
-                }
+                Part::Document(_) => notes.add("documents (Cohere's messages take text and images)"),
                 Part::Call {
                     id,
                     name,
@@ -300,14 +309,22 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
                     "type": "function",
                     "function": {"name": name, "arguments": arguments},
                 })),
-                Part::Result { id, content, .. } => results.push(json!({
-                    "role": "tool",
-                    "tool_call_id": id,
-                    "content": text_of(content, notes, "Cohere"),
-                })),
+                Part::Result {
+                    id, content, error, ..
+                } => {
+                    if *error {
+                        notes.add("a tool result's error flag (Cohere's results have none)");
+                    }
+                    results.push(json!({
+                        "role": "tool",
+                        "tool_call_id": id,
+                        "content": text_of(content, notes, "Cohere"),
+                    }))
+                }
                 Part::Reasoning(reasoning) => thinking.push_str(&reasoning.text),
                 Part::Unknown(kind) => super::unknown_note(notes, kind),
             }
+            merge = text || matches!(part, Part::Reasoning(_));
         }
         messages.extend(results);
         let role = match turn.role {
@@ -315,38 +332,31 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
             Role::Assistant => "assistant",
             Role::System => "system",
         };
-        if text.is_empty() && images.is_empty() && calls.is_empty() && thinking.is_empty() {
+        if parts.is_empty() && calls.is_empty() && thinking.is_empty() {
             continue;
         }
         let mut m = Map::new();
         m.insert("role".into(), json!(role));
-        if calls.is_empty() || !thinking.is_empty() {
-            let mut parts = Vec::new();
-            if !thinking.is_empty() {
-                parts.push(json!({"type": "thinking", "thinking": thinking}));
-            }
-            if calls.is_empty() {
-                match (parts.is_empty(), content(std::mem::take(&mut text), images)) {
-                    (true, c) => {
-                        m.insert("content".into(), c);
-                    }
-                    (false, Value::String(s)) => {
-                        if !s.is_empty() {
-                            parts.push(json!({"type": "text", "text": s}));
-                        }
-                    }
-                    (false, Value::Array(list)) => parts.extend(list),
-                    (false, _) => {}
+        if !calls.is_empty() {
+            // A turn that calls tools: its text is the plan it wrote before them.
+            let mut plan = Vec::new();
+            for p in std::mem::take(&mut parts) {
+                match p.get("text").and_then(Value::as_str) {
+                    Some(t) => plan.push(t.to_owned()),
+                    None => notes.add("images in an assistant turn that calls tools (Cohere's plan is text)"),
                 }
             }
-            if !parts.is_empty() {
-                m.insert("content".into(), Value::Array(parts));
+            if !plan.is_empty() {
+                m.insert("tool_plan".into(), Value::String(plan.join("\n\n")));
             }
         }
+        if !thinking.is_empty() {
+            parts.insert(0, json!({"type": "thinking", "thinking": thinking}));
+        }
+        if !parts.is_empty() {
+            m.insert("content".into(), content(parts));
+        }
         if !calls.is_empty() {
-            if !text.is_empty() {
-                m.insert("tool_plan".into(), Value::String(text));
-            }
             m.insert("tool_calls".into(), Value::Array(calls));
         }
         messages.push(Value::Object(m));

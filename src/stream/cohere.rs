@@ -112,6 +112,13 @@ fn template_of(event: Option<&[u8]>, e: &Event<'_>, doc: &str) -> Option<Templat
         _ => return None,
     };
     let text = Str::in_frame(text, doc)?;
+    // A key spelled with escapes decodes as its plain spelling, but the shape matches bytes:
+    // a frame with an escape outside its piece makes no template.
+    let at = (text.as_ptr() as usize).checked_sub(doc.as_ptr() as usize)?;
+    let (before, after) = (doc.get(..at)?, doc.get(at + text.len()..)?);
+    if before.contains('\\') || after.contains('\\') {
+        return None;
+    }
     let shape = Shape::with_raws(event, doc, text, &[], &[])?;
     let index = e.index();
     let shape = match index {
@@ -151,6 +158,10 @@ impl<I> Dialect for CohereReader<I> {
 
     fn has_template(&self) -> bool {
         self.template.is_some()
+    }
+
+    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::json::partial::PartialJson> {
+        (choice == 0).then(|| self.fold.arguments(index)).flatten()
     }
 
     fn warnings(&mut self) -> Vec<String> {

@@ -371,3 +371,112 @@ def test_cohere_sdk_error_status_reads_as_ours() -> None:
     assert getattr(info.value, "status_code", None) == 429
     e = ssewire.translate_error(429, b'{"id":"x","message":"You are using a Trial key, which is limited."}', "cohere", "chat")
     assert e.status == 429 and json.loads(e.body)["error"]["message"] == "You are using a Trial key, which is limited."
+
+
+# --- hostile and odd streams (a review's findings) --------------------------------------------
+
+
+def test_indexes_a_stream_chooses_never_merge_blocks() -> None:
+    """Indexes are a stream's to choose: a call at index -1 beside the plan, a thinking part at
+    the smallest index beside part 0, a plan after a call. Each is its own block in every
+    target, and hidden reasoning never becomes the answer."""
+    body = (
+        START
+        + event("tool-plan-delta", delta={"message": {"tool_plan": "I will call"}})
+        + event("tool-call-start", index=-1, delta={"message": {"tool_calls": {"id": "c1", "type": "function",
+                "function": {"name": "f", "arguments": ""}}}})  # fmt: skip
+        + event("tool-call-delta", index=-1, delta={"message": {"tool_calls": {"function": {"arguments": '{"a":1}'}}}})
+        + event("tool-call-end", index=-1)
+        + part(0, "text", ["A"])
+        + part(-(2**63), "thinking", ["SECRET"])
+        + event("tool-plan-delta", delta={"message": {"tool_plan": " then B"}})
+        + end("TOOL_CALL")
+    )
+    _, s = read(body)
+    assert s.result()["message"]["tool_plan"] == "I will call then B"
+    from support.neutral import neutral
+
+    for target in ("chat", "messages", "responses", "gemini", "ollama", "cohere"):
+        out = ssewire.translate(body, "cohere", target)
+        n = neutral(target, ssewire.accumulate(out, target))
+        assert [c[1:] for c in n["calls"]] == [("f", {"a": 1})], target
+        assert "SECRET" not in n["text"] and "SECRET" in n["reasoning"], target
+        assert "A" in n["text"] and "B" in n["text"], target
+
+
+def test_a_frame_with_escaped_keys_reads_as_decoded() -> None:
+    """``"\\u0069ndex"`` decodes as ``index``: a frame spelled so makes no template, and the
+    frames after it read as a full decode reads them."""
+    frames = [
+        START,
+        part(0, "text", []).split(b"event: content-end")[0],
+        b'event: content-delta\ndata: {"type":"content-delta","\\u0069ndex":0,"x":{"index":0},"delta":{"message":{"content":{"text":"A"}}}}\n\n',
+        b'event: content-delta\ndata: {"type":"content-delta","\\u0069ndex":0,"x":{"index":5},"delta":{"message":{"content":{"text":"B"}}}}\n\n',
+    ]
+    body = b"".join(frames) + end()
+    _, s = read(body)
+    assert s.result()["message"]["content"] == [{"type": "text", "text": "AB"}]
+    deltas = [i for i in read(body)[0] if getattr(i, "type", None) == "content-delta"]
+    assert [(i.index, i.text) for i in deltas] == [(0, "A"), (0, "B")]
+
+
+def test_nothing_after_message_end_counts() -> None:
+    after = part(1, "text", ["AFTER"]) + end("MAX_TOKENS").replace(b'"output_tokens":21', b'"output_tokens":99')
+    body = CHAT.replace(b"data: [DONE]\n\n", b"") + after
+    _, s = read(body)
+    _, plain = read(CHAT)
+    assert s.result() == plain.result() and s.usage == plain.usage
+    n = ssewire.accumulate(ssewire.translate(body, "cohere", "chat"), "chat")
+    assert "AFTER" not in json.dumps(n)
+
+
+def test_a_piece_under_the_other_key_follows_the_parts_type() -> None:
+    """A part's pieces are the ones under its type's key, in the fold and in translation."""
+    body = (
+        START
+        + event("content-start", index=0, delta={"message": {"content": {"type": "thinking", "thinking": ""}}})
+        + event("content-delta", index=0, delta={"message": {"content": {"text": "T", "thinking": "K"}}})
+        + event("content-delta", index=1, delta={"message": {"content": {"text": "x"}}})
+        + event("content-delta", index=1, delta={"message": {"content": {"thinking": "y"}}})
+        + end()
+    )
+    _, s = read(body)
+    assert s.result()["message"]["content"] == [{"type": "thinking", "thinking": "K"}, {"type": "text", "text": "x"}]
+    from support.neutral import neutral
+
+    n = neutral("messages", ssewire.accumulate(ssewire.translate(body, "cohere", "messages"), "messages"))
+    assert (n["reasoning"], n["text"]) == ("K", "x")
+
+
+def test_timeout_crosses_and_is_no_tool_stop() -> None:
+    body = CALLS.replace(b'"finish_reason":"TOOL_CALL"', b'"finish_reason":"TIMEOUT"')
+    back = ssewire.accumulate(ssewire.translate(body, "cohere", "cohere"), "cohere")
+    assert back["finish_reason"] == "TIMEOUT"
+    m = ssewire.accumulate(ssewire.translate(body, "cohere", "messages"), "messages")
+    assert m["stop_reason"] != "tool_use"
+
+
+def test_partial_arguments_of_a_call() -> None:
+    s = ssewire.CohereStream()
+    s.feed(CALLS[: CALLS.index(b'"Paris"')])
+    assert s.partial_arguments(0) == {"city": ""}
+    s.feed(CALLS[CALLS.index(b'"Paris"') :])
+    assert s.partial_arguments(0) == {"city": "Paris"}
+
+
+def test_request_into_cohere_keeps_the_order_of_parts() -> None:
+    chat = {"model": "m", "messages": [
+        {"role": "user", "content": [{"type": "text", "text": "Image A:"}, {"type": "image_url", "image_url": {"url": "https://e.x/a.png"}},
+                                     {"type": "text", "text": "Image B:"}, {"type": "image_url", "image_url": {"url": "https://e.x/b.png"}},
+                                     {"type": "text", "text": "Which is brighter?"}]}]}  # fmt: skip
+    b = ssewire.translate_request(chat, "chat", "cohere").body
+    assert [p.get("text") or p["image_url"]["url"] for p in b["messages"][0]["content"]] == [
+        "Image A:", "https://e.x/a.png", "Image B:", "https://e.x/b.png", "Which is brighter?"]  # fmt: skip
+    msgs = {"model": "m", "max_tokens": 10, "messages": [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": [{"type": "text", "text": "Let me check."},
+                                          {"type": "tool_use", "id": "t1", "name": "f", "input": {}},
+                                          {"type": "text", "text": "Also this."}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]}  # fmt: skip
+    b = ssewire.translate_request(msgs, "messages", "cohere").body
+    assert b["messages"][1]["tool_plan"] == "Let me check.\n\nAlso this."

@@ -87,9 +87,11 @@ def test_an_ollama_request_without_stream_is_streamed() -> None:
         try:
             status, body, headers = _post(gw, "ollama", _first("ollama"), path="/api/chat")
             whole = _post(gw, "ollama", dict(_first("ollama"), stream=False), path="/api/chat")
+            null = _post(gw, "ollama", dict(_first("ollama"), stream=None), path="/api/chat")
         finally:
             gw.close()
     assert status == 200 and headers["content-type"].startswith("application/x-ndjson")
     lines = [json.loads(line) for line in body.splitlines()]
     assert lines[-1]["done"] is True and any(line["message"].get("tool_calls") for line in lines)
+    assert null[0] == 200 and null[2]["content-type"].startswith("application/x-ndjson")  # null: absent
     assert whole[0] == 200 and json.loads(whole[1])["message"]["tool_calls"][0]["function"]["name"] == "get_weather"

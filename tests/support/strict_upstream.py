@@ -325,7 +325,13 @@ class StrictUpstream(LoopThreadServer):
             if not turns:
                 return "the assistant turn with the tool calls is missing"
             calls = turns[-1]["tool_calls"]
-            results = [m for m in request["messages"] if m.get("role") == "tool"]
+            # The results right after the turn that made the calls, in order.
+            after = request["messages"][request["messages"].index(turns[-1]) + 1 :]
+            results = []
+            for m in after:
+                if m.get("role") != "tool":
+                    break
+                results.append(m)
             if d == "ollama":
                 # Ollama: arguments an object; each result names its tool.
                 if not all(isinstance((c.get("function") or {}).get("arguments"), dict) for c in calls):

@@ -202,7 +202,9 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
                 raise Refused(404, f"no route of this gateway serves the model {cut(model or '')!r}")
             if len(state.config.routes) > 1 or chosen.model != "*":
                 entry["route"] = chosen.model
-            asked = wanted.get("stream", SPECS[match.dialect]["streams_by_default"])
+            asked = wanted.get("stream")
+            if asked is None:  # absent or null: the dialect's default (Ollama's streams)
+                asked = SPECS[match.dialect]["streams_by_default"]
             streaming = match.streaming if match.streaming is not None else asked is True
             client = Client(request, match, raw, wanted, query, model, streaming, meters, write_timeout)
             return await serve(state, client, Plan(chosen, state.upstreams, state.config.retry), entry)

@@ -7,33 +7,35 @@
 //! `billed_units` only when `tokens` is missing); a `message-end` that failed reaches the
 //! translation as the stream's error instead. `[DONE]` after it adds nothing.
 //!
-//! Keys: content part `i` is `2i`, tool call `i` is `2i + 1`, the tool plan [`PLAN`].
+//! Keys: each content part, each tool call and each run of the plan gets the next key of a
+//! counter when it opens (never one computed from an index a stream sends).
 
 use super::*;
+use crate::fold::cohere::{is_thinking, piece};
 use crate::stream::cohere::View;
 
-/// The tool plan's block key.
-const PLAN: Key = u64::MAX;
+/// A content part or tool call read: its key, whether it is open, whether it is thinking.
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    key: Key,
+    open: bool,
+    thinking: bool,
+}
 
 /// Reads a Cohere stream.
 #[derive(Debug, Default)]
 pub struct CohereReader {
     started: bool,
-    /// The blocks opened, by key (as `i64`): whether each is open still.
-    open: IntMap<bool>,
-    /// Whether the tool plan block is open.
-    plan: bool,
+    next: Key,
+    /// The content parts by index.
+    parts: IntMap<Block>,
+    /// The tool calls by index.
+    calls: IntMap<Block>,
+    /// The open run of the tool plan's key.
+    plan: Option<Key>,
     /// Whether a tool call was read (a turn that called tools stops for them).
     called: bool,
     ended: bool,
-}
-
-fn content_key(index: i64) -> Key {
-    (index as u64).wrapping_mul(2)
-}
-
-fn call_key(index: i64) -> Key {
-    (index as u64).wrapping_mul(2).wrapping_add(1)
 }
 
 /// Cohere's usage in neutral terms: `tokens` (what the model read and wrote), else
@@ -62,6 +64,12 @@ pub(super) fn cohere_usage(text: &str) -> Option<Usage> {
 }
 
 impl CohereReader {
+    fn key(&mut self) -> Key {
+        let key = self.next;
+        self.next += 1;
+        key
+    }
+
     /// One event.
     pub fn view(&mut self, v: &View<'_>, sink: &mut dyn Sink) {
         if self.ended {
@@ -82,69 +90,92 @@ impl CohereReader {
                 let Some(c) = e.content() else {
                     return;
                 };
-                let key = content_key(index);
-                if !self.open.contains(key as i64) {
-                    self.close_plan(sink);
-                    let thinking = c.type_.as_deref() == Some("thinking")
-                        || (c.type_.is_none() && c.thinking.is_some() && c.text.is_none());
-                    sink.open(
-                        key,
-                        if thinking {
+                let block = match self.parts.get(index) {
+                    Some(b) => *b,
+                    None => {
+                        self.close_plan(sink);
+                        let thinking = is_thinking(c);
+                        let b = Block {
+                            key: self.key(),
+                            open: true,
+                            thinking,
+                        };
+                        let kind = if thinking {
                             Kind::Reasoning
                         } else {
                             Kind::Text
-                        },
-                    );
-                    self.open.insert(key as i64, true);
-                }
-                for piece in [&c.text, &c.thinking].into_iter().flatten() {
-                    if !piece.is_empty() {
-                        sink.delta(key, piece);
+                        };
+                        sink.open(b.key, kind);
+                        self.parts.insert(index, b);
+                        b
                     }
+                };
+                match piece(c, block.thinking) {
+                    Some(p) if block.open && !p.is_empty() => sink.delta(block.key, p),
+                    _ => {}
                 }
             }
-            "content-end" => self.close(content_key(index), sink),
+            "content-end" => Self::close(&mut self.parts, index, sink),
             "tool-plan-delta" => {
                 let Some(plan) = e.tool_plan().filter(|p| !p.is_empty()) else {
                     return;
                 };
-                if !self.plan {
-                    self.plan = true;
-                    sink.open(PLAN, Kind::Text);
-                }
-                sink.delta(PLAN, plan);
+                let key = match self.plan {
+                    Some(key) => key,
+                    None => {
+                        let key = self.key();
+                        sink.open(key, Kind::Text);
+                        self.plan = Some(key);
+                        key
+                    }
+                };
+                sink.delta(key, plan);
             }
             "tool-call-start" | "tool-call-delta" => {
                 let Some(call) = e.call() else {
                     return;
                 };
-                let key = call_key(index);
-                if !self.open.contains(key as i64) {
-                    self.close_plan(sink);
-                    let function = call.function.as_ref();
-                    let name = function.and_then(|f| f.name.as_deref());
-                    sink.open(
-                        key,
-                        Kind::Tool {
-                            id: call.id.as_deref().unwrap_or_default(),
-                            name: name.unwrap_or_default(),
-                        },
-                    );
-                    self.open.insert(key as i64, true);
-                    self.called = true;
-                }
-                if let Some(piece) = e.arguments().filter(|p| !p.is_empty()) {
-                    sink.delta(key, piece);
+                let block = match self.calls.get(index) {
+                    Some(b) => *b,
+                    None => {
+                        self.close_plan(sink);
+                        let function = call.function.as_ref();
+                        let name = function.and_then(|f| f.name.as_deref());
+                        let b = Block {
+                            key: self.key(),
+                            open: true,
+                            thinking: false,
+                        };
+                        sink.open(
+                            b.key,
+                            Kind::Tool {
+                                id: call.id.as_deref().unwrap_or_default(),
+                                name: name.unwrap_or_default(),
+                            },
+                        );
+                        self.calls.insert(index, b);
+                        self.called = true;
+                        b
+                    }
+                };
+                match e.arguments() {
+                    Some(p) if block.open && !p.is_empty() => sink.delta(block.key, p),
+                    _ => {}
                 }
             }
-            "tool-call-end" => self.close(call_key(index), sink),
+            "tool-call-end" => Self::close(&mut self.calls, index, sink),
             "citation-start" => sink.drop_note("citations (the target has no place for them)"),
             "message-end" => {
                 self.close_plan(sink);
-                for (key, open) in std::mem::take(&mut self.open).sorted() {
-                    if *open {
-                        sink.close(key as u64);
-                    }
+                let mut open: Vec<Key> = [&self.parts, &self.calls]
+                    .iter()
+                    .flat_map(|m| m.sorted())
+                    .filter(|(_, b)| b.open)
+                    .map(|(_, b)| b.key)
+                    .collect();
+                open.sort_unstable();
+                for key in open {
+                    sink.close(key);
                 }
                 self.ended = true;
                 if e.failure("").is_some() {
@@ -154,8 +185,9 @@ impl CohereReader {
                     Some("MAX_TOKENS") => Stop::MaxTokens,
                     Some("STOP_SEQUENCE") => Stop::StopSequence(None),
                     Some("TOOL_CALL") => Stop::ToolUse,
-                    _ if self.called => Stop::ToolUse,
+                    None | Some("COMPLETE") if self.called => Stop::ToolUse,
                     None | Some("COMPLETE") => Stop::EndTurn,
+                    // TIMEOUT and reasons to come: as sent (a call cut off is no tool stop).
                     Some(other) => Stop::Other(other),
                 };
                 sink.stop(stop);
@@ -168,16 +200,16 @@ impl CohereReader {
         }
     }
 
-    fn close(&mut self, key: Key, sink: &mut dyn Sink) {
-        if let Some(open @ true) = self.open.get_mut(key as i64) {
-            *open = false;
-            sink.close(key);
+    fn close(blocks: &mut IntMap<Block>, index: i64, sink: &mut dyn Sink) {
+        if let Some(b @ Block { open: true, .. }) = blocks.get_mut(index) {
+            b.open = false;
+            sink.close(b.key);
         }
     }
 
     fn close_plan(&mut self, sink: &mut dyn Sink) {
-        if std::mem::take(&mut self.plan) {
-            sink.close(PLAN);
+        if let Some(key) = self.plan.take() {
+            sink.close(key);
         }
     }
 }

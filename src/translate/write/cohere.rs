@@ -32,7 +32,7 @@ pub struct CohereWriter {
     blocks: IntMap<Block>,
     parts: u64,
     calls: u64,
-    stop: Option<&'static str>,
+    stop: Option<String>,
     usage: Option<Usage>,
     done: bool,
 }
@@ -219,7 +219,7 @@ impl Sink for CohereWriter {
     }
 
     fn stop(&mut self, stop: Stop<'_>) {
-        self.stop = Some(match stop {
+        let reason = match stop {
             Stop::EndTurn => "COMPLETE",
             Stop::MaxTokens => "MAX_TOKENS",
             Stop::StopSequence(_) => "STOP_SEQUENCE",
@@ -229,13 +229,16 @@ impl Sink for CohereWriter {
                     .add("a filtered answer's stop reason (Cohere has none; written as COMPLETE)");
                 "COMPLETE"
             }
+            // Cohere's own reasons cross as they are.
+            Stop::Other(other @ ("TIMEOUT" | "ERROR_TOXIC" | "ERROR_LIMIT" | "USER_CANCEL")) => other,
             Stop::Other(other) => {
                 self.notes.add(&format!(
                     "stop reason {other:?} (Cohere has no such finish_reason; written as COMPLETE)"
                 ));
                 "COMPLETE"
             }
-        });
+        };
+        self.stop = Some(reason.to_owned());
     }
 
     fn usage(&mut self, usage: &Usage) {
@@ -261,7 +264,7 @@ impl Sink for CohereWriter {
             return;
         }
         let mut b = String::from(r#""delta":{"finish_reason":"#);
-        push_str(&mut b, self.stop.unwrap_or("COMPLETE"));
+        push_str(&mut b, self.stop.as_deref().unwrap_or("COMPLETE"));
         if let Some(u) = &self.usage {
             let said_input = u.input.is_some() || u.uncached.is_some();
             let mut counts = String::from("{");
