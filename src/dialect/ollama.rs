@@ -70,6 +70,15 @@ pub struct Line<'a> {
     /// Generate's `context` (the conversation's tokens), as sent.
     #[serde(borrow, default)]
     pub context: Option<&'a RawValue>,
+    /// A line's token log probabilities (`"logprobs": true` in the request), as sent.
+    #[serde(borrow, default)]
+    pub logprobs: Option<&'a RawValue>,
+    /// The model a local server forwards to (a cloud model run through a local Ollama).
+    #[serde(borrow, default)]
+    pub remote_model: Option<Str<'a>>,
+    /// The host a local server forwards to.
+    #[serde(borrow, default)]
+    pub remote_host: Option<Str<'a>>,
     /// An error line's `error` (a string, or an object from a proxy).
     #[serde(borrow, default)]
     pub error: Option<&'a RawValue>,

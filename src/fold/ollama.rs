@@ -45,6 +45,10 @@ pub struct OllamaFold {
     done_reason: Option<String>,
     counts: [Option<Box<str>>; 6],
     context: Option<Box<str>>,
+    /// Each line's log probabilities, joined (the non-streaming response's one list).
+    logprobs: Vec<Box<str>>,
+    remote_model: Option<String>,
+    remote_host: Option<String>,
 }
 
 impl OllamaFold {
@@ -90,6 +94,15 @@ impl OllamaFold {
         if let Some(context) = line.context {
             self.context = Some(context.get().into());
         }
+        if let Some(logprobs) = line.logprobs {
+            match serde_json::from_str::<Vec<&serde_json::value::RawValue>>(logprobs.get()) {
+                Ok(list) => self.logprobs.extend(list.iter().map(|l| l.get().into())),
+                Err(_) if logprobs.get() != "null" => self.logprobs.push(logprobs.get().into()),
+                Err(_) => {}
+            }
+        }
+        set(&mut self.remote_model, line.remote_model.as_deref());
+        set(&mut self.remote_host, line.remote_host.as_deref());
     }
 
     /// Whether the terminal line (`done: true`) was read.
@@ -148,6 +161,16 @@ impl OllamaFold {
         }
         if let Some(context) = &self.context {
             m.set("context", Out::json(context));
+        }
+        if !self.logprobs.is_empty() {
+            let list = self.logprobs.iter().map(|l| Out::json(l)).collect();
+            m.set("logprobs", Out::List(list));
+        }
+        if let Some(remote) = &self.remote_model {
+            m.set("remote_model", Out::Str(remote.clone()));
+        }
+        if let Some(host) = &self.remote_host {
+            m.set("remote_host", Out::Str(host.clone()));
         }
         Out::Map(m)
     }

@@ -46,6 +46,12 @@ impl Framing {
         }
     }
 
+    /// Whether a `[DONE]` record ends a stream in this framing (the SSE sentinel of OpenAI and
+    /// its kin); in NDJSON every record is a JSON object, and a `[DONE]` line is malformed.
+    pub fn has_done_marker(self) -> bool {
+        !matches!(self, Framing::Ndjson)
+    }
+
     /// The media type of a body in this framing (what a gateway answers a stream with).
     pub fn content_type(self) -> &'static str {
         match self {

@@ -48,37 +48,60 @@ fn image_type(data: &str) -> &'static str {
     }
 }
 
-/// Reads an Ollama chat request.
+/// A user message's (or a generate body's) base64 `images`, as image parts of the user turn.
+fn images(m: &Map<String, Value>, path: &str, r: &mut Request) -> Result<(), RequestError> {
+    for (j, image) in list(m, "images", path, false)?.into_iter().enumerate() {
+        let Some(data) = image.as_str() else {
+            return error(format!("{path}.images[{j}]"), "expected base64 text");
+        };
+        let media = Media {
+            data: Some(data.to_owned()),
+            media_type: Some(image_type(data).to_owned()),
+            ..Media::default()
+        };
+        r.push(Role::User, Part::Image(media));
+    }
+    Ok(())
+}
+
+/// Reads an Ollama chat request (or a generate request: its `system` and `prompt`).
 pub fn read(body: &Value) -> Result<Request, RequestError> {
     let map = object(body, "$")?;
     let mut r = Request {
         model: string(map, "model", "$")?,
         ..Request::default()
     };
+    // A generate body (`/api/generate`): a system prompt and one user prompt with its images.
+    let generate = map.contains_key("prompt") && !map.contains_key("messages");
+    if generate {
+        if let Some(system) = string(map, "system", "$")?.filter(|s| !s.is_empty()) {
+            r.system.push(system);
+        }
+        if let Some(prompt) = string(map, "prompt", "$")?.filter(|p| !p.is_empty()) {
+            r.push(Role::User, Part::Text(prompt));
+        }
+        images(map, "$", &mut r)?;
+    }
     // The calls of the last assistant turn not answered yet (name, id), in order.
     let mut open: Vec<(String, String)> = Vec::new();
     for (i, message) in list(map, "messages", "$", false)?.into_iter().enumerate() {
         let path = format!("$.messages[{i}]");
         let m = object(message, &path)?;
         let content = string(m, "content", &path)?.unwrap_or_default();
-        match string(m, "role", &path)?.as_deref() {
+        let role = string(m, "role", &path)?;
+        if !matches!(role.as_deref(), Some("user") | None)
+            && m.get("images").is_some_and(|i| i.as_array().is_some_and(|a| !a.is_empty()))
+        {
+            r.unmapped.push(format!("{path}.images"));
+        }
+        match role.as_deref() {
             Some("system") if r.turns.is_empty() => r.system.push(content),
             Some("system") => r.push(Role::System, Part::Text(content)),
             Some("user") | None => {
                 if !content.is_empty() {
                     r.push(Role::User, Part::Text(content));
                 }
-                for (j, image) in list(m, "images", &path, false)?.into_iter().enumerate() {
-                    let Some(data) = image.as_str() else {
-                        return error(format!("{path}.images[{j}]"), "expected base64 text");
-                    };
-                    let media = Media {
-                        data: Some(data.to_owned()),
-                        media_type: Some(image_type(data).to_owned()),
-                        ..Media::default()
-                    };
-                    r.push(Role::User, Part::Image(media));
-                }
+                images(m, &path, &mut r)?;
             }
             Some("assistant") => {
                 open.clear(); // results answer the latest turn's calls
@@ -227,7 +250,7 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
         let known = matches!(
             key.as_str(),
             "model" | "messages" | "tools" | "format" | "think" | "options" | "stream"
-        );
+        ) || (generate && matches!(key.as_str(), "prompt" | "system" | "images"));
         if !known && !super::is_setting(Dialect::Ollama, key) {
             r.unmapped.push(key.clone());
         }

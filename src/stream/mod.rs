@@ -582,6 +582,14 @@ impl<R: Dialect> Stream<R> {
                             return;
                         }
                         result = match doc {
+                            Doc::Done if !R::REGISTRY.spec().framing.has_done_marker() => state
+                                .malformed(
+                                    sink,
+                                    "malformed JSON in frame: [DONE] is no record of this framing"
+                                        .to_owned(),
+                                    frame.event.as_deref(),
+                                    &frame.data,
+                                ),
                             Doc::Done => {
                                 state.done = true;
                                 // Before the marker reaches a translation: a body of another

@@ -78,6 +78,7 @@ fn template_of(event: Option<&[u8]>, line: &Line<'_>, doc: &str) -> Option<Templ
         || line.done_reason.is_some()
         || line.context.is_some()
         || line.error.is_some()
+        || line.logprobs.is_some()
         || line.counts().iter().any(|c| c.1.is_some())
     {
         return None;

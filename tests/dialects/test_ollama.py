@@ -346,3 +346,62 @@ def test_arguments_into_ollama_keep_their_order() -> None:
     out = ssewire.translate(chat_body, "chat", "ollama")
     assert b'"arguments":{"zeta":1,"alpha":12345678901234567890123}' in out
     assert b'"created_at":"2025-08-06T10:21:07Z"' in out
+
+
+# --- review findings ----------------------------------------------------------------------------
+
+
+def test_a_done_line_is_no_end_of_an_ollama_stream() -> None:
+    """`[DONE]` is the SSE sentinel; in NDJSON it is a line that is no JSON record."""
+    body = chat("Hi") + b"[DONE]\n"
+    items = assert_same_all_ways(ssewire.OllamaStream, body, key=key)
+    assert [getattr(i, "kind", None) for i in items].count("malformed_json") == 1
+    _, s = read(body)
+    assert not s.done and s.error is not None and s.error.code == "incomplete_stream"
+
+
+def test_a_generate_request_translates() -> None:
+    body = {"model": "llama3.2", "system": "Be brief.", "prompt": "Why is the sky blue?", "images": ["iVBORw0KGgo="],
+            "options": {"num_predict": 64}, "stream": True, "raw": False}  # fmt: skip
+    t = ssewire.translate_request(body, "ollama", "chat")
+    m = t.body["messages"]
+    assert m[0] == {"role": "system", "content": "Be brief."}
+    assert m[1]["content"][0] == {"type": "text", "text": "Why is the sky blue?"} and m[1]["content"][1]["type"] == "image_url"
+    assert t.body["max_tokens"] == 64 or t.body.get("max_completion_tokens") == 64
+    assert any("raw" in n for n in t.notes)
+
+
+def test_images_on_other_roles_are_noted() -> None:
+    body = {"model": MODEL, "messages": [{"role": "user", "content": "hi"},
+                                         {"role": "assistant", "content": "see", "images": ["iVBORw0KGgo="]}]}  # fmt: skip
+    t = ssewire.translate_request(body, "ollama", "messages")
+    assert any("images" in n for n in t.notes)
+
+
+def test_logprobs_and_the_remote_model_are_kept() -> None:
+    body = (
+        line(message={"role": "assistant", "content": "Hi"}, done=False, logprobs=[{"token": "Hi", "logprob": -0.1}],
+             remote_model="gpt-oss:120b", remote_host="https://ollama.com:443")  # fmt: skip
+        + line(message={"role": "assistant", "content": "!"}, done=False, logprobs=[{"token": "!", "logprob": -0.5}])
+        + line(message={"role": "assistant", "content": ""}, **DONE)
+    )
+    _, s = read(body)
+    r = s.result()
+    assert r["logprobs"] == [{"token": "Hi", "logprob": -0.1}, {"token": "!", "logprob": -0.5}]
+    assert (r["remote_model"], r["remote_host"]) == ("gpt-oss:120b", "https://ollama.com:443")
+    assert r["message"]["content"] == "Hi!"
+
+
+def test_many_tool_calls_into_ollama() -> None:
+    """A stream of many calls open at once is written whole, each once, in order."""
+    head = {"id": "c", "object": "chat.completion.chunk", "created": 1, "model": "m"}
+    calls = [{"index": i, "id": f"call_{i}", "type": "function", "function": {"name": "f", "arguments": json.dumps({"i": i})}}
+             for i in range(3000)]  # fmt: skip
+    body = (
+        b"data: " + json.dumps({**head, "choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": calls}}]}).encode()
+        + b"\n\ndata: " + json.dumps({**head, "choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}).encode()
+        + b"\n\ndata: [DONE]\n\n"
+    )
+    out = ssewire.translate(body, "chat", "ollama")
+    got = [c["function"]["arguments"]["i"] for l in out.splitlines() for c in json.loads(l)["message"].get("tool_calls") or []]
+    assert got == list(range(3000))

@@ -8,12 +8,11 @@
 
 use super::{push_str, Failure, Key, Kind, Meta, Notes, Sink, Stop, Usage, Writer};
 use crate::fold::ollama::OllamaFold;
-use crate::fold::Out;
+use crate::fold::{IntMap, Out};
 
 /// A tool call held until it closes.
 #[derive(Debug, Default)]
 struct Call {
-    key: Key,
     id: String,
     name: String,
     arguments: String,
@@ -28,9 +27,10 @@ pub struct OllamaWriter {
     model: Option<String>,
     /// `created_at` of every line: the upstream's creation time, when it gave one.
     created_at: Option<String>,
-    /// The keys of the open blocks that are thinking.
-    thinking: Vec<Key>,
-    calls: Vec<Call>,
+    /// Whether each block opened is thinking, by key (as `i64`).
+    thinking: IntMap<bool>,
+    /// The tool calls held until they close, by key (`None` once written).
+    calls: IntMap<Option<Call>>,
     stop: Option<&'static str>,
     called: bool,
     usage: Option<Usage>,
@@ -142,14 +142,14 @@ impl Sink for OllamaWriter {
             return;
         }
         match kind {
-            Kind::Reasoning => self.thinking.push(key),
-            Kind::Tool { id, name } if !self.calls.iter().any(|c| c.key == key) => {
-                self.calls.push(Call {
-                    key,
+            Kind::Reasoning => self.thinking.insert(key as i64, true),
+            Kind::Tool { id, name } if !self.calls.contains(key as i64) => {
+                let call = Call {
                     id: id.to_owned(),
                     name: name.to_owned(),
                     arguments: String::new(),
-                });
+                };
+                self.calls.insert(key as i64, Some(call));
             }
             _ => {}
         }
@@ -159,11 +159,13 @@ impl Sink for OllamaWriter {
         if self.done || text.is_empty() {
             return;
         }
-        if let Some(call) = self.calls.iter_mut().find(|c| c.key == key) {
-            call.arguments.push_str(text);
+        if let Some(slot) = self.calls.get_mut(key as i64) {
+            if let Some(call) = slot {
+                call.arguments.push_str(text);
+            }
             return;
         }
-        let field = if self.thinking.contains(&key) {
+        let field = if self.thinking.get(key as i64) == Some(&true) {
             "thinking"
         } else {
             "content"
@@ -185,11 +187,12 @@ impl Sink for OllamaWriter {
         if self.done {
             return;
         }
-        if let Some(at) = self.calls.iter().position(|c| c.key == key) {
-            let call = self.calls.remove(at);
+        if let Some(call) = self.calls.get_mut(key as i64).and_then(Option::take) {
             self.write_call(call);
         }
-        self.thinking.retain(|k| *k != key);
+        if let Some(thinking) = self.thinking.get_mut(key as i64) {
+            *thinking = false;
+        }
     }
 
     fn stop(&mut self, stop: Stop<'_>) {
@@ -230,8 +233,11 @@ impl Sink for OllamaWriter {
         if self.done {
             return;
         }
-        for call in std::mem::take(&mut self.calls) {
-            self.write_call(call);
+        let held: Vec<i64> = self.calls.sorted().into_iter().filter(|(_, c)| c.is_some()).map(|(k, _)| k).collect();
+        for key in held {
+            if let Some(call) = self.calls.get_mut(key).and_then(Option::take) {
+                self.write_call(call);
+            }
         }
         let mut b = String::from(
             r#""message":{"role":"assistant","content":""},"done":true,"done_reason":"#,
