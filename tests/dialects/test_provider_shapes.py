@@ -27,7 +27,23 @@ CLASSES = {
     "messages": (ssewire.MessagesStream, ssewire.MessageAccumulator),
     "responses": (ssewire.ResponsesStream, ssewire.ResponseAccumulator),
     "gemini": (ssewire.GeminiStream, None),
+    "ollama": (ssewire.OllamaStream, None),
+    "cohere": (ssewire.CohereStream, None),
 }
+
+
+def _frames(dialect: str, body: bytes) -> list:
+    """The records of a body: its SSE events, or an NDJSON dialect's lines (as unnamed events)."""
+    if dialect in _providers.NDJSON:
+        return [ssewire.Event(data=line.decode()) for line in body.splitlines()]
+    return ssewire.SSEParser().feed(body)
+
+
+def _frame(dialect: str, event: Any) -> bytes:
+    """One record as its body spells it."""
+    if dialect in _providers.NDJSON:
+        return event.data.encode() + b"\n"
+    return ((f"event: {event.event}\n" if event.event != "message" else "") + f"data: {event.data}\n\n").encode()
 
 
 @pytest.mark.parametrize("name", sorted(_providers.SHAPES))
@@ -77,6 +93,16 @@ def _delta_key(dialect: str, data: str) -> Optional[tuple[Any, ...]]:
         if o.get("type") == "content_block_delta" and delta.get("type") in ("text_delta", "thinking_delta", "input_json_delta"):
             return (delta["type"], o.get("index"))
         return None
+    if dialect == "cohere":
+        kind = o.get("type")
+        if kind in ("content-delta", "tool-plan-delta", "tool-call-delta"):
+            return (kind, o.get("index"))
+        return None
+    if dialect == "ollama":
+        m = o.get("message") or {}
+        if o.get("done") is False and not m.get("tool_calls"):
+            return ("thinking" if m.get("thinking") else "content" if m else "response",)
+        return None
     if dialect == "responses":
         kind = o.get("type", "")
         if kind.endswith(".delta") and isinstance(o.get("delta"), str):
@@ -102,7 +128,7 @@ def test_every_provider_shape_reaches_the_fast_path(name: str) -> None:
     dialect, _ = _providers.SHAPES[name]
     cls = CLASSES[dialect][0]
     body = _providers.corpus(name, paragraphs=3)
-    events = ssewire.SSEParser().feed(body)
+    events = _frames(dialect, body)
     like_the_last = 0
     last = None
     for event in events:
@@ -115,7 +141,6 @@ def test_every_provider_shape_reaches_the_fast_path(name: str) -> None:
     whole.consume(body)
     one_by_one = cls()
     for event in events:
-        frame = (f"event: {event.event}\n" if event.event != "message" else "") + f"data: {event.data}\n\n"
-        one_by_one.consume(frame.encode())
+        one_by_one.consume(_frame(dialect, event))
     for s in (whole, one_by_one):
         assert s._fast_frames >= like_the_last * 0.9, (name, s._fast_frames, like_the_last)
