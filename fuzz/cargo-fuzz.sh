@@ -26,7 +26,7 @@ for target in "${targets[@]}"; do
     corpus="corpus/$target"
     mkdir -p "$corpus" artifacts
     if [ -z "$(ls -A "$corpus")" ]; then
-        for f in "$here"/../tests/data/*/*.sse "$here"/../python/ssewire/_samples/*.sse; do
+        for f in "$here"/../tests/data/*/*.sse "$here"/../python/ssewire/_samples/*.sse "$here"/../python/ssewire/_samples/*.ndjson; do
             cp "$f" "$corpus/seed-$(basename "$(dirname "$f")")-$(basename "$f")"
         done
         if [ "$target" = request ]; then

@@ -31,10 +31,11 @@ from ssewire import EventTooLargeError
 LIMIT = 512
 FOLDS = os.environ.get("SSEWIRE_FUZZ_FOLDS", "1") == "1"
 
-STREAMS = (ssewire.ChatCompletionStream, ssewire.MessagesStream, ssewire.ResponsesStream, ssewire.GeminiStream)
-DIALECTS = ("chat", "messages", "responses", "gemini")
-#: The dialects a translation writes (Gemini is a source only).
-TARGETS = ("chat", "messages", "responses", "gemini")
+STREAMS = (ssewire.ChatCompletionStream, ssewire.MessagesStream, ssewire.ResponsesStream, ssewire.GeminiStream,
+           ssewire.OllamaStream, ssewire.CohereStream)  # fmt: skip
+DIALECTS = ("chat", "messages", "responses", "gemini", "ollama", "cohere")
+#: The dialects a translation writes.
+TARGETS = ("chat", "messages", "responses", "gemini", "ollama", "cohere")
 
 
 def _value(v: Any) -> str:
@@ -335,6 +336,6 @@ def one_input_fast(data: bytes) -> None:
         head = [CHUNKED_HEAD] if pick & 8 else []
         check_same("HTTPResponseReader", [run_http(head + w) for w in ways])
     else:
-        cls = STREAMS[which - 1 if which < 4 else 3]
+        cls = STREAMS[(which - 1 if which < 4 else 3 + (pick >> 4) % 3) % len(STREAMS)]
         runs = [run_stream(cls, w, consume=(pick >> 2) & 1 == 1) for w in ways]
         check_same(cls.__name__, runs)

@@ -5,9 +5,11 @@
 #![no_main]
 use libfuzzer_sys::fuzz_target;
 use ssewire::stream::chat::ChatReader;
+use ssewire::stream::cohere::CohereReader;
 use ssewire::stream::converse::ConverseReader;
 use ssewire::stream::gemini::GeminiReader;
 use ssewire::stream::messages::MessagesReader;
+use ssewire::stream::ollama::OllamaReader;
 use ssewire::stream::responses::ResponsesReader;
 use ssewire::stream::{Dialect, Failure, Quiet, Reader, Stream};
 
@@ -58,12 +60,14 @@ fuzz_target!(|data: &[u8]| {
     let Some((body, cut)) = common::split(data) else {
         return;
     };
-    match data[0] % 6 {
+    match data[0] % 8 {
         0 => check::<ChatReader<()>>(body, cut),
         1 => check::<MessagesReader<()>>(body, cut),
         2 => check::<ResponsesReader<()>>(body, cut),
         3 => check::<ConverseReader<()>>(body, cut),
         4 => check_framed::<MessagesReader<()>>(body, cut, true),
+        5 => check::<OllamaReader<()>>(body, cut),
+        6 => check::<CohereReader<()>>(body, cut),
         _ => check::<GeminiReader<()>>(body, cut),
     }
 });

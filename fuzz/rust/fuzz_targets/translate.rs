@@ -9,18 +9,22 @@ use ssewire::translate::Standalone;
 #[path = "common.rs"]
 mod common;
 
-const SOURCES: [Dialect; 4] = [
+const SOURCES: [Dialect; 6] = [
     Dialect::Chat,
     Dialect::Messages,
     Dialect::Responses,
     Dialect::Gemini,
+    Dialect::Ollama,
+    Dialect::Cohere,
 ];
-const TARGETS: [Dialect; 5] = [
+const TARGETS: [Dialect; 7] = [
     Dialect::Chat,
     Dialect::Messages,
     Dialect::Responses,
     Dialect::Gemini,
     Dialect::Converse,
+    Dialect::Ollama,
+    Dialect::Cohere,
 ];
 
 fn run(source: Option<Dialect>, target: Dialect, pieces: &[&[u8]]) -> (Vec<u8>, Vec<String>) {
@@ -38,11 +42,11 @@ fuzz_target!(|data: &[u8]| {
         return;
     };
     let pick = data[0] as usize;
-    let source = match pick % 5 {
-        4 => None,
+    let source = match pick % 7 {
+        6 => None,
         n => Some(SOURCES[n]),
     };
-    let target = TARGETS[(pick / 5) % 5];
+    let target = TARGETS[(pick / 7) % 7];
     let whole = run(source, target, &[body]);
     let (a, b) = body.split_at(cut);
     assert_eq!(
