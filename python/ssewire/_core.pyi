@@ -131,6 +131,7 @@ class _DialectSpec(TypedDict):
     model_key: Optional[str]
     usage_key: str
     framing: str
+    other_paths: Tuple[str, ...]
     content_type: str
     streams_by_default: bool
     translates: bool
@@ -883,7 +884,10 @@ class Translator:
         max_event_size: int = ...,
         framing: Optional[str] = ...,
         target_framing: str = ...,
-    ) -> Self: ...
+        target_path: Optional[str] = ...,
+    ) -> Self:
+        """``target_path``: the client's endpoint, when the target answers another form there
+        (Ollama's ``/api/generate``: ``response`` lines)."""
     @property
     def target_framing(self) -> str: ...
     @property

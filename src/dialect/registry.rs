@@ -132,6 +132,9 @@ pub struct Spec {
     /// The endpoint of a request that asks for no stream, when it differs from
     /// [`Spec::stream_path`] (else the body's `stream` flag tells).
     pub whole_path: Option<&'static str>,
+    /// Other endpoints its clients call, answered in another form of the dialect (Ollama's
+    /// `/api/generate`: the translation's writer is told the path, `Writer::set_endpoint`).
+    pub other_paths: &'static [&'static str],
     /// Amazon Bedrock's InvokeModel endpoints (streamed, whole) where its clients send the
     /// dialect's requests, answered in the event stream framing (Messages: Claude on Bedrock).
     pub invoke_paths: Option<(&'static str, &'static str)>,
@@ -194,6 +197,7 @@ static CHAT: Spec = Spec {
     terminal: "data: [DONE]",
     stream_path: "/v1/chat/completions",
     whole_path: None,
+    other_paths: &[],
     invoke_paths: None,
     query: &["api-version"],
     key_header: ("authorization", "Bearer "),
@@ -223,6 +227,7 @@ static MESSAGES: Spec = Spec {
     terminal: "message_stop",
     stream_path: "/v1/messages",
     whole_path: None,
+    other_paths: &[],
     invoke_paths: Some((
         "/model/{model}/invoke-with-response-stream",
         "/model/{model}/invoke",
@@ -255,6 +260,7 @@ static RESPONSES: Spec = Spec {
     terminal: "response.completed",
     stream_path: "/v1/responses",
     whole_path: None,
+    other_paths: &[],
     invoke_paths: None,
     query: &["api-version"],
     key_header: ("authorization", "Bearer "),
@@ -284,6 +290,7 @@ static GEMINI: Spec = Spec {
     terminal: "finishReason",
     stream_path: "/{version}/models/{model}:streamGenerateContent",
     whole_path: Some("/{version}/models/{model}:generateContent"),
+    other_paths: &[],
     invoke_paths: None,
     query: &["alt"],
     key_header: ("x-goog-api-key", ""),
@@ -313,6 +320,7 @@ static CONVERSE: Spec = Spec {
     terminal: "messageStop",
     stream_path: "/model/{model}/converse-stream",
     whole_path: Some("/model/{model}/converse"),
+    other_paths: &[],
     invoke_paths: None,
     query: &[],
     // A Bedrock API key is a bearer token (boto3 sends one from AWS_BEARER_TOKEN_BEDROCK);
@@ -344,6 +352,7 @@ static OLLAMA: Spec = Spec {
     terminal: "\"done\": true",
     stream_path: "/api/chat",
     whole_path: None,
+    other_paths: &["/api/generate"],
     invoke_paths: None,
     query: &[],
     // A local server takes none; Ollama Cloud and proxies take a bearer key.
@@ -374,6 +383,7 @@ static COHERE: Spec = Spec {
     terminal: "message-end",
     stream_path: "/v2/chat",
     whole_path: None,
+    other_paths: &[],
     invoke_paths: None,
     query: &[],
     key_header: ("authorization", "Bearer "),

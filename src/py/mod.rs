@@ -107,6 +107,7 @@ fn registry(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyTuple>> {
         d.set_item("stream_path", s.stream_path)?;
         d.set_item("whole_path", s.whole_path)?;
         d.set_item("invoke_paths", s.invoke_paths)?;
+        d.set_item("other_paths", pyo3::types::PyTuple::new(py, s.other_paths)?)?;
         d.set_item("query", pyo3::types::PyTuple::new(py, s.query)?)?;
         d.set_item("key_header", s.key_header)?;
         d.set_item(

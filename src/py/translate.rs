@@ -175,6 +175,7 @@ impl Translator {
         max_event_size = crate::framing::sse::DEFAULT_MAX_EVENT_SIZE,
         framing = None,
         target_framing = "sse",
+        target_path = None,
     ))]
     fn new(
         py: Python<'_>,
@@ -183,6 +184,7 @@ impl Translator {
         max_event_size: usize,
         framing: Option<&str>,
         target_framing: &str,
+        target_path: Option<&str>,
     ) -> PyResult<Self> {
         let target = target_dialect(target)?;
         let source = match source {
@@ -203,6 +205,9 @@ impl Translator {
         let mut t = Box::new(Translation::new(source, target));
         if target_framing == "eventstream" {
             t.write_eventstream();
+        }
+        if let Some(path) = target_path {
+            t.set_endpoint(path);
         }
         Ok(Translator {
             t: Some(t),

@@ -258,7 +258,9 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
 fn content(parts: Vec<Value>) -> Value {
     match parts.as_slice() {
         [] => Value::String(String::new()),
-        [one] if one.get("type") == Some(&json!("text")) => one.get("text").cloned().unwrap_or_default(),
+        [one] if one.get("type") == Some(&json!("text")) => {
+            one.get("text").cloned().unwrap_or_default()
+        }
         _ => Value::Array(parts),
     }
 }
@@ -296,10 +298,14 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
             match part {
                 Part::Text(t) => push_text(&mut parts, t, merge),
                 Part::Image(media) => match media.as_url() {
-                    Some(url) => parts.push(json!({"type": "image_url", "image_url": {"url": url}})),
+                    Some(url) => {
+                        parts.push(json!({"type": "image_url", "image_url": {"url": url}}))
+                    }
                     None => notes.add("images by file id (Cohere takes a URL or data)"),
                 },
-                Part::Document(_) => notes.add("documents (Cohere's messages take text and images)"),
+                Part::Document(_) => {
+                    notes.add("documents (Cohere's messages take text and images)")
+                }
                 Part::Call {
                     id,
                     name,
@@ -343,7 +349,9 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
             for p in std::mem::take(&mut parts) {
                 match p.get("text").and_then(Value::as_str) {
                     Some(t) => plan.push(t.to_owned()),
-                    None => notes.add("images in an assistant turn that calls tools (Cohere's plan is text)"),
+                    None => notes.add(
+                        "images in an assistant turn that calls tools (Cohere's plan is text)",
+                    ),
                 }
             }
             if !plan.is_empty() {

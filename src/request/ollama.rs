@@ -90,7 +90,8 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
         let content = string(m, "content", &path)?.unwrap_or_default();
         let role = string(m, "role", &path)?;
         if !matches!(role.as_deref(), Some("user") | None)
-            && m.get("images").is_some_and(|i| i.as_array().is_some_and(|a| !a.is_empty()))
+            && m.get("images")
+                .is_some_and(|i| i.as_array().is_some_and(|a| !a.is_empty()))
         {
             r.unmapped.push(format!("{path}.images"));
         }

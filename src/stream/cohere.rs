@@ -96,7 +96,8 @@ fn template_of(event: Option<&[u8]>, e: &Event<'_>, doc: &str) -> Option<Templat
         message.tool_calls.0.as_ref(),
     );
     let (hole, text) = match (e.type_.as_deref()?, content, plan, call) {
-        ("content-delta", Some(c), None, None) if c.type_.is_none() => match (&c.text, &c.thinking) {
+        ("content-delta", Some(c), None, None) if c.type_.is_none() => match (&c.text, &c.thinking)
+        {
             (Some(_), None) => (Hole::Text, &c.text),
             (None, Some(_)) => (Hole::Thinking, &c.thinking),
             _ => return None,

@@ -433,6 +433,11 @@ impl Translation {
         }
     }
 
+    /// The client's endpoint path (`Writer::set_endpoint`): the form its answer takes there.
+    pub fn set_endpoint(&mut self, path: &str) {
+        self.writer.set_endpoint(path);
+    }
+
     /// The upstream has ended (its `finish()` ran): from now on nothing is read or written,
     /// so that no event follows the target's terminal one.
     pub fn end_input(&mut self) {

@@ -95,3 +95,28 @@ def test_an_ollama_request_without_stream_is_streamed() -> None:
     assert lines[-1]["done"] is True and any(line["message"].get("tool_calls") for line in lines)
     assert null[0] == 200 and null[2]["content-type"].startswith("application/x-ndjson")  # null: absent
     assert whole[0] == 200 and json.loads(whole[1])["message"]["tool_calls"][0]["function"]["name"] == "get_weather"
+
+
+def test_an_ollama_generate_client_gets_generate_lines() -> None:
+    """``/api/generate`` is an Ollama client path too: its request (system, prompt) is
+    translated, and its answer comes as generate's lines (``response``, ``thinking``), which
+    ollama-python's ``generate()`` reads, streamed and whole."""
+    ollama = pytest.importorskip("ollama")
+    with StrictUpstream("chat") as up:
+        gw = Gateway(up.url(), upstream_dialect="chat", upstream_key=KEY)
+        try:
+            client = ollama.Client(host=gw.url(), timeout=60)
+            parts = list(client.generate(model="m", prompt="Weather in Paris?", system="Be brief.", stream=True))
+            whole = client.generate(model="m", prompt="Weather in Paris?", stream=False)
+            status, body, headers = _post(gw, "ollama", {"model": "m", "prompt": "hi"}, path="/api/generate")
+        finally:
+            gw.close()
+    assert up.violations == []
+    sent = json.loads(up.requests[0]["body"])
+    assert sent["messages"][0] == {"role": "system", "content": "Be brief."}
+    assert sent["messages"][1]["content"] in ("Weather in Paris?", [{"type": "text", "text": "Weather in Paris?"}])
+    assert parts[-1].done and "".join(p.thinking or "" for p in parts)
+    assert whole.done and whole.thinking
+    assert status == 200 and headers["content-type"].startswith("application/x-ndjson")
+    lines = [json.loads(line) for line in body.splitlines()]
+    assert all("message" not in line and "response" in line for line in lines)

@@ -165,7 +165,9 @@ class Attempt:
         self.entry.update({"request_notes": r.notes, "served_as": c.match.dialect})
         # A client of another framing than its dialect's own (InvokeModel) gets its own.
         framing = "sse" if c.match.own_framing else c.match.framing
-        t = ssewire.Translator(up, c.match.dialect, target_framing=framing)
+        t = ssewire.Translator(
+            up, c.match.dialect, target_framing=framing, target_path=c.match.template or None
+        )
         self.translator = t
         return c.match.prefix + r.path, json.dumps(r.body).encode(), t.feed, lambda: t.source
 

@@ -44,13 +44,15 @@ def _templates(spec: _core._DialectSpec) -> List[Tuple[str, Optional[bool], str]
     out = [(spec["stream_path"], None if spec["whole_path"] is None else True, spec["framing"])]
     if spec["whole_path"] is not None:
         out.append((spec["whole_path"], False, spec["framing"]))
+    # Other endpoints of the dialect (Ollama's /api/generate): the body tells.
+    out += [(path, None, spec["framing"]) for path in spec["other_paths"]]
     for template, streaming in zip(spec["invoke_paths"] or (), (True, False)):
         out.append((template, streaming, "eventstream"))
     return out
 
 
-ROUTES: List[Tuple[re.Pattern[str], str, Optional[bool], str]] = [
-    (_path_pattern(template), name, streaming, framing)
+ROUTES: List[Tuple[re.Pattern[str], str, Optional[bool], str, str]] = [
+    (_path_pattern(template), name, streaming, framing, template)
     for name, spec in SPECS.items()
     for template, streaming, framing in _templates(spec)
 ]
@@ -68,6 +70,9 @@ class Route(NamedTuple):
     version: str = "v1beta"
     #: The framing the client reads ("eventstream": a Bedrock client).
     framing: str = "sse"
+    #: The registry's path template the request matched (its answer's form: Ollama's
+    #: /api/generate reads generate's lines).
+    template: str = ""
 
     @property
     def persona(self) -> str:
@@ -84,7 +89,7 @@ class Route(NamedTuple):
 def route(raw_path: str) -> Optional[Route]:
     """The route of a raw request path (its query removed), or None for a path that is no
     LLM endpoint."""
-    for pattern, dialect, streaming, framing in ROUTES:
+    for pattern, dialect, streaming, framing, template in ROUTES:
         m = pattern.match(raw_path)
         if m is None:
             continue
@@ -92,7 +97,13 @@ def route(raw_path: str) -> Optional[Route]:
         model = found.get("model")
         version = found.get("version") or "v1beta"
         return Route(
-            dialect, m["prefix"], None if model is None else unquote(model), streaming, version, framing
+            dialect,
+            m["prefix"],
+            None if model is None else unquote(model),
+            streaming,
+            version,
+            framing,
+            template,
         )
     return None
 
@@ -115,6 +126,8 @@ def upstream_path(match: Route, query: Dict[str, str], model: Optional[str]) -> 
     spec = SPECS[match.dialect]
     whole = spec["whole_path"]
     template = whole if match.streaming is False and whole is not None else spec["stream_path"]
+    if match.template in spec["other_paths"]:  # relayed to the endpoint the client called
+        template = match.template
     path = match.prefix + template.replace("{version}", match.version)
     if "{model}" in path:
         path = path.replace("{model}", _core._model_segment(model or match.model or ""))

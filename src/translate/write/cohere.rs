@@ -230,7 +230,9 @@ impl Sink for CohereWriter {
                 "COMPLETE"
             }
             // Cohere's own reasons cross as they are.
-            Stop::Other(other @ ("TIMEOUT" | "ERROR_TOXIC" | "ERROR_LIMIT" | "USER_CANCEL")) => other,
+            Stop::Other(other @ ("TIMEOUT" | "ERROR_TOXIC" | "ERROR_LIMIT" | "USER_CANCEL")) => {
+                other
+            }
             Stop::Other(other) => {
                 self.notes.add(&format!(
                     "stop reason {other:?} (Cohere has no such finish_reason; written as COMPLETE)"

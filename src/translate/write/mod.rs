@@ -36,6 +36,9 @@ pub trait Writer: Sink {
     fn notes(&self) -> &[String];
     /// The target's fold of everything written: what its stream's `result()` gives.
     fn result(&mut self) -> Out;
+    /// The client's endpoint path, when the dialect answers another form there (Ollama's
+    /// `/api/generate`): by default every path reads the same form.
+    fn set_endpoint(&mut self, _path: &str) {}
 }
 
 /// The target dialect's fold, fed with each event as it is written: the same view the

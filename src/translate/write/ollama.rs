@@ -35,6 +35,9 @@ pub struct OllamaWriter {
     called: bool,
     usage: Option<Usage>,
     done: bool,
+    /// Whether the client is `/api/generate`'s: lines carry `response` (and `thinking`) at the
+    /// top level, and there are no tool calls.
+    generate: bool,
 }
 
 impl OllamaWriter {
@@ -59,6 +62,18 @@ impl OllamaWriter {
     }
 
     fn message(&mut self, field: &str, text: &str) {
+        if self.generate {
+            let mut b = String::from(r#""response":"#);
+            if field == "content" {
+                push_str(&mut b, text);
+            } else {
+                b.push_str(r#""","thinking":"#);
+                push_str(&mut b, text);
+            }
+            b.push_str(r#","done":false"#);
+            self.line(&b);
+            return;
+        }
         let mut b = String::from(r#""message":{"role":"assistant","content":"#);
         if field == "content" {
             push_str(&mut b, text);
@@ -71,6 +86,11 @@ impl OllamaWriter {
     }
 
     fn write_call(&mut self, call: Call) {
+        if self.generate {
+            self.notes
+                .add("tool calls (Ollama's /api/generate answers text only)");
+            return;
+        }
         // The arguments as sent (key order and numbers kept), on one line.
         let trimmed = call.arguments.trim();
         let is_object = trimmed.starts_with('{')
@@ -233,15 +253,23 @@ impl Sink for OllamaWriter {
         if self.done {
             return;
         }
-        let held: Vec<i64> = self.calls.sorted().into_iter().filter(|(_, c)| c.is_some()).map(|(k, _)| k).collect();
+        let held: Vec<i64> = self
+            .calls
+            .sorted()
+            .into_iter()
+            .filter(|(_, c)| c.is_some())
+            .map(|(k, _)| k)
+            .collect();
         for key in held {
             if let Some(call) = self.calls.get_mut(key).and_then(Option::take) {
                 self.write_call(call);
             }
         }
-        let mut b = String::from(
-            r#""message":{"role":"assistant","content":""},"done":true,"done_reason":"#,
-        );
+        let mut b = String::from(if self.generate {
+            r#""response":"","done":true,"done_reason":"#
+        } else {
+            r#""message":{"role":"assistant","content":""},"done":true,"done_reason":"#
+        });
         push_str(&mut b, self.stop.unwrap_or("stop"));
         if let Some(u) = &self.usage {
             let said_input = u.input.is_some() || u.uncached.is_some();
@@ -282,6 +310,10 @@ impl Writer for OllamaWriter {
 
     fn result(&mut self) -> Out {
         self.fold.result()
+    }
+
+    fn set_endpoint(&mut self, path: &str) {
+        self.generate = path.ends_with("/api/generate");
     }
 }
 
