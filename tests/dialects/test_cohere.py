@@ -480,3 +480,27 @@ def test_request_into_cohere_keeps_the_order_of_parts() -> None:
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "ok"}]}]}  # fmt: skip
     b = ssewire.translate_request(msgs, "messages", "cohere").body
     assert b["messages"][1]["tool_plan"] == "Let me check.\n\nAlso this."
+
+
+def test_iter_aiter_tap_and_timing() -> None:
+    """What every stream has: ``iter`` / ``aiter`` over reads, a tap, ``timing``."""
+    import asyncio
+
+    reads = [CALLS[i : i + 97] for i in range(0, len(CALLS), 97)]
+    relay = ssewire.CohereStream()
+    assert b"".join(relay.tap(iter(reads))) == CALLS  # relayed unchanged, read on the way
+    assert relay.done and relay.result() == read(CALLS)[1].result()
+    s = ssewire.CohereStream()
+    items = list(s.iter(iter(reads)))
+    assert [key(i) for i in items] == [key(i) for i in read(CALLS)[0]]
+    assert s.done and s.timing["output_chunks"] == len(THINKING) + len(PLAN) + 1 + len(ARGS)
+
+    async def run() -> list:
+        async def gen():  # type: ignore[no-untyped-def]
+            for r in reads:
+                yield r
+
+        a = ssewire.CohereStream()
+        return [key(i) async for i in a.aiter(gen())]
+
+    assert asyncio.run(run()) == [key(i) for i in items]
