@@ -120,3 +120,41 @@ def test_an_ollama_generate_client_gets_generate_lines() -> None:
     assert status == 200 and headers["content-type"].startswith("application/x-ndjson")
     lines = [json.loads(line) for line in body.splitlines()]
     assert all("message" not in line and "response" in line for line in lines)
+
+
+@pytest.mark.parametrize(
+    ("body", "why"),
+    [
+        ({"model": "m", "MODEL": "other", "messages": []}, "ignoring case"),
+        ({"model": "m", "\u017ftream": False, "messages": []}, "ignoring case"),
+        ({"model": "m", "stream": "false", "messages": []}, "not a boolean"),
+    ],
+    ids=["MODEL", "long-s-stream", "stream-string"],
+)
+def test_keys_an_upstream_would_read_otherwise_are_refused(body: Any, why: str) -> None:
+    """Ollama reads keys ignoring case (Go's encoding/json, Unicode folds too) and relays get
+    the body as sent: a second spelling of ``model`` would run a model no route allows."""
+    with StrictUpstream("ollama") as up:
+        gw = Gateway(up.url(), upstream_dialect="ollama", upstream_key=KEY)
+        try:
+            status, text, _ = _post(gw, "ollama", body, path="/api/chat")
+        finally:
+            gw.close()
+    assert status == 400 and why in json.loads(text)["error"]
+    assert up.requests == []
+
+
+@pytest.mark.parametrize("client", NEW)
+def test_an_upstream_body_that_ends_before_any_output_is_no_answer(client: str) -> None:
+    """A 200 whose body ends with nothing in it is a failed try (the client gets an error in
+    its own form, or the next upstream), never a 200 with a clean end."""
+    from support.failing_upstream import FailingUpstream
+
+    with FailingUpstream("chat", ["empty"]) as up:
+        gw = Gateway(up.url(), upstream_dialect="chat", upstream_key=KEY)
+        try:
+            path = {"ollama": "/api/chat", "cohere": "/v2/chat"}[client]
+            status, text, _ = _post(gw, client, _first(client), path=path)
+        finally:
+            gw.close()
+    assert status >= 500, (status, text[:200])

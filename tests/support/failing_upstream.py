@@ -12,7 +12,8 @@ request asked for none). An entry is:
 - ``"cut"``: the head and part of the stream's first event, then the connection closed;
 - ``"late_cut"``: the head and the stream's first whole events, a pause, then closed;
 - ``"slow"``: the stream's first events, a pause of a second, then the rest;
-- ``"error_event"``: a stream that holds only an overloaded error event (HTTP 200).
+- ``"error_event"``: a stream that holds only an overloaded error event (HTTP 200);
+- ``"empty"``: a 200 stream head, then the body ends with no byte in it.
 
 ``refused_port()`` names a port nothing listens on. Every wait is bounded; only 127.0.0.1.
 """
@@ -150,6 +151,10 @@ class FailingUpstream(LoopThreadServer):
             stream = ERROR_EVENT[self.dialect]
         writer.write(conn.send(h11.Response(status_code=200, headers=[
             ("content-type", "text/event-stream"), ("transfer-encoding", "chunked")])) or b"")  # fmt: skip
+        if entry == "empty":
+            writer.write(conn.send(h11.EndOfMessage()) or b"")
+            await writer.drain()
+            return True
         if entry == "cut":
             writer.write(conn.send(h11.Data(data=stream[:20])) or b"")
             await writer.drain()

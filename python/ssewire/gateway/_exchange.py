@@ -314,6 +314,18 @@ class Attempt:
             await ex.wait()
         if not ready():
             exc = ex.end.exception()
+            if exc is None:
+                # The body ended before any output: what its end says first (a last line with
+                # no line feed, a stream cut before its end marker).
+                if self.translator is not None:
+                    tail = self.translator.finish()
+                    if tail:
+                        pending.append(tail)
+                elif source() is not None:
+                    source().finish()
+                if getattr(source(), "error", None) is None and not getattr(source(), "done", False):
+                    f = Failure("cut", "the upstream's stream ended before any output")
+                    return Outcome(failure="cut", answer=failure_answer(self.persona, f))
             said = stream_error(source(), self.persona)
             if said is not None:
                 self.entry["status"] = said[0]

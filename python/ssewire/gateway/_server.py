@@ -116,6 +116,20 @@ async def read_request(request: web.Request, client: str, max_body_size: int, bo
         raise Refused(400, "the request body is not JSON") from None
     if not isinstance(wanted, dict):
         raise Refused(400, "the request body is not a JSON object")
+    # Some upstreams read keys ignoring case (Go's encoding/json: Ollama), and a relay passes
+    # the body on as sent: a key spelled so that the upstream would read it as another one
+    # ("MODEL", "ſtream") would choose what the gateway did not route.
+    seen: Dict[str, str] = {}
+    for key in wanted:
+        folded = key.casefold()
+        if folded in seen or (folded != key and folded in ("model", "stream")):
+            raise Refused(
+                400, f"the request body has a key {cut(key)!r} that reads as another one ignoring case"
+            )
+        seen[folded] = key
+    stream = wanted.get("stream")
+    if stream is not None and not isinstance(stream, bool):
+        raise Refused(400, "the request body's stream is not a boolean")
     return raw, wanted
 
 
