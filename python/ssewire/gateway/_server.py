@@ -118,7 +118,7 @@ async def read_request(request: web.Request, client: str, max_body_size: int, bo
         raise Refused(400, "the request body is not a JSON object")
     # Some upstreams read keys ignoring case (Go's encoding/json: Ollama), and a relay passes
     # the body on as sent: a key spelled so that the upstream would read it as another one
-    # ("MODEL", "\\u017ftream") would choose what the gateway did not route.
+    # ("MODEL", "\u017ftream") would choose what the gateway did not route.
     seen: Dict[str, str] = {}
     for key in wanted:
         folded = key.casefold()
