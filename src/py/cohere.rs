@@ -6,11 +6,11 @@
 //! stream; the usage, a citation and the whole event stay JSON text, decoded when read.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyDict;
 
 use super::json::{lazy, repr_of, ItemDict};
 use super::stream::{dialect_stream, Items, Out};
-use super::strings::{int_or_none, name_or_none, Names};
+use super::strings::{int_or_none, name_or_none, str_or_none, Names};
 use crate::dialect::cohere::Event;
 use crate::json::read::Str;
 use crate::stream::cohere::{CohereItems, CohereReader};
@@ -114,10 +114,6 @@ impl Items for CohereNames {
     type Item = ();
 }
 
-fn opt_str(py: Python<'_>, s: Option<&str>) -> Py<PyAny> {
-    s.map_or_else(|| py.None(), |t| PyString::new(py, t).into_any().unbind())
-}
-
 impl CohereItems for Out<'_, '_, CohereNames> {
     fn event(&mut self, e: &Event<'_>, kind: &str, doc: &str) -> PyResult<()> {
         let py = self.py;
@@ -129,14 +125,14 @@ impl CohereItems for Out<'_, '_, CohereNames> {
         let item = CohereEvent {
             type_: name_or_none(py, names, Some(&kind)),
             index: int_or_none(py, e.index()),
-            id: opt_str(py, e.id.as_deref()),
+            id: str_or_none(py, e.id.as_deref()),
             content_type: name_or_none(py, names, content.and_then(|c| c.type_.as_ref())),
-            text: opt_str(py, content.and_then(|c| c.text.as_deref())),
-            thinking: opt_str(py, content.and_then(|c| c.thinking.as_deref())),
-            tool_plan: opt_str(py, e.tool_plan()),
-            tool_call_id: opt_str(py, call.and_then(|c| c.id.as_deref())),
+            text: str_or_none(py, content.and_then(|c| c.text.as_deref())),
+            thinking: str_or_none(py, content.and_then(|c| c.thinking.as_deref())),
+            tool_plan: str_or_none(py, e.tool_plan()),
+            tool_call_id: str_or_none(py, call.and_then(|c| c.id.as_deref())),
             name: name_or_none(py, names, function.and_then(|f| f.name.as_ref())),
-            arguments: opt_str(py, function.and_then(|f| f.arguments.as_deref())),
+            arguments: str_or_none(py, function.and_then(|f| f.arguments.as_deref())),
             finish_reason: name_or_none(
                 py,
                 names,

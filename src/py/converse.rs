@@ -10,7 +10,7 @@ use pyo3::types::{PyBytes, PyDict, PyString};
 
 use super::json::{lazy, repr_of, ItemDict};
 use super::stream::{dialect_stream, Items, Out};
-use super::strings::int_or_none;
+use super::strings::{int_or_none, str_or_none};
 use crate::dialect::converse::Event;
 use crate::stream::converse::{ConverseItems, ConverseReader};
 
@@ -137,10 +137,6 @@ impl Items for ConverseNames {
     type Item = ();
 }
 
-fn opt_str(py: Python<'_>, s: Option<&str>) -> Py<PyAny> {
-    s.map_or_else(|| py.None(), |t| PyString::new(py, t).into_any().unbind())
-}
-
 impl ConverseItems for Out<'_, '_, ConverseNames> {
     fn event(&mut self, kind: &str, ev: &Event<'_>, doc: &str) -> PyResult<()> {
         let py = self.py;
@@ -157,18 +153,18 @@ impl ConverseItems for Out<'_, '_, ConverseNames> {
         let item = ConverseEvent {
             type_: PyString::new(py, kind).unbind(),
             content_block_index: int_or_none(py, ev.content_block_index),
-            role: opt_str(py, ev.role.as_deref()),
-            text: opt_str(py, delta.and_then(|d| d.text.as_deref())),
-            tool_use_id: opt_str(py, tool.as_ref().and_then(|t| t.tool_use_id.as_deref())),
-            name: opt_str(py, tool.as_ref().and_then(|t| t.name.as_deref())),
-            input: opt_str(
+            role: str_or_none(py, ev.role.as_deref()),
+            text: str_or_none(py, delta.and_then(|d| d.text.as_deref())),
+            tool_use_id: str_or_none(py, tool.as_ref().and_then(|t| t.tool_use_id.as_deref())),
+            name: str_or_none(py, tool.as_ref().and_then(|t| t.name.as_deref())),
+            input: str_or_none(
                 py,
                 delta.and_then(|d| d.tool_use.as_ref()?.input.as_deref()),
             ),
-            reasoning_text: opt_str(py, reasoning.and_then(|r| r.text.as_deref())),
-            signature: opt_str(py, reasoning.and_then(|r| r.signature.as_deref())),
+            reasoning_text: str_or_none(py, reasoning.and_then(|r| r.text.as_deref())),
+            signature: str_or_none(py, reasoning.and_then(|r| r.signature.as_deref())),
             redacted_content: redacted,
-            stop_reason: opt_str(py, ev.stop_reason.as_deref()),
+            stop_reason: str_or_none(py, ev.stop_reason.as_deref()),
             usage_json: ev.usage.map(|r| r.get().into()),
             metrics_json: ev.metrics.map(|r| r.get().into()),
             citation_json: delta.and_then(|d| d.citation).map(|r| r.get().into()),

@@ -15,7 +15,7 @@ use pyo3::types::{PyDict, PyList, PyString};
 
 use super::json::{lazy, ItemDict};
 use super::stream::{dialect_stream, Items, Out};
-use super::strings::{flag, int_or_none, name_or_none, Names};
+use super::strings::{flag, int_or_none, name_or_none, str_or_none, Names};
 use crate::dialect::gemini::{unshown, Chunk};
 use crate::stream::gemini::{GeminiItem, GeminiItems, GeminiReader};
 
@@ -171,10 +171,6 @@ impl Items for GeminiNames {
     type Item = (Py<PyAny>, Py<PyAny>, Py<PyAny>);
 }
 
-fn opt_str(py: Python<'_>, s: Option<&str>) -> Py<PyAny> {
-    s.map_or_else(|| py.None(), |t| PyString::new(py, t).into_any().unbind())
-}
-
 impl GeminiItems for Out<'_, '_, GeminiNames> {
     fn item(
         &mut self,
@@ -197,9 +193,9 @@ impl GeminiItems for Out<'_, '_, GeminiNames> {
         };
         let item = GeminiChunk {
             index: int_or_none(py, it.index),
-            text: opt_str(py, it.text),
+            text: str_or_none(py, it.text),
             thought: flag(py, it.thought),
-            thought_signature: opt_str(py, it.thought_signature),
+            thought_signature: str_or_none(py, it.thought_signature),
             finish_reason: name_or_none(py, names, it.finish_reason),
             model_version: shared.model_version.clone_ref(py),
             response_id: shared.response_id.clone_ref(py),

@@ -6,11 +6,11 @@
 //! tool calls, the counts and the whole line stay JSON text, decoded when read.
 
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyDict;
 
 use super::json::{lazy, repr_of, ItemDict};
 use super::stream::{dialect_stream, Items, Out};
-use super::strings::{flag, name_or_none, Names};
+use super::strings::{flag, name_or_none, str_or_none, Names};
 use crate::dialect::ollama::Line;
 use crate::stream::ollama::{OllamaItems, OllamaReader};
 
@@ -94,10 +94,6 @@ impl Items for OllamaNames {
     type Item = ();
 }
 
-fn opt_str(py: Python<'_>, s: Option<&str>) -> Py<PyAny> {
-    s.map_or_else(|| py.None(), |t| PyString::new(py, t).into_any().unbind())
-}
-
 impl OllamaItems for Out<'_, '_, OllamaNames> {
     fn line(&mut self, line: &Line<'_>, doc: &str) -> PyResult<()> {
         let py = self.py;
@@ -111,12 +107,12 @@ impl OllamaItems for Out<'_, '_, OllamaNames> {
             .or(line.thinking.as_deref());
         let item = OllamaChunk {
             model: name_or_none(py, names, line.model.as_ref()),
-            created_at: opt_str(py, line.created_at.as_deref()),
-            role: opt_str(py, message.and_then(|m| m.role.as_deref())),
-            content: opt_str(py, content),
-            thinking: opt_str(py, thinking),
+            created_at: str_or_none(py, line.created_at.as_deref()),
+            role: str_or_none(py, message.and_then(|m| m.role.as_deref())),
+            content: str_or_none(py, content),
+            thinking: str_or_none(py, thinking),
             done: line.done.map_or_else(|| py.None(), |d| flag(py, d)),
-            done_reason: opt_str(py, line.done_reason.as_deref()),
+            done_reason: str_or_none(py, line.done_reason.as_deref()),
             tool_calls_json: message.and_then(|m| m.tool_calls).map(|r| r.get().into()),
             raw_json: doc.into(),
         };

@@ -69,8 +69,13 @@ impl Names {
 /// `Option<...>` because pyo3 serves `Py<...>` fields of frozen classes through a plain member
 /// descriptor, about 8x cheaper to read than a getter (the accumulators read every field).
 pub fn text_or_none(py: Python<'_>, value: Option<&Str<'_>>) -> Py<PyAny> {
+    str_or_none(py, value.map(Str::as_str))
+}
+
+/// [`text_or_none`] of a plain string.
+pub fn str_or_none(py: Python<'_>, value: Option<&str>) -> Py<PyAny> {
     match value {
-        Some(v) => PyString::new(py, v.as_str()).into_any().unbind(),
+        Some(v) => PyString::new(py, v).into_any().unbind(),
         None => py.None(),
     }
 }

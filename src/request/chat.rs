@@ -433,23 +433,7 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
     }
     body.insert("messages".into(), Value::Array(messages));
     if !r.tools.is_empty() {
-        let tools: Vec<Value> = r
-            .tools
-            .iter()
-            .map(|t| {
-                let mut f = Map::new();
-                f.insert("name".into(), json!(t.name));
-                if let Some(d) = &t.description {
-                    f.insert("description".into(), json!(d));
-                }
-                f.insert("parameters".into(), super::object_schema(&t.parameters));
-                if let Some(strict) = t.strict {
-                    f.insert("strict".into(), json!(strict));
-                }
-                json!({"type": "function", "function": f})
-            })
-            .collect();
-        body.insert("tools".into(), Value::Array(tools));
+        body.insert("tools".into(), super::write_function_tools(&r.tools, true));
     }
     if let Some(choice) = &r.tool_choice {
         let value = match choice {

@@ -11,8 +11,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    content_parts, count, error, list, number, object, object_schema, string, text_of, Media,
-    Notes, Output, Part, Reasoning, Request, RequestError, Role, Thinking, Tool, ToolChoice,
+    content_parts, count, error, list, number, object, string, text_of, Media, Notes, Output, Part,
+    Reasoning, Request, RequestError, Role, Thinking, ToolChoice,
 };
 use crate::dialect::Dialect;
 
@@ -126,11 +126,7 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                     let f = object(c.get("function").unwrap_or(&Value::Null), &cpath)?;
                     let name = string(f, "name", &cpath)?.unwrap_or_default();
                     let id = string(c, "id", &cpath)?.unwrap_or_else(|| format!("call_{i}_{j}"));
-                    let arguments = match f.get("arguments") {
-                        None | Some(Value::Null) => "{}".to_owned(),
-                        Some(Value::String(s)) => s.clone(),
-                        Some(other) => other.to_string(),
-                    };
+                    let arguments = super::arguments_text(f.get("arguments"));
                     names.insert(id.clone(), name.clone());
                     r.push(
                         Role::Assistant,
@@ -167,20 +163,7 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
             }
         }
     }
-    for (i, tool) in list(map, "tools", "$", false)?.into_iter().enumerate() {
-        let path = format!("$.tools[{i}]");
-        let t = object(tool, &path)?;
-        let f = object(t.get("function").unwrap_or(&Value::Null), &path)?;
-        let Some(name) = string(f, "name", &path)? else {
-            return error(format!("{path}.function.name"), "a tool needs a name");
-        };
-        r.tools.push(Tool {
-            name,
-            description: string(f, "description", &path)?,
-            parameters: f.get("parameters").cloned().unwrap_or(Value::Null),
-            strict: None,
-        });
-    }
+    super::read_function_tools(map, &mut r)?;
     if map.get("strict_tools") == Some(&Value::Bool(true)) {
         for t in &mut r.tools {
             t.strict = Some(true);
@@ -372,18 +355,8 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
     let model = r.model.as_deref().unwrap_or("unknown-model");
     let mut body = json!({"model": model, "messages": messages, "stream": true});
     if !r.tools.is_empty() {
-        let tools: Vec<Value> = r
-            .tools
-            .iter()
-            .map(|t| {
-                let mut f = json!({"name": t.name, "parameters": object_schema(&t.parameters)});
-                if let Some(d) = &t.description {
-                    super::set(&mut f, "description", json!(d));
-                }
-                json!({"type": "function", "function": f})
-            })
-            .collect();
-        super::set(&mut body, "tools", Value::Array(tools));
+        let tools = super::write_function_tools(&r.tools, false);
+        super::set(&mut body, "tools", tools);
         if r.tools.iter().any(|t| t.strict == Some(true)) {
             super::set(&mut body, "strict_tools", json!(true));
         }

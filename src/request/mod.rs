@@ -634,6 +634,53 @@ pub fn arguments_object(arguments: &str, notes: &mut Notes) -> Value {
     }
 }
 
+/// Reads `tools` in OpenAI's function shape (`[{"type": "function", "function": {"name",
+/// "description", "parameters"}}]`), as Ollama and Cohere write them, into `r`.
+pub fn read_function_tools(map: &Map<String, Value>, r: &mut Request) -> Result<(), RequestError> {
+    for (i, tool) in list(map, "tools", "$", false)?.into_iter().enumerate() {
+        let path = format!("$.tools[{i}]");
+        let t = object(tool, &path)?;
+        let f = object(t.get("function").unwrap_or(&Value::Null), &path)?;
+        let Some(name) = string(f, "name", &path)? else {
+            return error(format!("{path}.function.name"), "a tool needs a name");
+        };
+        r.tools.push(Tool {
+            name,
+            description: string(f, "description", &path)?,
+            parameters: f.get("parameters").cloned().unwrap_or(Value::Null),
+            strict: None,
+        });
+    }
+    Ok(())
+}
+
+/// The tools in OpenAI's function shape (chat, Ollama, Cohere), each function's `strict` too
+/// when `with_strict`.
+pub fn write_function_tools(tools: &[Tool], with_strict: bool) -> Value {
+    let tools = tools.iter().map(|t| {
+        let mut f = Map::new();
+        f.insert("name".into(), serde_json::json!(t.name));
+        if let Some(d) = &t.description {
+            f.insert("description".into(), serde_json::json!(d));
+        }
+        f.insert("parameters".into(), object_schema(&t.parameters));
+        if let (true, Some(strict)) = (with_strict, t.strict) {
+            f.insert("strict".into(), serde_json::json!(strict));
+        }
+        serde_json::json!({"type": "function", "function": f})
+    });
+    Value::Array(tools.collect())
+}
+
+/// A call's `arguments` as JSON text: a string as sent, another value as its JSON, none `{}`.
+pub fn arguments_text(value: Option<&Value>) -> String {
+    match value {
+        None | Some(Value::Null) => "{}".to_owned(),
+        Some(Value::String(s)) => s.clone(),
+        Some(other) => other.to_string(),
+    }
+}
+
 /// A tool's parameters schema as an object schema (what every dialect requires).
 pub fn object_schema(parameters: &Value) -> Value {
     match parameters {

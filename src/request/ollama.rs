@@ -9,8 +9,8 @@
 use serde_json::{json, Map, Value};
 
 use super::{
-    arguments_object, error, list, number, object, object_schema, string, text_of, Media, Notes,
-    Output, Part, Reasoning, Request, RequestError, Role, Thinking, Tool,
+    arguments_object, error, list, number, object, string, text_of, Media, Notes, Output, Part,
+    Reasoning, Request, RequestError, Role, Thinking,
 };
 use crate::dialect::Dialect;
 
@@ -124,11 +124,7 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
                     let name = string(f, "name", &cpath)?.unwrap_or_default();
                     let id = string(c, "id", &cpath)?.unwrap_or_else(|| format!("call_{i}_{j}"));
                     open.push((name.clone(), id.clone()));
-                    let arguments = match f.get("arguments") {
-                        None | Some(Value::Null) => "{}".to_owned(),
-                        Some(Value::String(s)) => s.clone(),
-                        Some(other) => other.to_string(),
-                    };
+                    let arguments = super::arguments_text(f.get("arguments"));
                     r.push(
                         Role::Assistant,
                         Part::Call {
@@ -173,20 +169,7 @@ pub fn read(body: &Value) -> Result<Request, RequestError> {
             }
         }
     }
-    for (i, tool) in list(map, "tools", "$", false)?.into_iter().enumerate() {
-        let path = format!("$.tools[{i}]");
-        let t = object(tool, &path)?;
-        let f = object(t.get("function").unwrap_or(&Value::Null), &path)?;
-        let Some(name) = string(f, "name", &path)? else {
-            return error(format!("{path}.function.name"), "a tool needs a name");
-        };
-        r.tools.push(Tool {
-            name,
-            description: string(f, "description", &path)?,
-            parameters: f.get("parameters").cloned().unwrap_or(Value::Null),
-            strict: None,
-        });
-    }
+    super::read_function_tools(map, &mut r)?;
     if !r.tools.is_empty() {
         // Ollama's model chooses whether to call a tool: the only choice it has.
         r.tool_choice = Some(super::ToolChoice::Auto);
@@ -327,18 +310,8 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
     }
     let mut body = json!({"model": r.model.as_deref().unwrap_or("unknown-model"), "messages": messages, "stream": true});
     if !r.tools.is_empty() {
-        let tools: Vec<Value> = r
-            .tools
-            .iter()
-            .map(|t| {
-                let mut f = json!({"name": t.name, "parameters": object_schema(&t.parameters)});
-                if let Some(d) = &t.description {
-                    super::set(&mut f, "description", json!(d));
-                }
-                json!({"type": "function", "function": f})
-            })
-            .collect();
-        super::set(&mut body, "tools", Value::Array(tools));
+        let tools = super::write_function_tools(&r.tools, false);
+        super::set(&mut body, "tools", tools);
     }
     if !matches!(r.tool_choice, None | Some(super::ToolChoice::Auto)) {
         notes.add("tool_choice (Ollama has none: the model chooses)");

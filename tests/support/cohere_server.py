@@ -13,32 +13,20 @@ from typing import Any, Dict, List, Optional
 
 from aiohttp import web
 
-from support.loop_thread import LoopThreadServer
+from support.loop_thread import AiohttpServer
 
 
 def error_body(message: str) -> Dict[str, str]:
     return {"id": str(uuid.uuid4()), "message": message}
 
 
-class CohereServer(LoopThreadServer):
+class CohereServer(AiohttpServer):
     def __init__(self, events: bytes, status: Optional[int] = None) -> None:
         self.events = events
         self.status = status
         self.requests: List[Dict[str, Any]] = []
         self.headers: List[Dict[str, str]] = []
         self._run()
-
-    async def _start(self) -> int:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        return int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
-
-    async def _stop(self) -> None:
-        await self.runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         if request.method != "POST" or request.path != "/v2/chat":

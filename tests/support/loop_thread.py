@@ -45,3 +45,25 @@ class LoopThreadServer:
         self.loop.call_soon_threadsafe(self.loop.stop)
         self.thread.join(TIMEOUT)
         self.loop.close()
+
+
+class AiohttpServer(LoopThreadServer):
+    """A loopback aiohttp server whose every request goes to ``_handle`` (the loopback fakes
+    of a provider: ``OllamaServer``, ``CohereServer``)."""
+
+    async def _handle(self, request: Any) -> Any:
+        raise NotImplementedError
+
+    async def _start(self) -> int:
+        from aiohttp import web
+
+        app = web.Application()
+        app.router.add_route("*", "/{tail:.*}", self._handle)
+        self.runner = web.AppRunner(app)
+        await self.runner.setup()
+        site = web.TCPSite(self.runner, "127.0.0.1", 0)
+        await site.start()
+        return int(self.runner.addresses[0][1])
+
+    async def _stop(self) -> None:
+        await self.runner.cleanup()

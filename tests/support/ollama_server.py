@@ -11,27 +11,15 @@ from typing import Any, Dict, List
 
 from aiohttp import web
 
-from support.loop_thread import LoopThreadServer
+from support.loop_thread import AiohttpServer
 
 
-class OllamaServer(LoopThreadServer):
+class OllamaServer(AiohttpServer):
     def __init__(self, lines: bytes, cloud: bool = False) -> None:
         self.lines = lines
         self.cloud = cloud
         self.requests: List[Dict[str, Any]] = []
         self._run()
-
-    async def _start(self) -> int:
-        app = web.Application()
-        app.router.add_route("*", "/{tail:.*}", self._handle)
-        self.runner = web.AppRunner(app)
-        await self.runner.setup()
-        site = web.TCPSite(self.runner, "127.0.0.1", 0)
-        await site.start()
-        return int(site._server.sockets[0].getsockname()[1])  # type: ignore[union-attr]
-
-    async def _stop(self) -> None:
-        await self.runner.cleanup()
 
     async def _handle(self, request: web.Request) -> web.StreamResponse:
         if request.method != "POST" or request.path != "/api/chat":
