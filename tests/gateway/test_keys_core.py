@@ -1,0 +1,92 @@
+"""Issue 51, first part: the sans-IO rules of virtual keys (``ssewire.gateway._keys``): keys
+known by their SHA-256, model globs, fixed epoch-aligned windows, admission while every count
+is below its limit, ``retry-after`` until the full window ends, tokens estimated at admission
+and corrected at the end (an answer without usage keeps the estimate)."""
+
+from __future__ import annotations
+
+import hashlib
+
+from ssewire.gateway._keys import (
+    PERIODS,
+    Key,
+    Keys,
+    MemoryStore,
+    digest_of,
+    retry_after,
+    window_start,
+)
+
+
+def key(**limits: object) -> Key:
+    return Key(name="team-a", digest=digest_of("sk-team-a"), **limits)  # type: ignore[arg-type]
+
+
+def test_a_key_is_known_by_its_digest_only() -> None:
+    k = key()
+    keys = Keys([k])
+    assert k.digest == hashlib.sha256(b"sk-team-a").digest()
+    assert keys.identify("sk-team-a") is k
+    assert keys.identify("sk-team-b") is None
+    assert keys.identify("") is None and keys.identify(None) is None
+
+
+def test_models_are_globs_over_the_model_asked_for() -> None:
+    k = key(models=("claude-*", "fast"))
+    assert k.allows("claude-sonnet-4-5") and k.allows("fast")
+    assert not k.allows("gpt-5") and not k.allows("fast-2") and not k.allows("Claude-x")
+    assert key().allows("anything")
+
+
+def test_windows_are_epoch_aligned() -> None:
+    assert window_start(1_700_000_059.9, 60) == 1_699_999_980 + 60
+    assert window_start(1_700_000_000, PERIODS["1d"]) == 1_699_920_000
+    assert retry_after(1_700_000_059.2, 1_700_000_040, 60) == 41
+    assert retry_after(1_700_000_099.5, 1_700_000_040, 60) == 1  # at least 1
+    assert retry_after(1_700_000_040.0, 1_700_000_040, 60) == 60
+
+
+def test_the_request_that_crosses_a_limit_is_served_and_the_next_refused() -> None:
+    store = MemoryStore()
+    k = key(requests_per_minute=3)
+    now = 1_700_000_010.5
+    admitted = [store.admit(k, now + i, 10).ticket is not None for i in range(5)]
+    assert admitted == [True, True, True, False, False]
+    refused = store.admit(k, now + 5, 10)
+    assert refused.full == "rpm" and refused.retry_after == 25  # until 1_700_000_040
+    # The next minute is a new window.
+    assert store.admit(k, 1_700_000_040, 10).ticket is not None
+
+
+def test_tokens_are_estimated_then_corrected_and_kept_without_usage() -> None:
+    store = MemoryStore()
+    k = key(tokens_per_minute=100)
+    now = 1_700_000_000.0
+    a = store.admit(k, now, 30).ticket
+    assert a is not None
+    store.charge(a, 80)  # the answer cost 80 in all
+    b = store.admit(k, now + 1, 30).ticket  # 80 < 100: admitted, now 110
+    assert b is not None
+    store.charge(b, None)  # cut before its usage: the estimate stays
+    assert store.counts[("team-a", "tpm", window_start(now, 60))] == 110
+    refused = store.admit(k, now + 2, 1)
+    assert refused.ticket is None and refused.full == "tpm"
+    store.charge(b, 0)  # a ticket is charged once
+    assert store.counts[("team-a", "tpm", window_start(now, 60))] == 110
+
+
+def test_a_budget_holds_over_its_period() -> None:
+    store = MemoryStore()
+    k = key(budget_tokens=1000, budget_period=PERIODS["1d"])
+    day = 1_700_006_400  # a UTC day's start
+    t = store.admit(k, day + 10, 10).ticket
+    assert t is not None
+    store.charge(t, 1000)
+    refused = store.admit(k, day + 3600, 10)
+    assert refused.full == "budget" and refused.retry_after == 86400 - 3600
+    assert store.admit(k, day + 86400, 10).ticket is not None
+
+
+def test_no_limit_is_no_limit() -> None:
+    store = MemoryStore()
+    assert all(store.admit(key(), 1_700_000_000 + i, 10**9).ticket is not None for i in range(1000))
