@@ -90,3 +90,33 @@ def test_a_budget_holds_over_its_period() -> None:
 def test_no_limit_is_no_limit() -> None:
     store = MemoryStore()
     assert all(store.admit(key(), 1_700_000_000 + i, 10**9).ticket is not None for i in range(1000))
+
+
+def test_the_keys_table_of_the_config(monkeypatch: object) -> None:
+    import pytest
+    from ssewire.gateway import _config as config
+
+    monkeypatch.setenv("TEAM_A_KEY", "sk-team-a")  # type: ignore[attr-defined]
+    base = {"upstream": [{"name": "up", "url": "http://127.0.0.1:9", "dialect": "chat"}],
+            "route": [{"model": "*", "targets": ["up"]}]}  # fmt: skip
+    keys = {"store": "redis://127.0.0.1:6379/0", "on_store_error": "open", "key": [
+        {"name": "team-a", "key_env": "TEAM_A_KEY", "models": ["claude-*"], "requests_per_minute": 60,
+         "tokens_per_minute": 200000, "budget_tokens": 10000000, "budget_period": "1d"},
+        {"name": "team-b", "key_sha256": hashlib.sha256(b"sk-team-b").hexdigest()}]}  # fmt: skip
+    cfg = config.parse({**base, "keys": keys})
+    assert cfg.keys is not None and (cfg.keys.store, cfg.keys.on_store_error) == ("redis://127.0.0.1:6379/0", "open")
+    a, b = cfg.keys.keys
+    assert Keys(list(cfg.keys.keys)).identify("sk-team-a") is a and Keys([b]).identify("sk-team-b") is b
+    assert (a.requests_per_minute, a.tokens_per_minute, a.budget_tokens, a.budget_period) == (60, 200000, 10000000, 86400)
+    assert b.limits() == [] and b.models == ()
+    for bad, why in [
+        ({"key": [{"name": "x"}]}, "needs one of key_env and key_sha256"),
+        ({"key": [{"name": "x", "key_sha256": "zz"}]}, "64 hex digits"),
+        ({"store": "mysql://x", "key": [{"name": "x", "key_sha256": "0" * 64}]}, "redis:// URL"),
+        ({"key": [{"name": "x", "key_sha256": "0" * 64, "budget_period": "1w"}]}, "1h, 1d or 30d"),
+        ({"key": [{"name": "x", "key_sha256": "0" * 64, "requests_per_minute": 0}]}, "positive"),
+        ({"key": [{"name": "x", "key_sha256": "0" * 64}, {"name": "y", "key_sha256": "0" * 64}]}, "same key"),
+        ({"key": [{"name": "x", "key_sha256": "0" * 64, "rpm": 1}]}, "unknown key"),
+    ]:
+        with pytest.raises(config.ConfigError, match=why):
+            config.parse({**base, "keys": bad})

@@ -16,6 +16,7 @@ from typing import Any, Dict, FrozenSet, List, Optional, Tuple, Union
 from urllib.parse import urlsplit
 
 from ssewire import _core
+from ssewire.gateway import _keys
 from ssewire.gateway._auth import HEADER_VALUE
 from ssewire.gateway._paths import RAW_PATH, SPECS, UPSTREAMS
 
@@ -96,6 +97,17 @@ class Breaker:
 
 
 @dataclass(frozen=True)
+class KeysConfig:
+    """``[keys]`` (API.md section 15): the virtual keys and where their counts live."""
+
+    #: ``"memory"``, or a ``redis://`` / ``rediss://`` / ``valkey://`` URL.
+    store: str = "memory"
+    #: The store cannot be reached: ``"closed"`` answers 503, ``"open"`` serves.
+    on_store_error: str = "closed"
+    keys: Tuple[_keys.Key, ...] = ()
+
+
+@dataclass(frozen=True)
 class Config:
     server: Server = field(default_factory=Server)
     upstreams: Tuple[Upstream, ...] = ()
@@ -104,6 +116,8 @@ class Config:
     breaker: Breaker = field(default_factory=Breaker)
     #: The file it was read from (None: the command line's).
     path: Optional[str] = None
+    #: ``[keys]``: virtual keys, limits and budgets (None: none).
+    keys: Optional[KeysConfig] = None
 
     def upstream(self, name: str) -> Upstream:
         return next(u for u in self.upstreams if u.name == name)
@@ -260,7 +274,7 @@ def parse(data: Dict[str, Any], path: str = "<config>", lines: Optional[_Lines] 
     lines = lines or _Lines("")
     _Reader(path, lines, "", 0, data)  # a table at the top
     for key in data:
-        if key not in ("server", "upstream", "route", "retry", "breaker"):
+        if key not in ("server", "upstream", "route", "retry", "breaker", "keys"):
             _Reader(path, lines, key, 0, {}).fail("", "unknown table", key)
     server = _server(_Reader(path, lines, "server", 0, data.get("server", {})))
     ups = data.get("upstream")
@@ -279,7 +293,56 @@ def parse(data: Dict[str, Any], path: str = "<config>", lines: Optional[_Lines] 
     routes = [_route(_Reader(path, lines, "route", i, t), names) for i, t in enumerate(routes_data)]
     retry = _retry(_Reader(path, lines, "retry", 0, data.get("retry", {})))
     breaker = _breaker(_Reader(path, lines, "breaker", 0, data.get("breaker", {})))
-    return Config(server, tuple(upstreams), tuple(routes), retry, breaker, path)
+    keys = _keys_table(path, lines, data["keys"]) if "keys" in data else None
+    return Config(server, tuple(upstreams), tuple(routes), retry, breaker, path, keys)
+
+
+def _keys_table(path: str, lines: _Lines, data: Any) -> KeysConfig:
+    r = _Reader(path, lines, "keys", 0, data)
+    r.only("store", "on_store_error", "key")
+    store = r.get(
+        "store", str, "memory",
+        lambda v: v == "memory" or re.match(r"^(redis|rediss|valkey|valkeys)://", v) is not None,
+        "must be \"memory\" or a redis:// URL",
+    )  # fmt: skip
+    on_error = r.get(
+        "on_store_error", str, "closed", lambda v: v in ("closed", "open"), "must be closed or open"
+    )
+    tables = r.data.get("key", [])
+    if not isinstance(tables, list) or not tables:
+        r.fail("key", "at least one [[keys.key]] is required")
+    keys: List[_keys.Key] = []
+    for i, table in enumerate(tables):
+        k = _key(_Reader(path, lines, "keys.key", i, table))
+        for other in keys:
+            if other.name == k.name:
+                _Reader(path, lines, "keys.key", i, table).fail("name", "names another key too", k.name)
+            if other.digest == k.digest:
+                _Reader(path, lines, "keys.key", i, table).fail("", "is the same key as another", k.name)
+        keys.append(k)
+    return KeysConfig(store, on_error, tuple(keys))
+
+
+def _key(r: _Reader) -> _keys.Key:
+    r.only("name", "key_env", "key_sha256", "models", "requests_per_minute", "tokens_per_minute",
+           "budget_tokens", "budget_period")  # fmt: skip
+    name = r.get("name", str, _REQUIRED, NAME.match, "must be [a-z0-9_-]+")
+    if ("key_env" in r.data) == ("key_sha256" in r.data):
+        r.fail("", "needs one of key_env and key_sha256")
+    if "key_env" in r.data:
+        digest = _keys.digest_of(r.env("key_env", r.data["key_env"]))
+    else:
+        hexed = r.get(
+            "key_sha256", str, _REQUIRED, lambda v: re.match(r"^[0-9a-fA-F]{64}$", v), "must be 64 hex digits"
+        )
+        digest = bytes.fromhex(hexed)
+    models = r.get("models", list, [])
+    if not all(isinstance(m, str) and m for m in models):
+        r.fail("models", "must be a list of model globs", models)
+    limits = {k: r.get(k, int, None, _positive, "must be a positive integer")
+              for k in ("requests_per_minute", "tokens_per_minute", "budget_tokens")}  # fmt: skip
+    period = r.get("budget_period", str, "30d", lambda v: v in _keys.PERIODS, "must be 1h, 1d or 30d")
+    return _keys.Key(name, digest, tuple(models), budget_period=_keys.PERIODS[period], **limits)
 
 
 def _server(r: _Reader) -> Server:
