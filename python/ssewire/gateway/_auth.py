@@ -26,10 +26,11 @@ RATE_ANTHROPIC = re.compile(r"^anthropic-ratelimit-(requests|tokens)-(limit|rema
 class Refused(Exception):
     """A request the gateway answers itself with an error: ``status``, ``message``."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, headers: Optional[List[Tuple[str, str]]] = None) -> None:
         super().__init__(message)
         self.status = status
         self.message = message
+        self.headers = headers or []
 
 
 def client_credential(dialect: str, headers: Any, query: Dict[str, str]) -> Optional[str]:

@@ -21,6 +21,7 @@ from aiohttp import web
 
 import ssewire
 from ssewire.gateway import _config as config
+from ssewire.gateway import _keys
 from ssewire.gateway._auth import Refused, Signer, bedrock_signer, client_credential
 from ssewire.gateway._exchange import Attempt, Client, error_response
 from ssewire.gateway._failover import Outcome, Plan, Router, Try, Upstream, Wait
@@ -44,6 +45,16 @@ class State:
         self.config = cfg
         self.router = Router(cfg.routes)
         self.keys = [k.encode() for k in cfg.server.client_keys]
+        #: ``[keys]``: the virtual keys and the store of their counts (None: none).
+        self.vkeys = None if cfg.keys is None else _keys.Keys(list(cfg.keys.keys))
+        self.store: Any = None
+        if cfg.keys is not None:
+            if cfg.keys.store == "memory":
+                self.store = _keys.MemoryStore()
+            else:
+                from ssewire.gateway._redis_store import RedisStore
+
+                self.store = RedisStore(cfg.keys.store)
         self.upstreams: Dict[str, Upstream] = {}
         self.pools: Dict[str, Pool] = {}
         self.signers: Dict[str, Signer] = {}
@@ -187,6 +198,51 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
         if metrics is not None:
             metrics.record(entry, None if started is None else time.monotonic() - started)
 
+    async def admit(state: State, persona: str, request: web.Request, query: Dict[str, str],
+                    model: Optional[str], raw: bytes, entry: Dict[str, Any]) -> Optional[_keys.Ticket]:  # fmt: skip
+        """``[keys]`` (API.md section 15): the client's key (401), its models (403), its limits
+        (429 with ``retry-after``); the ticket its end is charged on. The log names the key."""
+        if state.vkeys is None:
+            return None
+        held = state.vkeys.identify(client_credential(persona, request.headers, query))
+        if held is None:
+            raise Refused(401, "no valid key for this gateway")
+        entry["key"] = held.name
+        if model is None or not held.allows(model):
+            raise Refused(403, f"the key {held.name!r} may not use the model {cut(model or '')!r}")
+        try:
+            decision = state.store.admit(held, time.time(), _keys.estimate_tokens(raw))
+            if asyncio.iscoroutine(decision):
+                decision = await decision
+        except Exception as e:  # the store cannot be reached
+            entry["store_error"] = cut(str(e))
+            if state.config.keys is not None and state.config.keys.on_store_error == "open":
+                return None
+            raise Refused(503, "the gateway's key store cannot be reached") from None
+        if decision.ticket is None:
+            window = {"rpm": "requests per minute", "tpm": "tokens per minute", "budget": "token budget"}
+            raise Refused(429, f"the key {held.name!r} has used its {window.get(decision.full or '', 'limit')}",
+                          [("retry-after", str(decision.retry_after))])  # fmt: skip
+        ticket: _keys.Ticket = decision.ticket
+        return ticket
+
+    async def charge(state: State, ticket: _keys.Ticket, entry: Dict[str, Any]) -> None:
+        """The answer ended: its tokens (the normalized usage, section 12) replace the estimate."""
+        tokens = entry.get("tokens") or {}
+        spent = tokens.get("total_tokens")
+        if (
+            spent is None
+            and tokens.get("input_tokens") is not None
+            and tokens.get("output_tokens") is not None
+        ):
+            spent = tokens["input_tokens"] + tokens["output_tokens"]
+        try:
+            result = state.store.charge(ticket, spent)
+            if asyncio.iscoroutine(result):
+                await result
+        except Exception as e:  # the charge is lost with the store; the answer is served
+            entry["store_error"] = cut(str(e))
+
     async def handle(request: web.Request) -> web.StreamResponse:
         state: State = app[STATE]  # type: ignore[assignment]
         raw_path, _, raw_query = request.raw_path.partition("?")
@@ -220,12 +276,17 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
             if asked is None:  # absent or null: the dialect's default (Ollama's streams)
                 asked = SPECS[match.dialect]["streams_by_default"]
             streaming = match.streaming if match.streaming is not None else asked is True
+            ticket = await admit(state, persona, request, query, model, raw, entry)
             client = Client(request, match, raw, wanted, query, model, streaming, meters, write_timeout)
-            return await serve(state, client, Plan(chosen, state.upstreams, state.config.retry), entry)
+            try:
+                return await serve(state, client, Plan(chosen, state.upstreams, state.config.retry), entry)
+            finally:
+                if ticket is not None:
+                    await charge(state, ticket, entry)
         except Refused as refusal:
             entry.update({"status": refusal.status, "error": {"message": cut(refusal.message)}})
             metered(entry)
-            return error_response(persona, refusal.status, refusal.message)
+            return error_response(persona, refusal.status, refusal.message, refusal.headers)
         except ssewire.RequestError as e:
             entry.update({"status": 400, "error": {"message": cut(str(e))}})
             metered(entry)

@@ -1,0 +1,82 @@
+"""Issue 51, first part: ``[keys]`` in the gateway against a strict upstream on loopback: no
+key or an unknown key is 401, a model outside the key's globs 403, a full window 429 with
+``retry-after``, each in the client's own error shape; the log names the key, never the key's
+text; tokens are charged from the answer's usage; a memory store and a real Redis."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any, Dict, Optional
+
+import pytest
+from ssewire.gateway import _config as config
+from support.gateway_app import Gateway
+from support.sdk_loops import _post
+from support.strict_upstream import KEY, StrictUpstream
+
+TEAM = "sk-team-a-0123456789"
+
+
+def cfg(url: str, store: str = "memory", **limits: Any) -> config.Config:
+    key: Dict[str, Any] = {"name": "team-a", "key_sha256": hashlib.sha256(TEAM.encode()).hexdigest(),
+                           "models": ["m", "claude-*"], **limits}  # fmt: skip
+    return config.parse({
+        "upstream": [{"name": "up", "url": url, "dialect": "chat"}],
+        "route": [{"model": "*", "targets": ["up"]}],
+        "keys": {"store": store, "key": [key]},
+    })  # fmt: skip
+
+
+def chat(model: str = "m") -> Dict[str, Any]:
+    return {"model": model, "stream": True, "messages": [{"role": "user", "content": "Weather in Paris?"}]}
+
+
+def auth(key: Optional[str]) -> Dict[str, str]:
+    return {} if key is None else {"authorization": f"Bearer {key}"}
+
+
+def test_unknown_keys_models_and_a_full_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("UP_KEY", KEY)
+    with StrictUpstream("chat") as up:
+        c = cfg(up.url(), requests_per_minute=2)
+        c = config.Config(c.server, (config.Upstream("up", up.url(), "chat", (KEY,)),), c.routes, c.retry,
+                          c.breaker, None, c.keys)  # fmt: skip
+        gw = Gateway(c)
+        try:
+            assert _post(gw, "chat", chat(), headers=auth(None))[0] == 401
+            assert _post(gw, "chat", chat(), headers=auth("sk-other"))[0] == 401
+            status, body, _ = _post(gw, "chat", chat("gpt-5"), headers=auth(TEAM))
+            assert status == 403 and "error" in json.loads(body)
+            assert [_post(gw, "chat", chat(), headers=auth(TEAM))[0] for _ in range(2)] == [200, 200]
+            status, body, headers = _post(gw, "chat", chat(), headers=auth(TEAM))
+            assert status == 429 and 1 <= int(headers["retry-after"]) <= 60
+            assert json.loads(body)["error"]["message"].startswith("the key 'team-a'")
+            m = _post(gw, "messages", {"model": "claude-x", "max_tokens": 10, "stream": True,
+                                       "messages": [{"role": "user", "content": "hi"}]},
+                      headers={"x-api-key": TEAM, "anthropic-version": "2023-06-01"})  # fmt: skip
+            assert m[0] == 429 and json.loads(m[1])["type"] == "error"  # the Messages shape
+        finally:
+            gw.close()
+    assert len(up.requests) == 2
+    logged = json.dumps(gw.records)
+    assert TEAM not in logged and '"key": "team-a"' in logged
+
+
+def test_tokens_are_charged_from_the_usage() -> None:
+    with StrictUpstream("chat") as up:
+        c = cfg(up.url(), tokens_per_minute=20)
+        c = config.Config(c.server, (config.Upstream("up", up.url(), "chat", (KEY,)),), c.routes, c.retry,
+                          c.breaker, None, c.keys)  # fmt: skip
+        gw = Gateway(c)
+        try:
+            first = _post(gw, "chat", chat(), headers=auth(TEAM))
+            second = _post(gw, "chat", chat(), headers=auth(TEAM))
+            third = _post(gw, "chat", chat(), headers=auth(TEAM))
+        finally:
+            gw.close()
+    # The body's estimate (about 25 tokens) fills the minute at admission; the answer's usage
+    # (10 + 5) replaces it at the end, so the second request is admitted (15 < 20) and the
+    # third is not (15 + 15 >= 20). Without the correction the second would be refused.
+    assert (first[0], second[0], third[0]) == (200, 200, 429)
+    assert gw.records[0]["tokens"]["total_tokens"] == 15
