@@ -12,7 +12,7 @@ import httpx
 
 import ssewire
 
-REQUEST = {"model": "gpt-4o-mini", "stream": True,
+REQUEST = {"model": "gpt-4o-mini", "stream": True, "stream_options": {"include_usage": True},
            "messages": [{"role": "user", "content": "Say hello."}]}  # fmt: skip
 
 

@@ -14,6 +14,7 @@
 //! - [`json`]: the JSON toolkit below the dialects and the folds: frames read into borrowed
 //!   structs, the result tree, JSON text written by hand (the one string escaper), partial JSON
 //!   read incrementally (streamed tool arguments);
+//! - [`relay`]: what a gateway changes in a stream it passes on (a usage chunk it asked for);
 //! - [`text`]: lossy UTF-8 and lone-surrogate repair shared by the framing and the dialects;
 //! - `py` (feature `python`): the PyO3 module `ssewire._core`, the only place that knows
 //!   about Python.
@@ -40,6 +41,7 @@ pub mod fold;
 pub mod framing;
 pub mod http;
 pub mod json;
+pub mod relay;
 pub mod request;
 pub mod stream;
 pub mod text;

@@ -47,6 +47,14 @@ pub struct Chunk<'a> {
 }
 
 impl Chunk<'_> {
+    /// Whether this is the chunk of usage alone that ends a stream whose request asked for
+    /// usage (`stream_options.include_usage`): no choices, a usage, no error.
+    pub fn usage_only(&self) -> bool {
+        self.choices.is_empty()
+            && self.error.is_none()
+            && self.usage.is_some_and(|u| u.get().trim() != "null")
+    }
+
     /// Whether this is a chat completion chunk (`object` is `chat.completion.chunk`, or it has
     /// choices, or it is a usage-only chunk with an `id`), an error, or something else.
     pub fn belongs(&self) -> super::Belongs {

@@ -15,6 +15,7 @@ mod http;
 mod input;
 mod json;
 mod partial;
+mod relay;
 mod request;
 mod sse;
 mod stream;
@@ -165,6 +166,8 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(request::translate_error, m)?)?;
     m.add_function(wrap_pyfunction!(request::error_body, m)?)?;
     m.add_function(wrap_pyfunction!(request::model_segment, m)?)?;
+    m.add_function(wrap_pyfunction!(relay::ask_for_usage, m)?)?;
+    m.add_class::<relay::DropUsage>()?;
     errors::register(m)?;
     m.add_class::<stream::ErrorItem>()?;
     m.add_class::<chat::ToolCallDelta>()?;

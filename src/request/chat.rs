@@ -497,6 +497,32 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
     Value::Object(body)
 }
 
+/// Asks a streamed request for its usage (`stream_options.include_usage`) when the client
+/// did not: true when it was added (the stream's usage chunk is then the gateway's, not the
+/// client's, see `crate::relay::DropUsage`). A request that is not streamed (its answer has
+/// its usage) or whose `stream_options` is not an object is left as it is.
+pub fn ask_for_usage(body: &mut Value) -> bool {
+    let Some(map) = body.as_object_mut() else {
+        return false;
+    };
+    if map.get("stream") != Some(&Value::Bool(true)) {
+        return false;
+    }
+    let options = map
+        .entry("stream_options")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if options.is_null() {
+        *options = Value::Object(Map::new());
+    }
+    match options.as_object_mut() {
+        Some(o) if o.get("include_usage") != Some(&Value::Bool(true)) => {
+            o.insert("include_usage".into(), Value::Bool(true));
+            true
+        }
+        _ => false,
+    }
+}
+
 /// A user turn: its tool results as `tool` messages (in order, first), the rest as one user
 /// message.
 fn user_messages(parts: &[Part], messages: &mut Vec<Value>, notes: &mut Notes) {

@@ -459,6 +459,16 @@ macro_rules! rules_each {
 }
 crate::dialect::registry::dialects!(rules_each);
 
+/// Asks a streamed request of `dialect` for the usage its stream sends only when asked (chat's
+/// `stream_options.include_usage`; the other dialects always send it): true when the ask was
+/// added, so that the usage in the stream is the gateway's and not the client's.
+pub fn ask_for_usage(dialect: Dialect, body: &mut Value) -> bool {
+    match dialect {
+        Dialect::Chat => chat::ask_for_usage(body),
+        _ => false,
+    }
+}
+
 /// [`translate`], with a Messages target written in Bedrock's InvokeModel form when
 /// `invoke` is set (`framing="eventstream"`: the body without `model` and `stream`, with
 /// `anthropic_version`; the path `/model/{modelId}/invoke-with-response-stream`). The form is

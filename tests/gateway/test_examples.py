@@ -88,7 +88,10 @@ def key(record: Dict[str, Any]) -> str:
 
 
 async def _fetch(session: aiohttp.ClientSession, url: str) -> Tuple[int, bytes]:
-    async with session.post(url, json={"stream": True}) as r:
+    # The chat bodies end with a usage chunk: a client that gets one asked for it (the
+    # gateway takes out one that was not asked for).
+    body = {"stream": True, "stream_options": {"include_usage": True}}
+    async with session.post(url, json=body) as r:
         return r.status, await r.read()
 
 

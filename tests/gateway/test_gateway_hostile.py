@@ -41,7 +41,7 @@ def raw_post(port: int, path: str, small_buffer: bool = True) -> socket.socket:
     sock = socket.create_connection(("127.0.0.1", port), timeout=TIMEOUT)
     if small_buffer:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-    body = b'{"stream": true}'
+    body = b'{"stream": true, "stream_options": {"include_usage": true}}'
     sock.sendall(f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                  f"Content-Length: {len(body)}\r\n\r\n".encode() + body)  # fmt: skip
     return sock
@@ -259,7 +259,8 @@ def test_the_gateway_relays_from_an_https_upstream(tmp_path: Any) -> None:
     try:
         async def fetch() -> bytes:
             async with aiohttp.ClientSession(timeout=aiohttp.ClientTimeout(total=TIMEOUT)) as s:
-                async with s.post(gw.url(PATHS["chat"]), json={"stream": True}) as r:
+                asked = {"stream": True, "stream_options": {"include_usage": True}}
+                async with s.post(gw.url(PATHS["chat"]), json=asked) as r:
                     return await r.read()
 
         assert asyncio.run(fetch()) == body

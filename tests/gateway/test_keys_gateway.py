@@ -80,3 +80,40 @@ def test_tokens_are_charged_from_the_usage() -> None:
     # third is not (15 + 15 >= 20). Without the correction the second would be refused.
     assert (first[0], second[0], third[0]) == (200, 200, 429)
     assert gw.records[0]["tokens"]["total_tokens"] == 15
+
+
+@pytest.mark.parametrize("upstream", ["chat", "messages"])
+def test_usage_is_asked_of_a_chat_upstream_and_kept_from_a_client_that_did_not_ask(upstream: str) -> None:
+    """A chat upstream sends usage only when asked (the strict upstream plays api.openai.com's
+    rule), and keys are charged from usage: the gateway asks, and a chat client that did not
+    ask gets no usage chunk, relayed (chat upstream) or translated (Messages upstream); one
+    that asked gets it."""
+    with StrictUpstream(upstream) as up:
+        c = cfg(up.url(), tokens_per_minute=10_000)
+        c = config.Config(c.server, (config.Upstream("up", up.url(), upstream, (KEY,)),), c.routes, c.retry,
+                          c.breaker, None, c.keys)  # fmt: skip
+        gw = Gateway(c)
+        try:
+            plain = _post(gw, "chat", chat(), headers=auth(TEAM))
+            asked = _post(gw, "chat", dict(chat(), stream_options={"include_usage": True}), headers=auth(TEAM))
+        finally:
+            gw.close()
+    assert up.violations == []
+    if upstream == "chat":
+        for sent in up.requests:
+            assert json.loads(sent["body"])["stream_options"]["include_usage"] is True
+
+    def chunks(body: bytes) -> list:
+        frames = [f.partition(b"data: ")[2] for f in body.split(b"\n\n")]
+        return [json.loads(f) for f in frames if f and f != b"[DONE]"]
+
+    assert plain[0] == asked[0] == 200
+    assert plain[1].endswith(b"data: [DONE]\n\n") and asked[1].endswith(b"data: [DONE]\n\n")
+    assert [c for c in chunks(plain[1]) if not c["choices"]] == []
+    [usage] = [c for c in chunks(asked[1]) if not c["choices"]]
+    # Both were charged from the usage all the same (the chat call 10 + 5, Messages' 10 + 20).
+    spent = usage["usage"]["total_tokens"]
+    assert spent == (15 if upstream == "chat" else 30)
+    assert [r["tokens"]["total_tokens"] for r in gw.records] == [spent, spent]
+    if upstream == "chat":  # relayed: the other chunks as the upstream sent them
+        assert chunks(plain[1]) == [c for c in chunks(asked[1]) if c["choices"]]

@@ -29,7 +29,9 @@ def sdk_chat(url: str) -> dict:
 
     client = openai.OpenAI(api_key="dummy", base_url=url + "/v1", max_retries=0, timeout=TIMEOUT)
     state: Any = ChatCompletionStreamState()
-    for chunk in client.chat.completions.create(model="m", messages=MESSAGES, stream=True):  # type: ignore[arg-type]
+    chunks = client.chat.completions.create(model="m", messages=MESSAGES, stream=True,  # type: ignore[call-overload]
+                                            stream_options={"include_usage": True})
+    for chunk in chunks:
         state.handle_chunk(chunk)
     return state.current_completion_snapshot.model_dump()  # type: ignore[no-any-return]
 

@@ -146,6 +146,26 @@ def answer_stream(dialect: str) -> bytes:
     return chat if dialect == "chat" else ssewire.translate(chat, "chat", dialect)
 
 
+def openai_usage(stream: bytes, asked: bool) -> bytes:
+    """api.openai.com's usage rule for a chat stream: no usage unless the request set
+    ``stream_options.include_usage``; then ``"usage": null`` on every chunk and one chunk with
+    ``"choices": []`` and the usage before ``[DONE]``."""
+    chunks, usage = [], None
+    for event in stream.split(b"\n\n"):
+        data = event.partition(b"data: ")[2]
+        if not data or data == b"[DONE]":
+            continue
+        chunk = json.loads(data)
+        usage = chunk.pop("usage", None) or usage
+        if asked:
+            chunk["usage"] = None
+        chunks.append((None, chunk))
+    if asked and usage is not None and chunks:
+        head = {k: chunks[-1][1][k] for k in ("id", "object", "created", "model")}
+        chunks.append((None, {**head, "choices": [], "usage": usage}))
+    return sse(chunks, done=True)
+
+
 def error_body(dialect: str, status: int, message: str) -> bytes:
     kind = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error",
             529: "overloaded_error"}.get(status, "api_error")  # fmt: skip
@@ -255,6 +275,11 @@ class StrictUpstream(LoopThreadServer):
             thinking = self.thinking_on(request)
             self.issued_thinking = thinking
             stream = call_stream(self.dialect, thinking)
+        if self.dialect == "chat":
+            options = request.get("stream_options")
+            if options is not None and not isinstance(options, dict):
+                return self.refuse("stream_options must be an object")
+            stream = openai_usage(stream, bool(options) and options.get("include_usage") is True)
         if first and self.fail == "cut":
             return Reply(200, stream[: len(stream) // 2], cut=True)
         if first and self.fail == "event":

@@ -144,6 +144,9 @@ class Attempt:
         self.dialect = tried.upstream.cfg.dialect or client.match.dialect
         self.persona = client.match.persona
         self.translator: Any = None
+        #: The usage chunk the gateway asked a chat upstream for, taken out of the client's
+        #: stream (a client that did not ask for it does not get it; API.md section 15).
+        self.drop: Any = None
 
     def request(self) -> Tuple[str, bytes, Callable[[bytes], bytes], Callable[[], Any]]:
         """The upstream path and body, what turns the answer's body into the client's, and
@@ -154,11 +157,15 @@ class Attempt:
             body = c.raw
             if self.tried.model is not None and c.match.model is None:
                 body = json.dumps(dict(c.wanted, model=self.tried.model)).encode()
+            asked = _core._ask_for_usage(body, up) if c.streaming else None
+            if asked is not None:  # usage is what keys are charged: asked for, then taken out
+                body, self.drop = asked, _core._DropUsage()
             stream = (c.meters or {}).get(up, STREAMS[up])()
+            drop = self.drop
 
             def meter(chunk: bytes) -> bytes:
                 stream.consume(chunk)
-                return chunk  # relayed byte for byte
+                return chunk if drop is None else drop.feed(chunk)  # relayed byte for byte
 
             return upstream_path(c.match, c.query, model), body, meter, lambda: stream
         r = ssewire.translate_request(c.wanted, c.match.dialect, up, model=model)
@@ -169,7 +176,28 @@ class Attempt:
             up, c.match.dialect, target_framing=framing, target_path=c.match.template or None
         )
         self.translator = t
-        return c.match.prefix + r.path, json.dumps(r.body).encode(), t.feed, lambda: t.source
+        convert: Callable[[bytes], bytes] = t.feed
+        if c.streaming and _core._ask_for_usage(c.raw, c.match.dialect) is not None:
+            # The writer writes the usage it read (it charges keys); the client did not ask.
+            drop = self.drop = _core._DropUsage()
+
+            def dropped(chunk: bytes) -> bytes:
+                return drop.feed(t.feed(chunk))
+
+            convert = dropped
+        return c.match.prefix + r.path, json.dumps(r.body).encode(), convert, lambda: t.source
+
+    def end(self, source: Callable[[], Any]) -> bytes:
+        """The upstream's body ended: its stream is read to the end; the bytes the client is
+        still owed (a translation's closing events; what the usage filter held)."""
+        tail = b""
+        if self.translator is not None:
+            tail = self.translator.finish()
+        elif source() is not None:
+            source().finish()
+        if self.drop is not None:
+            tail = self.drop.feed(tail) + self.drop.finish()
+        return tail
 
     async def run(self) -> Outcome:
         c, up = self.c, self.dialect
@@ -317,12 +345,9 @@ class Attempt:
             if exc is None:
                 # The body ended before any output: what its end says first (a last line with
                 # no line feed, a stream cut before its end marker).
-                if self.translator is not None:
-                    tail = self.translator.finish()
-                    if tail:
-                        pending.append(tail)
-                elif source() is not None:
-                    source().finish()
+                tail = self.end(source)
+                if tail:
+                    pending.append(tail)
                 if getattr(source(), "error", None) is None and not getattr(source(), "done", False):
                     f = Failure("cut", "the upstream's stream ended before any output")
                     return Outcome(failure="cut", answer=failure_answer(self.persona, f))
@@ -392,12 +417,7 @@ class Attempt:
                 request.transport.abort()
             return response
         if not gone:
-            if self.translator is not None:
-                tail = self.translator.finish()  # the events that close the client's stream
-                if tail:
-                    write(tail)
-            else:
-                source().finish()
+            write(self.end(source))  # the events that close the client's stream
         # The body's end (write_eof) is left to aiohttp, after the handler returns: the log
         # line is written before the client can see its answer end.
         return response
