@@ -13,7 +13,8 @@ Per request the gateway records:
 
 with ``gen_ai.operation.name`` (``chat``), ``gen_ai.provider.name`` (the upstream's:
 ``openai``, ``anthropic``, ``gcp.gemini``, ``aws.bedrock``), ``gen_ai.request.model`` and
-``gen_ai.response.model``; and a client span per request with the same attributes and the
+``gen_ai.response.model``, and ``ssewire.key.name`` (the name of the virtual key the request
+was made with, API.md section 15: never the key); and a client span per request with the same attributes and the
 token counts. :func:`configure` builds the providers the command line uses: a Prometheus
 reader for ``/metrics`` when asked, and OTLP exporters when the standard ``OTEL_*`` variables
 name an endpoint.
@@ -72,6 +73,8 @@ class GatewayMetrics:
             attrs["gen_ai.request.model"] = entry["request_model"]
         if isinstance(entry.get("model"), str):
             attrs["gen_ai.response.model"] = entry["model"]
+        if isinstance(entry.get("key"), str):  # the virtual key's name (``[keys]``), never the key
+            attrs["ssewire.key.name"] = entry["key"]
         error = entry.get("error")
         status = entry.get("status")
         if isinstance(error, dict):

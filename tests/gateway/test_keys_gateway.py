@@ -117,3 +117,42 @@ def test_usage_is_asked_of_a_chat_upstream_and_kept_from_a_client_that_did_not_a
     assert [r["tokens"]["total_tokens"] for r in gw.records] == [spent, spent]
     if upstream == "chat":  # relayed: the other chunks as the upstream sent them
         assert chunks(plain[1]) == [c for c in chunks(asked[1]) if c["choices"]]
+
+
+def test_metrics_and_spans_name_the_key_and_never_hold_it() -> None:
+    """Each request's metrics and span carry the key's name (``ssewire.key.name``; a refused
+    one too, once its key is known), and no attribute anywhere holds the key's text."""
+    pytest.importorskip("opentelemetry.sdk")
+    from opentelemetry.sdk.metrics import MeterProvider
+    from opentelemetry.sdk.metrics.export import InMemoryMetricReader
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import (
+        InMemorySpanExporter,
+    )
+    from ssewire.otel import GatewayMetrics
+
+    reader, spans = InMemoryMetricReader(), InMemorySpanExporter()
+    tracer = TracerProvider()
+    tracer.add_span_processor(SimpleSpanProcessor(spans))
+    metrics = GatewayMetrics(MeterProvider(metric_readers=[reader]), tracer)
+    with StrictUpstream("chat") as up:
+        c = cfg(up.url(), requests_per_minute=1)
+        c = config.Config(c.server, (config.Upstream("up", up.url(), "chat", (KEY,)),), c.routes, c.retry,
+                          c.breaker, None, c.keys)  # fmt: skip
+        gw = Gateway(c, metrics=metrics)
+        try:
+            statuses = [_post(gw, "chat", chat(), headers=auth(k))[0] for k in (TEAM, TEAM, "sk-other")]
+        finally:
+            gw.close()
+    assert statuses == [200, 429, 401]
+    data = reader.get_metrics_data()
+    points = [p for rm in data.resource_metrics for sm in rm.scope_metrics for m in sm.metrics
+              for p in m.data.data_points if m.name == "gen_ai.client.operation.duration"]  # fmt: skip
+    named = sorted(str((dict(p.attributes).get("ssewire.key.name"), dict(p.attributes).get("error.type")))
+                   for p in points)  # fmt: skip
+    assert named == sorted(str(t) for t in [(None, "401"), ("team-a", "429"), ("team-a", None)])
+    finished = spans.get_finished_spans()
+    assert sorted(str(s.attributes.get("ssewire.key.name")) for s in finished) == ["None", "team-a", "team-a"]
+    everything = repr([dict(p.attributes) for p in points]) + repr([dict(s.attributes) for s in finished])
+    assert TEAM not in everything and "sk-other" not in everything
