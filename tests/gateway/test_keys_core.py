@@ -120,3 +120,7 @@ def test_the_keys_table_of_the_config(monkeypatch: object) -> None:
     ]:
         with pytest.raises(config.ConfigError, match=why):
             config.parse({**base, "keys": bad})
+    # [keys] owns the clients' keys: a static list beside it is refused.
+    monkeypatch.setenv("OLD_KEYS", "sk-1")  # type: ignore[attr-defined]
+    with pytest.raises(config.ConfigError, match="both name the clients' keys"):
+        config.parse({**base, "server": {"client_keys_env": "OLD_KEYS"}, "keys": keys})

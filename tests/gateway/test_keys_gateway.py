@@ -11,6 +11,7 @@ from typing import Any, Dict, Optional
 
 import pytest
 from ssewire.gateway import _config as config
+from support.clock import minute_ahead
 from support.gateway_app import Gateway
 from support.sdk_loops import _post
 from support.strict_upstream import KEY, StrictUpstream
@@ -44,6 +45,7 @@ def test_unknown_keys_models_and_a_full_minute(monkeypatch: pytest.MonkeyPatch) 
                           c.breaker, None, c.keys)  # fmt: skip
         gw = Gateway(c)
         try:
+            minute_ahead(20)  # the requests in one minute
             assert _post(gw, "chat", chat(), headers=auth(None))[0] == 401
             assert _post(gw, "chat", chat(), headers=auth("sk-other"))[0] == 401
             status, body, _ = _post(gw, "chat", chat("gpt-5"), headers=auth(TEAM))
@@ -63,13 +65,16 @@ def test_unknown_keys_models_and_a_full_minute(monkeypatch: pytest.MonkeyPatch) 
     assert TEAM not in logged and '"key": "team-a"' in logged
 
 
-def test_tokens_are_charged_from_the_usage() -> None:
+@pytest.mark.parametrize(("limit", "window"), [({"tokens_per_minute": 20}, 60),
+                                               ({"budget_tokens": 20, "budget_period": "1d"}, 86400)])  # fmt: skip
+def test_tokens_are_charged_from_the_usage(limit: Dict[str, Any], window: int) -> None:
     with StrictUpstream("chat") as up:
-        c = cfg(up.url(), tokens_per_minute=20)
+        c = cfg(up.url(), **limit)
         c = config.Config(c.server, (config.Upstream("up", up.url(), "chat", (KEY,)),), c.routes, c.retry,
                           c.breaker, None, c.keys)  # fmt: skip
         gw = Gateway(c)
         try:
+            minute_ahead(20)  # the requests in one minute
             first = _post(gw, "chat", chat(), headers=auth(TEAM))
             second = _post(gw, "chat", chat(), headers=auth(TEAM))
             third = _post(gw, "chat", chat(), headers=auth(TEAM))
@@ -79,6 +84,9 @@ def test_tokens_are_charged_from_the_usage() -> None:
     # (10 + 5) replaces it at the end, so the second request is admitted (15 < 20) and the
     # third is not (15 + 15 >= 20). Without the correction the second would be refused.
     assert (first[0], second[0], third[0]) == (200, 200, 429)
+    # Until the window ends: the minute's, or the budget period's (epoch-aligned).
+    assert 1 <= int(third[2]["retry-after"]) <= window
+    assert ("token budget" if window > 60 else "tokens per minute") in json.loads(third[1])["error"]["message"]
     assert gw.records[0]["tokens"]["total_tokens"] == 15
 
 
@@ -142,6 +150,7 @@ def test_metrics_and_spans_name_the_key_and_never_hold_it() -> None:
                           c.breaker, None, c.keys)  # fmt: skip
         gw = Gateway(c, metrics=metrics)
         try:
+            minute_ahead(20)  # the requests in one minute
             statuses = [_post(gw, "chat", chat(), headers=auth(k))[0] for k in (TEAM, TEAM, "sk-other")]
         finally:
             gw.close()
@@ -156,3 +165,66 @@ def test_metrics_and_spans_name_the_key_and_never_hold_it() -> None:
     assert sorted(str(s.attributes.get("ssewire.key.name")) for s in finished) == ["None", "team-a", "team-a"]
     everything = repr([dict(p.attributes) for p in points]) + repr([dict(s.attributes) for s in finished])
     assert TEAM not in everything and "sk-other" not in everything
+
+
+#: Each client dialect's key places (the registry's ``client_key_headers``, Gemini's ``?key=``):
+#: (client, path, body, how the key is sent).
+def _converse_body() -> Dict[str, Any]:
+    return {"messages": [{"role": "user", "content": [{"text": "Weather in Paris?"}]}]}
+
+
+HEADERS = [
+    ("chat", lambda k: {"authorization": f"Bearer {k}"}, ""),
+    ("chat", lambda k: {"api-key": k}, ""),  # Azure's
+    ("responses", lambda k: {"authorization": f"Bearer {k}"}, ""),
+    ("messages", lambda k: {"x-api-key": k, "anthropic-version": "2023-06-01"}, ""),
+    ("messages", lambda k: {"authorization": f"Bearer {k}", "anthropic-version": "2023-06-01"}, ""),
+    ("gemini", lambda k: {"x-goog-api-key": k}, ""),
+    ("gemini", lambda k: {}, "key"),
+    ("converse", lambda k: {"authorization": f"Bearer {k}"}, ""),  # Bedrock's API key
+    ("ollama", lambda k: {"authorization": f"Bearer {k}"}, ""),
+    ("cohere", lambda k: {"authorization": f"Bearer {k}"}, ""),
+]
+
+
+def _request(client: str, model: str) -> Any:
+    from support.sdk_loops import _path
+
+    if client == "gemini":
+        return _path("gemini", model), {"contents": [{"role": "user", "parts": [{"text": "Weather in Paris?"}]}]}
+    if client == "converse":
+        return f"/model/{model}/converse-stream", _converse_body()
+    path = {"ollama": "/api/chat", "cohere": "/v2/chat"}.get(client) or _path(client)
+    body = dict(chat(model))
+    if client == "responses":
+        body = {"model": model, "stream": True, "input": "Weather in Paris?"}
+    if client == "messages":
+        body["max_tokens"] = 100
+    return path, body
+
+
+@pytest.mark.parametrize(("client", "sent", "query"), HEADERS, ids=[f"{c}-{i}" for i, (c, _, _) in enumerate(HEADERS)])
+def test_each_dialect_s_key_places(client: str, sent: Any, query: str) -> None:
+    """The key is read where the client's SDK puts it; a wrong key in the same place is 401,
+    and a model outside the key's globs 403, both in the client's own error shape."""
+    with StrictUpstream("chat") as up:
+        c = cfg(up.url())
+        c = config.Config(c.server, (config.Upstream("up", up.url(), "chat", (KEY,)),), c.routes, c.retry,
+                          c.breaker, None, c.keys)  # fmt: skip
+        gw = Gateway(c)
+        try:
+            answers = []
+            for key, model in ((TEAM, "m"), ("sk-wrong", "m"), (TEAM, "gpt-5")):
+                path, body = _request(client, model)
+                if query:
+                    path += ("&" if "?" in path else "?") + f"{query}={key}"
+                answers.append(_post(gw, client, body, path=path, headers=sent(key)))
+        finally:
+            gw.close()
+    assert [a[0] for a in answers] == [200, 401, 403]
+    for status, body, _ in answers[1:]:  # the client's error shape (Bedrock's: a message)
+        said = json.loads(body)
+        assert said.get("error") or said.get("message") or said.get("type") == "error", said
+    assert len(up.requests) == 1 and up.violations == []
+    logged = json.dumps(gw.records)
+    assert TEAM not in logged and "sk-wrong" not in logged

@@ -294,6 +294,16 @@ def parse(data: Dict[str, Any], path: str = "<config>", lines: Optional[_Lines] 
     retry = _retry(_Reader(path, lines, "retry", 0, data.get("retry", {})))
     breaker = _breaker(_Reader(path, lines, "breaker", 0, data.get("breaker", {})))
     keys = _keys_table(path, lines, data["keys"]) if "keys" in data else None
+    if keys is not None:
+        if server.client_keys:
+            _Reader(path, lines, "server", 0, data.get("server", {})).fail(
+                "client_keys_env", "and [keys] both name the clients' keys: keep one"
+            )
+        for i, up in enumerate(upstreams):
+            if up.pass_through_auth:  # a client's key is the gateway's, never a provider's
+                _Reader(path, lines, "upstream", i, ups[i]).fail(
+                    "pass_through_auth", "would send a client's virtual key ([keys]) to the provider"
+                )
     return Config(server, tuple(upstreams), tuple(routes), retry, breaker, path, keys)
 
 
