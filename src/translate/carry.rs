@@ -109,14 +109,124 @@ pub fn decode(id: &str) -> Option<Result<Decoded, ()>> {
     Some(decoded.ok_or(()))
 }
 
+/// The most ids of the store form one request gives back ([`stored_ids`]).
+pub const MAX_STORED_IDS: usize = 1024;
+
+/// The store form of carrier ids (the gateway's `carry = "store"`): for clients that cut long
+/// ids short or rewrite them, a call's id is `sswc1_` + a token the caller chose + `-` + a
+/// counter, and the carrier it stands for ([`encode`]) waits in `kept` until the caller keeps
+/// it in its store. The next request's ids are found with [`stored_ids`] and put back with
+/// [`expand`] before the request is translated. An id of this form has no `_` after the
+/// prefix; a carrier always has one.
+#[derive(Debug, Clone, Default)]
+pub struct Stored {
+    token: String,
+    next: u64,
+    kept: Vec<(String, String)>,
+}
+
+impl Stored {
+    /// The store form with `token` (8 to 64 ASCII letters and digits), or `None`.
+    pub fn new(token: &str) -> Option<Self> {
+        let fits =
+            (8..=64).contains(&token.len()) && token.bytes().all(|b| b.is_ascii_alphanumeric());
+        fits.then(|| Stored {
+            token: token.to_owned(),
+            ..Stored::default()
+        })
+    }
+
+    fn keep(&mut self, carrier: String) -> String {
+        let id = format!("{PREFIX}{}-{}", self.token, self.next);
+        self.next += 1;
+        self.kept.push((id.clone(), carrier));
+        id
+    }
+
+    /// The (short id, carrier) pairs written since the last call.
+    pub fn take(&mut self) -> Vec<(String, String)> {
+        std::mem::take(&mut self.kept)
+    }
+}
+
+/// The ids of the store form in a request body (JSON text): each `"sswc1_...` string of the
+/// id alphabet with no `_` after the prefix, once each, at most [`MAX_STORED_IDS`].
+pub fn stored_ids(body: &[u8]) -> Vec<String> {
+    let quoted = [b"\"".as_slice(), PREFIX.as_bytes()].concat();
+    let mut out: Vec<String> = Vec::new();
+    for at in memchr::memmem::find_iter(body, &quoted) {
+        let start = at + 1;
+        let rest = body.get(start + PREFIX.len()..).unwrap_or_default();
+        let len = rest
+            .iter()
+            .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
+            .count();
+        if len == 0 || rest.get(len) != Some(&b'"') {
+            continue;
+        }
+        let id = body
+            .get(start..start + PREFIX.len() + len)
+            .unwrap_or_default();
+        let id = String::from_utf8_lossy(id).into_owned();
+        if !out.contains(&id) {
+            if out.len() == MAX_STORED_IDS {
+                break;
+            }
+            out.push(id);
+        }
+    }
+    out
+}
+
+/// `body` with each JSON string that is exactly a short id of `found` written as the carrier
+/// it stands for.
+pub fn expand(body: &[u8], found: &[(String, String)]) -> Vec<u8> {
+    let mut out = body.to_vec();
+    for (id, carrier) in found {
+        let from = format!("\"{id}\"");
+        if !stored_ids(from.as_bytes()).contains(id) || decode(carrier).is_none() {
+            continue; // not an id of the store form, or not a carrier: nothing to put back
+        }
+        let to = format!("\"{carrier}\"");
+        let mut next = Vec::with_capacity(out.len());
+        let mut last = 0;
+        for at in memchr::memmem::find_iter(&out, from.as_bytes()) {
+            next.extend_from_slice(out.get(last..at).unwrap_or_default());
+            next.extend_from_slice(to.as_bytes());
+            last = at + from.len();
+        }
+        next.extend_from_slice(out.get(last..).unwrap_or_default());
+        out = next;
+    }
+    out
+}
+
 /// What a translation keeps to carry: the reasoning blocks open, the signed reasoning read
-/// since the last tool call, a function call's own signature (Gemini) until the call opens.
+/// since the last tool call, a function call's own signature (Gemini) until the call opens;
+/// the store form's ids, when asked for.
 #[derive(Debug, Default)]
 pub struct CarryState {
     open: Vec<(Key, Carried)>,
     pending: Vec<Carried>,
     call_signature: Option<String>,
     size: usize,
+    /// The store form, when the caller keeps the carriers (`Translation::set_carry_store`).
+    stored: Option<Stored>,
+}
+
+impl CarryState {
+    /// Nothing kept yet; carrier ids in the store form when `stored` is given.
+    pub fn with_stored(stored: Option<Stored>) -> Self {
+        CarryState {
+            stored,
+            ..CarryState::default()
+        }
+    }
+
+    /// The store form in use (set once the translation is told to use it).
+    pub fn stored_mut(&mut self) -> &mut Option<Stored> {
+        &mut self.stored
+    }
 }
 
 /// Whether a translation from `source` to `target` carries reasoning: the source signs it
@@ -200,7 +310,10 @@ impl Sink for Carrying<'_> {
                 if carried.is_empty() {
                     self.sink.open(key, kind)
                 } else {
-                    let carrier = encode(id, self.source, &carried);
+                    let mut carrier = encode(id, self.source, &carried);
+                    if let Some(stored) = self.state.stored.as_mut() {
+                        carrier = stored.keep(carrier);
+                    }
                     self.sink.open(key, Kind::Tool { id: &carrier, name })
                 }
             }
@@ -339,5 +452,71 @@ mod tests {
         ] {
             assert_eq!(decode(broken), Some(Err(())), "{broken}");
         }
+    }
+
+    #[test]
+    fn the_store_form_stands_for_the_carrier_through_a_turn() {
+        use crate::translate::standalone::Standalone;
+        let stream = concat!(
+            "event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_1\",\"type\":\"message\",\"role\":\"assistant\",\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"thinking\",\"thinking\":\"\",\"signature\":\"\"}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"thinking_delta\",\"thinking\":\"Call it.\"}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"signature_delta\",\"signature\":\"c2lnbmVk\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n",
+            "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":1,\"content_block\":{\"type\":\"tool_use\",\"id\":\"toolu_1\",\"name\":\"f\",\"input\":{}}}\n\n",
+            "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":1,\"delta\":{\"type\":\"input_json_delta\",\"partial_json\":\"{}\"}}\n\n",
+            "event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":1}\n\n",
+            "event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"tool_use\"},\"usage\":{\"output_tokens\":5}}\n\n",
+            "event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n",
+        );
+        let mut s = Standalone::new(Some(Dialect::Messages), Dialect::Chat, 1 << 20);
+        assert!(!s.translation().set_carry_store("short"));
+        assert!(!s.translation().set_carry_store("not_alphanumeric"));
+        assert!(s.translation().set_carry_store("Tok3n0123"));
+        let (out, _) = s.feed(stream.as_bytes());
+        let out = String::from_utf8(out).unwrap();
+        let kept = s.translation().take_stored();
+        let [(id, carrier)] = kept.as_slice() else {
+            panic!("{kept:?}")
+        };
+        assert_eq!(id, "sswc1_Tok3n0123-0");
+        assert!(out.contains(&format!("\"id\":\"{id}\"")), "{out}");
+        let (original, dialect, reasoning) = decode(carrier).unwrap().unwrap();
+        assert_eq!((original.as_str(), dialect), ("toolu_1", Dialect::Messages));
+        assert_eq!(reasoning[0].signature.as_deref(), Some("c2lnbmVk"));
+        assert!(s.translation().take_stored().is_empty());
+        // The next request names the short id twice (the call, its result): found once, put
+        // back everywhere, and the request translation gives Anthropic its signed thinking.
+        let body = format!(
+            r#"{{"model":"m","stream":true,"messages":[{{"role":"user","content":"hi"}},{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}]}},{{"role":"tool","tool_call_id":"{id}","content":"ok"}}]}}"#
+        );
+        assert_eq!(stored_ids(body.as_bytes()), vec![id.clone()]);
+        let expanded = expand(body.as_bytes(), &kept);
+        let value: serde_json::Value = serde_json::from_slice(&expanded).unwrap();
+        let request =
+            crate::request::translate(&value, Dialect::Chat, Dialect::Messages, None).unwrap();
+        let text = request.body.to_string();
+        assert!(
+            text.contains("c2lnbmVk") && text.contains("toolu_1"),
+            "{text}"
+        );
+        assert!(!text.contains("sswc1_"), "{text}");
+    }
+
+    #[test]
+    fn what_is_not_an_id_of_the_store_form_is_left_alone() {
+        let body = br#"{"a":"sswc1_m_e30","b":"sswc1_","c":"xsswc1_abc","d":"sswc1_ab!","e":"sswc1_ab-1"}"#;
+        assert_eq!(stored_ids(body), vec!["sswc1_ab-1".to_string()]);
+        // A pair whose carrier is no carrier, or whose id is not of the form, puts nothing back.
+        let bad = [
+            ("sswc1_ab-1".to_string(), "\"},{\"x".to_string()),
+            (
+                "sswc1_m_e30".to_string(),
+                encode("i", Dialect::Messages, &[]),
+            ),
+        ];
+        assert_eq!(expand(body, &bad), body.to_vec());
+        let many: String = (0..2000).map(|i| format!("\"sswc1_a-{i}\",")).collect();
+        assert_eq!(stored_ids(many.as_bytes()).len(), MAX_STORED_IDS);
     }
 }

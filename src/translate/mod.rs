@@ -386,6 +386,8 @@ pub struct Translation {
     target: Dialect,
     /// The signed reasoning kept for the next tool call's id, when the pair carries it.
     carry: Option<carry::CarryState>,
+    /// The store form of the carrier ids, when asked for (`set_carry_store`).
+    stored: Option<carry::Stored>,
     /// The upstream has ended (`finish()`): what comes after is not read.
     ended: bool,
     /// The output in Bedrock's InvokeModelWithResponseStream framing, when asked for.
@@ -424,6 +426,7 @@ impl Translation {
             carry: source
                 .filter(|s| carry::carries(*s, target))
                 .map(|_| carry::CarryState::default()),
+            stored: None,
             ended: false,
             // Converse is written in its own framing: event stream messages.
             framing_out: (target.spec().framing == crate::framing::Framing::EventStream)
@@ -436,6 +439,29 @@ impl Translation {
     /// The client's endpoint path (`Writer::set_endpoint`): the form its answer takes there.
     pub fn set_endpoint(&mut self, path: &str) {
         self.writer.set_endpoint(path);
+    }
+
+    /// Writes carrier ids in the store form ([`carry::Stored`]) with `token`; false for a
+    /// token that is not 8 to 64 ASCII letters and digits.
+    pub fn set_carry_store(&mut self, token: &str) -> bool {
+        let Some(stored) = carry::Stored::new(token) else {
+            return false;
+        };
+        if let Some(state) = self.carry.as_mut() {
+            *state.stored_mut() = Some(stored.clone());
+        }
+        self.stored = Some(stored);
+        true
+    }
+
+    /// The (short id, carrier) pairs of the store form written since the last call: the
+    /// caller keeps them where the next request's translation finds them.
+    pub fn take_stored(&mut self) -> Vec<(String, String)> {
+        self.carry
+            .as_mut()
+            .and_then(|c| c.stored_mut().as_mut())
+            .map(carry::Stored::take)
+            .unwrap_or_default()
     }
 
     /// The upstream has ended (its `finish()` ran): from now on nothing is read or written,
@@ -466,7 +492,7 @@ impl Translation {
             self.source = Some(source);
             self.reader = Some(reader_for(source));
             if carry::carries(source, self.target) {
-                self.carry = Some(carry::CarryState::default());
+                self.carry = Some(carry::CarryState::with_stored(self.stored.clone()));
             }
         }
     }
