@@ -42,6 +42,9 @@ impl DropUsage {
     /// The bytes of `input` to pass on now, appended to `out`.
     pub fn feed(&mut self, input: &[u8], out: &mut Vec<u8>) {
         self.held.extend_from_slice(input);
+        // The current event's first byte in `held`: what is before it is handled, and let go
+        // once per feed.
+        let mut start = 0;
         loop {
             let rest = self.held.get(self.scanned..).unwrap_or_default();
             let Some(found) = memchr2(b'\n', b'\r', rest) else {
@@ -68,23 +71,24 @@ impl DropUsage {
             self.blank = true;
             self.scanned = end;
             if ends_event {
-                let event: Vec<u8> = self.held.drain(..end).collect();
-                if self.passing || !usage_only(&event, self.max_event_size) {
-                    out.extend_from_slice(&event);
+                let event = self.held.get(start..end).unwrap_or_default();
+                if self.passing || !usage_only(event, self.max_event_size) {
+                    out.extend_from_slice(event);
                 }
                 self.passing = false;
-                self.scanned = 0;
+                start = end;
             }
         }
-        if self.passing || self.held.len() > self.max_event_size {
+        if self.passing || self.held.len() - start > self.max_event_size {
             // Too large to be the usage chunk: passed on as it comes. A CR held last stays.
-            let keep =
-                usize::from(self.held.last() == Some(&b'\r') && self.scanned < self.held.len());
-            let cut = self.held.len() - keep;
-            out.extend(self.held.drain(..cut));
-            self.scanned -= cut.min(self.scanned);
+            let pending_cr = self.held.last() == Some(&b'\r') && self.scanned < self.held.len();
+            let cut = self.held.len() - usize::from(pending_cr);
+            out.extend_from_slice(self.held.get(start..cut).unwrap_or_default());
+            start = cut;
             self.passing = true;
         }
+        self.held.drain(..start);
+        self.scanned -= start;
     }
 
     /// The bytes still held when the body ends (an event with no blank line after it),
@@ -100,7 +104,13 @@ impl DropUsage {
 /// Whether `event` (one whole SSE event, its blank line included) is a chat chunk of usage
 /// alone: a default-typed event whose data decodes as one.
 fn usage_only(event: &[u8], max_event_size: usize) -> bool {
-    if memmem::find(event, b"\"usage\"").is_none() {
+    // Cheap first: a usage object, not the `"usage":null` OpenAI writes on every chunk.
+    let objects = memmem::find_iter(event, b"\"usage\"").any(|at| {
+        let after = event.get(at + 7..).unwrap_or_default();
+        let mut rest = after.iter().skip_while(|b| b.is_ascii_whitespace());
+        rest.next() == Some(&b':') && rest.find(|b| !b.is_ascii_whitespace()) == Some(&b'{')
+    });
+    if !objects {
         return false;
     }
     let mut framer = Framer::new(max_event_size);

@@ -52,12 +52,14 @@ impl DropUsage {
     }
 }
 
-/// `body` (a request of `dialect`, JSON text) asking for its stream's usage where the client
-/// did not, or `None` when it needs no ask (`crate::request::ask_for_usage`).
+/// What asks `body` (a request of `dialect`, JSON text) for its stream's usage where the
+/// client did not: the top-level key to set and its value as JSON text, or `None` when no ask
+/// is needed (`crate::request::ask_for_usage`). The caller sets the key on the body it sends,
+/// so the rest of the body keeps its order.
 #[pyfunction]
 #[pyo3(name = "_ask_for_usage")]
-pub fn ask_for_usage(body: &[u8], dialect: &str) -> Option<Vec<u8>> {
+pub fn ask_for_usage(body: &[u8], dialect: &str) -> Option<(&'static str, String)> {
     let dialect = crate::translate::Dialect::parse(dialect)?;
-    let mut value: serde_json::Value = serde_json::from_slice(body).ok()?;
-    crate::request::ask_for_usage(dialect, &mut value).then(|| value.to_string().into_bytes())
+    let value: serde_json::Value = serde_json::from_slice(body).ok()?;
+    crate::request::ask_for_usage(dialect, &value).map(|(key, v)| (key, v.to_string()))
 }

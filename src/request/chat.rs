@@ -497,30 +497,26 @@ pub fn write(r: &Request, notes: &mut Notes) -> Value {
     Value::Object(body)
 }
 
-/// Asks a streamed request for its usage (`stream_options.include_usage`) when the client
-/// did not: true when it was added (the stream's usage chunk is then the gateway's, not the
-/// client's, see `crate::relay::DropUsage`). A request that is not streamed (its answer has
-/// its usage) or whose `stream_options` is not an object is left as it is.
-pub fn ask_for_usage(body: &mut Value) -> bool {
-    let Some(map) = body.as_object_mut() else {
-        return false;
-    };
+/// What asks a streamed request for its usage (`stream_options.include_usage`) when the
+/// client did not: the top-level key to set and its new value (the client's other stream
+/// options kept). `None` when no ask is needed: a request that is not streamed (its answer
+/// has its usage), one that asked already, or one whose `stream_options` is not an object.
+/// Asked, the stream's usage chunk is the gateway's, not the client's (`crate::relay`).
+pub fn ask_for_usage(body: &Value) -> Option<(&'static str, Value)> {
+    let map = body.as_object()?;
     if map.get("stream") != Some(&Value::Bool(true)) {
-        return false;
+        return None;
     }
-    let options = map
-        .entry("stream_options")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if options.is_null() {
-        *options = Value::Object(Map::new());
+    let mut options = match map.get("stream_options") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(o)) => o.clone(),
+        Some(_) => return None,
+    };
+    if options.get("include_usage") == Some(&Value::Bool(true)) {
+        return None;
     }
-    match options.as_object_mut() {
-        Some(o) if o.get("include_usage") != Some(&Value::Bool(true)) => {
-            o.insert("include_usage".into(), Value::Bool(true));
-            true
-        }
-        _ => false,
-    }
+    options.insert("include_usage".into(), Value::Bool(true));
+    Some(("stream_options", Value::Object(options)))
 }
 
 /// A user turn: its tool results as `tool` messages (in order, first), the rest as one user

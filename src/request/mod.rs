@@ -459,13 +459,14 @@ macro_rules! rules_each {
 }
 crate::dialect::registry::dialects!(rules_each);
 
-/// Asks a streamed request of `dialect` for the usage its stream sends only when asked (chat's
-/// `stream_options.include_usage`; the other dialects always send it): true when the ask was
-/// added, so that the usage in the stream is the gateway's and not the client's.
-pub fn ask_for_usage(dialect: Dialect, body: &mut Value) -> bool {
+/// What asks a streamed request of `dialect` for the usage its stream sends only when asked
+/// (chat's `stream_options.include_usage`; the other dialects always send it): the top-level
+/// key to set and its value, `None` when nothing is to be asked. Asked, the usage in the
+/// stream is the gateway's and not the client's.
+pub fn ask_for_usage(dialect: Dialect, body: &Value) -> Option<(&'static str, Value)> {
     match dialect {
         Dialect::Chat => chat::ask_for_usage(body),
-        _ => false,
+        _ => None,
     }
 }
 

@@ -577,37 +577,32 @@ fn images_in_tool_results_reach_the_targets_that_hold_them() {
 #[test]
 fn a_streamed_chat_request_is_asked_for_its_usage_once() {
     use crate::request::ask_for_usage;
-    let mut body = json!({"model": "m", "messages": [], "stream": true});
-    assert!(ask_for_usage(Dialect::Chat, &mut body));
-    assert_eq!(body["stream_options"], json!({"include_usage": true}));
-    // Asked already, by the client or just now: nothing to add.
-    assert!(!ask_for_usage(Dialect::Chat, &mut body));
-    let mut other = json!({"stream": true, "stream_options": {"include_obfuscation": false}});
-    assert!(ask_for_usage(Dialect::Chat, &mut other));
+    let body = json!({"model": "m", "messages": [], "stream": true});
+    let (key, value) = ask_for_usage(Dialect::Chat, &body).unwrap();
     assert_eq!(
-        other["stream_options"],
+        (key, &value),
+        ("stream_options", &json!({"include_usage": true}))
+    );
+    // Asked already: nothing to add.
+    let asked = json!({"stream": true, "stream_options": value});
+    assert_eq!(ask_for_usage(Dialect::Chat, &asked), None);
+    // The client's other options are kept; a null is no options.
+    let other = json!({"stream": true, "stream_options": {"include_obfuscation": false}});
+    assert_eq!(
+        ask_for_usage(Dialect::Chat, &other).unwrap().1,
         json!({"include_obfuscation": false, "include_usage": true})
     );
-    let mut null = json!({"stream": true, "stream_options": null});
-    assert!(ask_for_usage(Dialect::Chat, &mut null));
-    // Not streamed, a stream_options that is no object, another dialect: left as they are.
-    for (dialect, mut body) in [
+    let null = json!({"stream": true, "stream_options": null});
+    assert!(ask_for_usage(Dialect::Chat, &null).is_some());
+    let no = json!({"stream": true, "stream_options": {"include_usage": "yes"}});
+    assert!(ask_for_usage(Dialect::Chat, &no).is_some());
+    // Not streamed, a stream_options that is no object, another dialect: nothing asked.
+    for (dialect, body) in [
         (Dialect::Chat, json!({"stream": false})),
         (Dialect::Chat, json!({"stream": true, "stream_options": 3})),
-        (
-            Dialect::Chat,
-            json!({"stream": true, "stream_options": {"include_usage": "yes"}}),
-        ),
         (Dialect::Messages, json!({"stream": true})),
+        (Dialect::Chat, json!([1])),
     ] {
-        let before = body.clone();
-        let asked = ask_for_usage(dialect, &mut body);
-        assert!(
-            !asked || before["stream_options"]["include_usage"] == "yes",
-            "{before}"
-        );
-        if !asked {
-            assert_eq!(body, before);
-        }
+        assert_eq!(ask_for_usage(dialect, &body), None, "{body}");
     }
 }

@@ -35,6 +35,8 @@ def test_models_are_globs_over_the_model_asked_for() -> None:
     k = key(models=("claude-*", "fast"))
     assert k.allows("claude-sonnet-4-5") and k.allows("fast")
     assert not k.allows("gpt-5") and not k.allows("fast-2") and not k.allows("Claude-x")
+    # Read as routes read theirs: brackets are literal (not a character class).
+    assert key(models=("m[1]",)).allows("m[1]") and not key(models=("m[1]",)).allows("m1")
     assert key().allows("anything")
 
 
@@ -64,15 +66,44 @@ def test_tokens_are_estimated_then_corrected_and_kept_without_usage() -> None:
     now = 1_700_000_000.0
     a = store.admit(k, now, 30).ticket
     assert a is not None
-    store.charge(a, 80)  # the answer cost 80 in all
+    store.charge(a, 80, now + 1)  # the answer cost 80 in all
     b = store.admit(k, now + 1, 30).ticket  # 80 < 100: admitted, now 110
     assert b is not None
-    store.charge(b, None)  # cut before its usage: the estimate stays
+    store.charge(b, None, now + 2)  # cut before its usage: the estimate stays
     assert store.counts[("team-a", "tpm", window_start(now, 60))] == 110
     refused = store.admit(k, now + 2, 1)
     assert refused.ticket is None and refused.full == "tpm"
-    store.charge(b, 0)  # a ticket is charged once
+    store.charge(b, 0, now + 3)  # a ticket is charged once
     assert store.counts[("team-a", "tpm", window_start(now, 60))] == 110
+
+
+def test_an_answer_that_outlives_its_minute_is_charged_in_the_next() -> None:
+    """Admitted at :59 with a small estimate, ended in the next minute having spent far more:
+    what it spent past the estimate counts in the minute it ended in, not in the one gone."""
+    store = MemoryStore()
+    k = key(tokens_per_minute=100)
+    minute = 1_700_000_040
+    t = store.admit(k, minute + 59, 5).ticket
+    assert t is not None
+    store.charge(t, 100_000, minute + 61)
+    refused = store.admit(k, minute + 62, 1)
+    assert refused.full == "tpm" and refused.retry_after == 58
+    # One that spent less than its estimate gives nothing back to a window it did not use.
+    u = store.admit(k, minute + 60 * 5 + 59, 50).ticket
+    assert u is not None
+    store.charge(u, 1, minute + 60 * 6 + 1)
+    assert store.counts.get(("team-a", "tpm", minute + 60 * 6), 0) == 0
+
+
+def test_retry_after_waits_for_the_last_full_window() -> None:
+    store = MemoryStore()
+    k = key(requests_per_minute=1, budget_tokens=10, budget_period=PERIODS["1d"])
+    day = 1_700_006_400
+    t = store.admit(k, day + 5, 10).ticket
+    assert t is not None
+    refused = store.admit(k, day + 6, 1)
+    # Both the minute and the day are full: waiting out the minute would not do.
+    assert refused.full == "rpm" and refused.retry_after == 86400 - 6
 
 
 def test_a_budget_holds_over_its_period() -> None:
@@ -81,7 +112,7 @@ def test_a_budget_holds_over_its_period() -> None:
     day = 1_700_006_400  # a UTC day's start
     t = store.admit(k, day + 10, 10).ticket
     assert t is not None
-    store.charge(t, 1000)
+    store.charge(t, 1000, day + 20)
     refused = store.admit(k, day + 3600, 10)
     assert refused.full == "budget" and refused.retry_after == 86400 - 3600
     assert store.admit(k, day + 86400, 10).ticket is not None
@@ -124,3 +155,9 @@ def test_the_keys_table_of_the_config(monkeypatch: object) -> None:
     monkeypatch.setenv("OLD_KEYS", "sk-1")  # type: ignore[attr-defined]
     with pytest.raises(config.ConfigError, match="both name the clients' keys"):
         config.parse({**base, "server": {"client_keys_env": "OLD_KEYS"}, "keys": keys})
+    # One process's counts cannot hold for several workers; a name is one line.
+    memory = dict(keys, store="memory")
+    with pytest.raises(config.ConfigError, match="workers other than 1"):
+        config.parse({**base, "server": {"workers": 2}, "keys": memory})
+    with pytest.raises(config.ConfigError, match=r"must be \[a-z0-9_-\]\+"):
+        config.parse({**base, "keys": {"key": [{"name": "x\n", "key_sha256": "0" * 64}]}})

@@ -14,6 +14,10 @@ from ssewire.gateway._redis_store import RedisStore, StoreError  # noqa: E402
 from support.redis_server import RedisServer  # noqa: E402
 
 K = Key(name="team-a", digest=digest_of("sk"), requests_per_minute=25, tokens_per_minute=1000)
+#: Every rule at once, over a minute's end and a budget: the Redis scripts against the memory
+#: store's decisions, step by step.
+ALL = Key(name="team-b", digest=digest_of("sk-b"), requests_per_minute=7, tokens_per_minute=400,
+          budget_tokens=2000, budget_period=3600)  # fmt: skip
 
 
 def test_the_same_decisions_as_the_memory_store() -> None:
@@ -26,8 +30,33 @@ def test_the_same_decisions_as_the_memory_store() -> None:
                 b = memory.admit(K, now + i / 10, 50)
                 assert (a.ticket is None, a.full, a.retry_after) == (b.ticket is None, b.full, b.retry_after), i
                 if a.ticket is not None and b.ticket is not None and i % 3 == 0:
-                    await redis_store.charge(a.ticket, 10)
-                    memory.charge(b.ticket, 10)
+                    await redis_store.charge(a.ticket, 10, now + i / 10)
+                    memory.charge(b.ticket, 10, now + i / 10)
+        finally:
+            await redis_store.close()
+
+    with RedisServer() as server:
+        asyncio.run(run(server.url))
+
+
+def test_every_rule_decides_as_the_memory_store_does() -> None:
+    async def run(url: str) -> None:
+        redis_store, memory = RedisStore(url), MemoryStore()
+        try:
+            now = 1_700_003_590.0  # ten seconds before a minute's and an hour's end
+            held = []
+            for i in range(60):
+                t = now + i * 0.5
+                a = await redis_store.admit(ALL, t, 40)
+                b = memory.admit(ALL, t, 40)
+                assert (a.ticket is None, a.full, a.retry_after) == (b.ticket is None, b.full, b.retry_after), i
+                if a.ticket is not None and b.ticket is not None:
+                    held.append((a.ticket, b.ticket))
+                if len(held) > 2:  # answers end a second or so later, some past the window
+                    ra, mb = held.pop(0)
+                    spent = (i * 37) % 150
+                    await redis_store.charge(ra, spent, t)
+                    memory.charge(mb, spent, t)
         finally:
             await redis_store.close()
 

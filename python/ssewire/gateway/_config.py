@@ -29,7 +29,7 @@ else:  # pragma: no cover - CPython < 3.11
 MAX_BODY = 32 * 1024 * 1024
 #: The failures ``retry.on`` may name beside HTTP statuses.
 FAILURES = ("connect", "timeout", "cut")
-NAME = re.compile(r"^[a-z0-9_-]+$")
+NAME = re.compile(r"[a-z0-9_-]+\Z")
 
 
 class ConfigError(ValueError):
@@ -295,6 +295,12 @@ def parse(data: Dict[str, Any], path: str = "<config>", lines: Optional[_Lines] 
     breaker = _breaker(_Reader(path, lines, "breaker", 0, data.get("breaker", {})))
     keys = _keys_table(path, lines, data["keys"]) if "keys" in data else None
     if keys is not None:
+        if keys.store == "memory" and server.workers != 1:
+            _Reader(path, lines, "keys", 0, data["keys"]).fail(
+                "store",
+                '"memory" is one process\'s counts: with workers other than 1 each would admit the limit '
+                "(use a redis:// store)",
+            )
         if server.client_keys:
             _Reader(path, lines, "server", 0, data.get("server", {})).fail(
                 "client_keys_env", "and [keys] both name the clients' keys: keep one"
@@ -315,6 +321,11 @@ def _keys_table(path: str, lines: _Lines, data: Any) -> KeysConfig:
         lambda v: v == "memory" or re.match(r"^(redis|rediss|valkey|valkeys)://", v) is not None,
         "must be \"memory\" or a redis:// URL",
     )  # fmt: skip
+    if store != "memory":
+        try:
+            import redis.asyncio  # noqa: F401
+        except ImportError:
+            r.fail("store", "needs the redis package: pip install 'ssewire[redis]'", store)
     on_error = r.get(
         "on_store_error", str, "closed", lambda v: v in ("closed", "open"), "must be closed or open"
     )

@@ -154,12 +154,15 @@ class Attempt:
         c, up = self.c, self.dialect
         model = self.tried.model or c.model
         if up == c.match.dialect and c.match.own_framing:
-            body = c.raw
+            body, changes = c.raw, {}
             if self.tried.model is not None and c.match.model is None:
-                body = json.dumps(dict(c.wanted, model=self.tried.model)).encode()
-            asked = _core._ask_for_usage(body, up) if c.streaming else None
-            if asked is not None:  # usage is what keys are charged: asked for, then taken out
-                body, self.drop = asked, _core._DropUsage()
+                changes["model"] = self.tried.model
+            ask = _core._ask_for_usage(c.raw, up) if c.streaming else None
+            if ask is not None:  # usage is what keys are charged: asked for, then taken out
+                changes[ask[0]] = json.loads(ask[1])
+                self.drop = _core._DropUsage()
+            if changes:  # the client's body with these keys set (its order kept)
+                body = json.dumps({**c.wanted, **changes}).encode()
             stream = (c.meters or {}).get(up, STREAMS[up])()
             drop = self.drop
 

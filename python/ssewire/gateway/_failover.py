@@ -14,17 +14,11 @@ clock of their own.
 from __future__ import annotations
 
 import random
-import re
 from dataclasses import dataclass
 from typing import Callable, Dict, List, Optional, Union
 
 from ssewire.gateway import _config as config
-
-
-def glob(pattern: str) -> re.Pattern[str]:
-    """A route's model pattern: ``*`` any run of characters, ``?`` one, the rest literal."""
-    parts = [".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern]
-    return re.compile("".join(parts) + r"\Z", re.DOTALL)
+from ssewire.gateway._paths import glob
 
 
 class Router:

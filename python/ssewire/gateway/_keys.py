@@ -4,25 +4,30 @@ keeps (``MemoryStore`` here; the Redis store keeps the same counts with one scri
 
 Rules (section 15):
 - a key is known by the SHA-256 of its text (the gateway never needs the clear key);
-- a key's ``models`` are globs over the model the client asked for (none: every route);
+- a key's ``models`` are globs over the model the client asked for (none: every route), read
+  as routes read theirs (``*`` and ``?``, the rest literal);
 - windows are fixed and aligned to the Unix epoch: the UTC minute for the per-minute limits,
   the budget period's hour, day or 30-day span;
 - a request is admitted while every count is below its limit (the request that crosses a
   limit is served; the next is refused, ``retry_after`` whole seconds, at least 1, until the
   window that is full ends);
 - requests are counted when admitted; tokens are charged an estimate at admission and
-  corrected at the end (into the windows of the admission: a window's count is what its
-  requests cost); an answer that ends without usage keeps the estimate.
+  corrected at the end, in the window of the admission while it lasts; an answer that outlives
+  that window has what it spent past the estimate charged in the window of its end (a stream
+  that runs across the minute's end is still counted); an answer that ends without usage keeps
+  the estimate;
+- a refusal's ``retry_after`` is until the last of the full windows ends.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import hashlib
 import hmac
 import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
+
+from ssewire.gateway._paths import glob
 
 #: The budget periods, in seconds.
 PERIODS = {"1h": 3600, "1d": 86400, "30d": 30 * 86400}
@@ -47,7 +52,7 @@ class Key:
 
     def allows(self, model: str) -> bool:
         """Whether the key may ask for ``model`` (its globs, matched case-sensitively)."""
-        return not self.models or any(fnmatch.fnmatchcase(model, glob) for glob in self.models)
+        return not self.models or any(glob(pattern).match(model) for pattern in self.models)
 
     def limits(self) -> List[Tuple[str, int, int]]:
         """The key's counters that have a limit: (counter, limit, window length in seconds)."""
@@ -96,9 +101,23 @@ class Ticket:
 
     key: str
     estimate: int
-    #: (counter, window start) of each token counter it was charged in.
-    windows: List[Tuple[str, int]] = field(default_factory=list)
+    #: (counter, window start, window length) of each token counter it was charged in.
+    windows: List[Tuple[str, int, int]] = field(default_factory=list)
     charged: bool = False
+
+    def corrections(self, tokens: int, now: float) -> List[Tuple[str, int, int, int]]:
+        """Where the end charge goes: (counter, window start, window length, tokens to add)
+        per token counter: the difference in the admission's window while it lasts, else what
+        was spent past the estimate in the window of now (nothing when less was spent)."""
+        delta = tokens - self.estimate
+        out = []
+        for counter, start, length in self.windows:
+            current = window_start(now, length)
+            if current == start:
+                out.append((counter, start, length, delta))
+            elif delta > 0:
+                out.append((counter, current, length, delta))
+        return out
 
 
 @dataclass(frozen=True)
@@ -114,6 +133,13 @@ class Decision:
 def retry_after(now: float, start: int, length: int) -> int:
     """Whole seconds until the window ends, at least 1."""
     return max(1, math.ceil(start + length - now))
+
+
+def refusal(now: float, full: List[Tuple[str, int]]) -> Decision:
+    """The refusal for the full counters ``full`` ((counter, window length), in the key's
+    order): the first names it, and it lasts until the last full window ends."""
+    wait = max(retry_after(now, window_start(now, length), length) for _, length in full)
+    return Decision(full=full[0][0], retry_after=wait)
 
 
 class MemoryStore:
@@ -139,10 +165,10 @@ class MemoryStore:
         """Counts the request and charges its estimate when every count is below its limit;
         else refuses it (nothing counted)."""
         limits = key.limits()
-        for counter, limit, length in limits:
-            start = window_start(now, length)
-            if self._get(key.name, counter, start) >= limit:
-                return Decision(full=counter, retry_after=retry_after(now, start, length))
+        full = [(counter, length) for counter, limit, length in limits
+                if self._get(key.name, counter, window_start(now, length)) >= limit]  # fmt: skip
+        if full:
+            return refusal(now, full)
         ticket = Ticket(key=key.name, estimate=estimate)
         for counter, _, length in limits:
             start = window_start(now, length)
@@ -151,18 +177,18 @@ class MemoryStore:
                 self._add(key.name, counter, start, 1)
             else:
                 self._add(key.name, counter, start, estimate)
-                ticket.windows.append((counter, start))
+                ticket.windows.append((counter, start, length))
         return Decision(ticket=ticket)
 
-    def charge(self, ticket: Ticket, tokens: Optional[int]) -> None:
-        """The answer ended: its token count replaces the estimate in the windows it was
-        charged in (``None``: no usage came, the estimate stays). Once per ticket."""
+    def charge(self, ticket: Ticket, tokens: Optional[int], now: float) -> None:
+        """The answer ended: its token count corrects the estimate (``Ticket.corrections``;
+        ``None``: no usage came, the estimate stays). Once per ticket."""
         if ticket.charged or tokens is None:
             ticket.charged = True
             return
         ticket.charged = True
-        for counter, start in ticket.windows:
-            self._add(ticket.key, counter, start, tokens - ticket.estimate)
+        for counter, start, _, delta in ticket.corrections(tokens, now):
+            self._add(ticket.key, counter, start, delta)
 
 
 def estimate_tokens(body: bytes) -> int:

@@ -11,6 +11,14 @@ from urllib.parse import unquote, urlencode
 import ssewire
 from ssewire import _core
 
+
+def glob(pattern: str) -> re.Pattern[str]:
+    """A model pattern (a route's, a key's ``models``): ``*`` any run of characters, ``?``
+    one, the rest literal."""
+    parts = [".*" if c == "*" else "." if c == "?" else re.escape(c) for c in pattern]
+    return re.compile("".join(parts) + r"\Z", re.DOTALL)
+
+
 #: The dialect registry of the core, by name: the dialects whose clients the gateway serves.
 SPECS: Dict[str, _core._DialectSpec] = {spec["name"]: spec for spec in _core.DIALECTS if spec["serves"]}
 STREAMS: Dict[str, Any] = {name: getattr(ssewire, spec["stream_class"]) for name, spec in SPECS.items()}

@@ -8,18 +8,21 @@ after its window ends."""
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any, List, Optional
 
-from ssewire.gateway._keys import Decision, Key, Ticket, retry_after, window_start
+from ssewire.gateway._keys import Decision, Key, Ticket, refusal, window_start
 
 #: Admission: KEYS are the key's counters in this window; ARGV holds, per counter, its limit,
 #: its increment and its time to live. Refused (nothing counted) when a count is at its limit:
-#: returns the 1-based index of the first full counter; else 0 after counting.
+#: returns the full counters as bits (counter i: 2^(i-1)); else 0 after counting.
 ADMIT = """
+local full = 0
 for i = 1, #KEYS do
   local n = tonumber(redis.call('GET', KEYS[i]) or '0')
-  if n >= tonumber(ARGV[3 * i - 2]) then return i end
+  if n >= tonumber(ARGV[3 * i - 2]) then full = full + 2 ^ (i - 1) end
 end
+if full > 0 then return full end
 for i = 1, #KEYS do
   redis.call('INCRBY', KEYS[i], ARGV[3 * i - 1])
   redis.call('EXPIRE', KEYS[i], ARGV[3 * i])
@@ -27,36 +30,56 @@ end
 return 0
 """
 
-#: The end charge: ARGV[1] added to each counter of KEYS (the answer's tokens less the
-#: estimate), none below 0; a counter whose window is gone is left gone.
+#: The end charge: ARGV[2i - 1] added to counter KEYS[i], none below 0; a counter that is not
+#: there is made with time to live ARGV[2i] (the window of the end, when the answer outlived
+#: the window of its admission). Redis 2.6+ (no KEEPTTL).
 CHARGE = """
 for i = 1, #KEYS do
-  if redis.call('EXISTS', KEYS[i]) == 1 then
-    local n = redis.call('INCRBY', KEYS[i], ARGV[1])
-    if n < 0 then redis.call('SET', KEYS[i], 0, 'KEEPTTL') end
-  end
+  local n = redis.call('INCRBY', KEYS[i], ARGV[2 * i - 1])
+  if n < 0 then redis.call('INCRBY', KEYS[i], -n) end
+  if redis.call('TTL', KEYS[i]) < 0 then redis.call('EXPIRE', KEYS[i], ARGV[2 * i]) end
 end
 return 0
 """
 
 #: A counter outlives its window by this many seconds (clocks of a fleet differ a little).
 SLACK = 60
+#: The most one store step may take, in seconds, before it counts as the store failing
+#: (``on_store_error``): a Redis that does not answer costs a request this much, no more.
+STEP_TIMEOUT = 2.0
 
 
 def counter_key(name: str, counter: str, start: int) -> str:
-    return f"ssewire:k:{name}:{counter}:{start}"
+    """A counter's Redis key; the key's name in braces (a cluster's hash tag: one key's
+    counters share a slot, as one script needs)."""
+    return f"ssewire:k:{{{name}}}:{counter}:{start}"
+
+
+def ttl(now: float, start: int, length: int) -> int:
+    return max(1, int(start + length - now) + SLACK)
 
 
 class RedisStore:
     """Counts in Redis through ``redis.asyncio``; ``url`` as ``redis.asyncio.from_url`` reads
-    it (``redis://host:6379/0``). A store that cannot be reached raises ``StoreError``."""
+    it (``redis://host:6379/0``). A store that cannot be reached, or does not answer within
+    ``STEP_TIMEOUT``, raises ``StoreError`` (no retries: the request does not wait for them)."""
 
     def __init__(self, url: str) -> None:
         import redis.asyncio
+        from redis.asyncio.retry import Retry
+        from redis.backoff import NoBackoff
 
-        self.client: Any = redis.asyncio.from_url(url, socket_timeout=5, socket_connect_timeout=5)
+        self.client: Any = redis.asyncio.from_url(
+            url, socket_timeout=STEP_TIMEOUT, socket_connect_timeout=STEP_TIMEOUT, retry=Retry(NoBackoff(), 0)
+        )
         self._admit = self.client.register_script(ADMIT)
         self._charge = self.client.register_script(CHARGE)
+
+    async def _run(self, script: Any, keys: List[str], args: List[int]) -> Any:
+        try:
+            return await asyncio.wait_for(script(keys=keys, args=args), STEP_TIMEOUT)
+        except Exception as e:  # redis.RedisError, OSError, timeouts
+            raise StoreError(str(e) or type(e).__name__) from e
 
     async def admit(self, key: Key, now: float, estimate: int) -> Decision:
         limits = key.limits()
@@ -68,31 +91,28 @@ class RedisStore:
         for counter, limit, length in limits:
             start = window_start(now, length)
             keys.append(counter_key(key.name, counter, start))
-            ttl = max(1, int(start + length - now) + SLACK)
-            args += [limit, 1 if counter == "rpm" else estimate, ttl]
+            args += [limit, 1 if counter == "rpm" else estimate, ttl(now, start, length)]
             if counter != "rpm":
-                ticket.windows.append((counter, start))
-        try:
-            full = int(await self._admit(keys=keys, args=args))
-        except Exception as e:  # redis.RedisError, OSError, timeouts
-            raise StoreError(str(e)) from e
+                ticket.windows.append((counter, start, length))
+        full = int(await self._run(self._admit, keys, args))
         if full:
-            counter, _, length = limits[full - 1]
-            start = window_start(now, length)
-            return Decision(full=counter, retry_after=retry_after(now, start, length))
+            return refusal(now, [(c, length) for i, (c, _, length) in enumerate(limits) if full >> i & 1])
         return Decision(ticket=ticket)
 
-    async def charge(self, ticket: Ticket, tokens: Optional[int]) -> None:
+    async def charge(self, ticket: Ticket, tokens: Optional[int], now: float) -> None:
         if ticket.charged:
             return
         ticket.charged = True
-        if tokens is None or not ticket.windows or tokens == ticket.estimate:
+        if tokens is None:
             return
-        keys = [counter_key(ticket.key, counter, start) for counter, start in ticket.windows]
-        try:
-            await self._charge(keys=keys, args=[tokens - ticket.estimate])
-        except Exception as e:
-            raise StoreError(str(e)) from e
+        keys: List[str] = []
+        args: List[int] = []
+        for counter, start, length, delta in ticket.corrections(tokens, now):
+            if delta:
+                keys.append(counter_key(ticket.key, counter, start))
+                args += [delta, ttl(now, start, length)]
+        if keys:
+            await self._run(self._charge, keys, args)
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -47,14 +47,26 @@ class State:
         self.keys = [k.encode() for k in cfg.server.client_keys]
         #: ``[keys]``: the virtual keys and the store of their counts (None: none).
         self.vkeys = None if cfg.keys is None else _keys.Keys(list(cfg.keys.keys))
+        #: Where the counts live: kept over a reload that names the same store (its counts
+        #: and its connections stay); a store no longer named is closed.
         self.store: Any = None
+        #: The end charges under way (a Redis store's run beside the answer).
+        self.charges: set[asyncio.Task[None]] = before.charges if before is not None else set()
         if cfg.keys is not None:
-            if cfg.keys.store == "memory":
+            if (
+                before is not None
+                and before.config.keys is not None
+                and before.config.keys.store == cfg.keys.store
+            ):
+                self.store = before.store
+            elif cfg.keys.store == "memory":
                 self.store = _keys.MemoryStore()
             else:
                 from ssewire.gateway._redis_store import RedisStore
 
                 self.store = RedisStore(cfg.keys.store)
+        if before is not None and before.store is not None and before.store is not self.store:
+            self.retire(before.store)
         self.upstreams: Dict[str, Upstream] = {}
         self.pools: Dict[str, Pool] = {}
         self.signers: Dict[str, Signer] = {}
@@ -78,6 +90,28 @@ class State:
             for name, pool in before.pools.items():
                 if self.pools.get(name) is not pool:
                     pool.close()  # its idle connections; those in use end with their request
+
+    def retire(self, store: Any) -> None:
+        """Closes a store no longer in force once the charges under way have run."""
+        closing = getattr(store, "close", None)
+        if closing is None:
+            return
+
+        async def later() -> None:
+            await asyncio.gather(*list(self.charges), return_exceptions=True)
+            await closing()
+
+        try:
+            asyncio.get_running_loop().create_task(later())
+        except RuntimeError:  # no loop (a State made outside the server): nothing was opened
+            pass
+
+    async def close(self) -> None:
+        """The worker stops: the charges under way run, and the store is closed."""
+        await asyncio.gather(*list(self.charges), return_exceptions=True)
+        closing = getattr(self.store, "close", None)
+        if closing is not None:
+            await closing()
 
     def signer(self, name: str) -> Optional[Signer]:
         """The SigV4 signer of a Bedrock upstream (made on first use; None without
@@ -198,16 +232,24 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
         if metrics is not None:
             metrics.record(entry, None if started is None else time.monotonic() - started)
 
-    async def admit(state: State, persona: str, request: web.Request, query: Dict[str, str],
-                    model: Optional[str], raw: bytes, entry: Dict[str, Any]) -> Optional[_keys.Ticket]:  # fmt: skip
-        """``[keys]`` (API.md section 15): the client's key (401), its models (403), its limits
-        (429 with ``retry-after``); the ticket its end is charged on. The log names the key."""
+    def identify(state: State, persona: str, request: web.Request, query: Dict[str, str],
+                 entry: Dict[str, Any]) -> Optional[_keys.Key]:  # fmt: skip
+        """``[keys]`` (API.md section 15): the key the client holds, before its body is read
+        (401 for none, or an unknown one). The log names the key, never its text."""
         if state.vkeys is None:
             return None
         held = state.vkeys.identify(client_credential(persona, request.headers, query))
         if held is None:
             raise Refused(401, "no valid key for this gateway")
         entry["key"] = held.name
+        return held
+
+    async def admit(state: State, held: Optional[_keys.Key], model: Optional[str], raw: bytes,
+                    entry: Dict[str, Any]) -> Optional[_keys.Ticket]:  # fmt: skip
+        """The key's models (403) and limits (429 with ``retry-after``); the ticket its end
+        is charged on. A store that cannot answer: 503, or served (``on_store_error``)."""
+        if held is None:
+            return None
         if model is None or not held.allows(model):
             raise Refused(403, f"the key {held.name!r} may not use the model {cut(model or '')!r}")
         try:
@@ -226,8 +268,10 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
         ticket: _keys.Ticket = decision.ticket
         return ticket
 
-    async def charge(state: State, ticket: _keys.Ticket, entry: Dict[str, Any]) -> None:
-        """The answer ended: its tokens (the normalized usage, section 12) replace the estimate."""
+    def charge(state: State, ticket: _keys.Ticket, entry: Dict[str, Any]) -> None:
+        """The answer ended: its tokens (the normalized usage, section 12) replace the
+        estimate. A memory store's charge is done now; a Redis store's runs beside the end of
+        the answer (the client does not wait for it), and a failure is logged on its own."""
         tokens = entry.get("tokens") or {}
         spent = tokens.get("total_tokens")
         if (
@@ -236,12 +280,19 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
             and tokens.get("output_tokens") is not None
         ):
             spent = tokens["input_tokens"] + tokens["output_tokens"]
-        try:
-            result = state.store.charge(ticket, spent)
-            if asyncio.iscoroutine(result):
+        result = state.store.charge(ticket, spent, time.time())
+        if not asyncio.iscoroutine(result):
+            return
+
+        async def run() -> None:
+            try:
                 await result
-        except Exception as e:  # the charge is lost with the store; the answer is served
-            entry["store_error"] = cut(str(e))
+            except Exception as e:  # the charge is lost with the store; the answer was served
+                log({"event": "store_error", "key": ticket.key, "error": cut(str(e))})
+
+        task = asyncio.get_running_loop().create_task(run())
+        state.charges.add(task)
+        task.add_done_callback(state.charges.discard)
 
     async def handle(request: web.Request) -> web.StreamResponse:
         state: State = app[STATE]  # type: ignore[assignment]
@@ -256,6 +307,7 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
                 raise Refused(404, "not an LLM endpoint of this gateway")
             entry["client_dialect"] = match.dialect
             query = dict(parse_qsl(raw_query, keep_blank_values=True))
+            held = identify(state, persona, request, query, entry)
             if state.keys:
                 given = client_credential(persona, request.headers, query) or ""
                 raw = given.encode("utf-8", "surrogateescape")  # undecodable bytes compare too
@@ -276,13 +328,13 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
             if asked is None:  # absent or null: the dialect's default (Ollama's streams)
                 asked = SPECS[match.dialect]["streams_by_default"]
             streaming = match.streaming if match.streaming is not None else asked is True
-            ticket = await admit(state, persona, request, query, model, raw, entry)
+            ticket = await admit(state, held, model, raw, entry)
             client = Client(request, match, raw, wanted, query, model, streaming, meters, write_timeout)
             try:
                 return await serve(state, client, Plan(chosen, state.upstreams, state.config.retry), entry)
             finally:
                 if ticket is not None:
-                    await charge(state, ticket, entry)
+                    charge(state, ticket, entry)
         except Refused as refusal:
             entry.update({"status": refusal.status, "error": {"message": cut(refusal.message)}})
             metered(entry)
@@ -378,4 +430,9 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
     app.router.add_route("GET", "/v1/models", models)
     app.router.add_route("GET", "/health", health)
     app.router.add_route("POST", r"/{path:[\s\S]*}", handle)  # every path: the handler routes
+
+    async def close_store(app: web.Application) -> None:
+        await app[STATE].close()  # type: ignore[attr-defined]
+
+    app.on_cleanup.append(close_store)
     return app
