@@ -228,3 +228,33 @@ def test_each_dialect_s_key_places(client: str, sent: Any, query: str) -> None:
     assert len(up.requests) == 1 and up.violations == []
     logged = json.dumps(gw.records)
     assert TEAM not in logged and "sk-wrong" not in logged
+
+
+@pytest.mark.filterwarnings("ignore:Changing state:DeprecationWarning")  # aiohttp's, on a reload
+def test_no_key_is_401_before_the_body_is_read_and_a_reload_keeps_the_counts() -> None:
+    """A client without a valid key learns nothing of the routes or the body's rules (401
+    first, whatever it sent); a reload (SIGHUP) that names the same store keeps its counts."""
+    import asyncio
+
+    from ssewire.gateway._server import reload
+
+    with StrictUpstream("chat") as up:
+        c = cfg(up.url(), requests_per_minute=1)
+        c = config.Config(c.server, (config.Upstream("up", up.url(), "chat", (KEY,)),), c.routes, c.retry,
+                          c.breaker, None, c.keys)  # fmt: skip
+        gw = Gateway(c)
+        try:
+            minute_ahead(20)  # the requests in one minute
+            assert _post(gw, "chat", b"not json", headers=auth(None))[0] == 401
+            assert _post(gw, "chat", chat("no-such-model"), headers=auth("sk-wrong"))[0] == 401
+            assert _post(gw, "chat", b"not json", headers=auth(TEAM))[0] == 400
+            assert _post(gw, "chat", chat(), headers=auth(TEAM))[0] == 200
+
+            async def again() -> None:
+                reload(gw.runner.app, config.Config(c.server, c.upstreams, c.routes, c.retry, c.breaker, None, c.keys))
+
+            asyncio.run_coroutine_threadsafe(again(), gw.loop).result(30)
+            status, _, headers = _post(gw, "chat", chat(), headers=auth(TEAM))
+        finally:
+            gw.close()
+    assert status == 429 and int(headers["retry-after"]) >= 1
