@@ -34,6 +34,8 @@ __all__ = [
     "_error_body",
     "_model_segment",
     "_ask_for_usage",
+    "_stored_ids",
+    "_expand_carried",
     "_DropUsage",
     "Translator",
     "HTTPResponseReader",
@@ -106,6 +108,8 @@ def _translate_request(
 def _translate_error(status: int, body: bytes, source: str, target: str) -> tuple[int, bytes, str]: ...
 def _error_body(status: int, message: str, target: str) -> bytes: ...
 def _ask_for_usage(body: bytes, dialect: str) -> Optional[Tuple[str, str]]: ...
+def _stored_ids(body: bytes) -> List[str]: ...
+def _expand_carried(body: bytes, found: List[Tuple[str, str]]) -> bytes: ...
 
 @final
 class _DropUsage:
@@ -894,9 +898,12 @@ class Translator:
         framing: Optional[str] = ...,
         target_framing: str = ...,
         target_path: Optional[str] = ...,
+        _carry_token: Optional[str] = ...,
     ) -> Self:
         """``target_path``: the client's endpoint, when the target answers another form there
-        (Ollama's ``/api/generate``: ``response`` lines)."""
+        (Ollama's ``/api/generate``: ``response`` lines). ``_carry_token`` (the gateway's
+        ``carry = "store"``): carrier ids in the store form, their carriers from ``_stored()``."""
+    def _stored(self) -> list[tuple[str, str]]: ...
     @property
     def target_framing(self) -> str: ...
     @property

@@ -63,3 +63,17 @@ pub fn ask_for_usage(body: &[u8], dialect: &str) -> Option<(&'static str, String
     let value: serde_json::Value = serde_json::from_slice(body).ok()?;
     crate::request::ask_for_usage(dialect, &value).map(|(key, v)| (key, v.to_string()))
 }
+
+/// The ids of the store form of carrier ids in a request body (`crate::translate::carry`).
+#[pyfunction]
+#[pyo3(name = "_stored_ids")]
+pub fn stored_ids(body: &[u8]) -> Vec<String> {
+    crate::translate::carry::stored_ids(body)
+}
+
+/// `body` with the store form's ids of `found` (id, carrier) put back as their carriers.
+#[pyfunction]
+#[pyo3(name = "_expand_carried")]
+pub fn expand_carried(body: &[u8], found: Vec<(String, String)>) -> Vec<u8> {
+    crate::translate::carry::expand(body, &found)
+}

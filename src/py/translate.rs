@@ -176,7 +176,9 @@ impl Translator {
         framing = None,
         target_framing = "sse",
         target_path = None,
+        _carry_token = None,
     ))]
+    #[allow(clippy::too_many_arguments)]
     fn new(
         py: Python<'_>,
         source: &str,
@@ -185,6 +187,7 @@ impl Translator {
         framing: Option<&str>,
         target_framing: &str,
         target_path: Option<&str>,
+        _carry_token: Option<&str>,
     ) -> PyResult<Self> {
         let target = target_dialect(target)?;
         let source = match source {
@@ -209,6 +212,14 @@ impl Translator {
         if let Some(path) = target_path {
             t.set_endpoint(path);
         }
+        // The gateway's `carry = "store"`: carrier ids in the store form (`translate::carry`).
+        if let Some(token) = _carry_token {
+            if !t.set_carry_store(token) {
+                return Err(PyValueError::new_err(
+                    "_carry_token: 8 to 64 ASCII letters and digits",
+                ));
+            }
+        }
         Ok(Translator {
             t: Some(t),
             source: source
@@ -218,6 +229,13 @@ impl Translator {
             max_event_size,
             too_large: false,
         })
+    }
+
+    /// The (short id, carrier) pairs of the store form written since the last call
+    /// (`_carry_token`): the caller keeps them where the next request finds them.
+    fn _stored(slf: &Bound<'_, Self>) -> PyResult<Vec<(String, String)>> {
+        let mut this = errors::exclusive(slf, "translator")?;
+        Ok(this.translation()?.take_stored())
     }
 
     /// The garbage collector's view of the source stream held.

@@ -46,6 +46,12 @@ class Server:
     #: The keys the gateway accepts from its clients (empty: any client).
     client_keys: Tuple[str, ...] = ()
     metrics: bool = False
+    #: Where the reasoning of a translated tool call is carried (API.md sections 10 and 15):
+    #: ``"ids"`` in the call's id itself (stateless), ``"store"`` in the key store under a
+    #: short id, for clients that cut long ids short or rewrite them.
+    carry: str = "ids"
+    #: How long a carried reasoning is kept in the store, in seconds.
+    carry_ttl: int = 86400
 
 
 @dataclass(frozen=True)
@@ -294,6 +300,11 @@ def parse(data: Dict[str, Any], path: str = "<config>", lines: Optional[_Lines] 
     retry = _retry(_Reader(path, lines, "retry", 0, data.get("retry", {})))
     breaker = _breaker(_Reader(path, lines, "breaker", 0, data.get("breaker", {})))
     keys = _keys_table(path, lines, data["keys"]) if "keys" in data else None
+    if server.carry == "store" and server.workers != 1 and (keys is None or keys.store == "memory"):
+        _Reader(path, lines, "server", 0, data.get("server", {})).fail(
+            "carry",
+            '"store" with workers other than 1 needs a [keys] store = "redis://..." that every worker reads',
+        )
     if keys is not None:
         if keys.store == "memory" and server.workers != 1:
             _Reader(path, lines, "keys", 0, data["keys"]).fail(
@@ -367,7 +378,8 @@ def _key(r: _Reader) -> _keys.Key:
 
 
 def _server(r: _Reader) -> Server:
-    r.only("host", "port", "workers", "drain_timeout", "max_body_size", "client_keys_env", "metrics")
+    r.only("host", "port", "workers", "drain_timeout", "max_body_size", "client_keys_env", "metrics", "carry",
+           "carry_ttl")  # fmt: skip
     keys: Tuple[str, ...] = ()
     if "client_keys_env" in r.data:
         value = r.env("client_keys_env", r.data["client_keys_env"])
@@ -382,6 +394,8 @@ def _server(r: _Reader) -> Server:
         max_body_size=r.get("max_body_size", int, MAX_BODY, _positive, "must be positive"),
         client_keys=keys,
         metrics=r.get("metrics", bool, False),
+        carry=r.get("carry", str, "ids", lambda v: v in ("ids", "store"), 'must be "ids" or "store"'),
+        carry_ttl=r.get("carry_ttl", int, 86400, _positive, "must be a positive number of seconds"),
     )
 
 

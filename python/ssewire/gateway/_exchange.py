@@ -14,8 +14,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from aiohttp import web
@@ -48,6 +49,11 @@ class Client:
     streaming: bool
     meters: Optional[Dict[str, Callable[[], Any]]]
     write_timeout: float
+    #: ``carry = "store"``: the carriers the request's short ids stand for, the store new
+    #: ones are kept in (None: carriers ride in the ids) and for how long (seconds).
+    carried: Dict[str, str] = field(default_factory=dict)
+    carry_store: Any = None
+    carry_ttl: int = 86400
 
 
 def error_response(client: str, status: int, message: str,
@@ -171,12 +177,20 @@ class Attempt:
                 return chunk if drop is None else drop.feed(chunk)  # relayed byte for byte
 
             return upstream_path(c.match, c.query, model), body, meter, lambda: stream
-        r = ssewire.translate_request(c.wanted, c.match.dialect, up, model=model)
+        wanted = c.wanted
+        if c.carried:  # short ids (carry = "store") put back as the carriers they stand for
+            wanted = json.loads(_core._expand_carried(c.raw, list(c.carried.items())))
+        r = ssewire.translate_request(wanted, c.match.dialect, up, model=model)
         self.entry.update({"request_notes": r.notes, "served_as": c.match.dialect})
         # A client of another framing than its dialect's own (InvokeModel) gets its own.
         framing = "sse" if c.match.own_framing else c.match.framing
+        token = secrets.token_hex(12) if c.carry_store is not None else None
         t = ssewire.Translator(
-            up, c.match.dialect, target_framing=framing, target_path=c.match.template or None
+            up,
+            c.match.dialect,
+            target_framing=framing,
+            target_path=c.match.template or None,
+            _carry_token=token,
         )
         self.translator = t
         convert: Callable[[bytes], bytes] = t.feed
@@ -189,6 +203,20 @@ class Attempt:
 
             convert = dropped
         return c.match.prefix + r.path, json.dumps(r.body).encode(), convert, lambda: t.source
+
+    async def keep_carried(self) -> None:
+        """``carry = "store"``: the carriers of the calls written are kept in the store before
+        the client's answer ends (its next turn names their short ids)."""
+        t, store = self.translator, self.c.carry_store
+        pairs = t._stored() if t is not None and store is not None else []
+        if not pairs:
+            return
+        try:
+            kept = store.keep_carried(pairs, self.c.carry_ttl, time.time())
+            if asyncio.iscoroutine(kept):
+                await kept
+        except Exception as e:  # the next turn goes without the reasoning
+            self.entry["store_error"] = cut(str(e))
 
     def end(self, source: Callable[[], Any]) -> bytes:
         """The upstream's body ended: its stream is read to the end; the bytes the client is
@@ -307,6 +335,7 @@ class Attempt:
             if not getattr(t.source, "done", False):
                 f = Failure("cut", "the upstream's stream was cut off before its end")
                 return Outcome(failure="cut", answer=failure_answer(self.persona, f))
+            await self.keep_carried()
             answer = web.json_response(t.result())
         for k, v in passed:
             answer.headers[k] = v
@@ -420,7 +449,9 @@ class Attempt:
                 request.transport.abort()
             return response
         if not gone:
-            write(self.end(source))  # the events that close the client's stream
+            tail = self.end(source)
+            await self.keep_carried()
+            write(tail)  # the events that close the client's stream
         # The body's end (write_eof) is left to aiohttp, after the handler returns: the log
         # line is written before the client can see its answer end.
         return response

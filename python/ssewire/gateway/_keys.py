@@ -149,6 +149,8 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self.counts: Dict[Tuple[str, str, int], int] = {}
+        #: Carriers by short id, with the time they are let go.
+        self.carriers: Dict[str, Tuple[str, float]] = {}
 
     def _get(self, key: str, counter: str, start: int) -> int:
         return self.counts.get((key, counter, start), 0)
@@ -179,6 +181,19 @@ class MemoryStore:
                 self._add(key.name, counter, start, estimate)
                 ticket.windows.append((counter, start, length))
         return Decision(ticket=ticket)
+
+    def keep_carried(self, pairs: List[Tuple[str, str]], ttl: int, now: float) -> None:
+        """Keeps each carrier under its short id for ``ttl`` seconds (``carry = "store"``);
+        the ones whose time is up are let go as new ones come."""
+        for id_, _ in [(i, c) for i, (c, until) in self.carriers.items() if until <= now]:
+            del self.carriers[id_]
+        for id_, carrier in pairs:
+            self.carriers[id_] = (carrier, now + ttl)
+
+    def carried(self, ids: List[str], now: float) -> Dict[str, str]:
+        """The carriers kept under ``ids`` (those still kept)."""
+        kept = ((i, self.carriers.get(i)) for i in ids)
+        return {i: c[0] for i, c in kept if c is not None and c[1] > now}
 
     def charge(self, ticket: Ticket, tokens: Optional[int], now: float) -> None:
         """The answer ended: its token count corrects the estimate (``Ticket.corrections``;

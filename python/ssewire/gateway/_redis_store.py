@@ -9,7 +9,7 @@ after its window ends."""
 from __future__ import annotations
 
 import asyncio
-from typing import Any, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 from ssewire.gateway._keys import Decision, Key, Ticket, refusal, window_start
 
@@ -53,6 +53,11 @@ def counter_key(name: str, counter: str, start: int) -> str:
     """A counter's Redis key; the key's name in braces (a cluster's hash tag: one key's
     counters share a slot, as one script needs)."""
     return f"ssewire:k:{{{name}}}:{counter}:{start}"
+
+
+def carried_key(id_: str) -> str:
+    """Where a carrier waits (``carry = "store"``), by its short id."""
+    return f"ssewire:c:{id_}"
 
 
 def ttl(now: float, start: int, length: int) -> int:
@@ -113,6 +118,28 @@ class RedisStore:
                 args += [delta, ttl(now, start, length)]
         if keys:
             await self._run(self._charge, keys, args)
+
+    async def keep_carried(self, pairs: List[Tuple[str, str]], ttl: int, now: float) -> None:
+        """Keeps each carrier under its short id for ``ttl`` seconds: one round trip."""
+        if not pairs:
+            return
+        pipe = self.client.pipeline(transaction=False)
+        for id_, carrier in pairs:
+            pipe.set(carried_key(id_), carrier, ex=ttl)
+        try:
+            await asyncio.wait_for(pipe.execute(), STEP_TIMEOUT)
+        except Exception as e:
+            raise StoreError(str(e) or type(e).__name__) from e
+
+    async def carried(self, ids: List[str], now: float) -> Dict[str, str]:
+        """The carriers kept under ``ids``: one round trip."""
+        if not ids:
+            return {}
+        try:
+            values = await asyncio.wait_for(self.client.mget([carried_key(i) for i in ids]), STEP_TIMEOUT)
+        except Exception as e:
+            raise StoreError(str(e) or type(e).__name__) from e
+        return {i: v.decode("ascii", "replace") for i, v in zip(ids, values) if v is not None}
 
     async def close(self) -> None:
         await self.client.aclose()

@@ -20,6 +20,7 @@ from urllib.parse import parse_qsl
 from aiohttp import web
 
 import ssewire
+from ssewire import _core
 from ssewire.gateway import _config as config
 from ssewire.gateway import _keys
 from ssewire.gateway._auth import Refused, Signer, bedrock_signer, client_credential
@@ -67,6 +68,16 @@ class State:
                 self.store = RedisStore(cfg.keys.store)
         if before is not None and before.store is not None and before.store is not self.store:
             self.retire(before.store)
+        #: ``carry = "store"``: where carried reasoning waits (the key store, else this
+        #: process's memory, kept over a reload).
+        self.carry_store: Any = None
+        if cfg.server.carry == "store":
+            if self.store is not None:
+                self.carry_store = self.store
+            elif before is not None and before.store is None and before.carry_store is not None:
+                self.carry_store = before.carry_store
+            else:
+                self.carry_store = _keys.MemoryStore()
         self.upstreams: Dict[str, Upstream] = {}
         self.pools: Dict[str, Pool] = {}
         self.signers: Dict[str, Signer] = {}
@@ -268,6 +279,25 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
         ticket: _keys.Ticket = decision.ticket
         return ticket
 
+    async def find_carried(state: State, raw: bytes, entry: Dict[str, Any]) -> Dict[str, str]:
+        """``carry = "store"``: the carriers the request's short ids stand for (one store
+        round trip, only when it has any). An id the store does not hold stays as it is."""
+        if state.carry_store is None:
+            return {}
+        ids = _core._stored_ids(raw)
+        if not ids:
+            return {}
+        try:
+            found = state.carry_store.carried(ids, time.time())
+            if asyncio.iscoroutine(found):
+                found = await found
+        except Exception as e:  # the reasoning is not found: the turn goes on without it
+            entry["store_error"] = cut(str(e))
+            return {}
+        if len(found) < len(ids):
+            entry["carried_missing"] = len(ids) - len(found)
+        return dict(found)
+
     def charge(state: State, ticket: _keys.Ticket, entry: Dict[str, Any]) -> None:
         """The answer ended: its tokens (the normalized usage, section 12) replace the
         estimate. A memory store's charge is done now; a Redis store's runs beside the end of
@@ -329,7 +359,9 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
                 asked = SPECS[match.dialect]["streams_by_default"]
             streaming = match.streaming if match.streaming is not None else asked is True
             ticket = await admit(state, held, model, raw, entry)
-            client = Client(request, match, raw, wanted, query, model, streaming, meters, write_timeout)
+            client = Client(request, match, raw, wanted, query, model, streaming, meters, write_timeout,
+                            await find_carried(state, raw, entry), state.carry_store,
+                            state.config.server.carry_ttl)  # fmt: skip
             try:
                 return await serve(state, client, Plan(chosen, state.upstreams, state.config.retry), entry)
             finally:
