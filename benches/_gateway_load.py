@@ -65,6 +65,12 @@ MODES: Dict[str, Tuple[List[str], str, Dict[str, Any]]] = {
         ["-m", "ssewire.gateway", "--config"], "/v1/chat/completions",
         {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
     ),
+    # Issue 51: the same relay with virtual keys (a key with a request rate, a token rate and a
+    # budget, all far above the load) counted in Redis: admission and the end charge per request.
+    "gateway, relaying chat, [keys] on Redis (3 limits)": (
+        ["-m", "ssewire.gateway", "--config"], "/v1/chat/completions",
+        {"model": "m", "stream": True, "messages": [{"role": "user", "content": "hi"}]},
+    ),
     "gateway, translating chat -> Messages": (
         ["-m", "ssewire.gateway", "--upstream-dialect", "chat"], "/v1/messages",
         {"model": "m", "stream": True, "max_tokens": 4096,
@@ -88,9 +94,33 @@ def workers_of(mode: str) -> int:
     return 2 if mode.endswith("workers = 2") else 1
 
 
-def fleet_config(url: str, workers: int = 1) -> str:
+#: The key the clients hold (``authorization: Bearer``).
+CLIENT_KEY = "sk-bench"
+
+
+def keys_config(store: str) -> str:
+    """``[keys]``: the clients' key, with every kind of limit, none reached by the load."""
+    import hashlib
+
+    digest = hashlib.sha256(CLIENT_KEY.encode()).hexdigest()
+    return f"""
+[keys]
+store = "{store}"
+[[keys.key]]
+name = "bench"
+key_sha256 = "{digest}"
+models = ["m"]
+requests_per_minute = 1000000
+tokens_per_minute = 1000000000000
+budget_tokens = 10000000000000
+budget_period = "30d"
+"""
+
+
+def fleet_config(url: str, workers: int = 1, store: Optional[str] = None) -> str:
     """Three chat upstreams (the first is the load's upstream) and routes that reach them by
-    model, with retries and breakers: what a gateway in front of several providers reads."""
+    model, with retries and breakers: what a gateway in front of several providers reads;
+    ``[keys]`` in ``store`` when given."""
     ups = f"[server]\nworkers = {workers}\n" + "".join(f"""
 [[upstream]]
 name = "{name}"
@@ -108,7 +138,7 @@ targets = ["primary", "secondary", "tertiary"]
 attempts = 2
 [breaker]
 failures = 5
-"""
+""" + (keys_config(store) if store is not None else "")
 
 
 def body(events: int = 1004, seed: int = 0) -> bytes:
@@ -227,7 +257,7 @@ def final_text(dialect: str, result: Dict[str, Any]) -> str:
 async def _client(port: int, path: str, request: Dict[str, Any], dialect: str) -> str:
     payload = json.dumps(request).encode()
     head = (f"POST {path} HTTP/1.1\r\nhost: {HOST}:{port}\r\ncontent-type: application/json\r\n"
-            f"content-length: {len(payload)}\r\nauthorization: Bearer sk-bench\r\n"
+            f"content-length: {len(payload)}\r\nauthorization: Bearer {CLIENT_KEY}\r\n"
             "anthropic-version: 2023-06-01\r\n\r\n").encode()  # fmt: skip
     stream = ssewire.MessagesStream() if dialect == "messages" else ssewire.ChatCompletionStream()
     loop = asyncio.get_running_loop()
@@ -271,9 +301,16 @@ async def run(mode: str, *, streams: int = 50, events: int = 1004, pace: float =
     port = free_port()
     scratch = Path(tempfile.mkdtemp())
     log = scratch / "gateway.log"
+    redis = None
+    if "Redis" in mode:  # a redis-server of this run, on loopback
+        sys.path.insert(0, str(ROOT / "tests"))
+        from support.redis_server import RedisServer
+
+        redis = RedisServer()
     if command[-1] == "--config":
         config = scratch / "gateway.toml"
-        config.write_text(fleet_config(f"http://{HOST}:{up_port}", workers_of(mode)))
+        store = redis.url if redis is not None else None
+        config.write_text(fleet_config(f"http://{HOST}:{up_port}", workers_of(mode), store))
         argv = [sys.executable, *command, str(config), "--host", HOST, "--port", str(port), "--loop", loop]
     else:
         argv = [sys.executable, *command, "--upstream", f"http://{HOST}:{up_port}",
@@ -286,20 +323,28 @@ async def run(mode: str, *, streams: int = 50, events: int = 1004, pace: float =
         spent: List[float] = []
         walls: List[float] = []
         log_start = log.stat().st_size
+        per_round: List[float] = []
         for _ in range(rounds):
+            counted = redis_commands(redis)
             before, t0 = process_cpu_ns(proc.pid), time.monotonic()
             calls = [_client(port, path, request, dialect) for _ in range(streams)]
             texts = await asyncio.wait_for(asyncio.gather(*calls), TIMEOUT)
             spent.append(process_cpu_ns(proc.pid) - before)
             walls.append(time.monotonic() - t0)
+            if redis is not None:
+                await asyncio.sleep(0.5)  # the end charges run beside the answers' ends
+                per_round.append((redis_commands(redis) - counted - MEASURING) / streams)
             assert all(t == want for t in texts), mode
         n = streams * len(chunks)
         best = min(spent)
         served = requests_by_pid(log, log_start)
-        return {"mode": mode, "loop": loop, "pace_s": pace, "streams": streams,
-                "events_per_stream": len(chunks), "events": n,
-                "cpu_us_per_event": best / n / 1e3, "rounds_cpu_s": [s / 1e9 for s in spent],
-                "wall_s": min(walls), "requests_by_worker": sorted(served.values())}  # fmt: skip
+        figures = {"mode": mode, "loop": loop, "pace_s": pace, "streams": streams,
+                   "events_per_stream": len(chunks), "events": n,
+                   "cpu_us_per_event": best / n / 1e3, "rounds_cpu_s": [s / 1e9 for s in spent],
+                   "wall_s": min(walls), "requests_by_worker": sorted(served.values())}  # fmt: skip
+        if redis is not None:  # what the key store costs a request, in Redis commands (round trips)
+            figures["redis_commands_per_request"] = min(per_round)
+        return figures
     finally:
         proc.terminate()
         try:
@@ -309,8 +354,42 @@ async def run(mode: str, *, streams: int = 50, events: int = 1004, pace: float =
             _, err = proc.communicate(timeout=30)
         server.close()
         await server.wait_closed()
+        if redis is not None:
+            redis.stop()
         if err and b"Traceback" in err:
             sys.stderr.write(err.decode("utf-8", "replace")[-4000:])
+
+
+#: The commands one ``redis_commands`` call adds itself (its connection's and its INFO).
+MEASURING = 0
+#: What the gateway's scripts run inside Redis: not round trips (``total_commands_processed``
+#: would count them).
+IN_SCRIPTS = {"cmdstat_get", "cmdstat_incrby", "cmdstat_expire", "cmdstat_ttl"}
+
+
+def redis_commands(redis: Any) -> int:
+    """The commands clients have sent ``redis`` so far, each a round trip (a script step,
+    ``EVALSHA``, is one; what it runs inside is not counted; 0 without a Redis). Opening a
+    connection counts too, so the best round (connections already open) is the figure.
+    ``MEASURING`` is set from two calls in a row, the first time."""
+    global MEASURING
+    if redis is None:
+        return 0
+    if not MEASURING:
+        first = _sent(redis.port)
+        MEASURING = _sent(redis.port) - first
+    return _sent(redis.port)
+
+
+def _sent(port: int) -> int:
+    import redis as redis_py
+
+    client = redis_py.Redis(host=HOST, port=port)
+    try:
+        stats = client.info("commandstats")
+        return sum(int(v["calls"]) for k, v in stats.items() if k not in IN_SCRIPTS)
+    finally:
+        client.close()
 
 
 def measure(mode: str, **options: Any) -> Dict[str, Any]:

@@ -5,6 +5,7 @@ and translating chat -> Messages, beside a plain aiohttp proxy that parses nothi
 and on asyncio's own loop.
 
     python benches/gateway_table.py [--rounds N] [--streams N] [--events N] [--pace SECONDS]
+                                    [--only TEXT] [--paced-only]
 
 The gateway runs as its own process; its CPU (every thread, user + system) is read from
 ``/proc`` around each round, and the best round counts. The upstream and the clients share
@@ -29,6 +30,8 @@ def main() -> None:
     parser.add_argument("--streams", type=int, default=50)
     parser.add_argument("--events", type=int, default=1004)
     parser.add_argument("--pace", type=float, default=0.005, help="seconds between events, paced")
+    parser.add_argument("--only", default="", help="the modes whose names hold this text (and the plain proxy)")
+    parser.add_argument("--paced-only", action="store_true", help="only the paced columns")
     args = parser.parse_args()
     loops = ["uvloop", "asyncio"]
     try:
@@ -37,21 +40,28 @@ def main() -> None:
         loops = ["asyncio"]
     print(f"{args.streams} streams x ~{args.events} events; gateway process CPU per event (µs), "
           f"best of {args.rounds}")  # fmt: skip
-    header = ["what", *[f"{p}, {loop}" for p in ("paced", "unpaced") for loop in loops]]
+    paces = (args.pace,) if args.paced_only else (args.pace, 0.0)
+    header = ["what", *[f"{'paced' if p else 'unpaced'}, {loop}" for p in paces for loop in loops]]
     print("| " + " | ".join(header) + " |")
     print("|" + "---|" * len(header))
-    for mode in _gateway_load.MODES:
+    modes = [m for m in _gateway_load.MODES if args.only in m or m.startswith("plain")]
+    for mode in modes:
         cells = []
         shares = []
-        for pace in (args.pace, 0.0):
+        trips = []
+        for pace in paces:
             for loop in loops:
                 r = _gateway_load.measure(mode, streams=args.streams, events=args.events,
                                           pace=pace, rounds=args.rounds, loop=loop)  # fmt: skip
                 cells.append(f"{r['cpu_us_per_event']:.1f}")
+                if "redis_commands_per_request" in r:
+                    trips.append(r["redis_commands_per_request"])
                 served = r["requests_by_worker"]
                 if len(served) > 1 or _gateway_load.workers_of(mode) > 1:
                     shares.append(min(served) / sum(served) if len(served) > 1 else 0.0)
         note = f" (the least busy worker served {min(shares):.0%})" if shares else ""
+        if trips:
+            note += f" (Redis round trips per request: {max(trips):.1f})"
         print(f"| {mode}{note} | " + " | ".join(cells) + " |", flush=True)
 
 

@@ -153,3 +153,41 @@ def test_redis_stopped_mid_run(on_store_error: str) -> None:
         assert after[0] == 200 and messages[0] == 200
         assert len(up.requests) == 4
     assert any("store_error" in r for r in gw.records)
+
+
+def test_the_redis_store_costs_a_request_two_round_trips() -> None:
+    """Admission is one script call and the end charge another; nothing else reaches Redis
+    (counted by Redis itself: the calls clients sent, not what the scripts run inside)."""
+    import redis as redis_py
+
+    def sent(port: int) -> Dict[str, int]:
+        client = redis_py.Redis(host="127.0.0.1", port=port)
+        try:
+            return {k: int(v["calls"]) for k, v in client.info("commandstats").items()}
+        finally:
+            client.close()
+
+    auth = {"authorization": f"Bearer {TEAM}"}
+    with RedisServer() as redis, StrictUpstream("chat") as up:
+        c = cfg(up.url(), redis.url, "closed")
+        limited = config.KeysConfig(c.keys.store, c.keys.on_store_error, tuple(  # type: ignore[union-attr]
+            config._keys.Key(k.name, k.digest, k.models, requests_per_minute=1000, tokens_per_minute=10**9,
+                             budget_tokens=10**12) for k in c.keys.keys))  # type: ignore[union-attr]  # fmt: skip
+        gw = Gateway(config.Config(c.server, c.upstreams, c.routes, c.retry, c.breaker, None, limited))
+        try:
+            assert _post(gw, "chat", body(), headers=auth)[0] == 200  # scripts loaded, a connection open
+            time.sleep(0.5)
+            before = sent(redis.port)
+            for _ in range(10):
+                assert _post(gw, "chat", body(), headers=auth)[0] == 200
+            deadline = time.monotonic() + TIMEOUT
+            while sent(redis.port).get("cmdstat_evalsha", 0) - before.get("cmdstat_evalsha", 0) < 20:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+            after = sent(redis.port)
+        finally:
+            gw.close()
+    by_gateway = {k: after[k] - before.get(k, 0) for k in after
+                  if k not in ("cmdstat_get", "cmdstat_incrby", "cmdstat_expire", "cmdstat_ttl", "cmdstat_info",
+                               "cmdstat_hello", "cmdstat_client|setinfo") and after[k] != before.get(k, 0)}  # fmt: skip
+    assert by_gateway == {"cmdstat_evalsha": 20}, by_gateway
