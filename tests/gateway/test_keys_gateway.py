@@ -258,3 +258,29 @@ def test_no_key_is_401_before_the_body_is_read_and_a_reload_keeps_the_counts() -
         finally:
             gw.close()
     assert status == 429 and int(headers["retry-after"]) >= 1
+
+
+@pytest.mark.parametrize("stream", [True, False])
+def test_a_translated_answer_is_charged_its_usage_streamed_or_whole(stream: bool) -> None:
+    """A Messages client, served from a chat upstream, streamed and whole: the minute's count
+    is the answer's usage (10 + 5), not the body's estimate."""
+    from ssewire.gateway._server import STATE
+
+    with StrictUpstream("chat") as up:
+        c = cfg(up.url(), tokens_per_minute=10_000)
+        c = config.Config(c.server, (config.Upstream("up", up.url(), "chat", (KEY,)),), c.routes, c.retry,
+                          c.breaker, None, c.keys)  # fmt: skip
+        gw = Gateway(c)
+        try:
+            minute_ahead(20)  # the request and the count read in one minute
+            request = {"model": "m", "max_tokens": 100, "stream": stream,
+                       "messages": [{"role": "user", "content": "Weather in Paris? " * 40}]}  # fmt: skip
+            status, data, _ = _post(gw, "messages", request,
+                                    headers={"x-api-key": TEAM, "anthropic-version": "2023-06-01"})  # fmt: skip
+            store = gw.runner.app[STATE].store
+            counts = dict(store.counts)
+        finally:
+            gw.close()
+    assert status == 200, data
+    assert b"event: message_stop" in data if stream else json.loads(data)["type"] == "message"
+    assert [v for (name, counter, _), v in counts.items() if counter == "tpm"] == [15]
