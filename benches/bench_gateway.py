@@ -57,6 +57,9 @@ from support.loopback import LoopbackServer  # noqa: E402
 
 TIMEOUT = 120.0
 N_CHUNKS = 300  # ~330 events per stream
+#: What the clients ask: a stream, with its usage (the gateway takes out a usage chunk a
+#: client did not ask for).
+REQUEST = {"stream": True, "stream_options": {"include_usage": True}}
 
 
 def _streams_count(config: Any) -> int:
@@ -83,7 +86,7 @@ def _reference(body: bytes) -> Any:
 
 async def _ssewire(client: httpx.AsyncClient, url: str) -> Any:
     stream = ssewire.ChatCompletionStream()
-    async with client.stream("POST", url + "/v1/chat/completions", json={"stream": True}) as r:
+    async with client.stream("POST", url + "/v1/chat/completions", json=REQUEST) as r:
         async for _ in stream.aiter(r.aiter_bytes()):
             pass
     result = stream.result()
@@ -93,7 +96,7 @@ async def _ssewire(client: httpx.AsyncClient, url: str) -> Any:
 async def _httpx_sse(client: httpx.AsyncClient, url: str) -> Any:
     acc = _peers.ChatDictAccumulator()
     async with httpx_sse.aconnect_sse(
-        client, "POST", url + "/v1/chat/completions", json={"stream": True}
+        client, "POST", url + "/v1/chat/completions", json=REQUEST
     ) as es:
         async for event in es.aiter_sse():
             if event.data == "[DONE]":
@@ -106,7 +109,8 @@ async def _httpx_sse(client: httpx.AsyncClient, url: str) -> Any:
 async def _openai(client: httpx.AsyncClient, url: str) -> Any:
     sdk = openai.AsyncOpenAI(api_key="sk-bench", base_url=url + "/v1", max_retries=0,
                              http_client=client)  # fmt: skip
-    stream = await sdk.chat.completions.create(model="m", messages=[], stream=True)
+    stream = await sdk.chat.completions.create(model="m", messages=[], stream=True,
+                                               stream_options={"include_usage": True})
     text: List[str] = []
     usage = None
     async for chunk in stream:

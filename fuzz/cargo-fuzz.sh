@@ -13,7 +13,7 @@ seconds="${1:-20}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(framing partial_json encode_roundtrip translate stream request http_response eventstream)
+    targets=(framing partial_json encode_roundtrip translate stream request http_response eventstream relay)
 fi
 if ! cargo +nightly --version > /dev/null 2>&1; then
     echo "cargo-fuzz needs the nightly toolchain (rustup toolchain install nightly)"; exit 1

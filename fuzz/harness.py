@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 import os
 import random
 import tempfile
@@ -241,6 +242,23 @@ def run_http(pieces: Sequence[bytes]) -> list[str]:
     return [repr(out), repr(head), repr((r.trailers, r.body_complete, r.body_size)), repr(error)]
 
 
+def run_relay(pieces: Sequence[bytes]) -> list[str]:
+    """The gateway's usage-chunk filter (``_core._DropUsage``, a small bound to reach it) over
+    ``pieces``: what it passes, never more than it was given; and the usage ask on the whole
+    input as a request body (``None`` or a key and JSON text, never an exception)."""
+    from ssewire import _core
+
+    f = _core._DropUsage(LIMIT)
+    out = b"".join(f.feed(p) for p in pieces) + f.finish()
+    data = b"".join(pieces)
+    if len(out) > len(data):
+        raise AssertionError("_DropUsage: more out than in")
+    ask = _core._ask_for_usage(data, "chat")
+    if ask is not None:
+        json.loads(ask[1])
+    return [repr(out), repr(ask), repr(_core._stored_ids(data))]
+
+
 def check_same(name: str, runs: list[list[str]]) -> None:
     first = runs[0]
     for other in runs[1:]:
@@ -286,6 +304,7 @@ def one_input(data: bytes) -> None:
     check_same("PartialJSON", [run_partial(w) for w in ways])
     check_same("HTTPResponseReader", [run_http(w) for w in ways])
     check_same("HTTPResponseReader chunked", [run_http([CHUNKED_HEAD, *w]) for w in ways])
+    check_same("_DropUsage", [run_relay(w) for w in ways])
     run_encoder(data)
     pair = data[0] if data else 0
     check_same("Translator", [run_translator(pair, w) for w in ways[:2]])

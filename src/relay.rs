@@ -5,8 +5,9 @@
 //! [`DropUsage`] holds the bytes of the event being read until the blank line that ends it
 //! (each line break found with `memchr2`), then passes the event on whole unless its data is a
 //! chat chunk of usage alone (`dialect::chat::Chunk::usage_only`). Only an event whose bytes
-//! hold `"usage"` is decoded. An event that outgrows `max_event_size` is passed on as it
-//! comes from there on (it is not the small usage chunk), so what is held stays bounded.
+//! hold a `"usage"` object is decoded. An event larger than `max_event_size` is passed on
+//! (it is not the small usage chunk), as it comes once it outgrows the bound, so what is held
+//! stays bounded.
 
 use memchr::{memchr2, memmem};
 
@@ -104,6 +105,9 @@ impl DropUsage {
 /// Whether `event` (one whole SSE event, its blank line included) is a chat chunk of usage
 /// alone: a default-typed event whose data decodes as one.
 fn usage_only(event: &[u8], max_event_size: usize) -> bool {
+    if event.len() > max_event_size {
+        return false; // larger than the bound: passed, however the reads were cut
+    }
     // Cheap first: a usage object, not the `"usage":null` OpenAI writes on every chunk.
     let objects = memmem::find_iter(event, b"\"usage\"").any(|at| {
         let after = event.get(at + 7..).unwrap_or_default();
@@ -216,5 +220,65 @@ data: [DONE]\n\n";
         want.extend_from_slice(b"\r\n\r\n");
         want.extend_from_slice(&expected(STREAM));
         assert_eq!(out, want);
+    }
+
+    mod prop {
+        use super::super::DropUsage;
+        use proptest::prelude::*;
+
+        /// Events a chat stream may hold, as lines; the one at `USAGE` is the usage chunk.
+        const EVENTS: &[&[&str]] = &[
+            &["data: {\"id\":\"c\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"}}],\"usage\":null}"],
+            &["data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[],\"usage\":{\"total_tokens\":4}}"],
+            &["data: {\"choices\": [], \"usage\": null}"],
+            &[": keep-alive"],
+            &["event: usage", "data: {\"choices\":[],\"usage\":{\"total_tokens\":1}}"],
+            &["data: {\"choices\":[],", "data: \"usage\":{\"prompt_tokens\":1}}"],
+            &["id: 7", "data: {\"choices\":[{\"index\":0,\"delta\":{}}],\"usage\":{\"total_tokens\":2}}"],
+            &["data: {\"choices\":[],\"usage\":{\"total_tokens\":3},\"error\":{\"message\":\"x\"}}"],
+        ];
+        /// The usage-only events (a chunk cut over two data lines is one too).
+        const USAGE: &[usize] = &[1, 5];
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(512))]
+            #[test]
+            fn only_the_usage_chunk_goes_however_the_stream_is_written_and_cut(
+                events in proptest::collection::vec((0..EVENTS.len(), 0..3usize), 0..12),
+                cuts in proptest::collection::vec(0..400usize, 0..8),
+                max in prop_oneof![Just(1usize << 20), 16usize..200],
+            ) {
+                let mut stream = Vec::new();
+                let mut want = Vec::new();
+                for (event, ending) in &events {
+                    let ending = ["\n", "\r", "\r\n"][*ending];
+                    let mut text = String::new();
+                    for line in EVENTS[*event] {
+                        text.push_str(line);
+                        text.push_str(ending);
+                    }
+                    text.push_str(ending);
+                    stream.extend_from_slice(text.as_bytes());
+                    let large = text.len() > max;
+                    if !USAGE.contains(event) || large {
+                        want.extend_from_slice(text.as_bytes());
+                    }
+                }
+                stream.extend_from_slice(b"data: [DONE]\n\n");
+                want.extend_from_slice(b"data: [DONE]\n\n");
+                let mut points: Vec<usize> = cuts.iter().map(|c| c % (stream.len() + 1)).collect();
+                points.sort_unstable();
+                let mut out = Vec::new();
+                let mut f = DropUsage::new(max);
+                let mut at = 0;
+                for p in points {
+                    f.feed(&stream[at..p], &mut out);
+                    at = p;
+                }
+                f.feed(&stream[at..], &mut out);
+                f.finish(&mut out);
+                prop_assert_eq!(String::from_utf8_lossy(&out), String::from_utf8_lossy(&want));
+            }
+        }
     }
 }

@@ -66,7 +66,10 @@ def loop_cutting_ids(first: Gateway, second: Gateway, stream: bool) -> List[str]
 def test_short_ids_carry_the_reasoning_through_a_client_that_cuts_them(stream: bool) -> None:
     import openai
 
-    with StrictUpstream("messages") as up:
+    # The upstream's body ends a while after its last event: the client has its whole stream
+    # ([DONE]) and sends the next turn before the gateway's answer is over, so the reasoning
+    # must be kept before the client's stream ends, not when the upstream's does.
+    with StrictUpstream("messages", linger=0.5) as up:
         gw = Gateway(gateway_config(up.url(), "store"))
         try:
             *ids, answer = loop_cutting_ids(gw, gw, stream)
@@ -97,7 +100,7 @@ def test_two_gateways_share_the_carried_reasoning_through_redis() -> None:
     pytest.importorskip("redis")
     from support.redis_server import RedisServer
 
-    with RedisServer() as redis, StrictUpstream("messages") as up:
+    with RedisServer() as redis, StrictUpstream("messages", linger=0.5) as up:
         cfg = gateway_config(up.url(), "store", store=redis.url)
         one, two = Gateway(cfg), Gateway(cfg)
         try:

@@ -198,8 +198,11 @@ class StrictUpstream(LoopThreadServer):
     event inside the first stream)."""
 
     def __init__(self, dialect: str, server: str = "aiohttp", fail: Any = None, model: str = "m",
-                 same_ids: bool = True) -> None:  # fmt: skip
+                 same_ids: bool = True, linger: float = 0.0) -> None:  # fmt: skip
         self.dialect = dialect
+        #: Seconds a stream's body waits after its last event before it ends (a server that
+        #: closes late: the client has read its stream's end marker by then).
+        self.linger = linger
         #: Whether a call must come back under the id this upstream gave it (Anthropic checks
         #: only that a result answers a call of the turn before: a client whose SDK keeps no
         #: call ids, ollama-python's, makes ids up).
@@ -420,6 +423,8 @@ class StrictUpstream(LoopThreadServer):
         response.enable_chunked_encoding()
         await response.prepare(request)
         await response.write(reply.body)
+        if self.linger and reply.status == 200:
+            await asyncio.sleep(self.linger)
         if reply.cut:
             assert request.transport is not None
             request.transport.abort()

@@ -153,6 +153,11 @@ class Attempt:
         #: The usage chunk the gateway asked a chat upstream for, taken out of the client's
         #: stream (a client that did not ask for it does not get it; API.md section 15).
         self.drop: Any = None
+        #: ``carry = "store"``: the keeping of carriers under way (a Redis store's), and the
+        #: output held until it is done (the client must not see its stream end before the
+        #: next turn can find them).
+        self.keeping: Optional["asyncio.Task[None]"] = None
+        self.backlog: List[bytes] = []
 
     def request(self) -> Tuple[str, bytes, Callable[[bytes], bytes], Callable[[], Any]]:
         """The upstream path and body, what turns the answer's body into the client's, and
@@ -193,30 +198,54 @@ class Attempt:
             _carry_token=token,
         )
         self.translator = t
-        convert: Callable[[bytes], bytes] = t.feed
+        drop = None
         if c.streaming and _core._ask_for_usage(c.raw, c.match.dialect) is not None:
             # The writer writes the usage it read (it charges keys); the client did not ask.
             drop = self.drop = _core._DropUsage()
 
-            def dropped(chunk: bytes) -> bytes:
-                return drop.feed(t.feed(chunk))
+        def convert(chunk: bytes) -> bytes:
+            out = t.feed(chunk)
+            if token is not None:
+                self.keep_now()
+            return out if drop is None else drop.feed(out)
 
-            convert = dropped
         return c.match.prefix + r.path, json.dumps(r.body).encode(), convert, lambda: t.source
 
-    async def keep_carried(self) -> None:
-        """``carry = "store"``: the carriers of the calls written are kept in the store before
-        the client's answer ends (its next turn names their short ids)."""
+    def keep_now(self) -> None:
+        """``carry = "store"``: the carriers of the calls written so far go to the store now
+        (a memory store's at once; a Redis store's in a task, the output held behind it)."""
         t, store = self.translator, self.c.carry_store
         pairs = t._stored() if t is not None and store is not None else []
         if not pairs:
             return
         try:
             kept = store.keep_carried(pairs, self.c.carry_ttl, time.time())
-            if asyncio.iscoroutine(kept):
-                await kept
         except Exception as e:  # the next turn goes without the reasoning
             self.entry["store_error"] = cut(str(e))
+            return
+        if not asyncio.iscoroutine(kept):
+            return
+        before = self.keeping
+
+        async def run() -> None:
+            if before is not None:
+                await before
+            try:
+                await kept
+            except Exception as e:
+                self.entry["store_error"] = cut(str(e))
+
+        self.keeping = asyncio.get_running_loop().create_task(run())
+
+    async def keep_carried(self) -> None:
+        """The carriers kept, every keeping done: before the client's answer ends (its next
+        turn names their short ids)."""
+        self.keep_now()
+        while self.keeping is not None:
+            keeping = self.keeping
+            await keeping
+            if self.keeping is keeping:
+                self.keeping = None
 
     def end(self, source: Callable[[], Any]) -> bytes:
         """The upstream's body ended: its stream is read to the end; the bytes the client is
@@ -420,6 +449,20 @@ class Attempt:
         gone = False
 
         def write(out: bytes) -> None:
+            if self.keeping is not None or self.backlog:  # behind the keeping of carriers
+                if out:
+                    self.backlog.append(out)
+                if self.keeping is None or self.keeping.done():
+                    held, self.backlog = self.backlog, []
+                    self.keeping = None
+                    for piece in held:
+                        send(piece)
+                else:
+                    ex.pause()  # the handler waits for it, then resumes
+                return
+            send(out)
+
+        def send(out: bytes) -> None:
             nonlocal gone
             if client is None or client.is_closing():
                 gone = True
@@ -435,6 +478,9 @@ class Attempt:
         ex.resume()
         while not ex.end.done():
             await ex.wait()
+            if self.keeping is not None:
+                await self.keep_carried()
+                write(b"")  # what waited behind it
             if ex.end.done():
                 break
             if not await drained(client, c.write_timeout):
@@ -451,7 +497,7 @@ class Attempt:
         if not gone:
             tail = self.end(source)
             await self.keep_carried()
-            write(tail)  # the events that close the client's stream
+            write(tail)  # the events that close the client's stream (after what waited)
         # The body's end (write_eof) is left to aiohttp, after the handler returns: the log
         # line is written before the client can see its answer end.
         return response
