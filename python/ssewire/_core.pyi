@@ -35,7 +35,6 @@ __all__ = [
     "_model_segment",
     "_ask_for_usage",
     "_stored_ids",
-    "_expand_carried",
     "_DropUsage",
     "Translator",
     "HTTPResponseReader",
@@ -103,13 +102,17 @@ class Event:
 def _is_event_stream(head: _Bytes) -> bool: ...
 def _detect_dialect(head: _Bytes, fin: bool) -> Optional[str]: ...
 def _translate_request(
-    body: str, source: str, target: str, model: Optional[str] = None, framing: str = "sse"
+    body: str,
+    source: str,
+    target: str,
+    model: Optional[str] = None,
+    framing: str = "sse",
+    stored: Optional[Dict[str, str]] = None,
 ) -> tuple[str, str, list[str]]: ...
 def _translate_error(status: int, body: bytes, source: str, target: str) -> tuple[int, bytes, str]: ...
 def _error_body(status: int, message: str, target: str) -> bytes: ...
 def _ask_for_usage(body: bytes, dialect: str) -> Optional[Tuple[str, str]]: ...
 def _stored_ids(body: bytes) -> List[str]: ...
-def _expand_carried(body: bytes, found: List[Tuple[str, str]]) -> bytes: ...
 
 @final
 class _DropUsage:

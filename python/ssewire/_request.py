@@ -6,7 +6,7 @@ the dict, decodes the result and names it.
 from __future__ import annotations
 
 import json
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 from ssewire import _core
 from ssewire._errors import RequestError
@@ -34,7 +34,13 @@ RequestTranslation.__module__ = "ssewire"
 
 
 def translate_request(
-    body: dict[str, Any], source: str, target: str, model: Optional[str] = None, framing: str = "sse"
+    body: dict[str, Any],
+    source: str,
+    target: str,
+    model: Optional[str] = None,
+    framing: str = "sse",
+    *,
+    _stored: Optional[Dict[str, str]] = None,
 ) -> RequestTranslation:
     """``body``, a request of dialect ``source`` (``"chat"``, ``"messages"``, ``"responses"``,
     ``"gemini"``, ``"converse"``), as a request of ``target``. ``model`` names the model when
@@ -44,14 +50,16 @@ def translate_request(
     ``model`` or ``stream`` in the body, ``anthropic_version: "bedrock-2023-05-31"``, path
     ``/model/{modelId}/invoke-with-response-stream``); a Messages source in that form is read as
     it is. Raises ``RequestError`` (a ``ValueError``) when the body is not a request of
-    ``source``, saying where; ``ValueError`` for an unknown dialect or framing."""
+    ``source``, saying where; ``ValueError`` for an unknown dialect or framing. ``_stored``
+    (the gateway's ``carry = "store"``): the carriers the short call ids stand for, read at
+    call and result ids only."""
     if not isinstance(body, dict):
         raise RequestError(f"expected a request object (a dict), not {type(body).__name__}", "$")
     try:
         text = json.dumps(body)
     except (TypeError, ValueError, RecursionError) as e:
         raise RequestError(f"the body is not JSON: {e}", "$") from None
-    out, path, notes = _core._translate_request(text, source, target, model, framing)
+    out, path, notes = _core._translate_request(text, source, target, model, framing, _stored)
     return RequestTranslation(json.loads(out), path, notes)
 
 

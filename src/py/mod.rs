@@ -168,7 +168,6 @@ fn core_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(request::model_segment, m)?)?;
     m.add_function(wrap_pyfunction!(relay::ask_for_usage, m)?)?;
     m.add_function(wrap_pyfunction!(relay::stored_ids, m)?)?;
-    m.add_function(wrap_pyfunction!(relay::expand_carried, m)?)?;
     m.add_class::<relay::DropUsage>()?;
     errors::register(m)?;
     m.add_class::<stream::ErrorItem>()?;

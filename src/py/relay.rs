@@ -70,10 +70,3 @@ pub fn ask_for_usage(body: &[u8], dialect: &str) -> Option<(&'static str, String
 pub fn stored_ids(body: &[u8]) -> Vec<String> {
     crate::translate::carry::stored_ids(body)
 }
-
-/// `body` with the store form's ids of `found` (id, carrier) put back as their carriers.
-#[pyfunction]
-#[pyo3(name = "_expand_carried")]
-pub fn expand_carried(body: &[u8], found: Vec<(String, String)>) -> Vec<u8> {
-    crate::translate::carry::expand(body, &found)
-}

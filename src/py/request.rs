@@ -34,7 +34,7 @@ fn request_error(py: Python<'_>, message: &str, path: &str) -> PyErr {
 /// Translates `body` (the JSON text of a request of `source`) into `target`: the target's
 /// body as JSON text, its endpoint path, and the notes.
 #[pyfunction]
-#[pyo3(name = "_translate_request", signature = (body, source, target, model = None, framing = "sse"))]
+#[pyo3(name = "_translate_request", signature = (body, source, target, model = None, framing = "sse", stored = None))]
 pub fn translate_request(
     py: Python<'_>,
     body: &str,
@@ -42,6 +42,7 @@ pub fn translate_request(
     target: &str,
     model: Option<&str>,
     framing: &str,
+    stored: Option<crate::request::Stored>,
 ) -> PyResult<(String, String, Vec<String>)> {
     let (source, target) = (dialect(source, "source")?, dialect(target, "target")?);
     let invoke = match framing {
@@ -56,8 +57,10 @@ pub fn translate_request(
     };
     let value: serde_json::Value = serde_json::from_str(body)
         .map_err(|e| request_error(py, &format!("the body is not JSON: {e}"), "$"))?;
-    let translated = crate::request::translate_framed(&value, source, target, model, invoke)
-        .map_err(|e| request_error(py, &e.message, &e.path))?;
+    let stored = stored.unwrap_or_default();
+    let translated =
+        crate::request::translate_framed(&value, source, target, model, invoke, &stored)
+            .map_err(|e| request_error(py, &e.message, &e.path))?;
     Ok((
         translated.body.to_string(),
         translated.path,

@@ -374,6 +374,23 @@ pub fn translate(
     target: Dialect,
     model: Option<&str>,
 ) -> Result<Translated, RequestError> {
+    translate_with(body, source, target, model, &Stored::new())
+}
+
+/// The carriers the short ids of the store form stand for (`translate::carry::Stored`): a
+/// short id to the carrier kept for it.
+pub type Stored = std::collections::HashMap<String, String>;
+
+/// [`translate`], with the carriers the store form's short ids stand for (the gateway's
+/// `carry = "store"`): a call or result id found in `stored` is read as its carrier, and only
+/// there (a short id in a message's text stays text).
+pub fn translate_with(
+    body: &Value,
+    source: Dialect,
+    target: Dialect,
+    model: Option<&str>,
+    stored: &Stored,
+) -> Result<Translated, RequestError> {
     for d in [source, target] {
         if !d.spec().requests {
             return Err(RequestError {
@@ -398,7 +415,7 @@ pub fn translate(
     if let Some(note) = rules(target).system_turns {
         system_turns_into_prompt(&mut request, note, &mut notes);
     }
-    restore_carried(&mut request, target, &mut notes);
+    restore_carried(&mut request, target, &mut notes, stored);
     orphan_results(&mut request, target, &mut notes);
     macro_rules! write_each {
         ($(($d:ident, $m:ident, $reader:ident, $class:ident, $item:ident)),* $(,)?) => {
@@ -480,6 +497,7 @@ pub fn translate_framed(
     target: Dialect,
     model: Option<&str>,
     invoke: bool,
+    stored: &Stored,
 ) -> Result<Translated, RequestError> {
     if invoke && target.spec().invoke_paths.is_none() {
         return error(
@@ -487,7 +505,7 @@ pub fn translate_framed(
             "the InvokeModel form (framing=\"eventstream\") is a Messages request's",
         );
     }
-    let mut t = translate(body, source, target, model)?;
+    let mut t = translate_with(body, source, target, model, stored)?;
     if invoke {
         let model = messages::invoke_form(&mut t.body);
         let model = model.as_deref().unwrap_or("unknown-model");

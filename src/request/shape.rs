@@ -287,8 +287,20 @@ pub(super) fn orphan_results(request: &mut Request, target: Dialect, notes: &mut
 /// before the turn's text, as Anthropic requires of a thinking block; Gemini: just before the
 /// call, whose part takes its signature). Reasoning carried for another dialect's upstream,
 /// or an id that looks like a carrier but does not decode, is dropped with a note.
-pub(super) fn restore_carried(request: &mut Request, target: Dialect, notes: &mut Notes) {
+pub(super) fn restore_carried(
+    request: &mut Request,
+    target: Dialect,
+    notes: &mut Notes,
+    stored: &super::Stored,
+) {
     use crate::translate::carry;
+    // The store form: a short id found in `stored` is its carrier. A call's reasoning is
+    // restored once (the first call under that id); a result, or a call named again, only
+    // gets its original id back, decoded once per id: what a request costs stays linear in
+    // its size, however often it names a short id.
+    let mut restored: std::collections::HashSet<String> = std::collections::HashSet::new();
+    let mut originals: std::collections::HashMap<String, Option<String>> =
+        std::collections::HashMap::new();
     for turn in &mut request.turns {
         let mut parts = Vec::with_capacity(turn.parts.len());
         // Reasoning that goes to the start of the turn, put there once at the end (an
@@ -303,7 +315,24 @@ pub(super) fn restore_carried(request: &mut Request, target: Dialect, notes: &mu
                     continue;
                 }
             };
-            match carry::decode(id) {
+            let decoded = match stored.get(id.as_str()) {
+                None => carry::decode(id),
+                Some(carrier) if is_call && !restored.contains(id.as_str()) => {
+                    restored.insert(id.clone());
+                    Some(carry::decode(carrier).unwrap_or(Err(())))
+                }
+                Some(carrier) => {
+                    let original =
+                        originals.entry(id.clone()).or_insert_with(|| {
+                            match carry::decode(carrier) {
+                                Some(Ok((original, _, _))) => Some(original),
+                                _ => None,
+                            }
+                        });
+                    Some(original.clone().map(|o| (o, target, Vec::new())).ok_or(()))
+                }
+            };
+            match decoded {
                 None => {}
                 Some(Err(())) => notes.add(
                     "tool call ids that look like ssewire's carried reasoning but do not decode (kept as they are)",

@@ -115,9 +115,10 @@ pub const MAX_STORED_IDS: usize = 1024;
 /// The store form of carrier ids (the gateway's `carry = "store"`): for clients that cut long
 /// ids short or rewrite them, a call's id is `sswc1_` + a token the caller chose + `-` + a
 /// counter, and the carrier it stands for ([`encode`]) waits in `kept` until the caller keeps
-/// it in its store. The next request's ids are found with [`stored_ids`] and put back with
-/// [`expand`] before the request is translated. An id of this form has no `_` after the
-/// prefix; a carrier always has one.
+/// it in its store. The next request's ids are found with [`stored_ids`], and the request
+/// translation reads the carriers kept for them at call and result ids only
+/// (`crate::request::translate_with`). An id of this form has no `_` after the prefix; a
+/// carrier always has one.
 #[derive(Debug, Clone, Default)]
 pub struct Stored {
     token: String,
@@ -149,55 +150,49 @@ impl Stored {
     }
 }
 
-/// The ids of the store form in a request body (JSON text): each `"sswc1_...` string of the
-/// id alphabet with no `_` after the prefix, once each, at most [`MAX_STORED_IDS`].
+/// Whether `rest` (what follows the prefix) is the rest of a short id: the token (8 to 64
+/// letters and digits), `-`, a counter (1 to 20 digits).
+fn short_rest(rest: &[u8]) -> bool {
+    let Some(dash) = rest.iter().position(|b| *b == b'-') else {
+        return false;
+    };
+    let (token, counter) = rest.split_at(dash);
+    let counter = counter.get(1..).unwrap_or_default();
+    (8..=64).contains(&token.len())
+        && token.iter().all(u8::is_ascii_alphanumeric)
+        && (1..=20).contains(&counter.len())
+        && counter.iter().all(u8::is_ascii_digit)
+}
+
+/// The ids of the store form in a request body (JSON text): each `"sswc1_<token>-<n>"`
+/// string, once each, the newest [`MAX_STORED_IDS`] (read from the end: the last turns are the
+/// ones an upstream checks), in the body's order.
 pub fn stored_ids(body: &[u8]) -> Vec<String> {
     let quoted = [b"\"".as_slice(), PREFIX.as_bytes()].concat();
+    let mut seen = std::collections::HashSet::new();
     let mut out: Vec<String> = Vec::new();
-    for at in memchr::memmem::find_iter(body, &quoted) {
+    for at in memchr::memmem::rfind_iter(body, &quoted) {
         let start = at + 1;
         let rest = body.get(start + PREFIX.len()..).unwrap_or_default();
+        // The longest short id is the prefix, 64 + 1 + 20 bytes, and its closing quote.
         let len = rest
             .iter()
+            .take(86)
             .take_while(|b| b.is_ascii_alphanumeric() || **b == b'-')
             .count();
-        if len == 0 || rest.get(len) != Some(&b'"') {
+        let id = rest.get(..len).unwrap_or_default();
+        if rest.get(len) != Some(&b'"') || !short_rest(id) {
             continue;
         }
-        let id = body
-            .get(start..start + PREFIX.len() + len)
-            .unwrap_or_default();
-        let id = String::from_utf8_lossy(id).into_owned();
-        if !out.contains(&id) {
+        let id = format!("{PREFIX}{}", String::from_utf8_lossy(id));
+        if seen.insert(id.clone()) {
+            out.push(id);
             if out.len() == MAX_STORED_IDS {
                 break;
             }
-            out.push(id);
         }
     }
-    out
-}
-
-/// `body` with each JSON string that is exactly a short id of `found` written as the carrier
-/// it stands for.
-pub fn expand(body: &[u8], found: &[(String, String)]) -> Vec<u8> {
-    let mut out = body.to_vec();
-    for (id, carrier) in found {
-        let from = format!("\"{id}\"");
-        if !stored_ids(from.as_bytes()).contains(id) || decode(carrier).is_none() {
-            continue; // not an id of the store form, or not a carrier: nothing to put back
-        }
-        let to = format!("\"{carrier}\"");
-        let mut next = Vec::with_capacity(out.len());
-        let mut last = 0;
-        for at in memchr::memmem::find_iter(&out, from.as_bytes()) {
-            next.extend_from_slice(out.get(last..at).unwrap_or_default());
-            next.extend_from_slice(to.as_bytes());
-            last = at + from.len();
-        }
-        next.extend_from_slice(out.get(last..).unwrap_or_default());
-        out = next;
-    }
+    out.reverse();
     out
 }
 
@@ -491,32 +486,66 @@ mod tests {
             r#"{{"model":"m","stream":true,"messages":[{{"role":"user","content":"hi"}},{{"role":"assistant","content":null,"tool_calls":[{{"id":"{id}","type":"function","function":{{"name":"f","arguments":"{{}}"}}}}]}},{{"role":"tool","tool_call_id":"{id}","content":"ok"}}]}}"#
         );
         assert_eq!(stored_ids(body.as_bytes()), vec![id.clone()]);
-        let expanded = expand(body.as_bytes(), &kept);
-        let value: serde_json::Value = serde_json::from_slice(&expanded).unwrap();
+        let stored: crate::request::Stored = kept.iter().cloned().collect();
+        let value: serde_json::Value = serde_json::from_str(&body).unwrap();
         let request =
-            crate::request::translate(&value, Dialect::Chat, Dialect::Messages, None).unwrap();
+            crate::request::translate_with(&value, Dialect::Chat, Dialect::Messages, None, &stored)
+                .unwrap();
         let text = request.body.to_string();
         assert!(
             text.contains("c2lnbmVk") && text.contains("toolu_1"),
             "{text}"
         );
         assert!(!text.contains("sswc1_"), "{text}");
+        // In a message's text a short id is text; named by a thousand calls and results, the
+        // reasoning is restored once and every id gets its original back.
+        let mut messages = vec![serde_json::json!({"role": "user", "content": id})];
+        for _ in 0..1000 {
+            messages.push(
+                serde_json::json!({"role": "assistant", "content": null, "tool_calls": [
+                {"id": id, "type": "function", "function": {"name": "f", "arguments": "{}"}}]}),
+            );
+            messages.push(serde_json::json!({"role": "tool", "tool_call_id": id, "content": "ok"}));
+        }
+        let many = serde_json::json!({"model": "m", "messages": messages});
+        let request =
+            crate::request::translate_with(&many, Dialect::Chat, Dialect::Messages, None, &stored)
+                .unwrap();
+        let text = request.body.to_string();
+        assert_eq!(text.matches("c2lnbmVk").count(), 1, "the reasoning once");
+        assert_eq!(text.matches("toolu_1").count(), 2000);
+        assert_eq!(text.matches(id.as_str()).count(), 1, "the text stays");
     }
 
     #[test]
     fn what_is_not_an_id_of_the_store_form_is_left_alone() {
-        let body = br#"{"a":"sswc1_m_e30","b":"sswc1_","c":"xsswc1_abc","d":"sswc1_ab!","e":"sswc1_ab-1"}"#;
-        assert_eq!(stored_ids(body), vec!["sswc1_ab-1".to_string()]);
-        // A pair whose carrier is no carrier, or whose id is not of the form, puts nothing back.
-        let bad = [
-            ("sswc1_ab-1".to_string(), "\"},{\"x".to_string()),
-            (
-                "sswc1_m_e30".to_string(),
-                encode("i", Dialect::Messages, &[]),
-            ),
-        ];
-        assert_eq!(expand(body, &bad), body.to_vec());
-        let many: String = (0..2000).map(|i| format!("\"sswc1_a-{i}\",")).collect();
-        assert_eq!(stored_ids(many.as_bytes()).len(), MAX_STORED_IDS);
+        let body = br#"{"a":"sswc1_m_e30","b":"sswc1_","c":"xsswc1_abcdefgh-1","d":"sswc1_abcdefgh!-1","e":"sswc1_abcdefgh-1","f":"sswc1_short-1","g":"sswc1_abcdefgh-","h":"sswc1_abcdefgh-1x"}"#;
+        assert_eq!(stored_ids(body), vec!["sswc1_abcdefgh-1".to_string()]);
+        // The newest ids when there are more than the bound; each once.
+        let many: String = (0..2000)
+            .map(|i| format!("\"sswc1_abcdefgh-{i}\",\"sswc1_abcdefgh-{i}\","))
+            .collect();
+        let ids = stored_ids(many.as_bytes());
+        assert_eq!(ids.len(), MAX_STORED_IDS);
+        let first = format!("sswc1_abcdefgh-{}", 2000 - MAX_STORED_IDS);
+        assert_eq!(ids.first(), Some(&first));
+        assert_eq!(ids.last().map(String::as_str), Some("sswc1_abcdefgh-1999"));
+        // A stored value that is no carrier restores nothing: the short id stays, noted.
+        let stored: crate::request::Stored =
+            [("sswc1_abcdefgh-1".to_string(), "\"},{\"x".to_string())].into();
+        let value = serde_json::json!({"model": "m", "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": null, "tool_calls": [
+                {"id": "sswc1_abcdefgh-1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "sswc1_abcdefgh-1", "content": "ok"}]});
+        let t =
+            crate::request::translate_with(&value, Dialect::Chat, Dialect::Messages, None, &stored)
+                .unwrap();
+        assert_eq!(t.body.to_string().matches("sswc1_abcdefgh-1").count(), 2);
+        assert!(
+            t.notes.iter().any(|n| n.contains("do not decode")),
+            "{:?}",
+            t.notes
+        );
     }
 }

@@ -114,7 +114,8 @@ def test_two_gateways_share_the_carried_reasoning_through_redis() -> None:
         client = redis_py.Redis(host="127.0.0.1", port=redis.port)
         try:
             [kept] = client.keys("ssewire:c:*")
-            assert kept.decode() == f"ssewire:c:{ids[0]}" and 0 < client.ttl(kept) <= 86400
+            # Under the key's name: another key does not read it.
+            assert kept.decode() == f"ssewire:c:{{team-a}}:{ids[0]}" and 0 < client.ttl(kept) <= 86400
         finally:
             client.close()
 

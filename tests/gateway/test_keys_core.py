@@ -161,3 +161,22 @@ def test_the_keys_table_of_the_config(monkeypatch: object) -> None:
         config.parse({**base, "server": {"workers": 2}, "keys": memory})
     with pytest.raises(config.ConfigError, match=r"must be \[a-z0-9_-\]\+"):
         config.parse({**base, "keys": {"key": [{"name": "x\n", "key_sha256": "0" * 64}]}})
+
+
+def test_the_memory_store_keeps_carriers_per_key_for_their_time_and_bounded() -> None:
+    from ssewire.gateway import _keys
+
+    store = MemoryStore()
+    store.keep_carried([("sswc1_a-0", "carrier-a")], 60, 1000.0, "team-a")
+    assert store.carried(["sswc1_a-0"], 1001.0, "team-a") == {"sswc1_a-0": "carrier-a"}
+    assert store.carried(["sswc1_a-0"], 1001.0, "team-b") == {}  # another key reads nothing
+    assert store.carried(["sswc1_a-0"], 1061.0, "team-a") == {}  # its time is up
+    store.keep_carried([("sswc1_b-0", "carrier-b")], 60, 1070.0, "team-a")
+    assert list(store.carriers) == [("team-a", "sswc1_b-0")]  # the expired one let go
+    bound = _keys.MAX_CARRIERS
+    try:
+        _keys.MAX_CARRIERS = 3
+        store.keep_carried([(f"sswc1_c-{i}", "c") for i in range(5)], 60, 1080.0, "team-a")
+        assert [i for _, i in store.carriers] == ["sswc1_c-2", "sswc1_c-3", "sswc1_c-4"]
+    finally:
+        _keys.MAX_CARRIERS = bound

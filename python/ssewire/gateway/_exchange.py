@@ -54,6 +54,9 @@ class Client:
     carried: Dict[str, str] = field(default_factory=dict)
     carry_store: Any = None
     carry_ttl: int = 86400
+    #: Whose carriers these are: the virtual key's name (``[keys]``; "" without): a key reads
+    #: only what was kept under it.
+    owner: str = ""
 
 
 def error_response(client: str, status: int, message: str,
@@ -156,7 +159,7 @@ class Attempt:
         #: ``carry = "store"``: the keeping of carriers under way (a Redis store's), and the
         #: output held until it is done (the client must not see its stream end before the
         #: next turn can find them).
-        self.keeping: Optional["asyncio.Task[None]"] = None
+        self.keeping: Optional[asyncio.Task[None]] = None
         self.backlog: List[bytes] = []
 
     def request(self) -> Tuple[str, bytes, Callable[[bytes], bytes], Callable[[], Any]]:
@@ -182,10 +185,8 @@ class Attempt:
                 return chunk if drop is None else drop.feed(chunk)  # relayed byte for byte
 
             return upstream_path(c.match, c.query, model), body, meter, lambda: stream
-        wanted = c.wanted
-        if c.carried:  # short ids (carry = "store") put back as the carriers they stand for
-            wanted = json.loads(_core._expand_carried(c.raw, list(c.carried.items())))
-        r = ssewire.translate_request(wanted, c.match.dialect, up, model=model)
+        # carry = "store": the short call ids read as the carriers they stand for.
+        r = ssewire.translate_request(c.wanted, c.match.dialect, up, model=model, _stored=c.carried or None)
         self.entry.update({"request_notes": r.notes, "served_as": c.match.dialect})
         # A client of another framing than its dialect's own (InvokeModel) gets its own.
         framing = "sse" if c.match.own_framing else c.match.framing
@@ -219,7 +220,7 @@ class Attempt:
         if not pairs:
             return
         try:
-            kept = store.keep_carried(pairs, self.c.carry_ttl, time.time())
+            kept = store.keep_carried(pairs, self.c.carry_ttl, time.time(), self.c.owner)
         except Exception as e:  # the next turn goes without the reasoning
             self.entry["store_error"] = cut(str(e))
             return
@@ -474,6 +475,9 @@ class Attempt:
 
         for out in pending:
             write(out)
+        if self.keeping is not None:  # what was held waits for its carriers, not for more input
+            await self.keep_carried()
+            write(b"")
         ex.sink = lambda body: write(convert(body))
         ex.resume()
         while not ex.end.done():

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import itertools
 import math
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
@@ -33,6 +34,8 @@ from ssewire.gateway._paths import glob
 PERIODS = {"1h": 3600, "1d": 86400, "30d": 30 * 86400}
 #: The per-minute window, in seconds.
 MINUTE = 60
+#: The most carriers one process keeps (``carry = "store"`` on the memory store).
+MAX_CARRIERS = 100_000
 
 
 @dataclass(frozen=True)
@@ -149,8 +152,8 @@ class MemoryStore:
 
     def __init__(self) -> None:
         self.counts: Dict[Tuple[str, str, int], int] = {}
-        #: Carriers by short id, with the time they are let go.
-        self.carriers: Dict[str, Tuple[str, float]] = {}
+        #: Carriers by (owner, short id), with the time they are let go, oldest first.
+        self.carriers: Dict[Tuple[str, str], Tuple[str, float]] = {}
 
     def _get(self, key: str, counter: str, start: int) -> int:
         return self.counts.get((key, counter, start), 0)
@@ -182,17 +185,24 @@ class MemoryStore:
                 ticket.windows.append((counter, start, length))
         return Decision(ticket=ticket)
 
-    def keep_carried(self, pairs: List[Tuple[str, str]], ttl: int, now: float) -> None:
-        """Keeps each carrier under its short id for ``ttl`` seconds (``carry = "store"``);
-        the ones whose time is up are let go as new ones come."""
-        for id_, _ in [(i, c) for i, (c, until) in self.carriers.items() if until <= now]:
-            del self.carriers[id_]
+    def keep_carried(self, pairs: List[Tuple[str, str]], ttl: int, now: float, owner: str = "") -> None:
+        """Keeps each carrier under its short id and ``owner`` (the key's name) for ``ttl``
+        seconds (``carry = "store"``). Kept in the order they came: the ones whose time is up
+        are let go from the front, and past ``MAX_CARRIERS`` the oldest go."""
+        carriers = self.carriers
+        for slot, (_, until) in list(itertools.islice(carriers.items(), len(pairs) + 1)):
+            if until > now:
+                break
+            del carriers[slot]
         for id_, carrier in pairs:
-            self.carriers[id_] = (carrier, now + ttl)
+            carriers.pop((owner, id_), None)
+            carriers[(owner, id_)] = (carrier, now + ttl)
+        while len(carriers) > MAX_CARRIERS:
+            del carriers[next(iter(carriers))]
 
-    def carried(self, ids: List[str], now: float) -> Dict[str, str]:
-        """The carriers kept under ``ids`` (those still kept)."""
-        kept = ((i, self.carriers.get(i)) for i in ids)
+    def carried(self, ids: List[str], now: float, owner: str = "") -> Dict[str, str]:
+        """The carriers ``owner`` kept under ``ids`` (those still kept)."""
+        kept = ((i, self.carriers.get((owner, i))) for i in ids)
         return {i: c[0] for i, c in kept if c is not None and c[1] > now}
 
     def charge(self, ticket: Ticket, tokens: Optional[int], now: float) -> None:

@@ -55,9 +55,10 @@ def counter_key(name: str, counter: str, start: int) -> str:
     return f"ssewire:k:{{{name}}}:{counter}:{start}"
 
 
-def carried_key(id_: str) -> str:
-    """Where a carrier waits (``carry = "store"``), by its short id."""
-    return f"ssewire:c:{id_}"
+def carried_key(owner: str, id_: str) -> str:
+    """Where a carrier waits (``carry = "store"``): by its owner (the key's name, in braces:
+    a cluster's hash tag) and its short id."""
+    return f"ssewire:c:{{{owner}}}:{id_}"
 
 
 def ttl(now: float, start: int, length: int) -> int:
@@ -119,24 +120,27 @@ class RedisStore:
         if keys:
             await self._run(self._charge, keys, args)
 
-    async def keep_carried(self, pairs: List[Tuple[str, str]], ttl: int, now: float) -> None:
-        """Keeps each carrier under its short id for ``ttl`` seconds: one round trip."""
+    async def keep_carried(self, pairs: List[Tuple[str, str]], ttl: int, now: float, owner: str = "") -> None:
+        """Keeps each carrier under its short id and ``owner`` for ``ttl`` seconds: one round
+        trip."""
         if not pairs:
             return
         pipe = self.client.pipeline(transaction=False)
         for id_, carrier in pairs:
-            pipe.set(carried_key(id_), carrier, ex=ttl)
+            pipe.set(carried_key(owner, id_), carrier, ex=ttl)
         try:
             await asyncio.wait_for(pipe.execute(), STEP_TIMEOUT)
         except Exception as e:
             raise StoreError(str(e) or type(e).__name__) from e
 
-    async def carried(self, ids: List[str], now: float) -> Dict[str, str]:
-        """The carriers kept under ``ids``: one round trip."""
+    async def carried(self, ids: List[str], now: float, owner: str = "") -> Dict[str, str]:
+        """The carriers ``owner`` kept under ``ids``: one round trip."""
         if not ids:
             return {}
         try:
-            values = await asyncio.wait_for(self.client.mget([carried_key(i) for i in ids]), STEP_TIMEOUT)
+            values = await asyncio.wait_for(
+                self.client.mget([carried_key(owner, i) for i in ids]), STEP_TIMEOUT
+            )
         except Exception as e:
             raise StoreError(str(e) or type(e).__name__) from e
         return {i: v.decode("ascii", "replace") for i, v in zip(ids, values) if v is not None}

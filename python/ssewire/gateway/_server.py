@@ -288,7 +288,7 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
         if not ids:
             return {}
         try:
-            found = state.carry_store.carried(ids, time.time())
+            found = state.carry_store.carried(ids, time.time(), entry.get("key") or "")
             if asyncio.iscoroutine(found):
                 found = await found
         except Exception as e:  # the reasoning is not found: the turn goes on without it
@@ -361,7 +361,7 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
             ticket = await admit(state, held, model, raw, entry)
             client = Client(request, match, raw, wanted, query, model, streaming, meters, write_timeout,
                             await find_carried(state, raw, entry), state.carry_store,
-                            state.config.server.carry_ttl)  # fmt: skip
+                            state.config.server.carry_ttl, entry.get("key") or "")  # fmt: skip
             try:
                 return await serve(state, client, Plan(chosen, state.upstreams, state.config.retry), entry)
             finally:
