@@ -11,12 +11,20 @@ from typing import Any, Dict, Optional
 
 import pytest
 from ssewire.gateway import _config as config
-from support.clock import minute_ahead
 from support.gateway_app import Gateway
 from support.sdk_loops import _post
 from support.strict_upstream import KEY, StrictUpstream
 
 TEAM = "sk-team-a-0123456789"
+
+
+@pytest.fixture(autouse=True)
+def one_minute(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The windows' clock held ten seconds into one UTC minute (and its day): a test's
+    requests are counted in one window however long the machine takes."""
+    from ssewire.gateway import _keys
+
+    monkeypatch.setattr(_keys, "clock", lambda: 1_700_006_410.0)
 
 
 def cfg(url: str, store: str = "memory", **limits: Any) -> config.Config:
@@ -45,7 +53,6 @@ def test_unknown_keys_models_and_a_full_minute(monkeypatch: pytest.MonkeyPatch) 
                           c.breaker, None, c.keys)  # fmt: skip
         gw = Gateway(c)
         try:
-            minute_ahead(20)  # the requests in one minute
             assert _post(gw, "chat", chat(), headers=auth(None))[0] == 401
             assert _post(gw, "chat", chat(), headers=auth("sk-other"))[0] == 401
             status, body, _ = _post(gw, "chat", chat("gpt-5"), headers=auth(TEAM))
@@ -74,7 +81,6 @@ def test_tokens_are_charged_from_the_usage(limit: Dict[str, Any], window: int) -
                           c.breaker, None, c.keys)  # fmt: skip
         gw = Gateway(c)
         try:
-            minute_ahead(20)  # the requests in one minute
             first = _post(gw, "chat", chat(), headers=auth(TEAM))
             second = _post(gw, "chat", chat(), headers=auth(TEAM))
             third = _post(gw, "chat", chat(), headers=auth(TEAM))
@@ -150,7 +156,6 @@ def test_metrics_and_spans_name_the_key_and_never_hold_it() -> None:
                           c.breaker, None, c.keys)  # fmt: skip
         gw = Gateway(c, metrics=metrics)
         try:
-            minute_ahead(20)  # the requests in one minute
             statuses = [_post(gw, "chat", chat(), headers=auth(k))[0] for k in (TEAM, TEAM, "sk-other")]
         finally:
             gw.close()
@@ -244,7 +249,6 @@ def test_no_key_is_401_before_the_body_is_read_and_a_reload_keeps_the_counts() -
                           c.breaker, None, c.keys)  # fmt: skip
         gw = Gateway(c)
         try:
-            minute_ahead(20)  # the requests in one minute
             assert _post(gw, "chat", b"not json", headers=auth(None))[0] == 401
             assert _post(gw, "chat", chat("no-such-model"), headers=auth("sk-wrong"))[0] == 401
             assert _post(gw, "chat", b"not json", headers=auth(TEAM))[0] == 400
@@ -272,7 +276,6 @@ def test_a_translated_answer_is_charged_its_usage_streamed_or_whole(stream: bool
                           c.breaker, None, c.keys)  # fmt: skip
         gw = Gateway(c)
         try:
-            minute_ahead(20)  # the request and the count read in one minute
             request = {"model": "m", "max_tokens": 100, "stream": stream,
                        "messages": [{"role": "user", "content": "Weather in Paris? " * 40}]}  # fmt: skip
             status, data, _ = _post(gw, "messages", request,

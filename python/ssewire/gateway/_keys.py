@@ -25,8 +25,9 @@ import hashlib
 import hmac
 import itertools
 import math
+import time
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional, Tuple
+from typing import Callable, Dict, List, Optional, Tuple
 
 from ssewire.gateway._paths import glob
 
@@ -34,6 +35,9 @@ from ssewire.gateway._paths import glob
 PERIODS = {"1h": 3600, "1d": 86400, "30d": 30 * 86400}
 #: The per-minute window, in seconds.
 MINUTE = 60
+#: The clock of the windows (seconds since the epoch): the gateway reads it at admission and
+#: at the end charge (the tests hold it inside one window).
+clock: Callable[[], float] = time.time
 #: The most carriers one process keeps (``carry = "store"`` on the memory store).
 MAX_CARRIERS = 100_000
 

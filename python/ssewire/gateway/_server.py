@@ -264,7 +264,7 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
         if model is None or not held.allows(model):
             raise Refused(403, f"the key {held.name!r} may not use the model {cut(model or '')!r}")
         try:
-            decision = state.store.admit(held, time.time(), _keys.estimate_tokens(raw))
+            decision = state.store.admit(held, _keys.clock(), _keys.estimate_tokens(raw))
             if asyncio.iscoroutine(decision):
                 decision = await decision
         except Exception as e:  # the store cannot be reached
@@ -310,7 +310,7 @@ def make_app(upstream: Union[str, config.Config], log: Callable[[Dict[str, Any]]
             and tokens.get("output_tokens") is not None
         ):
             spent = tokens["input_tokens"] + tokens["output_tokens"]
-        result = state.store.charge(ticket, spent, time.time())
+        result = state.store.charge(ticket, spent, _keys.clock())
         if not asyncio.iscoroutine(result):
             return
 
