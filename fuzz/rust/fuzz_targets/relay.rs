@@ -39,6 +39,9 @@ fuzz_target!(|data: &[u8]| {
     let ids = carry::stored_ids(body);
     assert!(ids.len() <= carry::MAX_STORED_IDS);
     for id in &ids {
-        assert!(id.starts_with(carry::PREFIX) && id.len() <= carry::PREFIX.len() + 85, "{id}");
+        assert!(
+            id.starts_with(carry::PREFIX) && id.len() <= carry::PREFIX.len() + 85,
+            "{id}"
+        );
     }
 });

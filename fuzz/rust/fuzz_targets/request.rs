@@ -30,7 +30,14 @@ fuzz_target!(|data: &[u8]| {
     for source in Dialect::ALL {
         for target in Dialect::ALL {
             for invoke in [false, target == Dialect::Messages] {
-                if let Ok(t) = translate_framed(&value, source, target, Some("m"), invoke) {
+                if let Ok(t) = translate_framed(
+                    &value,
+                    source,
+                    target,
+                    Some("m"),
+                    invoke,
+                    &Default::default(),
+                ) {
                     let out = t.body.to_string();
                     assert!(
                         out.len() <= 16 * body.len() + 4096,
