@@ -287,3 +287,26 @@ def test_a_translated_answer_is_charged_its_usage_streamed_or_whole(stream: bool
     assert status == 200, data
     assert b"event: message_stop" in data if stream else json.loads(data)["type"] == "message"
     assert [v for (name, counter, _), v in counts.items() if counter == "tpm"] == [15]
+
+
+def test_a_stream_cut_before_its_usage_keeps_the_estimate() -> None:
+    """The upstream's body is cut in its first event (no usage came): the client gets 502 in
+    its shape, and the key keeps the estimate charged at admission (the body's size / 4)."""
+    from ssewire.gateway._keys import estimate_tokens
+    from ssewire.gateway._server import STATE
+    from support.failing_upstream import FailingUpstream
+
+    with FailingUpstream("chat", ["cut"] * 10) as up:  # every try cut
+        c = cfg(up.url(), tokens_per_minute=10_000)
+        gw = Gateway(config.Config(c.server, (config.Upstream("up", up.url(), "chat", ()),), c.routes, c.retry,
+                                   c.breaker, None, c.keys))  # fmt: skip
+        body = chat()
+        try:
+            status, data, _ = _post(gw, "chat", body, headers=auth(TEAM))
+            counts = dict(gw.runner.app[STATE].store.counts)
+        finally:
+            gw.close()
+    assert status == 502 and "error" in json.loads(data)
+    assert [v for (_, counter, _), v in counts.items() if counter == "tpm"] == [
+        estimate_tokens(json.dumps(body).encode())
+    ]

@@ -80,6 +80,23 @@ def test_two_gateways_admit_exactly_the_limit_under_load() -> None:
         assert asyncio.run(run(server.url)) == 25
 
 
+def test_a_valkey_url_is_a_redis_url() -> None:
+    """Valkey speaks Redis's protocol: ``valkey://`` reaches the same server."""
+    from ssewire.gateway._redis_store import redis_url
+
+    assert redis_url("valkeys://h:6380/1") == "rediss://h:6380/1"
+
+    async def run(url: str) -> None:
+        store = RedisStore(url)
+        try:
+            assert (await store.admit(K, 1_700_000_000.0, 1)).ticket is not None
+        finally:
+            await store.close()
+
+    with RedisServer() as server:
+        asyncio.run(run(server.url.replace("redis://", "valkey://")))
+
+
 def test_a_stopped_redis_is_a_store_error() -> None:
     async def run(url: str, server: RedisServer) -> None:
         store = RedisStore(url)

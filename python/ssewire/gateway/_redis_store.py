@@ -55,6 +55,15 @@ def counter_key(name: str, counter: str, start: int) -> str:
     return f"ssewire:k:{{{name}}}:{counter}:{start}"
 
 
+def redis_url(url: str) -> str:
+    """``url`` as the redis client reads it: Valkey speaks Redis's protocol, so
+    ``valkey://`` is ``redis://`` and ``valkeys://`` is ``rediss://`` (TLS)."""
+    for scheme, same in (("valkeys://", "rediss://"), ("valkey://", "redis://")):
+        if url.startswith(scheme):
+            return same + url[len(scheme):]
+    return url
+
+
 def carried_key(owner: str, id_: str) -> str:
     """Where a carrier waits (``carry = "store"``): by its owner (the key's name, in braces:
     a cluster's hash tag) and its short id."""
@@ -76,8 +85,9 @@ class RedisStore:
         from redis.backoff import NoBackoff
 
         self.client: Any = redis.asyncio.from_url(
-            url, socket_timeout=STEP_TIMEOUT, socket_connect_timeout=STEP_TIMEOUT, retry=Retry(NoBackoff(), 0)
-        )
+            redis_url(url), socket_timeout=STEP_TIMEOUT, socket_connect_timeout=STEP_TIMEOUT,
+            retry=Retry(NoBackoff(), 0),
+        )  # fmt: skip
         self._admit = self.client.register_script(ADMIT)
         self._charge = self.client.register_script(CHARGE)
 
