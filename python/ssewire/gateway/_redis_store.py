@@ -60,7 +60,7 @@ def redis_url(url: str) -> str:
     ``valkey://`` is ``redis://`` and ``valkeys://`` is ``rediss://`` (TLS)."""
     for scheme, same in (("valkeys://", "rediss://"), ("valkey://", "redis://")):
         if url.startswith(scheme):
-            return same + url[len(scheme):]
+            return same + url[len(scheme) :]
     return url
 
 
