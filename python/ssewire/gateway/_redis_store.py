@@ -80,20 +80,34 @@ class RedisStore:
     ``STEP_TIMEOUT``, raises ``StoreError`` (no retries: the request does not wait for them)."""
 
     def __init__(self, url: str) -> None:
-        import redis.asyncio
-        from redis.asyncio.retry import Retry
-        from redis.backoff import NoBackoff
+        self.url = redis_url(url)
+        self._client: Any = None
+        self._admit: Any = None
+        self._charge: Any = None
 
-        self.client: Any = redis.asyncio.from_url(
-            redis_url(url), socket_timeout=STEP_TIMEOUT, socket_connect_timeout=STEP_TIMEOUT,
-            retry=Retry(NoBackoff(), 0),
-        )  # fmt: skip
-        self._admit = self.client.register_script(ADMIT)
-        self._charge = self.client.register_script(CHARGE)
+    @property
+    def client(self) -> Any:
+        """The client, made on first use, in the event loop that uses it (redis-py's asyncio
+        parts bind to the running loop; on CPython 3.9 made outside one they fail)."""
+        if self._client is None:
+            import redis.asyncio
+            from redis.asyncio.retry import Retry
+            from redis.backoff import NoBackoff
 
-    async def _run(self, script: Any, keys: List[str], args: List[int]) -> Any:
+            self._client = redis.asyncio.from_url(
+                self.url, socket_timeout=STEP_TIMEOUT, socket_connect_timeout=STEP_TIMEOUT,
+                retry=Retry(NoBackoff(), 0),
+            )  # fmt: skip
+            self._admit = self._client.register_script(ADMIT)
+            self._charge = self._client.register_script(CHARGE)
+        return self._client
+
+    async def _run(self, step: str, keys: List[str], args: List[int]) -> Any:
+        """Runs the script of ``step`` (``admit`` or ``charge``): one round trip."""
+        client = self.client
+        script = self._admit if step == "admit" else self._charge
         try:
-            return await asyncio.wait_for(script(keys=keys, args=args), STEP_TIMEOUT)
+            return await asyncio.wait_for(script(keys=keys, args=args, client=client), STEP_TIMEOUT)
         except Exception as e:  # redis.RedisError, OSError, timeouts
             raise StoreError(str(e) or type(e).__name__) from e
 
@@ -110,7 +124,7 @@ class RedisStore:
             args += [limit, 1 if counter == "rpm" else estimate, ttl(now, start, length)]
             if counter != "rpm":
                 ticket.windows.append((counter, start, length))
-        full = int(await self._run(self._admit, keys, args))
+        full = int(await self._run("admit", keys, args))
         if full:
             return refusal(now, [(c, length) for i, (c, _, length) in enumerate(limits) if full >> i & 1])
         return Decision(ticket=ticket)
@@ -128,7 +142,7 @@ class RedisStore:
                 keys.append(counter_key(ticket.key, counter, start))
                 args += [delta, ttl(now, start, length)]
         if keys:
-            await self._run(self._charge, keys, args)
+            await self._run("charge", keys, args)
 
     async def keep_carried(self, pairs: List[Tuple[str, str]], ttl: int, now: float, owner: str = "") -> None:
         """Keeps each carrier under its short id and ``owner`` for ``ttl`` seconds: one round
@@ -156,7 +170,8 @@ class RedisStore:
         return {i: v.decode("ascii", "replace") for i, v in zip(ids, values) if v is not None}
 
     async def close(self) -> None:
-        await self.client.aclose()
+        if self._client is not None:
+            await self._client.aclose()
 
 
 class StoreError(Exception):
