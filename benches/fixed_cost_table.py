@@ -97,8 +97,10 @@ def main() -> None:
     for r in rows:
         line = (f"| {r['name']} | {r['events']} | {r['this']:.2f} | {r['sse']:.2f} "
                 f"| {r['this'] / r['sse']:.2f}x |")  # fmt: skip
-        if old is not None:
+        if old is not None and "old" in r:
             line += f" {r['old']:.2f} | {r['this'] / r['old']:.2f}x |"
+        elif old is not None:
+            line += " — | — |"
         print(line, flush=True)
 
 

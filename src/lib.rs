@@ -52,3 +52,9 @@ pub mod translate;
 #[cfg(feature = "python")]
 #[doc(hidden)]
 pub mod py;
+
+/// The extension module's allocator (see Cargo.toml's `mimalloc`): small allocations and frees
+/// are most of what a short stream's fixed cost spends outside its own work.
+#[cfg(feature = "python")]
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;

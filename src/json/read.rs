@@ -244,10 +244,23 @@ pub fn locate_escaped_except<'a>(data: &'a str, value: &str, except: &[&str]) ->
     // Outside strings valid JSON holds no quote: each quote after a literal opens the next.
     while let Some(quote) = memchr::memchr(b'"', bytes.get(at..)?) {
         let start = at + quote + 1;
-        let (len, decoded) = scan_string(bytes.get(start..)?)?;
+        let rest = bytes.get(start..)?;
+        // The literal's end is found without decoding it (a plain run, then its escapes
+        // checked): only a literal that holds an escape and whose length allows `value` is
+        // decoded. An escape is 2 to 12 bytes for 1 to 4 of UTF-8, so the literal is no shorter
+        // than `value` and at most six times as long.
+        let plain = plain_run(rest, 0)?;
+        let len = if *rest.get(plain)? == b'"' {
+            plain
+        } else {
+            plain + skip_string(rest.get(plain..)?)?
+        };
         let end = start + len;
         at = end + 1;
-        let Cow::Owned(decoded) = decoded else {
+        if len == plain || len < value.len() || len > value.len().saturating_mul(6) {
+            continue;
+        }
+        let Cow::Owned(decoded) = scan_string(rest)?.1 else {
             continue;
         };
         let is_key = bytes
@@ -645,5 +658,53 @@ mod tests {
             locate_escaped(r#"{"a":"\u00e9\n","b":"é"}"#, "é\n"),
             Some(r"\u00e9\n")
         );
+    }
+
+    /// The reading that decodes every literal, for the proptest below.
+    fn locate_by_decoding_all<'a>(data: &'a str, value: &str) -> Option<&'a str> {
+        let bytes = data.as_bytes();
+        let (mut at, mut found) = (0, None);
+        while let Some(quote) = memchr::memchr(b'"', bytes.get(at..)?) {
+            let start = at + quote + 1;
+            let (len, decoded) = scan_string(bytes.get(start..)?)?;
+            at = start + len + 1;
+            let is_key = bytes[at..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b':');
+            if matches!(decoded, Cow::Owned(ref d) if d == value) && !is_key {
+                if found.is_some() {
+                    return None;
+                }
+                found = Some(&data[start..start + len]);
+            }
+        }
+        found
+    }
+
+    proptest::proptest! {
+        /// Finding a literal's end before decoding it (and decoding only literals of a length
+        /// that can hold the value) finds what decoding every literal finds.
+        #[test]
+        fn locate_escaped_is_the_full_decode(
+            values in proptest::collection::vec(
+                proptest::string::string_regex("[ab\n\"\\\\é𝄞\u{1}]{0,6}").unwrap(), 1..6),
+            pick in 0usize..6,
+        ) {
+            let members: Vec<String> = values
+                .iter()
+                .enumerate()
+                .map(|(i, v)| format!("\"k{i}\": {}", serde_json::to_string(v).unwrap()))
+                .collect();
+            let data = format!("{{{}}}", members.join(", "));
+            let value = &values[pick % values.len()];
+            proptest::prop_assert_eq!(
+                locate_escaped(&data, value),
+                locate_by_decoding_all(&data, value)
+            );
+            // And a spelling with \u escapes, which is six bytes for one.
+            let spelled = data.replace('a', "\\u0061");
+            proptest::prop_assert_eq!(
+                locate_escaped(&spelled, value),
+                locate_by_decoding_all(&spelled, value)
+            );
+        }
     }
 }
