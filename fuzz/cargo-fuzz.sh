@@ -13,7 +13,7 @@ seconds="${1:-20}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(framing partial_json encode_roundtrip translate stream request http_response eventstream relay)
+    targets=(framing partial_json encode_roundtrip translate stream request http_response eventstream relay gemini_decode)
 fi
 if ! cargo +nightly --version > /dev/null 2>&1; then
     echo "cargo-fuzz needs the nightly toolchain (rustup toolchain install nightly)"; exit 1
@@ -56,6 +56,15 @@ body = b"".join(enc({":event-type": "chunk", ":message-type": "event"},
                     json.dumps({"bytes": base64.b64encode(json.dumps(d).encode()).decode()}).encode()) for d in docs)
 open(f"{out}/invoke", "wb").write(b"\x04" + body)
 PY
+        fi
+        if [ "$target" = gemini_decode ]; then
+            # One chunk a file: the data of each event of the Gemini captures.
+            n=0
+            for f in "$here"/../tests/data/gemini/*.sse "$here"/../python/ssewire/_samples/gemini.sse; do
+                while IFS= read -r line; do
+                    case "$line" in data:*) n=$((n + 1)); printf '%s' "${line#data:}" | sed 's/^ //' > "$corpus/chunk-$n" ;; esac
+                done < "$f"
+            done
         fi
         if [ "$target" = eventstream ]; then
             # The AWS SDKs' event stream vectors (after the one byte that picks the cut).

@@ -247,9 +247,183 @@ impl Blocked<'_> {
     }
 }
 
-/// Decodes one chunk.
+/// Decodes one chunk: in one pass by hand ([`read`]), or, for what that pass leaves (a key
+/// with an escape, a float index, ...: see `crate::json::cursor`) and for every malformed
+/// chunk, by serde_json, which then decides. Either reads a chunk the same.
 pub fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
+    match read::chunk(doc) {
+        Some(chunk) => Ok(chunk),
+        None => decode_serde(doc),
+    }
+}
+
+/// Decodes one chunk with serde_json alone (the reading [`decode`]'s own pass must agree with).
+pub fn decode_serde(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
     serde_json::from_str(doc)
+}
+
+/// A chunk read in one pass over its JSON (`crate::json::cursor`), as the `map_struct!`
+/// readers below read it, key for key: the last of a repeated key wins, unknown keys of a
+/// chunk, a candidate and a part are kept raw (checked for depth), `null` is absence. Every
+/// byte is read once: a value kept as a `RawValue` (an unknown key's, prompt feedback, an
+/// error, a function call) is read by serde_json where it lies; the usage every chunk repeats
+/// is kept as text. `None` hands the chunk to serde_json.
+mod read {
+    use std::borrow::Cow;
+
+    use serde_json::value::RawValue;
+
+    use super::{Candidate, Chunk, Part};
+    use crate::json::cursor::Cursor;
+    use crate::json::read::{depth_ok, Str};
+
+    /// The keys of an object, each read by `each` (which reads its value).
+    fn object<'a>(
+        c: &mut Cursor<'a>,
+        mut each: impl FnMut(&mut Cursor<'a>, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        c.open_object()?;
+        let mut first = true;
+        while let Some(key) = c.next_key(&mut first)? {
+            each(c, key)?;
+        }
+        Some(())
+    }
+
+    /// The items of an array (`null`: none), each read by `each`.
+    fn array<'a, T>(
+        c: &mut Cursor<'a>,
+        mut each: impl FnMut(&mut Cursor<'a>) -> Option<T>,
+    ) -> Option<Vec<T>> {
+        if c.null()? {
+            return Some(Vec::new());
+        }
+        c.open_array()?;
+        let mut items = Vec::new();
+        let mut first = true;
+        while c.next_item(&mut first)? {
+            items.push(each(c)?);
+        }
+        Some(items)
+    }
+
+    /// A string or `null`.
+    fn opt_str<'a>(c: &mut Cursor<'a>) -> Option<Option<Str<'a>>> {
+        if c.null()? {
+            return Some(None);
+        }
+        Some(Some(Str(c.string()?.0)))
+    }
+
+    /// A boolean or `null` (`false`).
+    fn opt_bool(c: &mut Cursor<'_>) -> Option<bool> {
+        if c.null()? {
+            return Some(false);
+        }
+        c.boolean()
+    }
+
+    /// Any value as raw JSON, as `json::read::raw` keeps it (checked for depth).
+    fn raw<'a>(c: &mut Cursor<'a>) -> Option<&'a RawValue> {
+        let value = c.raw_value()?;
+        depth_ok(value.get()).then_some(value)
+    }
+
+    /// Any value as raw JSON, `null` as absence.
+    fn raw_opt<'a>(c: &mut Cursor<'a>) -> Option<Option<&'a RawValue>> {
+        if c.null()? {
+            return Some(None);
+        }
+        raw(c).map(Some)
+    }
+
+    pub(super) fn chunk(doc: &str) -> Option<Chunk<'_>> {
+        let mut c = Cursor::new(doc);
+        let mut chunk = Chunk::default();
+        object(&mut c, |c, key| {
+            match key {
+                "candidates" => {
+                    chunk.has_candidates = true;
+                    chunk.candidates = array(c, candidate)?;
+                }
+                "usageMetadata" => {
+                    let text = c.value()?;
+                    if !depth_ok(text) {
+                        return None;
+                    }
+                    chunk.usage = (text != "null").then_some(text);
+                }
+                "promptFeedback" => chunk.prompt_feedback = raw_opt(c)?,
+                "modelVersion" => chunk.model_version = opt_str(c)?,
+                "responseId" => chunk.response_id = opt_str(c)?,
+                "error" => chunk.error = raw_opt(c)?,
+                _ => chunk.extra.0.push((Str(Cow::Borrowed(key)), raw(c)?)),
+            }
+            Some(())
+        })?;
+        c.at_end().then_some(chunk)
+    }
+
+    fn candidate<'a>(c: &mut Cursor<'a>) -> Option<Candidate<'a>> {
+        let mut cand = Candidate::default();
+        object(c, |c, key| {
+            match key {
+                "index" => cand.index = if c.null()? { None } else { Some(c.integer()?) },
+                "content" => {
+                    if !c.null()? {
+                        let (mut role, mut parts) = (None, Vec::new());
+                        object(c, |c, key| {
+                            match key {
+                                "role" => role = opt_str(c)?,
+                                "parts" => parts = array(c, part)?,
+                                _ => {
+                                    c.value()?;
+                                }
+                            }
+                            Some(())
+                        })?;
+                        cand.has_content = true;
+                        cand.role = role;
+                        cand.parts = parts;
+                    }
+                }
+                "finishReason" => cand.finish_reason = opt_str(c)?,
+                _ => cand.extra.0.push((Str(Cow::Borrowed(key)), raw(c)?)),
+            }
+            Some(())
+        })?;
+        Some(cand)
+    }
+
+    fn part<'a>(c: &mut Cursor<'a>) -> Option<Part<'a>> {
+        let mut part = Part::default();
+        object(c, |c, key| {
+            match key {
+                "text" => {
+                    part.text = if c.peek()? == b'"' {
+                        Some(Str(c.string()?.0))
+                    } else {
+                        c.value()?;
+                        None
+                    };
+                }
+                "thought" => part.thought = opt_bool(c)?,
+                "thoughtSignature" => part.thought_signature = opt_str(c)?,
+                "functionCall" => {
+                    // Rare (a call a stream): its own serde reader, on its text.
+                    let value = raw(c)?;
+                    if value.get() != "null" {
+                        let mut call: super::Call<'_> = serde_json::from_str(value.get()).ok()?;
+                        call.raw = Some(value);
+                        part.function_call = Some(call);
+                    }
+                }
+                _ => part.extra.0.push((Str(Cow::Borrowed(key)), raw(c)?)),
+            }
+            Some(())
+        })?;
+        Some(part)
+    }
 }
 
 /// Whether `doc` (a frame's data, `event` its SSE event name) is this dialect's own: the
@@ -424,6 +598,141 @@ pub fn unshown(raw: &str, position: Option<usize>) -> Unshown<'_> {
 mod tests {
     use super::*;
 
+    /// A chunk as text, the borrowing of each of its strings included (a template reads only
+    /// a borrowed text), for comparing the two readings.
+    fn shown(c: &Chunk<'_>) -> String {
+        fn b(s: &Option<Str<'_>>) -> &'static str {
+            match s {
+                Some(Str(Cow::Borrowed(_))) => "b",
+                Some(Str(Cow::Owned(_))) => "o",
+                None => "-",
+            }
+        }
+        use std::borrow::Cow;
+        let mut out = format!("{c:?}|{}{}", b(&c.model_version), b(&c.response_id));
+        for cand in &c.candidates {
+            out.push_str(b(&cand.role));
+            out.push_str(b(&cand.finish_reason));
+            for p in &cand.parts {
+                out.push_str(b(&p.text));
+                out.push_str(b(&p.thought_signature));
+            }
+        }
+        out
+    }
+
+    /// The chunks of the Gemini captures and the shipped sample, whole: the one-pass reading
+    /// takes each (none is left to serde_json) and reads it as serde_json does.
+    fn captured() -> Vec<String> {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/");
+        let mut files: Vec<std::path::PathBuf> =
+            std::fs::read_dir(format!("{root}tests/data/gemini"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "sse"))
+                .collect();
+        files.push(format!("{root}python/ssewire/_samples/gemini.sse").into());
+        let mut docs = Vec::new();
+        for f in files {
+            let text = std::fs::read_to_string(&f).unwrap();
+            docs.extend(
+                text.lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(|d| d.trim_start().to_owned())
+                    .filter(|d| d.starts_with('{')),
+            );
+        }
+        assert!(docs.len() > 20, "{}", docs.len());
+        docs
+    }
+
+    #[test]
+    fn one_pass_reads_as_serde_json_reads() {
+        let mut fast = 0;
+        for doc in captured() {
+            let slow = decode_serde(&doc);
+            match read::chunk(&doc) {
+                Some(c) => {
+                    fast += 1;
+                    assert_eq!(shown(&c), shown(slow.as_ref().unwrap()), "{doc}");
+                }
+                None => assert!(slow.is_err(), "left to serde_json: {doc}"),
+            }
+        }
+        assert!(fast > 20, "{fast}");
+    }
+
+    /// Each rule of the readers, on chunks written for it: `null` as absence, the last of a
+    /// repeated key, raw keys kept, values of another type, a text that is not a string.
+    #[test]
+    fn one_pass_rules_are_serde_jsons() {
+        let docs = [
+            r#"{"candidates":[{"content":{"parts":[{"text":"a","thought":null,"thoughtSignature":null}],"role":null},"index":null,"finishReason":null}],"modelVersion":null,"responseId":null,"usageMetadata":null,"promptFeedback":null,"error":null}"#,
+            r#"{"candidates":null}"#,
+            r#"{"candidates":[{"content":null,"content":{"parts":null,"role":"model"}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":"a"}]},"content":{"role":"x"}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":"a","text":5,"thought":true,"thought":false}]}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"text":{"x":[1]},"inlineData":{"data":"QQ=="},"x":null}],"other":[1,{}]},"safetyRatings":[],"index":3,"index":-1}],"createTime":"t","x":{"y":null}}"#,
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","args":{"a":1}},"functionCall":null}]}}]}"#,
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":"f","partialArgs":[{"jsonPath":"$.a","stringValue":"x","willContinue":true}],"willContinue":true}}]}}]}"#,
+            r#"{"usageMetadata":{"promptTokenCount":3},"usageMetadata":{"promptTokenCount":4},"modelVersion":"a","modelVersion":"b\n"}"#,
+            r#"{"promptFeedback":{"blockReason":"SAFETY"},"error":{"code":1}}"#,
+            "{\"candidates\": [ {\"content\": {\"parts\": [{\"text\": \"\\u00e9\\n\"}]}} ] }\r\n ",
+            r#"{}"#,
+        ];
+        for doc in docs {
+            let fast = read::chunk(doc).unwrap_or_else(|| panic!("left to serde_json: {doc}"));
+            assert_eq!(shown(&fast), shown(&decode_serde(doc).unwrap()), "{doc}");
+        }
+        // Left to serde_json, which reads or refuses them.
+        for doc in [
+            r#"{"candidates":[{"index":1.0}]}"#,
+            r#"{"candidates":[{"index":"1"}]}"#,
+            r#"{"modelVersion":1}"#,
+            r#"{"candidates":[{"content":{"parts":[{"thought":"yes"}]}}]}"#,
+            r#"{"candidates":[null]}"#,
+            r#"{"a\n":1}"#,
+            r#"{"candidates":[{"content":{"parts":[{"functionCall":{"name":5}}]}}]}"#,
+            r#"[]"#,
+            r#"{} x"#,
+        ] {
+            assert!(read::chunk(doc).is_none(), "{doc}");
+        }
+    }
+
+    proptest::proptest! {
+        /// A captured chunk with bytes cut out, doubled or put in (JSON's own punctuation,
+        /// white space, escapes): what the one-pass reading accepts, serde_json accepts and
+        /// reads the same; what serde_json refuses, the one pass leaves to it.
+        #[test]
+        fn one_pass_never_accepts_what_serde_json_refuses(
+            pick in 0usize..1000,
+            edits in proptest::collection::vec(
+                (0usize..4096, 0usize..3, proptest::sample::select(vec![
+                    "", "\"", "{", "}", "[", "]", ",", ":", " ", "\\", "\\u", "0", "-", ".5",
+                    "e9", "null", "true", "\"index\": 1.0, ", "\"text\": 5, ", "\n",
+                    "\"content\": null, ", "\"parts\": null, ", "\"a\\n\": 1, ",
+                ])), 1..4),
+        ) {
+            let docs = captured();
+            let mut doc = docs[pick % docs.len()].clone().into_bytes();
+            for (at, kind, text) in edits {
+                let at = at % (doc.len() + 1);
+                match kind {
+                    0 => { doc.splice(at..(at + 1).min(doc.len()), std::iter::empty()); }
+                    1 => { doc.splice(at..at, text.bytes()); }
+                    _ => { let b = doc.get(at).copied(); doc.splice(at..at, b); }
+                }
+            }
+            let Ok(doc) = String::from_utf8(doc) else { return Ok(()); };
+            let slow = decode_serde(&doc);
+            if let Some(fast) = read::chunk(&doc) {
+                proptest::prop_assert!(slow.is_ok(), "serde_json refuses {doc}");
+                proptest::prop_assert_eq!(shown(&fast), shown(slow.as_ref().unwrap()));
+            }
+        }
+    }
+
     #[test]
     fn text_chunk() {
         let c = decode(r#"{"candidates": [{"content": {"parts": [{"text": "Hi"}],"role": "model"},"index": 0}],"usageMetadata": {"promptTokenCount": 3},"modelVersion": "gemini-2.5-flash","responseId": "r1"}"#).unwrap();
@@ -462,5 +771,39 @@ mod tests {
             decode(r#"{"choices":[]}"#).unwrap().belongs(),
             Belongs::Foreign
         );
+    }
+}
+
+#[cfg(test)]
+mod speed {
+    /// `cargo test --release --lib dialect::gemini::speed -- --ignored --nocapture`
+    #[test]
+    #[ignore]
+    fn decode_speed() {
+        let doc = r#"{"candidates": [{"content": {"parts": [{"text": " When usage bytes retry because can bytes value."}], "role": "model"}, "index": 0}], "usageMetadata": {"promptTokenCount": 1887, "candidatesTokenCount": 78, "totalTokenCount": 2880, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 1887}], "thoughtsTokenCount": 915}, "modelVersion": "gemini-2.5-flash", "responseId": "qGbrdZOYcM3qKSKyDLnE5Z"}"#;
+        for (name, f) in [
+            ("one pass", super::decode as for<'a> fn(&'a str) -> Result<super::Chunk<'a>, serde_json::Error>),
+            ("serde", super::decode_serde),
+        ] {
+            let mut best = u128::MAX;
+            for _ in 0..20 {
+                let t = std::time::Instant::now();
+                for _ in 0..10_000 {
+                    std::hint::black_box(f(std::hint::black_box(doc)).unwrap());
+                }
+                best = best.min(t.elapsed().as_nanos() / 10_000);
+            }
+            println!("{name}: {best} ns");
+        }
+        let mut best = u128::MAX;
+        for _ in 0..20 {
+            let t = std::time::Instant::now();
+            for _ in 0..10_000 {
+                let mut c = crate::json::cursor::Cursor::new(std::hint::black_box(doc));
+                std::hint::black_box(c.value());
+            }
+            best = best.min(t.elapsed().as_nanos() / 10_000);
+        }
+        println!("skip whole: {best} ns");
     }
 }

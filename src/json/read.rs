@@ -139,7 +139,7 @@ fn unescape_into(bytes: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usize>
 /// XORed with each, and on the word less 0x20 in each byte), then a byte at a time from the
 /// word that holds the end.
 #[inline]
-fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
+pub(crate) fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
     const HIGH: u64 = 0x8080_8080_8080_8080;
     let rest = bytes.get(from..)?;
@@ -175,18 +175,16 @@ fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
 pub fn skip_string(bytes: &[u8]) -> Option<usize> {
     let mut i = 0;
     loop {
-        match *bytes.get(i)? {
-            b'"' => return Some(i),
-            b'\\' => {
-                i += 2;
-                match *bytes.get(i - 1)? {
-                    b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
-                    b'u' => i += unicode_escape(bytes.get(i..)?)?.1,
-                    _ => return None,
-                }
-            }
-            0..=0x1f => return None,
-            _ => i += 1,
+        // The plain run up to the next quote or backslash, a word at a time.
+        i = plain_run(bytes, i)?;
+        if *bytes.get(i)? == b'"' {
+            return Some(i);
+        }
+        i += 2;
+        match *bytes.get(i - 1)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {}
+            b'u' => i += unicode_escape(bytes.get(i..)?)?.1,
+            _ => return None,
         }
     }
 }
@@ -253,7 +251,7 @@ pub fn locate_escaped_except<'a>(data: &'a str, value: &str, except: &[&str]) ->
         let len = if *rest.get(plain)? == b'"' {
             plain
         } else {
-            plain + skip_string(rest.get(plain..)?)?
+            skip_string(rest)?
         };
         let end = start + len;
         at = end + 1;

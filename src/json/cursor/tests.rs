@@ -1,0 +1,144 @@
+use super::*;
+use serde::de::IgnoredAny;
+
+/// The whole of `doc` read as one value by the cursor.
+fn whole(doc: &str) -> Option<&str> {
+    let mut c = Cursor::new(doc);
+    let v = c.value()?;
+    c.at_end().then_some(v)
+}
+
+#[test]
+fn values_are_read_and_checked() {
+    for doc in [
+        r#"{"a":[1,-2.5e+3,0,true,false,null,"x\n\u00e9\ud83d\ude00"],"b":{}}"#,
+        " [ ] ",
+        "-0",
+        "1E9",
+        r#""\/\b\f\r\t\"\\""#,
+        "[[[[{}]]]]",
+    ] {
+        assert_eq!(whole(doc), Some(doc.trim()), "{doc}");
+        assert!(serde_json::from_str::<IgnoredAny>(doc).is_ok(), "{doc}");
+    }
+    for doc in [
+        "01",
+        "-",
+        "1.",
+        ".5",
+        "1e",
+        "+1",
+        "[1,]",
+        "[,1]",
+        "{\"a\":1,}",
+        "{\"a\" 1}",
+        "{1:2}",
+        "[1 2]",
+        "tru",
+        "nul",
+        "\"\\x\"",
+        "\"\u{1}\"",
+        "\"\\ud800\"",
+        "{\"a\":1",
+        "[",
+        "\"abc",
+        "NaN",
+        "Infinity",
+    ] {
+        assert_eq!(whole(doc), None, "{doc}");
+    }
+    // Past the depth it leaves the document to serde_json.
+    let deep = format!("{}{}", "[".repeat(DEPTH + 1), "]".repeat(DEPTH + 1));
+    assert_eq!(whole(&deep), None);
+    let ok = format!("{}{}", "[".repeat(DEPTH), "]".repeat(DEPTH));
+    assert!(whole(&ok).is_some());
+}
+
+#[test]
+fn keys_strings_and_integers() {
+    let doc = r#" { "k" : "v\"w" , "n": -12, "big": 9223372036854775808, "f": 1.0, "e\u0041": 1 }"#;
+    let mut c = Cursor::new(doc);
+    c.open_object().unwrap();
+    let mut first = true;
+    assert_eq!(c.next_key(&mut first), Some(Some("k")));
+    let (value, literal) = c.string().unwrap();
+    assert_eq!((&*value, literal), ("v\"w", r#"v\"w"#));
+    assert!(matches!(value, Cow::Owned(_)));
+    assert_eq!(c.next_key(&mut first), Some(Some("n")));
+    assert_eq!(c.integer(), Some(-12));
+    assert_eq!(c.next_key(&mut first), Some(Some("big")));
+    assert_eq!(c.clone_at().integer(), None); // out of range: serde_json's to say
+    c.value().unwrap();
+    assert_eq!(c.next_key(&mut first), Some(Some("f")));
+    assert_eq!(c.clone_at().integer(), None); // a fraction: serde_json's to read
+    c.value().unwrap();
+    // A key with an escape is left to serde_json.
+    assert_eq!(c.next_key(&mut first), None);
+}
+
+impl<'a> Cursor<'a> {
+    fn clone_at(&self) -> Cursor<'a> {
+        Cursor {
+            bytes: self.bytes,
+            text: self.text,
+            at: self.at,
+        }
+    }
+}
+
+proptest::proptest! {
+    /// Whatever the cursor accepts as a value, serde_json accepts, and its text is the
+    /// document's (trimmed): random documents of JSON's own bytes.
+    #[test]
+    fn accepts_only_what_serde_json_accepts(
+        doc in proptest::string::string_regex(r#"[\[\]{}:," 0-9.eE+\-tfrulnasx\\/u]{0,24}"#).unwrap()
+    ) {
+        if let Some(v) = whole(&doc) {
+            proptest::prop_assert!(serde_json::from_str::<IgnoredAny>(&doc).is_ok(), "{doc}");
+            proptest::prop_assert_eq!(v, doc.trim_matches(|c| matches!(c, ' ' | '\t' | '\n' | '\r')));
+        }
+    }
+
+    /// Every document serde_json writes (shallow, keys without escapes) is read whole.
+    #[test]
+    fn reads_what_serde_json_writes(
+        value in proptest::collection::vec(
+            (proptest::string::string_regex("[a-z]{0,4}").unwrap(),
+             proptest::string::string_regex("[a\n\"\\\\é\u{1}]{0,5}").unwrap(),
+             proptest::num::i64::ANY, proptest::num::f64::NORMAL), 0..5)
+    ) {
+        let doc = serde_json::to_string(&value).unwrap();
+        proptest::prop_assert_eq!(whole(&doc), Some(doc.as_str()));
+        let pretty = serde_json::to_string_pretty(&value).unwrap();
+        proptest::prop_assert_eq!(whole(&pretty), Some(pretty.as_str()));
+    }
+}
+
+#[test]
+fn raw_values_end_where_serde_json_ends_them() {
+    let doc = r#"{"a": 12 , "b":[1,{"c":"}"}] ,"c":"x\"y","d":true}"#;
+    let mut c = Cursor::new(doc);
+    c.open_object().unwrap();
+    let mut first = true;
+    let mut seen = Vec::new();
+    while let Some(key) = c.next_key(&mut first).unwrap() {
+        seen.push((key, c.raw_value().unwrap().get()));
+    }
+    assert!(c.at_end());
+    assert_eq!(
+        seen,
+        [
+            ("a", "12"),
+            ("b", r#"[1,{"c":"}"}]"#),
+            ("c", r#""x\"y""#),
+            ("d", "true")
+        ]
+    );
+    for bad in [r#"{"a":[1,]}"#, r#"{"a":01}"#, r#"{"a":"\x"}"#] {
+        let mut c = Cursor::new(bad);
+        c.open_object().unwrap();
+        let mut first = true;
+        c.next_key(&mut first).unwrap();
+        assert!(c.raw_value().is_none(), "{bad}");
+    }
+}
