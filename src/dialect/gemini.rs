@@ -782,7 +782,10 @@ mod speed {
     fn decode_speed() {
         let doc = r#"{"candidates": [{"content": {"parts": [{"text": " When usage bytes retry because can bytes value."}], "role": "model"}, "index": 0}], "usageMetadata": {"promptTokenCount": 1887, "candidatesTokenCount": 78, "totalTokenCount": 2880, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 1887}], "thoughtsTokenCount": 915}, "modelVersion": "gemini-2.5-flash", "responseId": "qGbrdZOYcM3qKSKyDLnE5Z"}"#;
         for (name, f) in [
-            ("one pass", super::decode as for<'a> fn(&'a str) -> Result<super::Chunk<'a>, serde_json::Error>),
+            (
+                "one pass",
+                super::decode as for<'a> fn(&'a str) -> Result<super::Chunk<'a>, serde_json::Error>,
+            ),
             ("serde", super::decode_serde),
         ] {
             let mut best = u128::MAX;

@@ -543,7 +543,10 @@ mod tests {
         assert!(result.contains(r#""candidatesTokenCount": 6"#), "{result}");
         // A thought then a text: neither makes a template (one of each kind).
         let mut s = Stream::<GeminiReader<()>>::new(1 << 16);
-        let two = [chunk(r#"{"text": "p", "thought": true}"#, 1, ""), chunk(r#"{"text": "q"}"#, 2, "")];
+        let two = [
+            chunk(r#"{"text": "p", "thought": true}"#, 1, ""),
+            chunk(r#"{"text": "q"}"#, 2, ""),
+        ];
         s.run(two.concat().as_bytes(), &mut Quiet).unwrap();
         assert!(s.reader.template.is_none());
     }
