@@ -67,6 +67,20 @@ pub struct Part<'a> {
     pub function_call: Option<Call<'a>>,
     /// Other keys (`executableCode`, `codeExecutionResult`, `inlineData`, ...).
     pub extra: Extra<'a>,
+    /// Where the text's literal lies in the chunk's JSON (between its quotes), when the
+    /// one-pass reading read it (a frame template leaves it open without looking for it).
+    pub text_literal: Place<'a>,
+}
+
+/// A place in a chunk's JSON, when known: not part of the chunk's value, so two readings of
+/// one chunk show the same (`Debug` prints nothing of it).
+#[derive(Default, Clone, Copy)]
+pub struct Place<'a>(pub Option<&'a str>);
+
+impl std::fmt::Debug for Place<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("_")
+    }
 }
 
 impl Part<'_> {
@@ -273,7 +287,7 @@ mod read {
 
     use serde_json::value::RawValue;
 
-    use super::{Candidate, Chunk, Part};
+    use super::{Candidate, Chunk, Part, Place};
     use crate::json::cursor::Cursor;
     use crate::json::read::{depth_ok, Str};
 
@@ -400,11 +414,12 @@ mod read {
         object(c, |c, key| {
             match key {
                 "text" => {
-                    part.text = if c.peek()? == b'"' {
-                        Some(Str(c.string()?.0))
+                    (part.text, part.text_literal) = if c.peek()? == b'"' {
+                        let (text, literal) = c.string()?;
+                        (Some(Str(text)), Place(Some(literal)))
                     } else {
                         c.value()?;
-                        None
+                        (None, Place(None))
                     };
                 }
                 "thought" => part.thought = opt_bool(c)?,
@@ -655,6 +670,17 @@ mod tests {
                 Some(c) => {
                     fast += 1;
                     assert_eq!(shown(&c), shown(slow.as_ref().unwrap()), "{doc}");
+                    // Each text's literal is its place in the chunk: inside it, and read
+                    // back, the text.
+                    for p in c.candidates.iter().flat_map(|c| &c.parts) {
+                        let Some(text) = &p.text else { continue };
+                        let literal = p.text_literal.0.unwrap();
+                        let at = literal.as_ptr() as usize - doc.as_ptr() as usize;
+                        assert_eq!(&doc[at..at + literal.len()], literal);
+                        assert_eq!(&doc[at - 1..at], "\"");
+                        let read: String = serde_json::from_str(&format!("\"{literal}\"")).unwrap();
+                        assert_eq!(read, text.as_str());
+                    }
                 }
                 None => assert!(slow.is_err(), "left to serde_json: {doc}"),
             }

@@ -15,7 +15,6 @@ use crate::dialect::gemini::{self, Candidate, Chunk, Part};
 use crate::dialect::template::{Filled, Shape};
 use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::gemini::GeminiFold;
-use crate::fold::Json;
 use crate::json::read::{Extra, Str};
 
 /// What a Gemini stream taps: a chunk (one `GenerateContentResponse`).
@@ -131,14 +130,15 @@ impl<I> GeminiTemplate<I> {
         plain_kind(chunk)?;
         let c = chunk.candidates.first()?;
         let part = c.parts.first()?;
-        let text = Str::in_frame(&part.text, &frame.data)?;
+        // The text's literal as the chunk's reading found it (a place in the frame's data:
+        // `Shape::new` checks that), else looked for.
+        let text = match part.text_literal.0 {
+            Some(literal) => literal,
+            None => Str::in_frame(&part.text, &frame.data)?,
+        };
         let mut shape = Shape::new(frame.event.as_deref(), &frame.data, text, &[])?;
         if let Some(usage) = chunk.usage {
-            let entries = Json::object(usage)?;
-            let counts: Vec<(&str, i64)> = entries
-                .iter()
-                .filter_map(|(key, value)| Some((key.as_ref(), value.get().parse::<i64>().ok()?)))
-                .collect();
+            let counts = integer_members(usage)?;
             shape = shape.with_numbers(&counts)?.with_span(&frame.data, usage)?;
         }
         let owned = |s: &Option<Str<'_>>| s.as_ref().map(|s| Box::from(s.as_str()));
@@ -205,6 +205,29 @@ impl<I> GeminiTemplate<I> {
             ..Chunk::default()
         }
     }
+}
+
+/// The members of the JSON object `text` whose values are integers (a usage object's counts),
+/// in order; `None` when it is not an object the cursor reads.
+fn integer_members(text: &str) -> Option<Vec<(&str, i64)>> {
+    let mut c = crate::json::cursor::Cursor::new(text);
+    c.open_object()?;
+    let mut first = true;
+    let mut counts = Vec::new();
+    while let Some(key) = c.next_key(&mut first)? {
+        match c.peek()? {
+            b'-' | b'0'..=b'9' => match c.integer() {
+                Some(n) => counts.push((key, n)),
+                None => {
+                    c.value()?;
+                }
+            },
+            _ => {
+                c.value()?;
+            }
+        }
+    }
+    c.at_end().then_some(counts)
 }
 
 /// Whether `chunk` is a plain text chunk (one candidate, one text part, nothing else but
@@ -514,6 +537,17 @@ mod tests {
         assert_eq!(result, slow.reader.result().to_json());
         assert!(result.contains("\"candidatesTokenCount\": 84"), "{result}");
         assert!(result.contains("w1 w2 w3"), "{result}");
+    }
+
+    #[test]
+    fn integer_members_of_a_usage_object() {
+        let usage = r#"{"a": 1, "b": -2, "c": 1.5, "d": [3], "e": {"f": 4}, "g": 9223372036854775808, "h": 0}"#;
+        assert_eq!(
+            integer_members(usage),
+            Some(vec![("a", 1), ("b", -2), ("h", 0)])
+        );
+        assert_eq!(integer_members("[1]"), None);
+        assert_eq!(integer_members(r#"{"a\n": 1}"#), None);
     }
 
     /// A template is made from the second plain chunk of a kind in a row, not from a first:
