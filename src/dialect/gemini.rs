@@ -636,6 +636,24 @@ mod tests {
         out
     }
 
+    /// Each text's literal (the one-pass reading's) is its place in the chunk: inside it,
+    /// between quotes, and read back, the text.
+    fn literals_are_their_texts(c: &Chunk<'_>, doc: &str) {
+        for p in c.candidates.iter().flat_map(|c| &c.parts) {
+            let Some(text) = &p.text else {
+                assert!(p.text_literal.0.is_none());
+                continue;
+            };
+            let literal = p.text_literal.0.unwrap();
+            let at = literal.as_ptr() as usize - doc.as_ptr() as usize;
+            assert_eq!(&doc[at..at + literal.len()], literal);
+            assert_eq!(&doc[at - 1..at], "\"");
+            assert_eq!(&doc[at + literal.len()..at + literal.len() + 1], "\"");
+            let read: String = serde_json::from_str(&format!("\"{literal}\"")).unwrap();
+            assert_eq!(read, text.as_str());
+        }
+    }
+
     /// The chunks of the Gemini captures and the shipped sample, whole: the one-pass reading
     /// takes each (none is left to serde_json) and reads it as serde_json does.
     fn captured() -> Vec<String> {
@@ -670,17 +688,7 @@ mod tests {
                 Some(c) => {
                     fast += 1;
                     assert_eq!(shown(&c), shown(slow.as_ref().unwrap()), "{doc}");
-                    // Each text's literal is its place in the chunk: inside it, and read
-                    // back, the text.
-                    for p in c.candidates.iter().flat_map(|c| &c.parts) {
-                        let Some(text) = &p.text else { continue };
-                        let literal = p.text_literal.0.unwrap();
-                        let at = literal.as_ptr() as usize - doc.as_ptr() as usize;
-                        assert_eq!(&doc[at..at + literal.len()], literal);
-                        assert_eq!(&doc[at - 1..at], "\"");
-                        let read: String = serde_json::from_str(&format!("\"{literal}\"")).unwrap();
-                        assert_eq!(read, text.as_str());
-                    }
+                    literals_are_their_texts(&c, &doc);
                 }
                 None => assert!(slow.is_err(), "left to serde_json: {doc}"),
             }
@@ -755,6 +763,7 @@ mod tests {
             if let Some(fast) = read::chunk(&doc) {
                 proptest::prop_assert!(slow.is_ok(), "serde_json refuses {doc}");
                 proptest::prop_assert_eq!(shown(&fast), shown(slow.as_ref().unwrap()));
+                literals_are_their_texts(&fast, &doc);
             }
         }
     }
