@@ -291,36 +291,6 @@ mod read {
     use crate::json::cursor::Cursor;
     use crate::json::read::{depth_ok, Str};
 
-    /// The keys of an object, each read by `each` (which reads its value).
-    fn object<'a>(
-        c: &mut Cursor<'a>,
-        mut each: impl FnMut(&mut Cursor<'a>, &'a str) -> Option<()>,
-    ) -> Option<()> {
-        c.open_object()?;
-        let mut first = true;
-        while let Some(key) = c.next_key(&mut first)? {
-            each(c, key)?;
-        }
-        Some(())
-    }
-
-    /// The items of an array (`null`: none), each read by `each`.
-    fn array<'a, T>(
-        c: &mut Cursor<'a>,
-        mut each: impl FnMut(&mut Cursor<'a>) -> Option<T>,
-    ) -> Option<Vec<T>> {
-        if c.null()? {
-            return Some(Vec::new());
-        }
-        c.open_array()?;
-        let mut items = Vec::new();
-        let mut first = true;
-        while c.next_item(&mut first)? {
-            items.push(each(c)?);
-        }
-        Some(items)
-    }
-
     /// A string or `null`.
     fn opt_str<'a>(c: &mut Cursor<'a>) -> Option<Option<Str<'a>>> {
         if c.null()? {
@@ -354,11 +324,11 @@ mod read {
     pub(super) fn chunk(doc: &str) -> Option<Chunk<'_>> {
         let mut c = Cursor::new(doc);
         let mut chunk = Chunk::default();
-        object(&mut c, |c, key| {
+        c.members(|c, key| {
             match key {
                 "candidates" => {
                     chunk.has_candidates = true;
-                    chunk.candidates = array(c, candidate)?;
+                    chunk.candidates = c.items(candidate)?;
                 }
                 "usageMetadata" => {
                     let text = c.value()?;
@@ -380,16 +350,16 @@ mod read {
 
     fn candidate<'a>(c: &mut Cursor<'a>) -> Option<Candidate<'a>> {
         let mut cand = Candidate::default();
-        object(c, |c, key| {
+        c.members(|c, key| {
             match key {
                 "index" => cand.index = if c.null()? { None } else { Some(c.integer()?) },
                 "content" => {
                     if !c.null()? {
                         let (mut role, mut parts) = (None, Vec::new());
-                        object(c, |c, key| {
+                        c.members(|c, key| {
                             match key {
                                 "role" => role = opt_str(c)?,
-                                "parts" => parts = array(c, part)?,
+                                "parts" => parts = c.items(part)?,
                                 _ => {
                                     c.value()?;
                                 }
@@ -411,7 +381,7 @@ mod read {
 
     fn part<'a>(c: &mut Cursor<'a>) -> Option<Part<'a>> {
         let mut part = Part::default();
-        object(c, |c, key| {
+        c.members(|c, key| {
             match key {
                 "text" => {
                     (part.text, part.text_literal) = if c.peek()? == b'"' {
@@ -806,42 +776,5 @@ mod tests {
             decode(r#"{"choices":[]}"#).unwrap().belongs(),
             Belongs::Foreign
         );
-    }
-}
-
-#[cfg(test)]
-mod speed {
-    /// `cargo test --release --lib dialect::gemini::speed -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn decode_speed() {
-        let doc = r#"{"candidates": [{"content": {"parts": [{"text": " When usage bytes retry because can bytes value."}], "role": "model"}, "index": 0}], "usageMetadata": {"promptTokenCount": 1887, "candidatesTokenCount": 78, "totalTokenCount": 2880, "promptTokensDetails": [{"modality": "TEXT", "tokenCount": 1887}], "thoughtsTokenCount": 915}, "modelVersion": "gemini-2.5-flash", "responseId": "qGbrdZOYcM3qKSKyDLnE5Z"}"#;
-        for (name, f) in [
-            (
-                "one pass",
-                super::decode as for<'a> fn(&'a str) -> Result<super::Chunk<'a>, serde_json::Error>,
-            ),
-            ("serde", super::decode_serde),
-        ] {
-            let mut best = u128::MAX;
-            for _ in 0..20 {
-                let t = std::time::Instant::now();
-                for _ in 0..10_000 {
-                    std::hint::black_box(f(std::hint::black_box(doc)).unwrap());
-                }
-                best = best.min(t.elapsed().as_nanos() / 10_000);
-            }
-            println!("{name}: {best} ns");
-        }
-        let mut best = u128::MAX;
-        for _ in 0..20 {
-            let t = std::time::Instant::now();
-            for _ in 0..10_000 {
-                let mut c = crate::json::cursor::Cursor::new(std::hint::black_box(doc));
-                std::hint::black_box(c.value());
-            }
-            best = best.min(t.elapsed().as_nanos() / 10_000);
-        }
-        println!("skip whole: {best} ns");
     }
 }

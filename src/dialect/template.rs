@@ -14,6 +14,8 @@
 
 use std::borrow::Cow;
 
+/// The JSON number rule, `json::read`'s (the chat reader and the tests name it here).
+pub use crate::json::read::num_len;
 use crate::json::read::{scan_string, scan_string_in, skip_string};
 
 /// What fills one hole of a shape.
@@ -664,42 +666,6 @@ fn unpadded(last: &[u8]) -> (Vec<u8>, bool) {
         }
         _ => (last.to_vec(), false),
     }
-}
-
-/// The length of the JSON number token (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`) at
-/// the start of `bytes`.
-pub fn num_len(bytes: &[u8]) -> Option<usize> {
-    let digits = |from: usize| {
-        bytes
-            .get(from..)
-            .unwrap_or_default()
-            .iter()
-            .take_while(|b| b.is_ascii_digit())
-            .count()
-    };
-    let sign = usize::from(bytes.first() == Some(&b'-'));
-    let int = digits(sign);
-    let mut end = match (int, bytes.get(sign)) {
-        (0, _) => return None,
-        (1.., Some(b'0')) if int > 1 => return None, // a leading zero
-        _ => sign + int,
-    };
-    if bytes.get(end) == Some(&b'.') {
-        let fraction = digits(end + 1);
-        if fraction == 0 {
-            return None;
-        }
-        end += 1 + fraction;
-    }
-    if matches!(bytes.get(end), Some(b'e' | b'E')) {
-        let sign = usize::from(matches!(bytes.get(end + 1), Some(b'+' | b'-')));
-        let exponent = digits(end + 1 + sign);
-        if exponent == 0 {
-            return None;
-        }
-        end += 1 + sign + exponent;
-    }
-    Some(end)
 }
 
 /// A JSON non-negative integer token at the start of `bytes`: its value and length.

@@ -12,7 +12,7 @@
 
 use std::borrow::Cow;
 
-use super::read::{plain_run, scan_string, skip_string};
+use super::read::{num_len, plain_run, scan_string, skip_string};
 
 /// How deep a skipped value may nest here; deeper goes to serde_json (whose limit is 128).
 pub const DEPTH: usize = 64;
@@ -94,6 +94,33 @@ impl<'a> Cursor<'a> {
         self.at = end + 1;
         self.eat(b':')?;
         Some(Some(key))
+    }
+
+    /// Reads an object, each member by `each` (given its key; it reads the value).
+    pub fn members(
+        &mut self,
+        mut each: impl FnMut(&mut Self, &'a str) -> Option<()>,
+    ) -> Option<()> {
+        self.open_object()?;
+        let mut first = true;
+        while let Some(key) = self.next_key(&mut first)? {
+            each(self, key)?;
+        }
+        Some(())
+    }
+
+    /// Reads an array (`null`: none), each item by `each`.
+    pub fn items<T>(&mut self, mut each: impl FnMut(&mut Self) -> Option<T>) -> Option<Vec<T>> {
+        if self.null()? {
+            return Some(Vec::new());
+        }
+        self.open_array()?;
+        let mut items = Vec::new();
+        let mut first = true;
+        while self.next_item(&mut first)? {
+            items.push(each(self)?);
+        }
+        Some(items)
     }
 
     /// Reads `[`; then [`next_item`](Self::next_item) says whether another item follows.
@@ -195,37 +222,9 @@ impl<'a> Cursor<'a> {
         (self.bytes.get(self.at..end)? == word).then(|| self.at = end)
     }
 
-    /// Where the number at the cursor ends, checked against JSON's grammar:
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`.
+    /// Where the number at the cursor ends, checked against JSON's grammar.
     fn number_end(&self) -> Option<usize> {
-        let b = self.bytes;
-        let mut i = self.at;
-        if b.get(i) == Some(&b'-') {
-            i += 1;
-        }
-        let digits = |mut i: usize| {
-            let from = i;
-            while b.get(i).is_some_and(u8::is_ascii_digit) {
-                i += 1;
-            }
-            (i > from).then_some(i)
-        };
-        i = match b.get(i)? {
-            b'0' => i + 1,
-            b'1'..=b'9' => digits(i)?,
-            _ => return None,
-        };
-        if b.get(i) == Some(&b'.') {
-            i = digits(i + 1)?;
-        }
-        if matches!(b.get(i), Some(b'e' | b'E')) {
-            i += 1;
-            if matches!(b.get(i), Some(b'+' | b'-')) {
-                i += 1;
-            }
-            i = digits(i)?;
-        }
-        Some(i)
+        Some(self.at + num_len(self.bytes.get(self.at..)?)?)
     }
 
     fn skip(&mut self, depth: usize) -> Option<()> {

@@ -189,6 +189,42 @@ pub fn skip_string(bytes: &[u8]) -> Option<usize> {
     }
 }
 
+/// The length of the JSON number token (`-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`) at
+/// the start of `bytes`.
+pub fn num_len(bytes: &[u8]) -> Option<usize> {
+    let digits = |from: usize| {
+        bytes
+            .get(from..)
+            .unwrap_or_default()
+            .iter()
+            .take_while(|b| b.is_ascii_digit())
+            .count()
+    };
+    let sign = usize::from(bytes.first() == Some(&b'-'));
+    let int = digits(sign);
+    let mut end = match (int, bytes.get(sign)) {
+        (0, _) => return None,
+        (1.., Some(b'0')) if int > 1 => return None, // a leading zero
+        _ => sign + int,
+    };
+    if bytes.get(end) == Some(&b'.') {
+        let fraction = digits(end + 1);
+        if fraction == 0 {
+            return None;
+        }
+        end += 1 + fraction;
+    }
+    if matches!(bytes.get(end), Some(b'e' | b'E')) {
+        let sign = usize::from(matches!(bytes.get(end + 1), Some(b'+' | b'-')));
+        let exponent = digits(end + 1 + sign);
+        if exponent == 0 {
+            return None;
+        }
+        end += 1 + sign + exponent;
+    }
+    Some(end)
+}
+
 /// The character of a `\uXXXX` escape whose `XXXX` starts `bytes` (a high surrogate must be
 /// followed by `\u` and a low one), and how many bytes it took after the `\u`.
 fn unicode_escape(bytes: &[u8]) -> Option<(char, usize)> {

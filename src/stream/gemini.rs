@@ -211,22 +211,16 @@ impl<I> GeminiTemplate<I> {
 /// in order; `None` when it is not an object the cursor reads.
 fn integer_members(text: &str) -> Option<Vec<(&str, i64)>> {
     let mut c = crate::json::cursor::Cursor::new(text);
-    c.open_object()?;
-    let mut first = true;
     let mut counts = Vec::new();
-    while let Some(key) = c.next_key(&mut first)? {
-        match c.peek()? {
-            b'-' | b'0'..=b'9' => match c.integer() {
-                Some(n) => counts.push((key, n)),
-                None => {
-                    c.value()?;
-                }
-            },
-            _ => {
+    c.members(|c, key| {
+        match c.integer() {
+            Some(n) => counts.push((key, n)),
+            None => {
                 c.value()?;
             }
         }
-    }
+        Some(())
+    })?;
     c.at_end().then_some(counts)
 }
 
