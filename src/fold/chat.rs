@@ -365,7 +365,7 @@ impl ChoiceMore {
 
     fn add_details(&mut self, text: &str) {
         // The usual list (objects that each have an index) read in one pass.
-        if let Some(all) = Json::objects(text).filter(|all| all.iter().all(Details::mergeable)) {
+        if let Some(all) = content::blocks(text).filter(|all| all.iter().all(Details::mergeable)) {
             // OpenRouter sends `"reasoning_details": []` on plain content chunks.
             if all.is_empty() {
                 return;

@@ -4,7 +4,10 @@
 
 #[allow(clippy::wildcard_imports)]
 use super::*;
+use std::borrow::Cow;
+
 use crate::fold::Entry;
+use crate::json::cursor::Cursor;
 
 /// String fields of a `reasoning_details` block that stream as fragments.
 pub(super) const REASONING_TEXT_KEYS: [&str; 3] = ["text", "summary", "data"];
@@ -40,6 +43,9 @@ pub(super) struct Details {
     pub(super) blocks: Vec<Block>,
     /// Merged blocks by the JSON text of their `index`.
     pub(super) by_index: HashMap<Box<str>, usize>,
+    /// The index of the block merged last and where it is: the next delta's, most often
+    /// (looked up without hashing).
+    pub(super) last: Option<(Box<str>, usize)>,
 }
 
 #[derive(Debug)]
@@ -167,67 +173,143 @@ impl Part {
     }
 }
 
+/// One field of a `reasoning_details` block as the merge reads it: the value of a fragment
+/// key ([`REASONING_TEXT_KEYS`]) that is a string, decoded; any other value as its JSON text.
+#[derive(Debug, PartialEq)]
+pub(super) enum Field<'a> {
+    Text(Cow<'a, str>),
+    Json(&'a str),
+}
+
+/// A `reasoning_details` block's fields, in order.
+pub(super) type Fields<'a> = Vec<(Cow<'a, str>, Field<'a>)>;
+
+/// The field of `key` whose value is the JSON `text`.
+fn field<'a>(key: &str, text: &'a str) -> Field<'a> {
+    if REASONING_TEXT_KEYS.contains(&key) {
+        if let Some(Json::Str(s)) = Json::read(text) {
+            return Field::Text(s);
+        }
+    }
+    Field::Json(text)
+}
+
+pub(super) fn fields<'a>(entries: Vec<Entry<'a>>) -> Fields<'a> {
+    entries
+        .into_iter()
+        .map(|(key, value)| {
+            let f = field(&key, value.get());
+            (key, f)
+        })
+        .collect()
+}
+
+/// The blocks of a `reasoning_details` value when it is a JSON array of objects only (as
+/// [`Json::objects`] reads it), each field read once: by the strict one-pass reader
+/// (`json::cursor`), or by serde_json when that reader is not sure (a key with an escape...).
+/// OpenRouter sends one on every reasoning chunk; reading it with serde_json and each text
+/// again was a fifth of consuming such a stream.
+pub(super) fn blocks(text: &str) -> Option<Vec<Fields<'_>>> {
+    if let Some(all) = blocks_in_one_pass(text) {
+        return Some(all);
+    }
+    let all = Json::objects(text)?;
+    Some(all.into_iter().map(fields).collect())
+}
+
+pub(super) fn blocks_in_one_pass(text: &str) -> Option<Vec<Fields<'_>>> {
+    let mut c = Cursor::new(text);
+    c.open_array()?;
+    // OpenRouter's: one block of four fields.
+    let mut all = Vec::with_capacity(1);
+    let mut first = true;
+    while c.next_item(&mut first)? {
+        let mut block = Vec::with_capacity(4);
+        c.members(|c, key| {
+            let value = if REASONING_TEXT_KEYS.contains(&key) && c.peek()? == b'"' {
+                Field::Text(c.string()?.0)
+            } else {
+                Field::Json(c.value()?)
+            };
+            block.push((Cow::Borrowed(key), value));
+            Some(())
+        })?;
+        all.push(block);
+    }
+    c.at_end().then_some(all)
+}
+
 /// The index a detail block is merged by: its `index` value as sent, unless missing, null or
 /// unhashable (an object or a list: garbage input), when the block is kept as is.
-fn merge_index<'a>(entries: &[Entry<'a>]) -> Option<&'a str> {
-    entries
+fn merge_index<'a>(fields: &[(Cow<'_, str>, Field<'a>)]) -> Option<&'a str> {
+    fields
         .iter()
         .find(|(k, _)| k == "index")
-        .map(|(_, v)| v.get().trim())
+        .and_then(|(_, v)| match v {
+            Field::Json(text) => Some(text.trim()),
+            Field::Text(_) => None,
+        })
         .filter(|v| *v != "null" && !v.starts_with(['{', '[']))
 }
 
 impl Details {
-    /// Whether a block's entries have an index to be merged by ([`merge_index`]).
-    pub(super) fn mergeable(entries: &Vec<Entry<'_>>) -> bool {
-        merge_index(entries).is_some()
+    /// Whether a block has an index to be merged by ([`merge_index`]).
+    pub(super) fn mergeable(fields: &Fields<'_>) -> bool {
+        merge_index(fields).is_some()
     }
 
     /// Adds one block (its JSON): merged by its index, else kept as is.
     pub(super) fn add(&mut self, block: &str) {
-        match Json::object(block) {
-            Some(entries) if merge_index(&entries).is_some() => self.merge(entries),
+        match Json::object(block).map(fields) {
+            Some(fields) if merge_index(&fields).is_some() => self.merge(fields),
             _ => self.blocks.push(Block::Raw(block.into())),
         }
     }
 
     /// Merges a block into the block of its index ([`merge_index`]; one without is ignored:
     /// callers check [`Details::mergeable`] first).
-    pub(super) fn merge(&mut self, entries: Vec<Entry<'_>>) {
-        let Some(index) = merge_index(&entries) else {
+    pub(super) fn merge(&mut self, fields: Fields<'_>) {
+        let Some(index) = merge_index(&fields) else {
             return;
         };
-        let at = match self.by_index.get(index) {
-            Some(&at) => at,
-            None => {
-                self.blocks.push(Block::Merged(Keyed::new()));
-                let at = self.blocks.len() - 1;
-                self.by_index.insert(index.into(), at);
+        let at = match &self.last {
+            Some((last, at)) if **last == *index => *at,
+            _ => {
+                let at = match self.by_index.get(index) {
+                    Some(&at) => at,
+                    None => {
+                        self.blocks.push(Block::Merged(Keyed::new()));
+                        let at = self.blocks.len() - 1;
+                        self.by_index.insert(index.into(), at);
+                        at
+                    }
+                };
+                self.last = Some((index.into(), at));
                 at
             }
         };
-        let Some(Block::Merged(fields)) = self.blocks.get_mut(at) else {
+        let Some(Block::Merged(merged)) = self.blocks.get_mut(at) else {
             return;
         };
-        for (key, value) in entries {
-            let text = value.get();
-            if REASONING_TEXT_KEYS.contains(&key.as_ref()) {
-                if let Some(Json::Str(s)) = Json::read(text) {
-                    match fields.get_mut(&key) {
+        for (key, value) in fields {
+            let text = match value {
+                Field::Text(s) => {
+                    match merged.get_mut(&key) {
                         Some(Merged::Parts(cur)) => cur.push_str(&s),
                         Some(slot) => *slot = Merged::Parts(s.into_owned()),
-                        None => fields.set(&key, Merged::Parts(s.into_owned())),
+                        None => merged.set(&key, Merged::Parts(s.into_owned())),
                     }
                     continue;
                 }
-            }
+                Field::Json(text) => text,
+            };
             let null = is_null(text);
-            match fields.get_mut(&key) {
+            match merged.get_mut(&key) {
                 // The same value again (a block's type, format and index on every delta).
                 Some(Merged::Json(same)) if **same == *text => {}
                 Some(slot) if !null => *slot = Merged::Json(text.into()),
                 Some(_) => {}
-                None => fields.set(&key, Merged::Json(text.into())),
+                None => merged.set(&key, Merged::Json(text.into())),
             }
         }
     }

@@ -291,3 +291,101 @@ fn hostile_values_do_not_panic() {
     f.add(&text(i64::MIN, "x"));
     let _ = f.result().to_json();
 }
+
+/// serde_json's reading of a `reasoning_details` value (`Json::objects`, each text read
+/// again): what the one-pass reading must equal whenever it answers.
+fn blocks_by_serde(text: &str) -> Option<Vec<Fields<'_>>> {
+    Json::objects(text).map(|all| all.into_iter().map(fields).collect())
+}
+
+/// OpenRouter's `reasoning_details` are read in one pass (issue 47) and the same as serde_json
+/// reads them; what the strict reader is not sure of is left to serde_json, and what neither
+/// reads as a list of objects is not one.
+#[test]
+fn reasoning_details_are_read_in_one_pass_as_serde_reads_them() {
+    let one_pass = [
+        r#"[{"type":"reasoning.text","text":"Of input","format":"anthropic-claude-v1","index":0}]"#,
+        r#" [ { "type" : "reasoning.summary", "summary" : "a\nb \"q\" \u00e9", "index" : 1 } ] "#,
+        r#"[{"type":"reasoning.encrypted","data":"eyJ4Ijo=","id":null,"index":"0"},{}]"#,
+        r#"[{"text":5,"summary":null,"data":{"a":[1,2.5e3,true]},"index":0,"index":1}]"#,
+        "[]",
+    ];
+    for text in one_pass {
+        let fast = blocks_in_one_pass(text);
+        assert!(fast.is_some(), "{text}");
+        assert_eq!(fast, blocks_by_serde(text), "{text}");
+        assert_eq!(blocks(text), fast, "{text}");
+    }
+    // A key with an escape: serde_json's to read (and it reads it).
+    let escaped_key = r#"[{"te\u0078t":"a","index":0}]"#;
+    assert_eq!(blocks_in_one_pass(escaped_key), None);
+    let read = blocks(escaped_key).unwrap();
+    assert_eq!(read[0][0], (Cow::Borrowed("text"), Field::Text("a".into())));
+    // Not lists of objects, or not JSON: neither reads them.
+    for text in [
+        "null",
+        "[1]",
+        "[{}] x",
+        "[{\"text\":\"\\ud800\"}]",
+        "[{\"index\":01}]",
+        "{\"index\":0}",
+        "[{\"a\":1,}]",
+    ] {
+        assert_eq!(blocks(text), blocks_by_serde(text), "{text}");
+        assert_eq!(blocks_in_one_pass(text), None, "{text}");
+    }
+}
+
+proptest::proptest! {
+    /// Lists of blocks made of a `reasoning_details` value's keys and values, spaced any way
+    /// and perhaps with one stray piece put in: the one-pass reading, when it answers, is
+    /// serde_json's, and the two agree on what is a list of objects.
+    #[test]
+    fn one_pass_reasoning_details_are_serdes(
+        blocks_made in proptest::collection::vec(
+            proptest::collection::vec((0usize..7, 0usize..12, 0usize..3), 0..5),
+            0..4,
+        ),
+        stray in proptest::option::of((0usize..400, 0usize..8)),
+    ) {
+        const KEYS: [&str; 7] =
+            ["\"text\"", "\"index\"", "\"type\"", "\"summary\"", "\"data\"", "\"te\\u0078t\"", "\"\""];
+        const VALUES: [&str; 12] = [
+            "\"a \\\"q\\\" \\n\"", "0", "-1.5e3", "null", "true", "\"\\ud800\"", "\"x\\u00e9\"",
+            "01", "[1,{\"a\":[]}]", "\"reasoning.text\"", "{}", "\"\"",
+        ];
+        const SPACES: [&str; 3] = ["", " ", "\n\t"];
+        const STRAY: [&str; 8] = [",", "]", "}", "\"", ":", "x", "\\", "[{"];
+        let mut text = String::from("[");
+        for (i, block) in blocks_made.iter().enumerate() {
+            if i > 0 {
+                text.push(',');
+            }
+            text.push('{');
+            for (j, &(k, v, w)) in block.iter().enumerate() {
+                if j > 0 {
+                    text.push(',');
+                }
+                text.push_str(SPACES[w]);
+                text.push_str(KEYS[k]);
+                text.push_str(SPACES[w]);
+                text.push(':');
+                text.push_str(VALUES[v]);
+            }
+            text.push('}');
+        }
+        text.push(']');
+        if let Some((at, piece)) = stray {
+            let at = at % (text.len() + 1);
+            if text.is_char_boundary(at) {
+                text.insert_str(at, STRAY[piece]);
+            }
+        }
+        let serde = blocks_by_serde(&text);
+        if let Some(fast) = blocks_in_one_pass(&text) {
+            proptest::prop_assert_eq!(Some(fast), serde, "{}", text);
+        } else {
+            proptest::prop_assert_eq!(blocks(&text), serde, "{}", text);
+        }
+    }
+}
