@@ -33,7 +33,9 @@
 //! input recurses without bound); the other JSON is read one level deep and kept as text.
 
 use super::summary::{texts, Node};
-use super::{check_json, entry, list_of, note, object_map, string_of, IntMap, Json, Map, Out};
+use super::{
+    check_json, entry, list_of, note, object_entries, object_map, string_of, IntMap, Json, Map, Out,
+};
 pub use crate::dialect::messages::EventView;
 use crate::json::partial::PartialJson;
 
@@ -533,9 +535,9 @@ impl MessagesFold {
         let entries = self
             .message
             .as_deref()
-            .and_then(Json::object)
+            .and_then(object_entries)
             .unwrap_or_default();
-        self.usage(entry(&entries, "usage").map(|u| u.get()))
+        self.usage(entry(&entries, "usage"))
     }
 
     /// The `message` object folded so far. Checks the tool input of blocks that have new
@@ -546,9 +548,9 @@ impl MessagesFold {
         let entries = self
             .message
             .as_deref()
-            .and_then(Json::object)
+            .and_then(object_entries)
             .unwrap_or_default();
-        let message = |key: &str| entry(&entries, key).map(|v| Out::json(v.get()));
+        let message = |key: &str| entry(&entries, key).map(Out::json);
         let content = if self.blocks.is_empty() {
             list_of(message("content").as_ref()).unwrap_or_default()
         } else {
@@ -576,10 +578,7 @@ impl MessagesFold {
             let value = self.delta.get(key).cloned().unwrap_or_else(|| get(key));
             out.set(key, value);
         }
-        out.set(
-            "usage",
-            self.usage(entry(&entries, "usage").map(|u| u.get())),
-        );
+        out.set("usage", self.usage(entry(&entries, "usage")));
         for (key, _) in entries.iter() {
             if !out.contains_key(key) {
                 out.set(key, get(key));

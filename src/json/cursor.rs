@@ -263,5 +263,26 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The entries of the JSON object `text` in order (duplicate keys kept), each value as its
+/// text, read in one pass; `None` when `text` is not an object or the reader is not sure
+/// (`crate::json::tree::object_entries` then asks serde_json).
+pub fn entries(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
+    let mut c = Cursor::new(text);
+    let mut out = Vec::with_capacity(8);
+    c.members(|c, key| {
+        out.push((Cow::Borrowed(key), c.value()?));
+        Some(())
+    })?;
+    c.at_end().then_some(out)
+}
+
+/// The value of the JSON string `text` (white space around it allowed), read in one pass;
+/// `None` when it is not a string or the reader is not sure.
+pub fn string(text: &str) -> Option<Cow<'_, str>> {
+    let mut c = Cursor::new(text);
+    let (value, _) = c.string()?;
+    c.at_end().then_some(value)
+}
+
 #[cfg(test)]
 mod tests;

@@ -134,10 +134,11 @@ fn unescape_into(bytes: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usize>
 /// Where the run of plain string bytes (not a quote, a backslash or a control character) that
 /// starts at `from` ends; `None` if the bytes end first.
 ///
-/// Eight bytes at a time while none of them ends the run (each word tested at once for a
-/// quote, a backslash and a byte below 0x20: the exact "has a zero byte" test on the word
-/// XORed with each, and on the word less 0x20 in each byte), then a byte at a time from the
-/// word that holds the end.
+/// Eight bytes at a time (each word tested at once for a quote, a backslash and a byte below
+/// 0x20: the "has a zero byte" test on the word XORed with each, and on the word less 0x20 in
+/// each byte). The lowest flagged byte of a word is exact (a false flag can only follow a true
+/// one, where a borrow ran on), so the end is the word's lowest flag; the last bytes short of
+/// a word are tested one at a time.
 #[inline]
 pub(crate) fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
     const ONES: u64 = 0x0101_0101_0101_0101;
@@ -150,11 +151,17 @@ pub(crate) fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
         let x = u64::from_le_bytes(w);
         let quote = x ^ (ONES * u64::from(b'"'));
         let slash = x ^ (ONES * u64::from(b'\\'));
-        let found = (quote.wrapping_sub(ONES) & !quote)
+        let found = ((quote.wrapping_sub(ONES) & !quote)
             | (slash.wrapping_sub(ONES) & !slash)
-            | (x.wrapping_sub(ONES * 0x20) & !x);
-        if found & HIGH != 0 {
-            break;
+            | (x.wrapping_sub(ONES * 0x20) & !x))
+            & HIGH;
+        if found != 0 {
+            // The byte's index in the word: little-endian, the first byte is the lowest.
+            let len = at + (found.trailing_zeros() / 8) as usize;
+            return match rest.get(len) {
+                Some(b'"' | b'\\') => Some(from + len),
+                _ => None, // a raw control character
+            };
         }
         at += 8;
     }
@@ -586,6 +593,28 @@ mod tests {
         assert!(!depth_ok(&deep_after_wide));
         let deep_in_object = format!("{{\"a\":{}}}", &deep);
         assert!(!depth_ok(&deep_in_object));
+    }
+
+    proptest::proptest! {
+        /// `plain_run` ends where a byte-at-a-time scan ends, with any number of stops in a
+        /// word (the lowest one found from the word's flags) and bytes next to every edge of
+        /// the word's tests (a borrow from one lane runs into the next).
+        #[test]
+        fn plain_run_takes_the_first_of_many_stops(
+            bytes in proptest::collection::vec(
+                proptest::sample::select(vec![
+                    0u8, 1, 0x1f, 0x20, 0x21, b'"', b'#', b'\\', b']', b'[', 0x7f, 0x80, 0xa0, 0xff, b'a',
+                ]),
+                0..40,
+            ),
+            from in 0usize..9,
+        ) {
+            let reference = bytes.get(from..).and_then(|rest| {
+                let len = rest.iter().position(|&b| b == b'"' || b == b'\\' || b < 0x20)?;
+                matches!(rest[len], b'"' | b'\\').then_some(from + len)
+            });
+            proptest::prop_assert_eq!(plain_run(&bytes, from), reference);
+        }
     }
 
     /// `plain_run`'s word-at-a-time scan ends where a byte-at-a-time scan ends: every byte

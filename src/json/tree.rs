@@ -506,10 +506,7 @@ impl FromIterator<(String, Out)> for Map {
 
 /// The value of `key` among a JSON object's entries ([`Json::object`]): the last of duplicate
 /// keys, as a [`Map`] keeps them.
-pub fn entry<'a>(
-    entries: &[(Cow<'a, str>, &'a serde_json::value::RawValue)],
-    key: &str,
-) -> Option<&'a serde_json::value::RawValue> {
+pub fn entry<'a, V: Copy>(entries: &[(Cow<'a, str>, V)], key: &str) -> Option<V> {
     entries
         .iter()
         .rev()
@@ -520,19 +517,35 @@ pub fn entry<'a>(
 /// A JSON object's entries as a `Map` of raw values; `None` when `text` is not an object.
 pub fn object_map(text: &str) -> Option<Map> {
     let mut map = Map::new();
-    for (key, value) in Json::object(text)? {
-        map.set(&key, Out::json(value.get()));
+    for (key, value) in object_entries(text)? {
+        map.set(&key, Out::json(value));
     }
     Some(map)
+}
+
+/// The entries of `text` when it is a JSON object, in order (duplicate keys kept), each value
+/// as its text: read in one pass by the strict cursor (`super::cursor::entries`), or by
+/// serde_json where the cursor is not sure (a key with an escape, nesting past its depth,
+/// anything malformed). The folds read the objects they keep as sent this way when a result
+/// is built (serde_json's one-level reading was a fifth of a short Messages stream).
+pub fn object_entries(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
+    if let Some(entries) = super::cursor::entries(text) {
+        return Some(entries);
+    }
+    let entries = Json::object(text)?;
+    Some(entries.into_iter().map(|(k, v)| (k, v.get())).collect())
 }
 
 /// The string a value holds, if it is one (an `Out::Str`, or the JSON text of a string).
 pub fn string_of(value: Option<&Out>) -> Option<String> {
     match value? {
         Out::Str(s) => Some(s.clone()),
-        Out::Json(t) => match Json::read(t)? {
-            Json::Str(s) => Some(s.into_owned()),
-            _ => None,
+        Out::Json(t) => match super::cursor::string(t) {
+            Some(s) => Some(s.into_owned()),
+            None => match Json::read(t)? {
+                Json::Str(s) => Some(s.into_owned()),
+                _ => None,
+            },
         },
         _ => None,
     }
@@ -794,10 +807,10 @@ impl Map {
     /// Merges the keys of the JSON object `text`: a non-null value replaces the earlier one; a
     /// `null` only fills a key not seen before. Text that is not an object is ignored.
     pub fn merge_non_null(&mut self, text: &str) {
-        for (key, value) in Json::object(text).unwrap_or_default() {
-            let null = value.get().trim() == "null";
+        for (key, value) in object_entries(text).unwrap_or_default() {
+            let null = value.trim() == "null";
             if !null || !self.contains_key(&key) {
-                self.set(&key, Out::json(value.get()));
+                self.set(&key, Out::json(value));
             }
         }
     }

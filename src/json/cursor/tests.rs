@@ -142,3 +142,92 @@ fn raw_values_end_where_serde_json_ends_them() {
         assert!(c.raw_value().is_none(), "{bad}");
     }
 }
+
+/// serde_json's one-level reading of an object (`Json::object`), values as their text.
+fn serde_entries(doc: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
+    let entries = crate::json::tree::Json::object(doc)?;
+    Some(entries.into_iter().map(|(k, v)| (k, v.get())).collect())
+}
+
+/// An object's entries and a string's value, read in one pass (issue 47: the folds read the
+/// objects they keep as sent this way when a result is built), are serde_json's reading.
+#[test]
+fn entries_and_strings_are_serdes() {
+    for doc in [
+        r#"{"id":"msg_1","type":"message","content":[],"usage":{"input_tokens":5,"cache_creation":{"a":1}},"stop_sequence":null}"#,
+        r#" { "a" : 1 , "a" : [ 2 , "x" ] , "b" : "\u00e9\n" } "#,
+        "{}",
+    ] {
+        let fast = entries(doc);
+        assert!(fast.is_some(), "{doc}");
+        assert_eq!(fast, serde_entries(doc), "{doc}");
+    }
+    // Not objects, not JSON, or a key with an escape (serde_json's to read).
+    for doc in [
+        "[]",
+        "1",
+        "{\"a\":1} x",
+        "{\"a\":01}",
+        "{\"\\u0061\":1}",
+        "{\"a\":\"\\ud800\"}",
+    ] {
+        assert_eq!(entries(doc), None, "{doc}");
+    }
+    assert_eq!(
+        crate::json::tree::object_entries("{\"\\u0061\":1}"),
+        Some(vec![(Cow::Borrowed("a"), "1")])
+    );
+    for (doc, value) in [
+        (r#" "a\"b\u00e9" "#, Some("a\"b\u{e9}")),
+        ("\"\"", Some("")),
+    ] {
+        assert_eq!(string(doc).as_deref(), value, "{doc}");
+    }
+    for doc in ["1", "\"a\" 1", "\"\\ud800\"", "\"a", "null"] {
+        assert_eq!(string(doc), None, "{doc}");
+    }
+}
+
+proptest::proptest! {
+    /// Objects made of keys and values like the providers', spaced any way and perhaps with a
+    /// stray piece put in: the one-pass reading, when it answers, is serde_json's, and
+    /// `object_entries` (one pass, else serde_json) always is.
+    #[test]
+    fn one_pass_entries_are_serdes(
+        members in proptest::collection::vec((0usize..6, 0usize..12, 0usize..3), 0..6),
+        stray in proptest::option::of((0usize..300, 0usize..8)),
+    ) {
+        const KEYS: [&str; 6] =
+            ["\"id\"", "\"usage\"", "\"a b\"", "\"\\u0061\"", "\"\"", "\"id\""];
+        const VALUES: [&str; 12] = [
+            "\"a \\\"q\\\" \\n\"", "0", "-1.5e3", "null", "true", "\"\\ud800\"",
+            "\"x\\u00e9\"", "01", "[1,{\"a\":[]}]", "{\"input_tokens\":3}", "{}", "\"\"",
+        ];
+        const SPACES: [&str; 3] = ["", " ", "\n\t"];
+        const STRAY: [&str; 8] = [",", "]", "}", "\"", ":", "x", "\\", "[{"];
+        let mut doc = String::from("{");
+        for (i, &(k, v, w)) in members.iter().enumerate() {
+            if i > 0 {
+                doc.push(',');
+            }
+            doc.push_str(SPACES[w]);
+            doc.push_str(KEYS[k]);
+            doc.push_str(SPACES[w]);
+            doc.push(':');
+            doc.push_str(SPACES[w]);
+            doc.push_str(VALUES[v]);
+        }
+        doc.push('}');
+        if let Some((at, piece)) = stray {
+            let at = at % (doc.len() + 1);
+            if doc.is_char_boundary(at) {
+                doc.insert_str(at, STRAY[piece]);
+            }
+        }
+        let serde = serde_entries(&doc);
+        if let Some(fast) = entries(&doc) {
+            proptest::prop_assert_eq!(Some(fast), serde.clone(), "{}", doc);
+        }
+        proptest::prop_assert_eq!(crate::json::tree::object_entries(&doc), serde, "{}", doc);
+    }
+}
