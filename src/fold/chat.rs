@@ -48,7 +48,7 @@ use std::collections::HashMap;
 
 use super::summary::{texts, Node};
 use super::{IntMap, Json, Keyed, Map, Out};
-use crate::json::partial::PartialJson;
+use crate::json::partial::{Joined, SoFar};
 
 pub use crate::dialect::chat::{ChunkOwned, ChunkView, ContentView, Hole, ToolView};
 
@@ -119,8 +119,9 @@ struct ToolCall {
     id: Option<String>,
     type_: Option<String>,
     name: Option<String>,
-    /// The joined `arguments`, read as partial JSON as they arrive (`partial_arguments`).
-    arguments: PartialJson,
+    /// The joined `arguments`, read as partial JSON when asked (`partial_arguments`, the
+    /// warnings).
+    arguments: Joined,
 }
 
 /// Sets `slot` to `value` unless it already holds it (no allocation for a repeated value).
@@ -171,20 +172,21 @@ impl ChatFold {
 
     /// The arguments of tool call `index` of choice `choice` so far, `None` if there is no
     /// such call.
-    pub fn arguments(&self, choice: i64, index: i64) -> Option<&PartialJson> {
+    pub fn arguments(&self, choice: i64, index: i64) -> Option<&Joined> {
         let calls = self.choices.get(choice)?.tool_calls.as_ref()?;
         calls.get(index).map(|call| &call.arguments)
     }
 
     /// Notes about what the result cannot show as sent: tool-call arguments that are not
     /// valid JSON (kept as sent in `arguments`, where a tool runner would fail to read them).
-    /// Computed when asked, in choice and call order.
-    pub fn warnings(&self) -> Vec<String> {
+    /// Computed when asked (the arguments read then, as far as they came), in choice and call
+    /// order.
+    pub fn warnings(&mut self) -> Vec<String> {
         let mut notes = Vec::new();
-        for (c, choice) in self.choices.sorted() {
-            let calls = choice.tool_calls.as_ref().map(IntMap::sorted);
+        for (c, choice) in self.choices.sorted_mut() {
+            let calls = choice.tool_calls.as_mut().map(IntMap::sorted_mut);
             for (i, call) in calls.into_iter().flatten() {
-                if let Some(err) = call.arguments.error() {
+                if let Some(err) = call.arguments.read().error() {
                     let id = call
                         .id
                         .as_deref()
@@ -456,8 +458,8 @@ impl ChoiceMore {
 impl ToolCall {
     fn add(&mut self, f: &ToolView<'_>) {
         if let Some(arguments) = f.arguments {
-            // Arguments that are not JSON are kept as sent: the error only ends the reading.
-            let _ = self.arguments.feed_str(arguments);
+            // Read when asked: arguments that are not JSON are kept as sent.
+            self.arguments.push(arguments);
         }
         if self.id.as_deref().is_none_or(str::is_empty) {
             if let Some(id) = f.id {

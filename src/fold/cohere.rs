@@ -11,7 +11,7 @@
 //! by index through an [`IntMap`], so hostile indexes cannot make it quadratic.
 
 use crate::dialect::cohere::{Content, Event};
-use crate::json::partial::PartialJson;
+use crate::json::partial::{Joined, SoFar};
 
 use super::summary::{texts, Node};
 use super::{IntMap, Map, Out};
@@ -29,8 +29,8 @@ struct Call {
     id: Option<String>,
     type_: Option<String>,
     name: Option<String>,
-    /// The argument pieces joined, read as partial JSON as they arrive (`partial_arguments`).
-    arguments: PartialJson,
+    /// The argument pieces joined, read as partial JSON when asked (`partial_arguments`).
+    arguments: Joined,
 }
 
 /// Whether a content part is thinking, the one rule the fold and the translation follow: its
@@ -111,10 +111,9 @@ impl CohereFold {
                         if let Some(name) = f.name.as_deref() {
                             call.name = Some(name.to_owned());
                         }
-                        // An error stays in the partial reader; the text is kept as sent.
-                        let _ = call
-                            .arguments
-                            .feed_str(f.arguments.as_deref().unwrap_or_default());
+                        // Kept as sent (read when asked).
+                        call.arguments
+                            .push(f.arguments.as_deref().unwrap_or_default());
                     }
                 }
             }
@@ -137,7 +136,7 @@ impl CohereFold {
     }
 
     /// The arguments of tool call `index` read so far (`partial_arguments`).
-    pub fn arguments(&self, index: i64) -> Option<&PartialJson> {
+    pub fn arguments(&self, index: i64) -> Option<&Joined> {
         self.calls.get(index).map(|c| &c.arguments)
     }
 

@@ -22,7 +22,7 @@
 //! Carried across events: the fold state (owned text). Cost: each piece is appended once.
 
 use crate::dialect::converse::Event;
-use crate::json::partial::PartialJson;
+use crate::json::partial::{Joined, PartialJson};
 
 use super::summary::{texts, Node};
 use super::{check_json, note, IntMap, Map, Out};
@@ -38,7 +38,7 @@ struct Block {
     /// items as they came (text pieces joined, each JSON document an item).
     result: Option<ResultBlock>,
     input: String,
-    partial: PartialJson,
+    partial: Joined,
     /// The input's warning as last read, and the input's length then (`warnings()` may be
     /// asked after every event: an input is read again only when it grew).
     input_read: Option<(usize, Option<String>)>,
@@ -140,7 +140,7 @@ impl ConverseFold {
         }
         if let Some(input) = delta.tool_use.as_ref().and_then(|t| t.input.as_deref()) {
             block.input.push_str(input);
-            let _ = block.partial.feed_str(input);
+            block.partial.push(input);
         }
         if let Some(r) = &delta.reasoning_content {
             if let Some(text) = &r.text {
@@ -178,7 +178,7 @@ impl ConverseFold {
     }
 
     /// The tool input read so far of block `index` (`partial_arguments`).
-    pub fn arguments(&self, index: i64) -> Option<&PartialJson> {
+    pub fn arguments(&self, index: i64) -> Option<&Joined> {
         self.blocks
             .get(index)
             .filter(|b| b.tool.is_some())
@@ -284,7 +284,9 @@ impl Block {
     /// The partial value of tool input that is valid JSON so far but stops early: an object
     /// (Converse's `input` is one), when the decoder can hold it.
     fn cut_off_input(&self) -> Option<Out> {
-        let p = &self.partial;
+        // Only for input that is not whole: read here, once.
+        let mut p = PartialJson::new();
+        let _ = p.feed_str(&self.input);
         if p.error().is_some() || p.complete() {
             return None;
         }
@@ -483,7 +485,9 @@ mod tests {
         assert!(warnings[0].contains("ends before its JSON does"));
         assert!(warnings[1].contains("is not JSON"));
         assert_eq!(
-            f.arguments(1).map(|p| p.text().to_owned()).as_deref(),
+            f.arguments(1)
+                .map(|p| crate::json::partial::SoFar::text(p).to_owned())
+                .as_deref(),
             Some(r#"{"a": "x", "b": [1, "#)
         );
     }

@@ -113,4 +113,11 @@ impl<T> IntMap<T> {
         all.sort_by_key(|(k, _)| *k);
         all
     }
+
+    /// [`sorted`](Self::sorted), each value mutable.
+    pub fn sorted_mut(&mut self) -> Vec<(i64, &mut T)> {
+        let mut all: Vec<(i64, &mut T)> = self.entries.iter_mut().map(|(k, v)| (*k, v)).collect();
+        all.sort_by_key(|(k, _)| *k);
+        all
+    }
 }

@@ -37,7 +37,7 @@ use super::{
     check_json, entry, list_of, note, object_entries, object_map, string_of, IntMap, Json, Map, Out,
 };
 pub use crate::dialect::messages::EventView;
-use crate::json::partial::PartialJson;
+use crate::json::partial::{Joined, SoFar};
 
 /// Block types whose `input` streams as `input_json_delta` fragments and is `{}` when none came.
 const TOOL_BLOCKS: [&str; 3] = ["tool_use", "server_tool_use", "mcp_tool_use"];
@@ -96,8 +96,8 @@ struct Block {
     start: Map,
     text: Option<String>,
     thinking: Option<String>,
-    /// The joined `input_json_delta` fragments, read as partial JSON as they arrive.
-    json: Option<PartialJson>,
+    /// The joined `input_json_delta` fragments, read as partial JSON when asked.
+    json: Option<Joined>,
     /// The partial value of input that stops early, set when the input is checked.
     partial: Option<Box<str>>,
     parsed: Parsed,
@@ -163,7 +163,7 @@ impl Block {
     /// Checks the joined tool input once after new fragments; reports input that is not
     /// JSON in `warnings`.
     fn parse_input(&mut self, index: Option<i64>, warnings: &mut Vec<String>) {
-        let Some(raw) = self.json.as_ref().map(PartialJson::text) else {
+        let Some(raw) = self.json.as_ref().map(SoFar::text) else {
             return;
         };
         if self.parsed != Parsed::Unparsed {
@@ -203,21 +203,16 @@ impl Block {
     /// The partial value of tool input that is valid JSON so far but stops early (a stream
     /// cut off, or stopped by `max_tokens`, in the middle of it), when the decoder can hold
     /// it (nesting within its limit).
-    fn cut_off_value(&self) -> Option<Box<str>> {
-        let p = self
-            .json
-            .as_ref()
-            .filter(|p| p.error().is_none() && !p.complete())?;
+    fn cut_off_value(&mut self) -> Option<Box<str>> {
+        let p = self.json.as_mut().map(Joined::read)?;
+        let p = Some(p).filter(|p| p.error().is_none() && !p.complete())?;
         let value = p.value_json()?;
         check_json(&value).is_ok().then(|| value.into())
     }
 
     fn add_json(&mut self, fragment: &str, warnings: &mut Vec<String>) {
-        // Input that is not JSON is kept as sent: the error only ends the reading.
-        let _ = self
-            .json
-            .get_or_insert_with(PartialJson::new)
-            .feed_str(fragment);
+        // Read when asked: input that is not JSON is kept as sent.
+        self.json.get_or_insert_with(Joined::new).push(fragment);
         self.parsed = Parsed::Unparsed;
         if let Some(warning) = self.warning.take() {
             if let Some(at) = warnings.iter().position(|w| *w == warning) {
@@ -509,7 +504,7 @@ impl MessagesFold {
 
     /// The tool input of content block `index` read so far (`partial_arguments`), `None` if
     /// no `input_json_delta` came for it.
-    pub fn arguments(&self, index: i64) -> Option<&PartialJson> {
+    pub fn arguments(&self, index: i64) -> Option<&Joined> {
         let at = self.by_index.get(Some(index))?;
         self.blocks.get(at)?.1.json.as_ref()
     }
@@ -736,7 +731,7 @@ mod tests {
         );
         assert!(f.warnings()[0].contains("end before the JSON does"));
         assert_eq!(
-            f.arguments(0).map(PartialJson::text),
+            f.arguments(0).map(SoFar::text),
             Some("{\"q\": \"long\", \"n\": [1, 2")
         );
         assert!(f.arguments(1).is_none());

@@ -42,7 +42,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::summary::{texts, Node};
 use super::{entry, list_of, note, object_map, string_of, Json, Map, Out};
 pub use crate::dialect::responses::EventView;
-use crate::json::partial::PartialJson;
+use crate::json::partial::Joined;
 
 mod notes;
 #[allow(unused_imports)]
@@ -493,12 +493,12 @@ impl ResponsesFold {
             }
         };
         if field == "arguments" {
-            let reader = target.arguments.get_or_insert_with(PartialJson::new);
-            // Not JSON: kept as sent in `fields`; the reader just stops.
+            // Read when asked (`partial_arguments`); not JSON: kept as sent in `fields`.
+            let joined = target.arguments.get_or_insert_with(Joined::new);
             if let Some(prefix) = &first {
-                let _ = reader.feed_str(prefix);
+                joined.push(prefix);
             }
-            let _ = reader.feed_str(delta);
+            joined.push(delta);
         }
     }
 
@@ -548,7 +548,7 @@ impl ResponsesFold {
 
     /// The arguments of the call at `output_index` read so far (`partial_arguments`), `None`
     /// if none came for it.
-    pub fn arguments(&self, output_index: i64) -> Option<&PartialJson> {
+    pub fn arguments(&self, output_index: i64) -> Option<&Joined> {
         self.items.get(&output_index)?.arguments.as_ref()
     }
 }

@@ -765,5 +765,66 @@ impl PartialJson {
     }
 }
 
+/// What a reader of a stream's tool arguments needs of them while they stream
+/// (`partial_arguments`): the joined text so far, and the identity of the call's reader (a new
+/// call under the same index has a new one).
+pub trait SoFar {
+    /// The reader's identity (unique in the process).
+    fn id(&self) -> u64;
+    /// The fragments received so far, joined.
+    fn text(&self) -> &str;
+}
+
+impl SoFar for PartialJson {
+    fn id(&self) -> u64 {
+        PartialJson::id(self)
+    }
+    fn text(&self) -> &str {
+        PartialJson::text(self)
+    }
+}
+
+/// A document's fragments joined as they come, read as partial JSON only when asked
+/// ([`Joined::read`]: the reader is then fed what came since it last read). A fold keeps a
+/// tool call's arguments this way: a stream whose arguments nobody reads while they arrive
+/// pays for joining them, not for reading them (reading them as they came was an eighth of
+/// consuming a chat tool stream), and a read costs only what came since the last one.
+#[derive(Debug, Clone, Default)]
+pub struct Joined {
+    text: String,
+    /// Fed a prefix of `text` (its own text is that prefix).
+    reader: PartialJson,
+}
+
+impl Joined {
+    /// No fragment yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends a fragment.
+    pub fn push(&mut self, fragment: &str) {
+        self.text.push_str(fragment);
+    }
+
+    /// The reader, fed every fragment so far (a text that is not JSON: its error, sticky).
+    pub fn read(&mut self) -> &PartialJson {
+        let fed = self.reader.text().len();
+        if let Some(new) = self.text.get(fed..).filter(|new| !new.is_empty()) {
+            let _ = self.reader.feed_str(new);
+        }
+        &self.reader
+    }
+}
+
+impl SoFar for Joined {
+    fn id(&self) -> u64 {
+        self.reader.id()
+    }
+    fn text(&self) -> &str {
+        &self.text
+    }
+}
+
 #[cfg(test)]
 mod tests;

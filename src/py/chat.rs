@@ -551,7 +551,7 @@ accumulator_class!(
         /// valid JSON), in choice and call order.
         #[getter]
         fn warnings(slf: &Bound<'_, Self>) -> PyResult<Vec<String>> {
-            Ok(crate::py::errors::shared(slf, "accumulator")?.fold.warnings())
+            Ok(crate::py::errors::exclusive(slf, "accumulator")?.fold.warnings())
         }
     }
 );

@@ -17,7 +17,7 @@ use pyo3::types::{PyDict, PyFloat, PyInt, PyList, PyString};
 use super::input::Input;
 use super::strings::Names;
 use crate::json::partial::changes::{Change, Changes, Value};
-use crate::json::partial::{Error, Event, Kind, Number, PartialJson};
+use crate::json::partial::{Error, Event, Kind, Number, PartialJson, SoFar};
 use std::sync::Arc;
 
 enum Frame {
@@ -197,7 +197,7 @@ impl Partials {
         &mut self,
         py: Python<'_>,
         key: (i64, i64),
-        source: &PartialJson,
+        source: &dyn SoFar,
     ) -> PyResult<Py<PyAny>> {
         let entry = self
             .0

@@ -161,8 +161,11 @@ impl<I> Dialect for CohereReader<I> {
         self.template.is_some()
     }
 
-    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::json::partial::PartialJson> {
-        (choice == 0).then(|| self.fold.arguments(index)).flatten()
+    fn arguments(&self, choice: i64, index: i64) -> Option<&dyn crate::json::partial::SoFar> {
+        (choice == 0)
+            .then(|| self.fold.arguments(index))
+            .flatten()
+            .map(|p| p as &dyn crate::json::partial::SoFar)
     }
 
     fn warnings(&mut self) -> Vec<String> {

@@ -156,8 +156,10 @@ impl<I> Dialect for ConverseReader<I> {
         false
     }
 
-    fn arguments(&self, _choice: i64, index: i64) -> Option<&crate::json::partial::PartialJson> {
-        self.fold.arguments(index)
+    fn arguments(&self, _choice: i64, index: i64) -> Option<&dyn crate::json::partial::SoFar> {
+        self.fold
+            .arguments(index)
+            .map(|p| p as &dyn crate::json::partial::SoFar)
     }
 
     fn warnings(&mut self) -> Vec<String> {

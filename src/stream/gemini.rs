@@ -358,8 +358,10 @@ impl<I> Dialect for GeminiReader<I> {
         self.template.is_some()
     }
 
-    fn arguments(&self, choice: i64, index: i64) -> Option<&crate::json::partial::PartialJson> {
-        self.fold.arguments(choice, index)
+    fn arguments(&self, choice: i64, index: i64) -> Option<&dyn crate::json::partial::SoFar> {
+        self.fold
+            .arguments(choice, index)
+            .map(|p| p as &dyn crate::json::partial::SoFar)
     }
 
     fn warnings(&mut self) -> Vec<String> {

@@ -286,7 +286,7 @@ pub trait Dialect: Default {
 
     /// The arguments of tool call `index` (the dialect's own index; `choice` for chat) read so
     /// far, `None` if there is no such call.
-    fn arguments(&self, _choice: i64, _index: i64) -> Option<&crate::json::partial::PartialJson> {
+    fn arguments(&self, _choice: i64, _index: i64) -> Option<&dyn crate::json::partial::SoFar> {
         None
     }
 

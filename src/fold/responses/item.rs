@@ -14,7 +14,7 @@ pub(super) struct Item {
     pub(super) fields: Vec<(String, String)>,
     /// The `arguments` deltas read as partial JSON as they arrive (`partial_arguments`); a
     /// full value (`.done`, `output_item.done`) only starts it when no delta came.
-    pub(super) arguments: Option<PartialJson>,
+    pub(super) arguments: Option<Joined>,
     pub(super) done: Option<Out>,
 }
 
@@ -118,9 +118,8 @@ impl Item {
     /// Starts the arguments reader from a full value, unless deltas already started it.
     pub(super) fn arguments_from(&mut self, full: Option<&str>) {
         if let (None, Some(full)) = (&self.arguments, full) {
-            let mut p = PartialJson::new();
-            // Arguments that are not JSON are kept as sent; the reader just stops.
-            let _ = p.feed_str(full);
+            let mut p = Joined::new();
+            p.push(full);
             self.arguments = Some(p);
         }
     }

@@ -176,7 +176,7 @@ fn a_done_item_is_read_only_for_its_arguments() {
             });
         }
         assert_eq!(
-            f.arguments(0).map(PartialJson::text),
+            f.arguments(0).map(crate::json::partial::SoFar::text),
             Some("{\"a\":1}"),
             "{item}"
         );

@@ -161,3 +161,53 @@ fn nesting_is_read_to_the_limit_and_no_deeper() {
     assert_eq!(p.drain_events().len(), MAX_DEPTH);
     assert_eq!(p.value_json().map(|v| v.len()), Some(2 * MAX_DEPTH));
 }
+
+/// A `Joined` reads nothing until asked (a fold's tool arguments that nobody reads while they
+/// stream cost their joining only), then reads exactly as a reader fed each fragment would,
+/// and a later read is fed only what came since (issue 47).
+#[test]
+fn joined_reads_when_asked_as_an_eager_reader_would() {
+    let fragments = [
+        "{\"city\": \"Par",
+        "is\", \"days\": [1, ",
+        "2",
+        "], \"x\": tru",
+        "e}",
+    ];
+    for cut in 0..=fragments.len() {
+        let mut joined = Joined::new();
+        let mut eager = PartialJson::new();
+        for f in &fragments[..cut] {
+            joined.push(f);
+            let _ = eager.feed_str(f);
+        }
+        assert_eq!(joined.reader.text(), "", "nothing read before a read");
+        assert_eq!(SoFar::text(&joined), eager.text());
+        let read = joined.read();
+        assert_eq!(read.text(), eager.text());
+        assert_eq!(read.value_json(), eager.value_json());
+        assert_eq!(read.complete(), eager.complete());
+        // The rest, read at the end: the same as fed one by one.
+        for f in &fragments[cut..] {
+            joined.push(f);
+            let _ = eager.feed_str(f);
+        }
+        let read = joined.read();
+        assert_eq!(read.value_json(), eager.value_json());
+        assert!(read.complete() && read.error().is_none());
+    }
+    // Text that is not JSON: the same error, sticky, and the text kept whole.
+    let mut joined = Joined::new();
+    let mut eager = PartialJson::new();
+    for f in ["[1,", "}", " more"] {
+        joined.push(f);
+        let _ = eager.feed_str(f);
+    }
+    let id = SoFar::id(&joined);
+    let read = joined.read();
+    assert_eq!(read.error(), eager.error());
+    assert!(read.error().is_some());
+    assert_eq!(read.text(), "[1,} more");
+    assert_eq!(SoFar::id(&joined), id);
+    assert_ne!(SoFar::id(&Joined::new()), id);
+}
