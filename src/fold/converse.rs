@@ -284,7 +284,8 @@ impl Block {
     /// The partial value of tool input that is valid JSON so far but stops early: an object
     /// (Converse's `input` is one), when the decoder can hold it.
     fn cut_off_input(&self) -> Option<Out> {
-        // Only for input that is not whole: read here, once.
+        // Only for input that is not whole: each call reads the whole input (the warnings and
+        // the result ask for it).
         let mut p = PartialJson::new();
         let _ = p.feed_str(&self.input);
         if p.error().is_some() || p.complete() {

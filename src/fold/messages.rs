@@ -720,7 +720,10 @@ mod tests {
                 ..ev("content_block_delta")
             });
         }
+        // Joined, not read, while nobody asks (issue 47); the result reads it.
+        assert_eq!(f.arguments(0).map(Joined::fed), Some(0));
         let v = result(&mut f);
+        assert_eq!(f.arguments(0).map(Joined::fed), Some(24));
         assert_eq!(
             v["content"][0]["input"],
             serde_json::json!({"q": "long", "n": [1]})

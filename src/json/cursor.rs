@@ -14,7 +14,8 @@ use std::borrow::Cow;
 
 use super::read::{num_len, plain_run, scan_string, skip_string};
 
-/// How deep a skipped value may nest here; deeper goes to serde_json (whose limit is 128).
+/// How deep a skipped value may nest here; deeper goes to serde_json (which skips a value it
+/// keeps raw without a depth limit of its own: the decoders' `MAX_DEPTH` checks bound those).
 pub const DEPTH: usize = 64;
 
 /// A position in a JSON document.

@@ -807,6 +807,12 @@ impl Joined {
         self.text.push_str(fragment);
     }
 
+    /// How much of the text the reader has read (the tests' check that a fold reads lazily).
+    #[cfg(test)]
+    pub fn fed(&self) -> usize {
+        self.reader.text().len()
+    }
+
     /// The reader, fed every fragment so far (a text that is not JSON: its error, sticky).
     pub fn read(&mut self) -> &PartialJson {
         let fed = self.reader.text().len();

@@ -220,11 +220,11 @@ pub(super) fn blocks(text: &str) -> Option<Vec<Fields<'_>>> {
 pub(super) fn blocks_in_one_pass(text: &str) -> Option<Vec<Fields<'_>>> {
     let mut c = Cursor::new(text);
     c.open_array()?;
-    // OpenRouter's: one block of four fields.
-    let mut all = Vec::with_capacity(1);
+    // No room set aside ahead: a hostile list of empty blocks costs no allocation a block.
+    let mut all = Vec::new();
     let mut first = true;
     while c.next_item(&mut first)? {
-        let mut block = Vec::with_capacity(4);
+        let mut block = Vec::new();
         c.members(|c, key| {
             let value = if REASONING_TEXT_KEYS.contains(&key) && c.peek()? == b'"' {
                 Field::Text(c.string()?.0)

@@ -80,6 +80,28 @@ fn tool_calls_keep_first_id_and_join_arguments() {
     assert_eq!(m["tool_calls"][0]["type"], "function");
     assert_eq!(m["tool_calls"][0]["function"]["name"], "f");
     assert_eq!(m["tool_calls"][0]["function"]["arguments"], "{\"a\":1}");
+    // The arguments were joined, not read (issue 47: nobody asked while they streamed);
+    // the warnings read them, once.
+    let joined = |f: &ChatFold| f.arguments(0, 0).map(Joined::fed);
+    assert_eq!(joined(&f), Some(0));
+    assert!(f.warnings().is_empty());
+    assert_eq!(joined(&f), Some(7));
+    f.add(&ChunkView {
+        index: Some(0),
+        tool_calls: &[ToolView {
+            index: 0,
+            arguments: Some(" x"),
+            ..ToolView::default()
+        }],
+        ..ChunkView::default()
+    });
+    assert_eq!(joined(&f), Some(7));
+    let warnings = f.warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].starts_with("choice 0 tool call 0 (call_1): the arguments are not valid JSON"),
+        "{warnings:?}"
+    );
 }
 
 #[test]
@@ -292,6 +314,36 @@ fn hostile_values_do_not_panic() {
     let _ = f.result().to_json();
 }
 
+/// Blocks merge into the block of their index wherever it is (the last one merged is found
+/// without hashing; an earlier one through the index table), and `"0"` is not `0`.
+#[test]
+fn reasoning_details_merge_back_into_earlier_indexes() {
+    let mut f = ChatFold::new();
+    for (index, text) in [
+        ("0", "a"),
+        ("1", "b"),
+        ("0", "c"),
+        ("1", "d"),
+        ("\"0\"", "e"),
+        ("0", "f"),
+    ] {
+        let details = format!(r#"[{{"type":"reasoning.text","text":"{text}","index":{index}}}]"#);
+        f.add(&ChunkView {
+            index: Some(0),
+            reasoning_details: Some(&details),
+            ..ChunkView::default()
+        });
+    }
+    assert_eq!(
+        message(&f, 0)["reasoning_details"],
+        serde_json::json!([
+            {"type": "reasoning.text", "text": "acf", "index": 0},
+            {"type": "reasoning.text", "text": "bd", "index": 1},
+            {"type": "reasoning.text", "text": "e", "index": "0"},
+        ])
+    );
+}
+
 /// serde_json's reading of a `reasoning_details` value (`Json::objects`, each text read
 /// again): what the one-pass reading must equal whenever it answers.
 fn blocks_by_serde(text: &str) -> Option<Vec<Fields<'_>>> {
@@ -321,7 +373,9 @@ fn reasoning_details_are_read_in_one_pass_as_serde_reads_them() {
     assert_eq!(blocks_in_one_pass(escaped_key), None);
     let read = blocks(escaped_key).unwrap();
     assert_eq!(read[0][0], (Cow::Borrowed("text"), Field::Text("a".into())));
-    // Not lists of objects, or not JSON: neither reads them.
+    // Not lists of objects, not JSON, or a string the one-pass reader leaves to serde_json (a
+    // lone surrogate, which serde_json keeps raw): both readings agree, and the one-pass
+    // reading does not answer.
     for text in [
         "null",
         "[1]",
