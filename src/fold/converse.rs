@@ -22,7 +22,7 @@
 //! Carried across events: the fold state (owned text). Cost: each piece is appended once.
 
 use crate::dialect::converse::Event;
-use crate::json::partial::{Joined, PartialJson};
+use crate::json::partial::{Joined, PartialJson, SoFar};
 
 use super::summary::{texts, Node};
 use super::{check_json, note, IntMap, Map, Out};
@@ -37,8 +37,8 @@ struct Block {
     /// A server tool's result: its start (`toolUseId`, `type`, `status`), and its content
     /// items as they came (text pieces joined, each JSON document an item).
     result: Option<ResultBlock>,
-    input: String,
-    partial: Joined,
+    /// The tool input's pieces joined, read as partial JSON when asked (`partial_arguments`).
+    input: Joined,
     /// The input's warning as last read, and the input's length then (`warnings()` may be
     /// asked after every event: an input is read again only when it grew).
     input_read: Option<(usize, Option<String>)>,
@@ -139,8 +139,7 @@ impl ConverseFold {
             block.text.push_str(text);
         }
         if let Some(input) = delta.tool_use.as_ref().and_then(|t| t.input.as_deref()) {
-            block.input.push_str(input);
-            block.partial.push(input);
+            block.input.push(input);
         }
         if let Some(r) = &delta.reasoning_content {
             if let Some(text) = &r.text {
@@ -182,7 +181,7 @@ impl ConverseFold {
         self.blocks
             .get(index)
             .filter(|b| b.tool.is_some())
-            .map(|b| &b.partial)
+            .map(|b| &b.input)
     }
 
     /// The warnings so far: the ones kept, then each tool input's as it stands now (an input
@@ -194,7 +193,7 @@ impl ConverseFold {
             let Some(block) = self.blocks.get_mut(index) else {
                 continue;
             };
-            let len = block.input.len();
+            let len = block.input.text().len();
             if block
                 .input_read
                 .as_ref()
@@ -287,7 +286,7 @@ impl Block {
         // Only for input that is not whole: each call reads the whole input (the warnings and
         // the result ask for it).
         let mut p = PartialJson::new();
-        let _ = p.feed_str(&self.input);
+        let _ = p.feed_str(self.input.text());
         if p.error().is_some() || p.complete() {
             return None;
         }
@@ -298,7 +297,7 @@ impl Block {
     /// What a tool input that is not one whole JSON value becomes: the object read so far
     /// (`Some(value)`), or `{}` (`None`); `Ok` for an input that is whole (or none).
     fn bad_input(&self) -> Result<(), Option<Out>> {
-        match self.input.trim() {
+        match self.input.text().trim() {
             "" => Ok(()),
             text if check_json(text).is_ok() => Ok(()),
             _ => Err(self.cut_off_input()),
@@ -336,8 +335,8 @@ impl Block {
         }
         if let Some((id, name)) = &self.tool {
             let input = match self.bad_input() {
-                Ok(()) if self.input.trim().is_empty() => Out::Map(Map::new()),
-                Ok(()) => Out::json(self.input.trim()),
+                Ok(()) if self.input.text().trim().is_empty() => Out::Map(Map::new()),
+                Ok(()) => Out::json(self.input.text().trim()),
                 Err(value) => value.unwrap_or_else(|| Out::Map(Map::new())),
             };
             let mut tool = Map::new();

@@ -204,8 +204,10 @@ impl Block {
     /// cut off, or stopped by `max_tokens`, in the middle of it), when the decoder can hold
     /// it (nesting within its limit).
     fn cut_off_value(&mut self) -> Option<Box<str>> {
-        let p = self.json.as_mut().map(Joined::read)?;
-        let p = Some(p).filter(|p| p.error().is_none() && !p.complete())?;
+        let p = self.json.as_mut()?.read();
+        if p.error().is_some() || p.complete() {
+            return None;
+        }
         let value = p.value_json()?;
         check_json(&value).is_ok().then(|| value.into())
     }

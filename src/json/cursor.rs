@@ -286,4 +286,4 @@ pub fn string(text: &str) -> Option<Cow<'_, str>> {
 }
 
 #[cfg(test)]
-mod tests;
+pub(crate) mod tests;

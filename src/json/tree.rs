@@ -529,11 +529,17 @@ pub fn object_map(text: &str) -> Option<Map> {
 /// anything malformed). The folds read the objects they keep as sent this way when a result
 /// is built (serde_json's one-level reading was a fifth of a short Messages stream).
 pub fn object_entries(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
-    if let Some(entries) = super::cursor::entries(text) {
-        return Some(entries);
-    }
-    let entries = Json::object(text)?;
-    Some(entries.into_iter().map(|(k, v)| (k, v.get())).collect())
+    super::cursor::entries(text).or_else(|| entries_by_serde(text))
+}
+
+/// serde_json's reading of [`object_entries`] ([`Json::object`], values as their text).
+pub(crate) fn entries_by_serde(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
+    Some(
+        Json::object(text)?
+            .into_iter()
+            .map(|(k, v)| (k, v.get()))
+            .collect(),
+    )
 }
 
 /// The string a value holds, if it is one (an `Out::Str`, or the JSON text of a string).

@@ -194,7 +194,7 @@ fn field<'a>(key: &str, text: &'a str) -> Field<'a> {
     Field::Json(text)
 }
 
-pub(super) fn fields<'a>(entries: Vec<Entry<'a>>) -> Fields<'a> {
+fn fields<'a>(entries: Vec<Entry<'a>>) -> Fields<'a> {
     entries
         .into_iter()
         .map(|(key, value)| {
@@ -210,11 +210,12 @@ pub(super) fn fields<'a>(entries: Vec<Entry<'a>>) -> Fields<'a> {
 /// OpenRouter sends one on every reasoning chunk; reading it with serde_json and each text
 /// again was a fifth of consuming such a stream.
 pub(super) fn blocks(text: &str) -> Option<Vec<Fields<'_>>> {
-    if let Some(all) = blocks_in_one_pass(text) {
-        return Some(all);
-    }
-    let all = Json::objects(text)?;
-    Some(all.into_iter().map(fields).collect())
+    blocks_in_one_pass(text).or_else(|| blocks_by_serde(text))
+}
+
+/// serde_json's reading of the blocks (`Json::objects`, each fragment's text read again).
+pub(super) fn blocks_by_serde(text: &str) -> Option<Vec<Fields<'_>>> {
+    Some(Json::objects(text)?.into_iter().map(fields).collect())
 }
 
 pub(super) fn blocks_in_one_pass(text: &str) -> Option<Vec<Fields<'_>>> {

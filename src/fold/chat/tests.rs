@@ -1,6 +1,7 @@
 //! Tests of `chat`.
 
 use super::*;
+use crate::json::cursor::tests::{object_text, put_stray};
 
 fn text(index: i64, content: &str) -> ChunkView<'_> {
     ChunkView {
@@ -344,12 +345,6 @@ fn reasoning_details_merge_back_into_earlier_indexes() {
     );
 }
 
-/// serde_json's reading of a `reasoning_details` value (`Json::objects`, each text read
-/// again): what the one-pass reading must equal whenever it answers.
-fn blocks_by_serde(text: &str) -> Option<Vec<Fields<'_>>> {
-    Json::objects(text).map(|all| all.into_iter().map(fields).collect())
-}
-
 /// OpenRouter's `reasoning_details` are read in one pass (issue 47) and the same as serde_json
 /// reads them; what the strict reader is not sure of is left to serde_json, and what neither
 /// reads as a list of objects is not one.
@@ -408,33 +403,12 @@ proptest::proptest! {
             "\"a \\\"q\\\" \\n\"", "0", "-1.5e3", "null", "true", "\"\\ud800\"", "\"x\\u00e9\"",
             "01", "[1,{\"a\":[]}]", "\"reasoning.text\"", "{}", "\"\"",
         ];
-        const SPACES: [&str; 3] = ["", " ", "\n\t"];
-        const STRAY: [&str; 8] = [",", "]", "}", "\"", ":", "x", "\\", "[{"];
-        let mut text = String::from("[");
-        for (i, block) in blocks_made.iter().enumerate() {
-            if i > 0 {
-                text.push(',');
-            }
-            text.push('{');
-            for (j, &(k, v, w)) in block.iter().enumerate() {
-                if j > 0 {
-                    text.push(',');
-                }
-                text.push_str(SPACES[w]);
-                text.push_str(KEYS[k]);
-                text.push_str(SPACES[w]);
-                text.push(':');
-                text.push_str(VALUES[v]);
-            }
-            text.push('}');
-        }
-        text.push(']');
-        if let Some((at, piece)) = stray {
-            let at = at % (text.len() + 1);
-            if text.is_char_boundary(at) {
-                text.insert_str(at, STRAY[piece]);
-            }
-        }
+        let blocks_text: Vec<String> = blocks_made
+            .iter()
+            .map(|block| object_text(block, &KEYS, &VALUES))
+            .collect();
+        let mut text = format!("[{}]", blocks_text.join(","));
+        put_stray(&mut text, stray);
         let serde = blocks_by_serde(&text);
         if let Some(fast) = blocks_in_one_pass(&text) {
             proptest::prop_assert_eq!(Some(fast), serde, "{}", text);

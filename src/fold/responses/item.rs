@@ -12,8 +12,9 @@ pub(super) struct Item {
     pub(super) summary: Option<Parts>,
     /// Streamed string fields (`arguments`, `input`, `code`): their text so far.
     pub(super) fields: Vec<(String, String)>,
-    /// The `arguments` deltas read as partial JSON as they arrive (`partial_arguments`); a
-    /// full value (`.done`, `output_item.done`) only starts it when no delta came.
+    /// The `arguments` deltas joined as they arrive, read as partial JSON when asked
+    /// (`partial_arguments`); a full value (`.done`, `output_item.done`) only starts it when
+    /// no delta came.
     pub(super) arguments: Option<Joined>,
     pub(super) done: Option<Out>,
 }
@@ -115,7 +116,7 @@ impl Item {
         }
     }
 
-    /// Starts the arguments reader from a full value, unless deltas already started it.
+    /// Starts the arguments from a full value, unless deltas already started them.
     pub(super) fn arguments_from(&mut self, full: Option<&str>) {
         if let (None, Some(full)) = (&self.arguments, full) {
             let mut p = Joined::new();

@@ -143,11 +143,7 @@ fn raw_values_end_where_serde_json_ends_them() {
     }
 }
 
-/// serde_json's one-level reading of an object (`Json::object`), values as their text.
-fn serde_entries(doc: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
-    let entries = crate::json::tree::Json::object(doc)?;
-    Some(entries.into_iter().map(|(k, v)| (k, v.get())).collect())
-}
+use crate::json::tree::entries_by_serde as serde_entries;
 
 /// An object's entries and a string's value, read in one pass (issue 47: the folds read the
 /// objects they keep as sent this way when a result is built), are serde_json's reading.
@@ -188,6 +184,47 @@ fn entries_and_strings_are_serdes() {
     }
 }
 
+/// The text of an object of `members` (a key of `keys`, a value of `values`, a spacing): the
+/// proptests' objects, spelled as providers and recorders write them.
+pub(crate) fn object_text(
+    members: &[(usize, usize, usize)],
+    keys: &[&str],
+    values: &[&str],
+) -> String {
+    const SPACES: [&str; 3] = ["", " ", "\n\t"];
+    let mut doc = String::from("{");
+    for (i, &(k, v, w)) in members.iter().enumerate() {
+        if i > 0 {
+            doc.push(',');
+        }
+        let space = SPACES[w % SPACES.len()];
+        for piece in [
+            space,
+            keys[k % keys.len()],
+            space,
+            ":",
+            space,
+            values[v % values.len()],
+        ] {
+            doc.push_str(piece);
+        }
+    }
+    doc.push('}');
+    doc
+}
+
+/// Puts a stray piece of JSON syntax into `doc` at `stray` (a place, a piece), when there is
+/// one: the proptests' documents one edit away from valid.
+pub(crate) fn put_stray(doc: &mut String, stray: Option<(usize, usize)>) {
+    const STRAY: [&str; 8] = [",", "]", "}", "\"", ":", "x", "\\", "[{"];
+    if let Some((at, piece)) = stray {
+        let at = at % (doc.len() + 1);
+        if doc.is_char_boundary(at) {
+            doc.insert_str(at, STRAY[piece % STRAY.len()]);
+        }
+    }
+}
+
 proptest::proptest! {
     /// Objects made of keys and values like the providers', spaced any way and perhaps with a
     /// stray piece put in: the one-pass reading, when it answers, is serde_json's, and
@@ -203,27 +240,8 @@ proptest::proptest! {
             "\"a \\\"q\\\" \\n\"", "0", "-1.5e3", "null", "true", "\"\\ud800\"",
             "\"x\\u00e9\"", "01", "[1,{\"a\":[]}]", "{\"input_tokens\":3}", "{}", "\"\"",
         ];
-        const SPACES: [&str; 3] = ["", " ", "\n\t"];
-        const STRAY: [&str; 8] = [",", "]", "}", "\"", ":", "x", "\\", "[{"];
-        let mut doc = String::from("{");
-        for (i, &(k, v, w)) in members.iter().enumerate() {
-            if i > 0 {
-                doc.push(',');
-            }
-            doc.push_str(SPACES[w]);
-            doc.push_str(KEYS[k]);
-            doc.push_str(SPACES[w]);
-            doc.push(':');
-            doc.push_str(SPACES[w]);
-            doc.push_str(VALUES[v]);
-        }
-        doc.push('}');
-        if let Some((at, piece)) = stray {
-            let at = at % (doc.len() + 1);
-            if doc.is_char_boundary(at) {
-                doc.insert_str(at, STRAY[piece]);
-            }
-        }
+        let mut doc = object_text(&members, &KEYS, &VALUES);
+        put_stray(&mut doc, stray);
         let serde = serde_entries(&doc);
         if let Some(fast) = entries(&doc) {
             proptest::prop_assert_eq!(Some(fast), serde.clone(), "{}", doc);
