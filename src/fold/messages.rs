@@ -34,12 +34,14 @@
 
 use super::summary::{texts, Node};
 use super::{
-    check_json, entry, list_of, note, object_entries, object_map, string_of, IntMap, Json, Map, Out,
+    check_json, entry, json_string, list_of, note, object_entries, object_map, string_of, IntMap,
+    Json, Map, Out,
 };
 pub use crate::dialect::messages::EventView;
 use crate::json::partial::{Joined, SoFar};
 
 /// Block types whose `input` streams as `input_json_delta` fragments and is `{}` when none came.
+/// Each ends in `tool_use` (a block kept as sent is read only when its text has that).
 const TOOL_BLOCKS: [&str; 3] = ["tool_use", "server_tool_use", "mcp_tool_use"];
 
 /// Where each content block is in `blocks`, by its `index` (`None`: events that carry none).
@@ -93,7 +95,7 @@ pub const BEDROCK_METRICS: &str = "amazon-bedrock-invocationMetrics";
 
 #[derive(Debug, Default)]
 struct Block {
-    start: Map,
+    start: Start,
     text: Option<String>,
     thinking: Option<String>,
     /// The joined `input_json_delta` fragments, read as partial JSON when asked.
@@ -122,6 +124,42 @@ enum Parsed {
     Invalid,
 }
 
+/// A block as it started.
+#[derive(Debug)]
+enum Start {
+    /// The `content_block` of `content_block_start`, a JSON object's text as sent (valid JSON:
+    /// the decoder's raw value, or a known shape's span): read when the result is built, and
+    /// given as sent when no delta changed the block (a server tool's result block is
+    /// kilobytes that no delta follows).
+    Sent(Box<str>),
+    /// A block the fold made up: implied by a delta, or a start that was not an object.
+    Made(Map),
+}
+
+impl Default for Start {
+    fn default() -> Self {
+        Start::Made(Map::new())
+    }
+}
+
+impl Start {
+    /// The block a `content_block_start` sent (`implied_block(None)` when it sent no object).
+    fn of(block: Option<&str>) -> Start {
+        match block.filter(|b| b.trim_start().starts_with('{')) {
+            Some(text) => Start::Sent(text.into()),
+            None => Start::Made(implied_block(None)),
+        }
+    }
+
+    /// The block's keys as a map (the last of duplicate keys counts).
+    fn map(&self) -> Map {
+        match self {
+            Start::Sent(text) => object_map(text).unwrap_or_else(|| implied_block(None)),
+            Start::Made(map) => map.clone(),
+        }
+    }
+}
+
 /// A JSON value's text as Python's `str()` would print it in a note.
 fn show(value: Option<&Out>) -> String {
     match value {
@@ -141,7 +179,7 @@ fn index_text(index: Option<i64>) -> String {
 }
 
 impl Block {
-    fn new(start: Map) -> Self {
+    fn new(start: Start) -> Self {
         Block {
             start,
             ..Block::default()
@@ -149,12 +187,13 @@ impl Block {
     }
 
     fn describe(&self, index: Option<i64>) -> String {
+        let start = self.start.map();
         let name = format!(
             "content block {} ({}",
             index_text(index),
-            show(self.start.get("type"))
+            show(start.get("type"))
         );
-        match self.start.get("id").filter(|v| !v.is_null()) {
+        match start.get("id").filter(|v| !v.is_null()) {
             Some(id) if !show(Some(id)).is_empty() => format!("{name} {})", show(Some(id))),
             _ => format!("{name})"),
         }
@@ -223,8 +262,34 @@ impl Block {
         }
     }
 
+    /// Whether a delta changed the block (else it is as `content_block_start` sent it).
+    fn changed(&self) -> bool {
+        self.text.is_some()
+            || self.thinking.is_some()
+            || self.signature.is_some()
+            || !self.sets.is_empty()
+            || self.citations.is_some()
+            || matches!(self.parsed, Parsed::Valid | Parsed::Invalid)
+    }
+
     fn build(&self) -> Out {
-        let mut out = self.start.clone();
+        if let (Start::Sent(text), false) = (&self.start, self.changed()) {
+            // As sent, unless it is a tool block without an `input` (the rule below). Only a
+            // block whose type may be a tool's is read: the JSON string of each ends in
+            // `tool_use` or has a `\u` escape (no other escape is a letter).
+            if !text.contains("tool_use\"") && !text.contains("\\u") {
+                return Out::json(text);
+            }
+            if let Some(entries) = object_entries(text) {
+                let tool = entry(&entries, "type")
+                    .and_then(json_string)
+                    .is_some_and(|t| TOOL_BLOCKS.contains(&&*t));
+                if !tool || entry(&entries, "input").is_some() {
+                    return Out::json(text);
+                }
+            }
+        }
+        let mut out = self.start.map();
         if let Some(text) = &self.text {
             let prefix = string_of(out.get("text")).unwrap_or_default();
             out.set("text", Out::Str(prefix + text));
@@ -304,6 +369,23 @@ impl MessagesFold {
         }
     }
 
+    /// A `fallback` block names the model that answered (`to.model`): the message's `model`.
+    fn note_fallback(&mut self, start: &Map) {
+        if string_of(start.get("type")).as_deref() != Some("fallback") {
+            return;
+        }
+        let to = match start.get("to") {
+            Some(Out::Json(text)) => object_map(text),
+            Some(Out::Map(m)) => Some(m.clone()),
+            _ => None,
+        };
+        if let Some(model) = to.as_ref().and_then(|to| to.get("model")) {
+            if !model.is_null() {
+                self.answered_by = Some(model.clone());
+            }
+        }
+    }
+
     fn block_at(&mut self, index: Option<i64>) -> Option<usize> {
         self.by_index.get(index)
     }
@@ -313,21 +395,15 @@ impl MessagesFold {
         match v.kind {
             "content_block_delta" => self.delta(v),
             "content_block_start" => {
-                let start = v
-                    .content_block
-                    .and_then(object_map)
-                    .unwrap_or_else(|| implied_block(None));
-                if string_of(start.get("type")).as_deref() == Some("fallback") {
-                    let to = match start.get("to") {
-                        Some(Out::Json(text)) => object_map(text),
-                        Some(Out::Map(m)) => Some(m.clone()),
-                        _ => None,
-                    };
-                    if let Some(model) = to.as_ref().and_then(|to| to.get("model")) {
-                        if !model.is_null() {
-                            self.answered_by = Some(model.clone());
-                        }
-                    }
+                let start = Start::of(v.content_block);
+                // Only a block that may be a `fallback` is read here: a JSON string that is
+                // `fallback` has those letters or a `\u` escape (no other escape is a letter).
+                let fallback = match &start {
+                    Start::Sent(text) => text.contains("fallback") || text.contains("\\u"),
+                    Start::Made(_) => false,
+                };
+                if fallback {
+                    self.note_fallback(&start.map());
                 }
                 match self.block_at(v.index) {
                     Some(at) => {
@@ -426,7 +502,7 @@ impl MessagesFold {
                     ),
                 );
                 self.by_index.insert(v.index, self.blocks.len());
-                self.blocks.push((v.index, Block::new(start)));
+                self.blocks.push((v.index, Block::new(Start::Made(start))));
                 self.blocks.len() - 1
             }
         };
@@ -802,5 +878,105 @@ mod tests {
         assert_eq!(v["role"], "assistant");
         assert_eq!(f.warnings().len(), 2, "{:?}", f.warnings());
         assert!(f.warnings()[1].contains("'new_delta' ignored"));
+    }
+
+    /// A block as the fold read it before it kept blocks as sent: its keys as a map, with the
+    /// tool blocks' `{}` input rule.
+    fn read_block(text: &str) -> serde_json::Value {
+        let mut m = object_map(text).unwrap_or_else(|| implied_block(None));
+        let tool = string_of(m.get("type")).is_some_and(|t| TOOL_BLOCKS.contains(&t.as_str()));
+        if tool && !m.contains_key("input") {
+            m.set("input", Out::Map(Map::new()));
+        }
+        serde_json::from_str(&Out::Map(m).to_json()).unwrap()
+    }
+
+    fn started(blocks: &[&str]) -> MessagesFold {
+        let mut f = MessagesFold::new();
+        for (i, block) in blocks.iter().enumerate() {
+            f.add(&EventView {
+                index: Some(i as i64),
+                content_block: Some(block),
+                ..ev("content_block_start")
+            });
+        }
+        f
+    }
+
+    #[test]
+    fn blocks_no_delta_changed_are_kept_as_sent() {
+        assert!(TOOL_BLOCKS.iter().all(|t| t.ends_with("tool_use")));
+        let result_block = r#"{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","title":"\"q\"","url":"https://example.com","encrypted_content":"EqQB"}]}"#;
+        let blocks = [
+            result_block,
+            r#"{"type":"server_tool_use","id":"s","name":"web_search","input":{"query":"q"}}"#,
+            // A tool block without an input gets `{}`, its type however spelled, the last of
+            // duplicate types counting.
+            r#"{"type":"server_tool_use","id":"s","name":"web_search"}"#,
+            r#"{"type":"mcp_t\u006fol_use","id":"m"}"#,
+            r#"{"type":"text","id":"x","type":"tool_use"}"#,
+            r#"{"type":"tool_use","id":"x","type":"text"}"#,
+            r#"{ "type" : "text" , "text" : "" , "text" : "kept" }"#,
+        ];
+        let mut f = started(&blocks);
+        let built: Vec<Out> = f.blocks.iter().map(|(_, b)| b.build()).collect();
+        // Read by nobody: the text as sent, not a map.
+        assert!(matches!(&built[0], Out::Json(t) if &**t == result_block));
+        assert!(matches!(&built[1], Out::Json(_)));
+        let v = result(&mut f);
+        for (i, block) in blocks.iter().enumerate() {
+            assert_eq!(v["content"][i], read_block(block), "{block}");
+        }
+        assert_eq!(v["content"][2]["input"], serde_json::json!({}));
+        assert_eq!(v["content"][3]["input"], serde_json::json!({}));
+        assert_eq!(v["content"][4]["input"], serde_json::json!({}));
+        assert!(v["content"][5].get("input").is_none());
+        assert_eq!(v["content"][6]["text"], "kept");
+        // A delta changes a block: it is read then.
+        f.add(&EventView {
+            index: Some(6),
+            delta_type: Some("text_delta"),
+            text: Some("!"),
+            ..ev("content_block_delta")
+        });
+        assert_eq!(result(&mut f)["content"][6]["text"], "kept!");
+        assert!(matches!(f.blocks[6].1.build(), Out::Map(_)));
+    }
+
+    #[test]
+    fn a_fallback_block_is_read_however_its_type_is_spelled() {
+        for block in [
+            r#"{"type":"fallback","to":{"model":"claude-b"}}"#,
+            r#"{"type":"fallbac\u006b","to":{"model":"claude-b"}}"#,
+            r#"{"type" : "fallback" , "to" : { "model" : "claude-b" } }"#,
+        ] {
+            let mut f = started(&[block]);
+            assert_eq!(result(&mut f)["model"], "claude-b", "{block}");
+        }
+        let mut f = started(&[r#"{"type":"text","to":{"model":"claude-b"}}"#]);
+        assert_eq!(result(&mut f)["model"], serde_json::Value::Null);
+    }
+
+    proptest::proptest! {
+        /// Blocks of keys and values like the providers' (tool and result types, escapes,
+        /// duplicate keys, spacing), no delta after them: the result is each block read as a
+        /// map, with the tool blocks' input rule.
+        #[test]
+        fn blocks_kept_as_sent_read_as_maps_do(
+            members in proptest::collection::vec((0usize..7, 0usize..11, 0usize..3), 0..7),
+        ) {
+            const KEYS: [&str; 7] = [
+                "\"type\"", "\"input\"", "\"id\"", "\"tool_use_id\"", "\"t\\u0079pe\"",
+                "\"content\"", "\"type\"",
+            ];
+            const VALUES: [&str; 11] = [
+                "\"tool_use\"", "\"server_tool_use\"", "\"mcp_tool_use\"", "\"text\"",
+                "\"web_search_tool_result\"", "\"tool\\u005fuse\"", "{}", "{\"q\":[1,\"\\\"\"]}",
+                "[{\"type\":\"tool_use\"}]", "null", "\"tool_use_x\"",
+            ];
+            let block = crate::json::cursor::tests::object_text(&members, &KEYS, &VALUES);
+            let mut f = started(&[&block]);
+            proptest::prop_assert_eq!(&result(&mut f)["content"][0], &read_block(&block), "{}", block);
+        }
     }
 }

@@ -546,14 +546,20 @@ pub(crate) fn entries_by_serde(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> 
 pub fn string_of(value: Option<&Out>) -> Option<String> {
     match value? {
         Out::Str(s) => Some(s.clone()),
-        Out::Json(t) => match super::cursor::string(t) {
-            Some(s) => Some(s.into_owned()),
-            None => match Json::read(t)? {
-                Json::Str(s) => Some(s.into_owned()),
-                _ => None,
-            },
-        },
+        Out::Json(t) => json_string(t).map(Cow::into_owned),
         _ => None,
+    }
+}
+
+/// The string the JSON text `text` is, if it is one: read by the strict cursor, or by
+/// serde_json where the cursor is not sure.
+pub fn json_string(text: &str) -> Option<Cow<'_, str>> {
+    match super::cursor::string(text) {
+        Some(s) => Some(s),
+        None => match Json::read(text)? {
+            Json::Str(s) => Some(s),
+            _ => None,
+        },
     }
 }
 

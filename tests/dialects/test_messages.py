@@ -29,6 +29,7 @@ from ssewire import MessageAccumulator, MessagesStream, StreamError
 from support import paths
 from support import streams as _streams
 from support.dialects import DialectKit, assert_notes
+from support.splitting import split_ways
 
 DATA = paths.DATA / "messages"
 CAPTURES = sorted(p.stem for p in DATA.glob("*.sse"))
@@ -479,6 +480,36 @@ def test_result_is_a_new_dict_each_call() -> None:
     r1["usage"]["input_tokens"] = -1
     r2 = acc.result()
     assert len(r2["content"]) == 1 and r2["usage"]["input_tokens"] == 12
+
+
+def test_a_block_no_delta_changes_is_the_block_as_sent() -> None:
+    """A block no delta follows (a server tool's result, kilobytes of it) is the result's as
+    sent: its keys in their order, the last of duplicate keys counting, as ``json.loads`` reads
+    it, however the body is cut; a tool block without an input still gets ``{}``."""
+    result_block = (
+        '{ "type" : "web_search_tool_result", "tool_use_id": "srvtoolu_1", "content": '
+        '[{"type": "web_search_result", "url": "https://example.com", "title": "\\"q\\" \\u00e9",'
+        ' "encrypted_content": "EqQB"}], "tool_use_id": "srvtoolu_2" }'
+    )
+    tool_block = '{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search"}'
+    body = frame(START)
+    for index, block in enumerate([tool_block, result_block]):
+        body += (
+            f'event: content_block_start\ndata: {{"type":"content_block_start","index":{index},'
+            f'"content_block":{block}}}\n\n'
+        ).encode()
+        body += frame({"type": "content_block_stop", "index": index})
+    body += message_delta() + frame(STOP)
+    for way in split_ways(body):
+        stream = MessagesStream()
+        for piece in way.pieces:
+            stream.consume(piece)
+        stream.finish()
+        content = stream.result()["content"]
+        assert content[0] == {**json.loads(tool_block), "input": {}}
+        assert content[1] == json.loads(result_block)
+        assert list(content[1]) == ["type", "tool_use_id", "content"]
+        assert content[1]["tool_use_id"] == "srvtoolu_2"
 
 
 # --- 4. differential test against the anthropic SDK's accumulator ---------------------------------
