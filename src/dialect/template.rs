@@ -32,6 +32,11 @@ enum Hole {
     RawStr(u8),
     /// A number of a key the decoder does not know, returned as its token in slot `n`.
     RawNum(u8),
+    /// Any JSON value, kept whole (a Messages content block or citation, whose keys vary by
+    /// type): checked by the strict cursor (`crate::json::cursor`, which says yes only to what
+    /// serde_json accepts, lone surrogate escapes not among them) and returned as the fill's
+    /// span. Only the last hole of a shape (see [`Shape::with_value`]).
+    Value,
 }
 
 /// How many raw holes a shape may have; a frame's further vendor values stay fixed parts.
@@ -275,6 +280,37 @@ impl Shape {
         Some(self)
     }
 
+    /// Makes `inner`, a value of the frame `data` this shape was made from (a slice of it,
+    /// in the last fixed part), a value hole ([`Hole::Value`]): on a later frame, any JSON
+    /// value there, returned as the fill's span. `None` unless it lies in the last part, the
+    /// shape has no span, and the frame still has this shape.
+    pub fn with_value(mut self, data: &str, inner: &str) -> Option<Self> {
+        let (start, end) = span_of(data, inner)?;
+        if self.span.is_some() || inner.is_empty() {
+            return None;
+        }
+        let mut last_at = None;
+        let count = self.parts.len();
+        let (total, ..) = self.walk(data.as_bytes(), &mut [""; MAX_RAW], None, |k, at| {
+            if k + 1 == count {
+                last_at = Some(at);
+            }
+        })?;
+        let last_at = last_at?;
+        if total != data.len() || start < last_at {
+            return None;
+        }
+        let last = self.parts.pop()?;
+        let (a, b) = (start - last_at, end - last_at);
+        if b > last.len() || (self.pad_end && b == last.len()) {
+            return None;
+        }
+        self.parts.push(last.get(..a)?.into());
+        self.parts.push(last.get(b..)?.into());
+        self.holes.push(Hole::Value);
+        Some(self)
+    }
+
     /// This shape with its raw holes filled by `raws` (by slot, as a fill returned them, so
     /// each a string's contents or a number token): fixed parts from now on. A frame of a
     /// shape known ahead makes, this way, the template of the frames of its item that follow
@@ -505,13 +541,15 @@ impl Shape {
                 bounds.1 = Some(at + to);
             }
         })?;
-        let span = match (self.span, bounds) {
-            (None, _) => None,
+        match (self.span, bounds) {
+            // The value hole's, if the shape has one.
+            (None, _) => {}
             // Fixed parts (decoded text) and checked holes only: valid UTF-8; checked anyway.
-            (Some(_), (Some(a), Some(b))) => Some(crate::text::utf8(data.get(a..b)?)?),
+            (Some(_), (Some(a), Some(b))) => {
+                filled.span = Some(crate::text::utf8(data.get(a..b)?)?);
+            }
             _ => return None,
-        };
-        filled.span = span;
+        }
         Some((end, filled))
     }
 
@@ -575,6 +613,7 @@ impl Shape {
         let mut at = 0;
         let mut text = None;
         let mut number = None;
+        let mut value = None;
         for (k, (part, hole)) in self.parts.iter().zip(&self.holes).enumerate() {
             if !bytes.get(at..)?.starts_with(part) {
                 return None;
@@ -612,6 +651,16 @@ impl Shape {
                     at += len;
                 }
                 Hole::Padding => at += skip_string(bytes.get(at..)?)?,
+                Hole::Value => {
+                    // A one-line frame's data ends where its line does: the value is read
+                    // from the line (checked as UTF-8 once, then as JSON).
+                    let rest = bytes.get(at..)?;
+                    let line =
+                        rest.get(..memchr::memchr2(b'\n', b'\r', rest).unwrap_or(rest.len()))?;
+                    let found = crate::json::cursor::value_at_start(crate::text::utf8(line)?)?;
+                    value = Some(found);
+                    at += found.len();
+                }
             }
         }
         let last = self.parts.last()?;
@@ -641,7 +690,7 @@ impl Shape {
         let filled = Filled {
             text: text?,
             number,
-            span: None,
+            span: value,
             data: bytes.get(..end)?,
         };
         Some((end, filled))

@@ -264,6 +264,17 @@ impl<'a> Cursor<'a> {
     }
 }
 
+/// The JSON value `text` starts with (no white space before it), checked as JSON: its text;
+/// `None` when there is none or the reader is not sure (the caller's decoder then reads it).
+pub fn value_at_start(text: &str) -> Option<&str> {
+    let mut c = Cursor::new(text);
+    if matches!(c.bytes.first(), None | Some(b' ' | b'\t' | b'\n' | b'\r')) {
+        return None;
+    }
+    c.skip(0)?;
+    text.get(..c.at)
+}
+
 /// The entries of the JSON object `text` in order (duplicate keys kept), each value as its
 /// text, read in one pass; `None` when `text` is not an object or the reader is not sure
 /// (`crate::json::tree::object_entries` then asks serde_json).

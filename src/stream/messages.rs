@@ -138,6 +138,13 @@ enum Known {
     /// `message_delta` with a stop reason (the hole), no stop sequence and no other delta
     /// key: its `usage` object (whose counts are number holes) is the shape's span.
     MessageDelta,
+    /// The `content_block_start` of any other block (a server tool's result, a redacted
+    /// thinking block, ...): the block is the value hole's, kept as sent.
+    StartAny,
+    /// A `citations_delta`: its citation (of any type) is the value hole's.
+    Citation,
+    /// `message_start`: its message is the value hole's, kept as sent.
+    MessageStart,
     /// `content_block_stop`, `message_stop`, `ping` (the hole holds the event's type).
     Stop,
     MessageStop,
@@ -223,6 +230,25 @@ fn ahead() -> &'static [Ahead] {
                 Known::StartCall,
                 Some("server_tool_use"),
             ),
+            // Any other block's start, any citation, any message's start: the value (whose
+            // keys vary with its type) a value hole, after the shapes above.
+            typed(
+                "content_block_start",
+                r#"{"type":"content_block_start","index":0,"content_block":{}}"#,
+                Known::StartAny,
+            ),
+            (
+                "content_block_delta",
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"citations_delta","citation":{}}}"#.to_owned(),
+                r#""citations_delta""#.to_owned(),
+                Known::Citation,
+                Some("citations_delta"),
+            ),
+            typed(
+                "message_start",
+                r#"{"type":"message_start","message":{}}"#,
+                Known::MessageStart,
+            ),
             // The message's end: its stop reason the hole, its usage counts number holes
             // (Anthropic's documented one, and the four counts its API now sends).
             (
@@ -286,6 +312,11 @@ fn ahead() -> &'static [Ahead] {
                 };
                 let shape = match known {
                     Known::StartCall => span(shape, r#""content_block":"#)?,
+                    // The value: the `{}` that ends the data, before its closing braces.
+                    Known::StartAny | Known::Citation | Known::MessageStart => {
+                        let at = data.rfind("{}")?;
+                        shape.with_value(&data, data.get(at..at + 2)?)?
+                    }
                     Known::MessageDelta => {
                         let counts: Vec<(&str, i64)> = USAGE_COUNTS
                             .iter()
@@ -516,6 +547,33 @@ impl<I> MessagesReader<I> {
                     }),
                     None => return Ok(None),
                 },
+                Known::StartAny => match hit.span {
+                    Some(block) => Some(EventView {
+                        kind: "content_block_start",
+                        index: hit.number,
+                        content_block: Some(block),
+                        ..EventView::default()
+                    }),
+                    None => return Ok(None),
+                },
+                Known::Citation => match hit.span {
+                    Some(citation) => Some(EventView {
+                        kind: "content_block_delta",
+                        index: hit.number,
+                        delta_type: Some("citations_delta"),
+                        citation: Some(citation),
+                        ..EventView::default()
+                    }),
+                    None => return Ok(None),
+                },
+                Known::MessageStart => match hit.span {
+                    Some(message) => Some(EventView {
+                        kind: "message_start",
+                        message: Some(message),
+                        ..EventView::default()
+                    }),
+                    None => return Ok(None),
+                },
                 Known::MessageDelta => match hit.span {
                     Some(usage) => Some(EventView {
                         kind: "message_delta",
@@ -540,7 +598,10 @@ impl<I> MessagesReader<I> {
                 // Pings carry nothing (the decoder skips them too).
                 Known::Ping => None,
             };
-            if !matches!(known.known, Known::Delta(..) | Known::Signature) {
+            if !matches!(
+                known.known,
+                Known::Delta(..) | Known::Signature | Known::Citation
+            ) {
                 state.quiet_hit = true;
             }
             if let Some(view) = view {

@@ -272,11 +272,11 @@ mod ahead_events {
     }
 
     /// A whole Messages turn: every frame Anthropic writes for a text block, a thinking
-    /// block (its signature too) and the message's end takes the fast path under `consume()`
-    /// (only `message_start` is decoded); a copy spelled with spaces, decoded frame by frame,
+    /// block (its signature too) and the message's start and end takes the fast path under
+    /// `consume()`; a copy spelled with spaces, decoded frame by frame,
     /// folds to the same message, ends the same way and counts the same output frames.
     #[test]
-    fn every_frame_of_a_plain_turn_but_the_first_is_read_without_a_decode() {
+    fn every_frame_of_a_plain_turn_is_read_without_a_decode() {
         let body = [
             frame("message_start", r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"output_tokens":1}}}"#),
             frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":"","signature":""}}"#),
@@ -295,7 +295,7 @@ mod ahead_events {
         let mut fast = Stream::<MessagesReader<()>>::new(1 << 16);
         fast.run(body.as_bytes(), &mut Quiet).unwrap();
         fast.finish(&mut Quiet).unwrap();
-        assert_eq!(fast.state.fast, 11);
+        assert_eq!(fast.state.fast, 12);
         let spaced = body.replace("\"type\":", "\"type\": ");
         let mut slow = Stream::<MessagesReader<()>>::new(1 << 16);
         slow.run(spaced.as_bytes(), &mut Quiet).unwrap();
@@ -373,7 +373,8 @@ mod ahead_events {
             let body = [start.clone(), frame("message_delta", delta)].concat();
             let mut fast = Stream::<MessagesReader<()>>::new(1 << 16);
             fast.run(body.as_bytes(), &mut Quiet).unwrap();
-            assert_eq!(fast.state.fast, decoded_not, "{delta}");
+            // `message_start` is read without a decode too.
+            assert_eq!(fast.state.fast, 1 + decoded_not, "{delta}");
             let mut slow = Stream::<MessagesReader<()>>::new(1 << 16);
             for f in body.split_inclusive("\n\n") {
                 slow.run(f.replace("\"type\":", "\"type\": ").as_bytes(), &mut Quiet)
@@ -421,10 +422,11 @@ mod ahead_events {
         assert_eq!(content[1]["input"]["city"], "Paris");
     }
 
-    /// A block start with text, or an event whose type is not the shape's, fits a shape's
-    /// bytes but not its text: it is decoded.
+    /// A block start with text fits the empty text block's bytes but not its text: it is
+    /// read whole by the shape of any block's start; an event whose type is not the shape's
+    /// is decoded.
     #[test]
-    fn a_start_with_text_is_decoded() {
+    fn a_start_with_text_is_read_whole() {
         let body = [
             frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"text","text":"So"}}"#),
             frame("content_block_stop", r#"{"type":"content_block_other","index":0}"#),
@@ -432,13 +434,114 @@ mod ahead_events {
         .concat();
         let mut s = Stream::<MessagesReader<()>>::new(1 << 16);
         s.run(body.as_bytes(), &mut Quiet).unwrap();
-        assert_eq!(s.state.fast, 0);
+        assert_eq!(s.state.fast, 1);
         assert!(s.reader.result().to_json().contains(r#""text":"So""#));
+    }
+
+    /// A server-tool turn as Anthropic writes it: the message's start, each block's start
+    /// (a server tool's result, a redacted thinking block, a text block that starts with
+    /// citations) and each citation (of any type) are read without a decode, the value whole
+    /// as the fold keeps it; the turn folds as its decode does and counts the same output
+    /// frames. A value the strict reader is not sure of, or that is not JSON, is left to the
+    /// decoder, which reads it (or reports it) as before: the frames around it are kept.
+    #[test]
+    fn any_block_start_citation_and_message_start_is_read_whole() {
+        let turn = |odd: &str| {
+            [
+                frame("message_start", r#"{"type":"message_start","message":{"id":"m","type":"message","role":"assistant","model":"c","content":[],"stop_reason":null,"stop_sequence":null,"usage":{"input_tokens":3,"server_tool_use":{"web_search_requests":0},"output_tokens":1},"container":null}}"#),
+                frame("content_block_start", r#"{"type":"content_block_start","index":0,"content_block":{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[{"type":"web_search_result","title":"\"q\" \u00e9","url":"https://example.com","encrypted_content":"EqQB+/x=","page_age":null}]}   }"#),
+                frame("content_block_stop", r#"{"type":"content_block_stop","index":0}"#),
+                frame("content_block_start", r#"{"type":"content_block_start","index":1,"content_block":{"type":"text","text":"","citations":[]}}"#),
+                frame("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"citations_delta","citation":{"type":"web_search_result_location","cited_text":"a \"b\"","url":"https://example.com","title":"t","encrypted_index":"Eo8B"}}}"#),
+                frame("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"Cited."}}"#),
+                frame("content_block_delta", r#"{"type":"content_block_delta","index":1,"delta":{"type":"citations_delta","citation":{"type":"char_location","cited_text":"x","document_index":0,"document_title":null,"start_char_index":0,"end_char_index":1}}}"#),
+                frame("content_block_stop", r#"{"type":"content_block_stop","index":1}"#),
+                odd.to_owned(),
+                frame("content_block_start", r#"{"type":"content_block_start","index":3,"content_block":{"type":"redacted_thinking","data":"EmwK"}}"#),
+                frame("content_block_stop", r#"{"type":"content_block_stop","index":3}"#),
+                frame("message_delta", r#"{"type":"message_delta","delta":{"stop_reason":"end_turn","stop_sequence":null},"usage":{"output_tokens":5}}"#),
+                frame("message_stop", r#"{"type":"message_stop"}"#),
+            ]
+            .concat()
+        };
+        let value = |text: &str| serde_json::from_str::<serde_json::Value>(text).unwrap();
+        let start = |block: &str| {
+            frame(
+                "content_block_start",
+                &format!(r#"{{"type":"content_block_start","index":2,"content_block":{block}}}"#),
+            )
+        };
+        // Each odd frame, and whether the fast path takes it (the decoder reads the others).
+        let odd = [
+            (
+                frame(
+                    "content_block_stop",
+                    r#"{"type":"content_block_stop","index":2}"#,
+                ),
+                true,
+            ),
+            (start("null"), true),
+            (start(r#"{"type":"x","v":"\ud800"}"#), false),
+            (start(r#"{"type":"x","v":01}"#), false),
+            (start(r#"{"type":"x"}x"#), false),
+            (start(r#"{"type":"x""#), false),
+            (start(r#" {"type":"x"}"#), false),
+            (
+                start(&format!("{}1{}", "[".repeat(70), "]".repeat(70))),
+                false,
+            ),
+            (start("{\"type\":\"x\",\"v\":\"a\tb\"}"), false),
+            (
+                frame(
+                    "content_block_delta",
+                    r#"{"type":"content_block_delta","index":2,"delta":{"type":"citations_delta","citation":{"cited_text":"a"} }}"#,
+                ),
+                false,
+            ),
+        ];
+        for (odd, fast_odd) in odd {
+            let body = turn(&odd);
+            let mut fast = Stream::<MessagesReader<()>>::new(1 << 16);
+            fast.run(body.as_bytes(), &mut Quiet).unwrap();
+            fast.finish(&mut Quiet).unwrap();
+            assert_eq!(fast.state.fast, 12 + u64::from(fast_odd), "{odd}");
+            let mut slow = Stream::<MessagesReader<()>>::new(1 << 16);
+            for f in body.split_inclusive("\n\n") {
+                slow.run(
+                    f.replacen("\"type\":", "\"type\": ", 1).as_bytes(),
+                    &mut Quiet,
+                )
+                .unwrap();
+            }
+            slow.finish(&mut Quiet).unwrap();
+            // `{"type": "message_stop"}` alone: Python's spelling, a shape known ahead.
+            assert_eq!(slow.state.fast, 1, "{odd}");
+            assert_eq!(
+                value(&fast.reader.result().to_json()),
+                value(&slow.reader.result().to_json()),
+                "{odd}"
+            );
+            assert_eq!(fast.state.outputs, slow.state.outputs, "{odd}");
+            assert_eq!(
+                fast.state.error.is_some(),
+                slow.state.error.is_some(),
+                "{odd}"
+            );
+            assert!(fast.state.done, "{odd}");
+            let result = value(&fast.reader.result().to_json());
+            assert_eq!(result["content"][0]["content"][0]["title"], "\"q\" é");
+            assert_eq!(
+                result["content"][1]["citations"][1]["type"],
+                "char_location"
+            );
+            assert_eq!(result["content"][1]["text"], "Cited.");
+            assert_eq!(result["usage"]["server_tool_use"]["web_search_requests"], 0);
+        }
     }
 
     #[test]
     fn every_shape_known_ahead_is_made() {
-        assert_eq!(messages::ahead_count(), 2 * 13); // each in two spellings
+        assert_eq!(messages::ahead_count(), 2 * 16); // each in two spellings
     }
 }
 

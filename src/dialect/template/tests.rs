@@ -381,3 +381,80 @@ fn a_span_of_a_padded_shape_ends_before_the_padding() {
     assert_eq!(f.span, Some(r#"{"output_tokens":5}"#));
     assert!(shape.with_span(data, data).is_none());
 }
+
+/// A value hole takes any JSON value the strict cursor reads (an object of any keys, an
+/// array, a string, `null`, white space inside) as the fill's span, with the padding before
+/// the closing brace; it refuses a value that is not JSON, has a lone surrogate escape, starts
+/// with white space or runs into the fixed part after it, and it is only made in the last
+/// part.
+#[test]
+fn a_value_hole_takes_any_json_value() {
+    let data = r#"{"type":"content_block_start","index":0,"content_block":{}}"#;
+    let ty = data.find("content_block_start").unwrap();
+    let at = data.rfind("{}").unwrap();
+    let shape = Shape::new(Some(b"content_block_start"), data, &data[ty..ty + 19], &[])
+        .and_then(|s| s.with_number("index", 0))
+        .and_then(|s| s.with_value(data, &data[at..at + 2]))
+        .unwrap();
+    let of = |value: &str, end: &str| {
+        format!(r#"{{"type":"content_block_start","index":7,"content_block":{value}{end}"#)
+    };
+    for value in [
+        r#"{"type":"web_search_tool_result","content":[{"a":"\"b\" \u00e9"}]}"#,
+        r#"{ "type" : "x" , "n" : -1.5e3 }"#,
+        "[1,true,null]",
+        r#""s""#,
+        "null",
+    ] {
+        for end in ["}", "   }", "\t}"] {
+            let frame = of(value, end);
+            let filled = shape
+                .fill_all(
+                    Some(b"content_block_start"),
+                    &frame,
+                    &mut [""; MAX_RAW],
+                    None,
+                )
+                .unwrap_or_else(|| panic!("{frame}"));
+            assert_eq!(filled.span, Some(value), "{frame}");
+            assert_eq!(filled.number, Some(7));
+            assert_eq!(filled.text, "content_block_start");
+            let wire = format!("event: content_block_start\ndata: {frame}\n\nevent: x\n");
+            let (len, raw) = shape
+                .fill_raw_all(wire.as_bytes(), &mut [""; MAX_RAW], None)
+                .unwrap();
+            assert_eq!(
+                (len, raw.span),
+                (wire.len() - "event: x\n".len(), Some(value))
+            );
+        }
+    }
+    for value in [
+        r#"{"a":"\ud800"}"#,
+        r#"{"a":01}"#,
+        r#"{"a":1}x"#,
+        r#"{"a":1"#,
+        r#" {"a":1}"#,
+        "{\"a\":\"\u{1}\"}",
+        "",
+        "nul",
+    ] {
+        let frame = of(value, "}");
+        let filled = shape.fill_all(
+            Some(b"content_block_start"),
+            &frame,
+            &mut [""; MAX_RAW],
+            None,
+        );
+        assert!(filled.is_none(), "{frame}");
+    }
+    // A value split over two lines is left to the framer and the decoder.
+    let wire = "event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\n\"a\":1}}\n\n";
+    assert!(shape
+        .fill_raw_all(wire.as_bytes(), &mut [""; MAX_RAW], None)
+        .is_none());
+    // Only in the last part, and never over its brace.
+    let plain = Shape::new(Some(b"content_block_start"), data, &data[ty..ty + 19], &[]).unwrap();
+    assert!(plain.clone().with_value(data, &data[1..7]).is_none());
+    assert!(plain.with_value(data, &data[at..]).is_none());
+}
