@@ -186,7 +186,7 @@ pub(crate) fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
 /// How many plain bytes [`plain_run`] reads a word at a time before it takes the run for a
 /// long one ([`long_run`]): most strings of a stream (a delta's text, a key, an id) end
 /// sooner.
-const SHORT_RUN: usize = 32;
+const SHORT_RUN: usize = 64;
 
 /// [`plain_run`] of a long run, from its start: `memchr2` (SIMD, tens of bytes an
 /// instruction) finds the next quote or backslash, and the bytes before it are checked for a
@@ -194,11 +194,23 @@ const SHORT_RUN: usize = 32;
 /// word-at-a-time test.
 #[inline(never)]
 fn long_run(rest: &[u8]) -> Option<usize> {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
     let end = memchr::memchr2(b'"', b'\\', rest)?;
     let run = rest.get(..end)?;
-    let control = run
-        .chunks(64)
-        .any(|block| block.iter().fold(false, |seen, &b| seen | (b < 0x20)));
+    let mut blocks = run.chunks_exact(32);
+    let tail = blocks.remainder();
+    let mut control = blocks.any(|block| block.iter().fold(false, |seen, &b| seen | (b < 0x20)));
+    // The last bytes short of a block, a word at a time, then one at a time.
+    let words = tail.chunks_exact(8);
+    let bytes = words.remainder();
+    for word in words {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(word);
+        let x = u64::from_le_bytes(w);
+        control |= x.wrapping_sub(ONES * 0x20) & !x & HIGH != 0;
+    }
+    control |= bytes.iter().any(|&b| b < 0x20);
     (!control).then_some(end)
 }
 
