@@ -107,6 +107,9 @@ struct Block {
     warning: Option<String>,
     citations: Option<Vec<Out>>,
     signature: Option<String>,
+    /// How the notes name the block (its type and id), read from its start once: a start
+    /// kept as sent is read whole to say it, and a note may come on every event.
+    label: Option<String>,
     /// Keys a delta sets on the block, replacing what `content_block_start` sent (a
     /// `compaction_delta`'s `content` and `encrypted_content`).
     sets: Map,
@@ -213,17 +216,16 @@ impl Block {
         }
     }
 
-    fn describe(&self, index: Option<i64>) -> String {
-        let start = self.start.map();
-        let name = format!(
-            "content block {} ({}",
-            index_text(index),
-            show(start.get("type"))
-        );
-        match start.get("id").filter(|v| !v.is_null()) {
-            Some(id) if !show(Some(id)).is_empty() => format!("{name} {})", show(Some(id))),
-            _ => format!("{name})"),
-        }
+    fn describe(&mut self, index: Option<i64>) -> String {
+        let label = self.label.get_or_insert_with(|| {
+            let start = self.start.map();
+            let kind = show(start.get("type"));
+            match start.get("id").filter(|v| !v.is_null()) {
+                Some(id) if !show(Some(id)).is_empty() => format!("{kind} {}", show(Some(id))),
+                _ => kind,
+            }
+        });
+        format!("content block {} ({label})", index_text(index))
     }
 
     /// Checks the joined tool input once after new fragments; reports input that is not
@@ -599,7 +601,11 @@ impl MessagesFold {
                         &mut self.warnings,
                         format!("{}: delta type {shown} ignored", block.describe(*index)),
                     );
-                    block.unknown.push(name);
+                    // No more types are remembered than notes are kept (a list searched on
+                    // every unknown delta).
+                    if block.unknown.len() < super::MAX_NOTES {
+                        block.unknown.push(name);
+                    }
                 }
             }
         }
@@ -908,12 +914,39 @@ mod tests {
     /// A block as the fold read it before it kept blocks as sent: its keys as a map, with the
     /// tool blocks' `{}` input rule.
     fn read_block(text: &str) -> serde_json::Value {
+        serde_json::from_str(&read_block_out(text).to_json()).unwrap()
+    }
+
+    fn read_block_out(text: &str) -> Out {
         let mut m = object_map(text).unwrap_or_else(|| implied_block(None));
         let tool = string_of(m.get("type")).is_some_and(|t| TOOL_BLOCKS.contains(&t.as_str()));
         if tool && !m.contains_key("input") {
             m.set("input", Out::Map(Map::new()));
         }
-        serde_json::from_str(&Out::Map(m).to_json()).unwrap()
+        Out::Map(m)
+    }
+
+    /// An object as Python's `dict` holds it: keys in the order they first came, each with
+    /// its last value.
+    fn as_dict(out: &Out) -> Vec<(String, serde_json::Value)> {
+        let entries: Vec<(String, String)> = match out {
+            Out::Map(m) => m.iter().map(|(k, v)| (k.to_owned(), v.to_json())).collect(),
+            Out::Json(t) => object_entries(t)
+                .unwrap()
+                .into_iter()
+                .map(|(k, v)| (k.into_owned(), v.to_owned()))
+                .collect(),
+            other => panic!("not an object: {other:?}"),
+        };
+        let mut dict: Vec<(String, serde_json::Value)> = Vec::new();
+        for (key, value) in entries {
+            let value = serde_json::from_str(&value).unwrap();
+            match dict.iter_mut().find(|(k, _)| *k == key) {
+                Some(slot) => slot.1 = value,
+                None => dict.push((key, value)),
+            }
+        }
+        dict
     }
 
     fn started(blocks: &[&str]) -> MessagesFold {
@@ -968,6 +1001,28 @@ mod tests {
         assert!(matches!(f.blocks[6].1.build(), Out::Map(_)));
     }
 
+    /// A block's name in the notes is read from its start once: a note may come on every
+    /// event, and a start kept as sent is read whole to say it (a 4 MiB block and a note on
+    /// each of thousands of events was quadratic).
+    #[test]
+    fn a_blocks_name_is_read_once() {
+        let mut f = started(&[r#"{"type":"tool_use","id":"t1","name":"f","input":{}}"#]);
+        for j in 0..3 {
+            f.add(&EventView {
+                index: Some(0),
+                delta_type: Some(["x", "y", "z"][j]),
+                ..ev("content_block_delta")
+            });
+        }
+        assert_eq!(f.warnings().len(), 3);
+        assert!(f.warnings()[2].starts_with("content block 0 (tool_use t1)"), "{:?}", f.warnings());
+        let block = &mut f.blocks[0].1;
+        assert_eq!(block.label.as_deref(), Some("tool_use t1"));
+        // Read from the label from now on, not the start.
+        block.start = Start::Made(Map::new());
+        assert_eq!(block.describe(Some(0)), "content block 0 (tool_use t1)");
+    }
+
     #[test]
     fn a_fallback_block_is_read_however_its_type_is_spelled() {
         for block in [
@@ -1002,6 +1057,9 @@ mod tests {
             let block = crate::json::cursor::tests::object_text(&members, &KEYS, &VALUES);
             let mut f = started(&[&block]);
             proptest::prop_assert_eq!(&result(&mut f)["content"][0], &read_block(&block), "{}", block);
+            // The keys in the same order too, as Python's dict holds them.
+            let built = f.blocks[0].1.build();
+            proptest::prop_assert_eq!(as_dict(&built), as_dict(&read_block_out(&block)), "{}", block);
         }
     }
 }

@@ -63,9 +63,11 @@ impl<'a> Node<'a> {
         match self {
             Node::Out(Out::Map(map)) => map.get(key).map(Node::Out),
             Node::Out(Out::Json(text)) => Node::Raw(text).key(key),
+            // The last of duplicate keys, as a map (and Python's `dict`) keeps it.
             Node::Raw(text) => match Json::read(text)? {
                 Json::Object(entries) => entries
                     .into_iter()
+                    .rev()
                     .find(|(k, _)| k == key)
                     .map(|(_, v)| Node::Raw(v.get())),
                 _ => None,
@@ -267,5 +269,20 @@ mod tests {
         let s = summary(Dialect::Converse, &root);
         assert_eq!(s.text, "Hi");
         assert!(s.usage.is_some());
+    }
+
+    /// A part kept as sent with duplicate keys reads as a map does: the last one counts (a
+    /// Messages block no delta changed is kept as sent).
+    #[test]
+    fn the_last_of_duplicate_keys_counts() {
+        let block = r#"{"type":"text","text":"first","text":"last"}"#;
+        let mut root = super::super::Map::new();
+        root.set("content", Out::List(vec![Out::json(block)]));
+        let s = summary(Dialect::Messages, &Out::Map(root));
+        assert_eq!(s.text, "last");
+        assert_eq!(
+            Node::Raw(block).key("text").and_then(Node::text).as_deref(),
+            Some("last")
+        );
     }
 }

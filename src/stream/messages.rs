@@ -547,11 +547,12 @@ impl<I> MessagesReader<I> {
                     }),
                     None => return Ok(None),
                 },
+                // A `null` value is no value, as the decoder reads it.
                 Known::StartAny => match hit.span {
                     Some(block) => Some(EventView {
                         kind: "content_block_start",
                         index: hit.number,
-                        content_block: Some(block),
+                        content_block: Some(block).filter(|b| *b != "null"),
                         ..EventView::default()
                     }),
                     None => return Ok(None),
@@ -561,7 +562,7 @@ impl<I> MessagesReader<I> {
                         kind: "content_block_delta",
                         index: hit.number,
                         delta_type: Some("citations_delta"),
-                        citation: Some(citation),
+                        citation: Some(citation).filter(|c| *c != "null"),
                         ..EventView::default()
                     }),
                     None => return Ok(None),
@@ -569,7 +570,7 @@ impl<I> MessagesReader<I> {
                 Known::MessageStart => match hit.span {
                     Some(message) => Some(EventView {
                         kind: "message_start",
-                        message: Some(message),
+                        message: Some(message).filter(|m| *m != "null"),
                         ..EventView::default()
                     }),
                     None => return Ok(None),

@@ -228,6 +228,28 @@ def test_gemini_citations_of_many_chunks_are_linear() -> None:
     assert n4 / n < 8.0, (n, n4)
 
 
+def _notes_on_a_big_block(n: int) -> None:
+    """A block start of ``n`` bytes, then ``n // 40`` deltas of types nobody knows (a note each)."""
+    start = {"type": "content_block_start", "index": 0,
+             "content_block": {"type": "tool_use", "id": "t", "name": "f", "input": {}, "pad": "x" * n}}  # fmt: skip
+    body = frame(start, "content_block_start") + b"".join(
+        frame({"type": "content_block_delta", "index": 0, "delta": {"type": f"x{j}"}}, "content_block_delta")
+        for j in range(n // 40)
+    )
+    stream = ssewire.MessagesStream()
+    stream.consume(body)
+    assert stream.warnings
+
+
+def test_notes_about_a_big_block_are_linear() -> None:
+    """Each note names its block (type and id), read from the block's start once: a start
+    kept as sent was read whole for every note (a big block and a note per event,
+    quadratic)."""
+    from support.cost import assert_linear
+
+    assert_linear(_notes_on_a_big_block, 40_000)
+
+
 # -- 4. the same result for every split; what follows a JSON body ------------------------------
 
 

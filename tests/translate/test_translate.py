@@ -799,3 +799,30 @@ def test_an_added_event_repeated_while_its_item_is_open_is_the_same_item() -> No
         t.finish()
         calls = neutral(target, t.result())["calls"]
         assert [c[2] for c in calls] == [{"city": "Paris"}, {"city": "Rome"}], (target, calls)
+
+
+@pytest.mark.parametrize("target", ["chat", "responses", "gemini"])
+def test_a_null_block_start_is_no_block_however_it_is_read(target: str) -> None:
+    """``"content_block": null`` is no block, read on the fast path (a shape known ahead) as the
+    decoder reads it (another key order): the text deltas that follow it are translated."""
+
+    def body(order: str) -> bytes:
+        start = {"index": 0, "content_block": None}
+        start = {"type": "content_block_start", **start} if order == "sent" else {**start, "type": "content_block_start"}
+        events = [
+            {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant",
+                                                  "model": "claude-x", "content": [], "usage": {"input_tokens": 1}}},
+            start,
+            {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi there"}},
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "end_turn"}, "usage": {"output_tokens": 2}},
+            {"type": "message_stop"},
+        ]  # fmt: skip
+        return b"".join(
+            f"event: {e['type']}\ndata: {json.dumps(e, separators=(',', ':'))}\n\n".encode() for e in events
+        )
+
+    for order in ("sent", "other"):
+        t = ssewire.Translator("messages", target)
+        out = t.feed(body(order)) + t.finish()
+        assert b"hi there" in out, (order, out)
