@@ -547,34 +547,33 @@ impl<I> MessagesReader<I> {
                     }),
                     None => return Ok(None),
                 },
-                // A `null` value is no value, as the decoder reads it.
-                Known::StartAny => match hit.span {
-                    Some(block) => Some(EventView {
-                        kind: "content_block_start",
-                        index: hit.number,
-                        content_block: Some(block).filter(|b| *b != "null"),
-                        ..EventView::default()
-                    }),
-                    None => return Ok(None),
-                },
-                Known::Citation => match hit.span {
-                    Some(citation) => Some(EventView {
-                        kind: "content_block_delta",
-                        index: hit.number,
-                        delta_type: Some("citations_delta"),
-                        citation: Some(citation).filter(|c| *c != "null"),
-                        ..EventView::default()
-                    }),
-                    None => return Ok(None),
-                },
-                Known::MessageStart => match hit.span {
-                    Some(message) => Some(EventView {
-                        kind: "message_start",
-                        message: Some(message).filter(|m| *m != "null"),
-                        ..EventView::default()
-                    }),
-                    None => return Ok(None),
-                },
+                Known::StartAny | Known::Citation | Known::MessageStart => {
+                    let Some(value) = hit.span else {
+                        return Ok(None);
+                    };
+                    // A `null` value is no value, as the decoder reads it.
+                    let value = Some(value).filter(|v| *v != "null");
+                    Some(match known.known {
+                        Known::StartAny => EventView {
+                            kind: "content_block_start",
+                            index: hit.number,
+                            content_block: value,
+                            ..EventView::default()
+                        },
+                        Known::Citation => EventView {
+                            kind: "content_block_delta",
+                            index: hit.number,
+                            delta_type: Some("citations_delta"),
+                            citation: value,
+                            ..EventView::default()
+                        },
+                        _ => EventView {
+                            kind: "message_start",
+                            message: value,
+                            ..EventView::default()
+                        },
+                    })
+                }
                 Known::MessageDelta => match hit.span {
                     Some(usage) => Some(EventView {
                         kind: "message_delta",
