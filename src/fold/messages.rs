@@ -1015,7 +1015,11 @@ mod tests {
             });
         }
         assert_eq!(f.warnings().len(), 3);
-        assert!(f.warnings()[2].starts_with("content block 0 (tool_use t1)"), "{:?}", f.warnings());
+        assert!(
+            f.warnings()[2].starts_with("content block 0 (tool_use t1)"),
+            "{:?}",
+            f.warnings()
+        );
         let block = &mut f.blocks[0].1;
         assert_eq!(block.label.as_deref(), Some("tool_use t1"));
         // Read from the label from now on, not the start.
