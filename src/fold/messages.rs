@@ -309,10 +309,8 @@ impl Block {
                 return Out::json(text);
             }
             if let Some(entries) = object_entries(text) {
-                let tool = entry(&entries, "type")
-                    .and_then(json_string)
-                    .is_some_and(|t| TOOL_BLOCKS.contains(&&*t));
-                if !tool || entry(&entries, "input").is_some() {
+                let kind = entry(&entries, "type").and_then(json_string);
+                if !gets_empty_input(kind.as_deref(), entry(&entries, "input").is_some()) {
                     return Out::json(text);
                 }
             }
@@ -347,12 +345,18 @@ impl Block {
             }
             _ => {}
         }
-        let tool = string_of(out.get("type")).is_some_and(|t| TOOL_BLOCKS.contains(&t.as_str()));
-        if tool && !out.contains_key("input") {
+        let kind = string_of(out.get("type"));
+        if gets_empty_input(kind.as_deref(), out.contains_key("input")) {
             out.set("input", Out::Map(Map::new()));
         }
         Out::Map(out)
     }
+}
+
+/// Whether a block of type `kind` gets `"input": {}`: a tool block ([`TOOL_BLOCKS`]) that has
+/// no `input` (none came with its start, and no fragment made one).
+fn gets_empty_input(kind: Option<&str>, has_input: bool) -> bool {
+    !has_input && kind.is_some_and(|t| TOOL_BLOCKS.contains(&t))
 }
 
 /// The block a delta implies when it arrives for an index that never had a start.

@@ -144,8 +144,6 @@ fn unescape_into(bytes: &[u8], mut i: usize, out: &mut Vec<u8>) -> Option<usize>
 /// stream's instructions).
 #[inline(always)]
 pub(crate) fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let rest = bytes.get(from..)?;
     let mut at = 0;
     for _ in 0..SHORT_RUN / 8 {
@@ -183,6 +181,11 @@ pub(crate) fn plain_run(bytes: &[u8], from: usize) -> Option<usize> {
     long_run(rest.get(at..)?).map(|len| from + at + len)
 }
 
+/// A byte's worth of 1 in each byte of a word, and its high bit in each: the word-at-a-time
+/// tests of [`plain_run`] and [`long_run`].
+const ONES: u64 = 0x0101_0101_0101_0101;
+const HIGH: u64 = 0x8080_8080_8080_8080;
+
 /// How many plain bytes [`plain_run`] reads a word at a time before it takes the run for a
 /// long one ([`long_run`]): most strings of a stream (a delta's text, a key, an id) end
 /// sooner.
@@ -194,8 +197,6 @@ const SHORT_RUN: usize = 64;
 /// word-at-a-time test.
 #[inline(never)]
 fn long_run(rest: &[u8]) -> Option<usize> {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
     let end = memchr::memchr2(b'"', b'\\', rest)?;
     let run = rest.get(..end)?;
     let mut blocks = run.chunks_exact(32);

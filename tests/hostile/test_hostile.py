@@ -20,6 +20,7 @@ import pytest
 import ssewire
 from ssewire import ConcurrentUseError, ErrorItem
 from support import paths
+from support.cost import assert_linear
 from support.splitting import check_all_ways
 
 ROOT = paths.ROOT
@@ -245,8 +246,6 @@ def test_notes_about_a_big_block_are_linear() -> None:
     """Each note names its block (type and id), read from the block's start once: a start
     kept as sent was read whole for every note (a big block and a note per event,
     quadratic)."""
-    from support.cost import assert_linear
-
     assert_linear(_notes_on_a_big_block, 40_000)
 
 
