@@ -34,9 +34,11 @@
 
 use super::summary::{texts, Node};
 use super::{
-    check_json, entry, json_string, list_of, note, object_entries, object_map, string_of, IntMap,
-    Json, Map, Out,
+    check_json, entry, json_string, list_of, note, object_entries, object_map, object_value,
+    string_of, IntMap, Json, Map, Out, Patched,
 };
+use std::borrow::Cow;
+use std::cell::OnceCell;
 pub use crate::dialect::messages::EventView;
 use crate::json::partial::{Joined, SoFar};
 
@@ -315,13 +317,13 @@ impl Block {
                 }
             }
         }
-        let mut out = self.start.map();
+        let mut out = Draft::of(&self.start);
         if let Some(text) = &self.text {
-            let prefix = string_of(out.get("text")).unwrap_or_default();
+            let prefix = string_of(out.get("text").as_deref()).unwrap_or_default();
             out.set("text", Out::Str(prefix + text));
         }
         if let Some(thinking) = &self.thinking {
-            let prefix = string_of(out.get("thinking")).unwrap_or_default();
+            let prefix = string_of(out.get("thinking").as_deref()).unwrap_or_default();
             out.set("thinking", Out::Str(prefix + thinking));
         }
         if let Some(signature) = &self.signature {
@@ -331,7 +333,7 @@ impl Block {
             out.set(key, value.clone());
         }
         if let Some(citations) = &self.citations {
-            let mut all = list_of(out.get("citations")).unwrap_or_default();
+            let mut all = list_of(out.get("citations").as_deref()).unwrap_or_default();
             all.extend(citations.iter().cloned());
             out.set("citations", Out::List(all));
         }
@@ -345,11 +347,65 @@ impl Block {
             }
             _ => {}
         }
-        let kind = string_of(out.get("type"));
+        let kind = string_of(out.get("type").as_deref());
         if gets_empty_input(kind.as_deref(), out.contains_key("input")) {
             out.set("input", Out::Map(Map::new()));
         }
-        Out::Map(out)
+        out.built()
+    }
+}
+
+/// A changed block as [`Block::build`] makes it: a start kept as sent (a JSON object's text)
+/// with the changed keys set over it, its own keys read once when one is asked for (not
+/// copied into a map), or a made start's map, changed.
+enum Draft<'a> {
+    Over(&'a str, Map, OnceCell<Vec<(Cow<'a, str>, &'a str)>>),
+    Made(Map),
+}
+
+impl<'a> Draft<'a> {
+    fn of(start: &'a Start) -> Draft<'a> {
+        match start {
+            Start::Sent(text) => Draft::Over(text, Map::new(), OnceCell::new()),
+            Start::Made(map) => Draft::Made(map.clone()),
+        }
+    }
+
+    /// The start's own value of `key` (the last of duplicate keys).
+    fn sent(text: &'a str, read: &OnceCell<Vec<(Cow<'a, str>, &'a str)>>, key: &str) -> Option<&'a str> {
+        entry(read.get_or_init(|| object_entries(text).unwrap_or_default()), key)
+    }
+
+    fn get(&self, key: &str) -> Option<Cow<'_, Out>> {
+        match self {
+            Draft::Over(text, over, read) => match over.get(key) {
+                Some(value) => Some(Cow::Borrowed(value)),
+                None => Self::sent(text, read, key).map(|v| Cow::Owned(Out::json(v))),
+            },
+            Draft::Made(map) => map.get(key).map(Cow::Borrowed),
+        }
+    }
+
+    fn contains_key(&self, key: &str) -> bool {
+        match self {
+            Draft::Over(text, over, read) => {
+                over.contains_key(key) || Self::sent(text, read, key).is_some()
+            }
+            Draft::Made(map) => map.contains_key(key),
+        }
+    }
+
+    fn set(&mut self, key: &str, value: Out) {
+        match self {
+            Draft::Over(_, map, _) | Draft::Made(map) => map.set(key, value),
+        }
+    }
+
+    fn built(self) -> Out {
+        match self {
+            Draft::Over(text, over, _) => Out::Patched(Box::new(Patched::new(text, over))),
+            Draft::Made(map) => Out::Map(map),
+        }
     }
 }
 
@@ -626,15 +682,29 @@ impl MessagesFold {
     /// `message_delta`'s non-null counts over it (they are cumulative: each replaces the one
     /// before; keys seen only in a delta are added).
     fn usage(&self, base: Option<&str>) -> Out {
-        let base = base.and_then(object_map);
+        // The start's usage kept as sent (a JSON value's text: an object when it opens with a
+        // brace), each later usage's keys set over it: a key's new value unless it is null
+        // (`Map::merge_non_null`'s rule; the start's keys are read only for a null).
+        let base = base.filter(|text| text.trim_start().starts_with('{'));
         if base.is_none() && self.usages.is_empty() {
             return Out::Null;
         }
-        let mut usage = base.unwrap_or_default();
+        let mut over = Map::new();
         for delta in &self.usages {
-            usage.merge_non_null(delta);
+            for (key, value) in object_entries(delta).unwrap_or_default() {
+                let had = || {
+                    over.contains_key(&key)
+                        || base.is_some_and(|b| object_value(b, &key).flatten().is_some())
+                };
+                if value.trim() != "null" || !had() {
+                    over.set(&key, Out::json(value));
+                }
+            }
         }
-        Out::Map(usage)
+        match base {
+            Some(text) => Out::Patched(Box::new(Patched::new(text, over))),
+            None => Out::Map(over),
+        }
     }
 
     /// The `usage` of [`MessagesFold::result`], built alone (the message's entries are read
@@ -940,6 +1010,13 @@ mod tests {
                 .into_iter()
                 .map(|(k, v)| (k.into_owned(), v.to_owned()))
                 .collect(),
+            // As `py::json` converts it: the object's entries, then the keys set over them.
+            Out::Patched(p) => object_entries(p.base())
+                .unwrap()
+                .into_iter()
+                .map(|(k, v)| (k.into_owned(), v.to_owned()))
+                .chain(p.over().iter().map(|(k, v)| (k.to_owned(), v.to_json())))
+                .collect(),
             other => panic!("not an object: {other:?}"),
         };
         let mut dict: Vec<(String, serde_json::Value)> = Vec::new();
@@ -1002,7 +1079,13 @@ mod tests {
             ..ev("content_block_delta")
         });
         assert_eq!(result(&mut f)["content"][6]["text"], "kept!");
-        assert!(matches!(f.blocks[6].1.build(), Out::Map(_)));
+        // Read, not copied: the start as sent with the text set over it, in its place.
+        let changed = f.blocks[6].1.build();
+        assert!(matches!(&changed, Out::Patched(p) if p.over().len() == 1));
+        assert_eq!(
+            as_dict(&changed),
+            [("type".to_owned(), "text".into()), ("text".to_owned(), "kept!".into())]
+        );
     }
 
     /// A block's name in the notes is read from its start once: a note may come on every

@@ -63,6 +63,10 @@ impl<'a> Node<'a> {
         match self {
             Node::Out(Out::Map(map)) => map.get(key).map(Node::Out),
             Node::Out(Out::Json(text)) => Node::Raw(text).key(key),
+            Node::Out(Out::Patched(p)) => match p.over().get(key) {
+                Some(value) => Some(Node::Out(value)),
+                None => Node::Raw(p.base()).key(key),
+            },
             // The last of duplicate keys, as a map (and Python's `dict`) keeps it.
             Node::Raw(text) => match Json::read(text)? {
                 Json::Object(entries) => entries

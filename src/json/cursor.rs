@@ -288,6 +288,22 @@ pub fn entries(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
     c.at_end().then_some(out)
 }
 
+/// The value of `key` in the JSON object `text` (the last of duplicate keys, as a map keeps
+/// them), read in one pass without allocating: `Some(None)` when the object has no such key;
+/// `None` when `text` is not an object or the reader is not sure.
+pub fn lookup<'t>(text: &'t str, key: &str) -> Option<Option<&'t str>> {
+    let mut c = Cursor::new(text);
+    let mut found = None;
+    c.members(|c, k| {
+        let value = c.value()?;
+        if k == key {
+            found = Some(value);
+        }
+        Some(())
+    })?;
+    c.at_end().then_some(found)
+}
+
 /// The value of the JSON string `text` (white space around it allowed), read in one pass;
 /// `None` when it is not a string or the reader is not sure.
 pub fn string(text: &str) -> Option<Cow<'_, str>> {

@@ -35,6 +35,59 @@ pub enum Out {
     Map(Map),
     /// Binary data (Bedrock's redacted reasoning: bytes, as boto3 gives a blob).
     Bytes(Vec<u8>),
+    /// An object kept as sent with keys set over it ([`Patched`]).
+    Patched(Box<Patched>),
+}
+
+/// A JSON object kept as its text, with keys set over it as [`Map::set`] sets them: a key the
+/// object has keeps its place and takes the new value, the others follow in order. What a
+/// fold builds when it changes a few keys of an object it kept as sent (a Messages block whose
+/// deltas came, a usage a later event updates): reading the object into a [`Map`] cost an
+/// allocation per key, and converting it a conversion per value; converted as one object and
+/// then the keys set, as a `dict` is updated.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Patched {
+    base: Box<str>,
+    over: Map,
+}
+
+impl Patched {
+    /// `base` set over by `over`. `base` is a JSON object's text (the caller read it as one:
+    /// any other text would be read as an object without keys).
+    pub fn new(base: &str, over: Map) -> Patched {
+        Patched {
+            base: base.into(),
+            over,
+        }
+    }
+
+    /// The object as sent.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// The keys set over it.
+    pub fn over(&self) -> &Map {
+        &self.over
+    }
+
+    /// The value of `key`: the one set over the object, or the object's own (the last of
+    /// duplicate keys).
+    pub fn get(&self, key: &str) -> Option<Out> {
+        match self.over.get(key) {
+            Some(value) => Some(value.clone()),
+            None => object_value(&self.base, key).flatten().map(Out::json),
+        }
+    }
+
+    /// The object as a [`Map`] (its keys read, then the keys set over it).
+    pub fn to_map(&self) -> Map {
+        let mut map = object_map(&self.base).unwrap_or_default();
+        for (key, value) in self.over.iter() {
+            map.set(key, value.clone());
+        }
+        map
+    }
 }
 
 impl Out {
@@ -54,6 +107,7 @@ impl Out {
         match self {
             Out::Map(map) => map.get(key).cloned(),
             Out::Json(text) => entry(&Json::object(text)?, key).map(|v| Out::json(v.get())),
+            Out::Patched(p) => p.get(key),
             _ => None,
         }
     }
@@ -94,6 +148,7 @@ impl Out {
                 }
                 out.push(']');
             }
+            Out::Patched(p) => Out::Map(p.to_map()).write_json(out),
             Out::Map(map) => {
                 out.push('{');
                 for (i, (key, value)) in map.iter().enumerate() {
@@ -119,6 +174,9 @@ use super::write::push_str as push_json_string;
 /// and rehashing).
 const INDEX_FROM: usize = 32;
 
+/// The room a [`Keyed`] map makes at its first key.
+const FIRST_ROOM: usize = 8;
+
 /// Keys in insertion order, a later `set` of the same key replacing the value in place (as a
 /// Python dict does), found through a hashed index once there are more than [`INDEX_FROM`]
 /// (hostile input can send tens of thousands of keys in one object: a scan per key would be
@@ -138,26 +196,40 @@ pub type Map = Keyed<Out>;
 /// The key of an entry of a [`Keyed`] map: one of the keys the providers' objects share
 /// ([`KNOWN_KEYS`]) without an allocation of its own (a result is a few dozen small maps:
 /// copying each key was a quarter of building a Messages result), any other key owned.
+/// A known key is its place in [`KNOWN_KEYS`] (a caller building Python objects keeps one
+/// string per known key: [`Keyed::iter_known`]).
 #[derive(Debug, Clone)]
 enum Key {
-    Known(&'static str),
+    Known(u16),
     Owned(Box<str>),
 }
 
 impl Key {
-    fn new(key: &str) -> Key {
-        match known_key(key) {
-            Some(known) => Key::Known(known),
+    /// The key `key`, known as `known` (its [`known_key`]).
+    fn of(key: &str, known: Option<u16>) -> Key {
+        match known {
+            Some(i) => Key::Known(i),
             None => Key::Owned(key.into()),
         }
     }
 
+    #[cfg(test)]
+    fn new(key: &str) -> Key {
+        Key::of(key, known_key(key))
+    }
+
     fn as_str(&self) -> &str {
         match self {
-            Key::Known(key) => key,
+            Key::Known(i) => KNOWN_KEYS.get(usize::from(*i)).copied().unwrap_or_default(),
             Key::Owned(key) => key,
         }
     }
+}
+
+/// The keys a [`Map`] holds without a copy of its own, each at the place
+/// [`Keyed::iter_known`] gives.
+pub fn known_keys() -> &'static [&'static str] {
+    KNOWN_KEYS
 }
 
 impl PartialEq for Key {
@@ -357,25 +429,30 @@ const KNOWN_KEYS: &[&str] = &[
     "performanceConfig",
 ];
 
-/// `key` as one of [`KNOWN_KEYS`], if it is one: compared only with the known keys of its
-/// length.
-fn known_key(key: &str) -> Option<&'static str> {
-    static BY_LEN: std::sync::OnceLock<Vec<Vec<&'static str>>> = std::sync::OnceLock::new();
+/// `key`'s place in [`KNOWN_KEYS`] (the first, for a key listed twice), if it is one:
+/// compared only with the known keys of its length.
+fn known_key(key: &str) -> Option<u16> {
+    static BY_LEN: std::sync::OnceLock<Vec<Vec<(&'static str, u16)>>> = std::sync::OnceLock::new();
     let by_len = BY_LEN.get_or_init(|| {
-        let mut by_len: Vec<Vec<&'static str>> = Vec::new();
-        for key in KNOWN_KEYS {
+        let mut by_len: Vec<Vec<(&'static str, u16)>> = Vec::new();
+        for (i, key) in KNOWN_KEYS.iter().enumerate() {
             if by_len.len() <= key.len() {
                 by_len.resize_with(key.len() + 1, Vec::new);
             }
-            if let Some(same) = by_len.get_mut(key.len()) {
-                if !same.contains(key) {
-                    same.push(key);
-                }
+            let (Some(same), Ok(i)) = (by_len.get_mut(key.len()), u16::try_from(i)) else {
+                continue;
+            };
+            if !same.iter().any(|(k, _)| k == key) {
+                same.push((key, i));
             }
         }
         by_len
     });
-    by_len.get(key.len())?.iter().find(|k| **k == key).copied()
+    by_len
+        .get(key.len())?
+        .iter()
+        .find(|(k, _)| *k == key)
+        .map(|(_, i)| *i)
 }
 
 impl<V> Default for Keyed<V> {
@@ -410,9 +487,23 @@ impl<V> Keyed<V> {
     }
 
     fn position(&self, key: &str) -> Option<usize> {
-        match &self.index {
-            Some(index) => index.get(key).copied(),
-            None => self.entries.iter().position(|(k, _)| k == key),
+        self.position_of(key, known_key(key))
+    }
+
+    /// [`position`](Self::position) with `key`'s place among the known keys already looked
+    /// up: a known key is found by that number (no compare of bytes), another key among the
+    /// keys that are not known ([`Key::new`] makes every known key's text a `Key::Known`).
+    fn position_of(&self, key: &str, known: Option<u16>) -> Option<usize> {
+        match (&self.index, known) {
+            (Some(index), _) => index.get(key).copied(),
+            (None, Some(i)) => self
+                .entries
+                .iter()
+                .position(|(k, _)| matches!(k, Key::Known(j) if *j == i)),
+            (None, None) => self
+                .entries
+                .iter()
+                .position(|(k, _)| matches!(k, Key::Owned(own) if **own == *key)),
         }
     }
 
@@ -435,12 +526,20 @@ impl<V> Keyed<V> {
 
     /// Sets `key` to `value`: in place when the key exists, else appended.
     pub fn set(&mut self, key: &str, value: V) {
-        if let Some(slot) = self.get_mut(key) {
+        let known = known_key(key);
+        if let Some((_, slot)) = self
+            .position_of(key, known)
+            .and_then(|i| self.entries.get_mut(i))
+        {
             *slot = value;
             return;
         }
         let at = self.entries.len();
-        self.entries.push((Key::new(key), value));
+        if at == 0 {
+            // Most maps are a result's objects of a handful of keys: one allocation for them.
+            self.entries.reserve(FIRST_ROOM);
+        }
+        self.entries.push((Key::of(key, known), value));
         if let Some(index) = &mut self.index {
             index.insert(key.to_owned(), at);
         } else if self.entries.len() > INDEX_FROM {
@@ -488,6 +587,15 @@ impl<V> Keyed<V> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
+    /// The keys and their values in insertion order, each key with its place in
+    /// [`known_keys`] when it is one.
+    pub fn iter_known(&self) -> impl Iterator<Item = (Option<usize>, &str, &V)> {
+        self.entries.iter().map(|(k, v)| match k {
+            Key::Known(i) => (Some(usize::from(*i)), k.as_str(), v),
+            Key::Owned(key) => (None, &**key, v),
+        })
+    }
+
     /// The keys and their values, to change in place, in insertion order.
     pub fn iter_mut(&mut self) -> impl Iterator<Item = (&str, &mut V)> {
         self.entries.iter_mut().map(|(k, v)| (k.as_str(), v))
@@ -530,6 +638,16 @@ pub fn object_map(text: &str) -> Option<Map> {
 /// is built (serde_json's one-level reading was a fifth of a short Messages stream).
 pub fn object_entries(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
     super::cursor::entries(text).or_else(|| entries_by_serde(text))
+}
+
+/// The value of `key` in the JSON object `text` (the last of duplicate keys), as its text:
+/// `Some(None)` when the object has no such key, `None` when `text` is not an object. Read by
+/// the strict cursor without allocating, or by serde_json where the cursor is not sure.
+pub fn object_value<'t>(text: &'t str, key: &str) -> Option<Option<&'t str>> {
+    match super::cursor::lookup(text, key) {
+        Some(found) => Some(found),
+        None => Some(entry(&entries_by_serde(text)?, key)),
+    }
 }
 
 /// serde_json's reading of [`object_entries`] ([`Json::object`], values as their text).

@@ -314,8 +314,19 @@ pub fn out_to_py<'py>(py: Python<'py>, value: &crate::fold::Out) -> PyResult<Bou
         }
         Out::Map(map) => {
             let dict = PyDict::new(py);
-            for (key, value) in map.iter() {
-                dict.set_item(super::strings::key(py, key), out_to_py(py, value)?)?;
+            for (known, key, value) in map.iter_known() {
+                let key = super::strings::known_key(py, known, key);
+                dict.set_item(key, out_to_py(py, value)?)?;
+            }
+            dict.into_any()
+        }
+        // The object as sent, then the keys set over it: a dict's update keeps a key's place
+        // and takes the new value, as `Map::set` does.
+        Out::Patched(p) => {
+            let dict = to_py_dict(py, p.base())?;
+            for (known, key, value) in p.over().iter_known() {
+                let key = super::strings::known_key(py, known, key);
+                dict.set_item(key, out_to_py(py, value)?)?;
             }
             dict.into_any()
         }

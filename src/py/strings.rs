@@ -232,3 +232,22 @@ pub fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
         .flatten()
         .unwrap_or_else(|| PyString::new(py, text))
 }
+
+/// The Python string of each of the result maps' known keys (`crate::json::tree::known_keys`),
+/// made once per process: a fixed list, so keeping them for good costs a bounded few KiB.
+static KNOWN: pyo3::sync::PyOnceLock<Vec<Py<PyString>>> = pyo3::sync::PyOnceLock::new();
+
+/// The string for a map key that is known key `index` (`text`): the one made for it, without a
+/// hash or a compare of its bytes ([`key`] for any other).
+pub fn known_key<'py>(py: Python<'py>, index: Option<usize>, text: &str) -> Bound<'py, PyString> {
+    let known = KNOWN.get_or_init(py, || {
+        crate::json::tree::known_keys()
+            .iter()
+            .map(|k| PyString::new(py, k).unbind())
+            .collect()
+    });
+    match index.and_then(|i| known.get(i)) {
+        Some(s) => s.bind(py).clone(),
+        None => key(py, text),
+    }
+}

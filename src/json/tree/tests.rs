@@ -6,7 +6,8 @@ use super::*;
 #[test]
 fn known_and_other_keys_are_one_map() {
     for key in KNOWN_KEYS {
-        assert_eq!(known_key(key), Some(*key));
+        let place = known_key(key).map(usize::from);
+        assert_eq!(place.and_then(|i| known_keys().get(i)), Some(key));
     }
     for key in [
         "",
@@ -29,6 +30,36 @@ fn known_and_other_keys_are_one_map() {
     assert_eq!(m.remove("vendor_key"), Some(Out::Int(4)));
     let keys: Vec<&str> = m.iter().map(|(k, _)| k).collect();
     assert_eq!(keys, ["id", "k".repeat(100).as_str()]);
+    // A known key is found by its place, another by its text, below and above the index.
+    for n in [3, INDEX_FROM + 5] {
+        let mut m = Map::new();
+        for i in 0..n {
+            m.set(&format!("vendor_{i}"), Out::Int(0));
+        }
+        for (i, key) in ["usage", "id", "usage", "vendor_1", "type", "id"]
+            .iter()
+            .enumerate()
+        {
+            m.set(key, Out::Int(i as i64));
+        }
+        assert_eq!(m.len(), n + 3);
+        assert_eq!(m.get("usage"), Some(&Out::Int(2)));
+        assert_eq!(m.get("id"), Some(&Out::Int(5)));
+        assert_eq!(m.get("vendor_1"), Some(&Out::Int(3)));
+        assert_eq!(m.get("vendor_2"), Some(&Out::Int(0)));
+        assert_eq!(m.get("Usage"), None);
+        // Each key with its place among the known keys, when it is one.
+        for (place, key, _) in m.iter_known() {
+            assert_eq!(
+                place.and_then(|i| known_keys().get(i)).copied(),
+                known_key(key).map(|i| KNOWN_KEYS[usize::from(i)])
+            );
+            assert_eq!(
+                place.is_some(),
+                key == "usage" || key == "id" || key == "type"
+            );
+        }
+    }
 }
 
 #[test]
