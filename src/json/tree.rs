@@ -174,9 +174,6 @@ use super::write::push_str as push_json_string;
 /// and rehashing).
 const INDEX_FROM: usize = 32;
 
-/// The room a [`Keyed`] map makes at its first key.
-const FIRST_ROOM: usize = 8;
-
 /// Keys in insertion order, a later `set` of the same key replacing the value in place (as a
 /// Python dict does), found through a hashed index once there are more than [`INDEX_FROM`]
 /// (hostile input can send tens of thousands of keys in one object: a scan per key would be
@@ -448,10 +445,13 @@ fn known_key(key: &str) -> Option<u16> {
         }
         by_len
     });
+    // The last byte first (keys of a length share their first bytes more often: `input_`,
+    // `output_`, `cache_`), then the bytes.
+    let last = key.as_bytes().last();
     by_len
         .get(key.len())?
         .iter()
-        .find(|(k, _)| *k == key)
+        .find(|(k, _)| k.as_bytes().last() == last && *k == key)
         .map(|(_, i)| *i)
 }
 
@@ -487,12 +487,16 @@ impl<V> Keyed<V> {
     }
 
     fn position(&self, key: &str) -> Option<usize> {
-        self.position_of(key, known_key(key))
+        match &self.index {
+            Some(index) => index.get(key).copied(),
+            None => self.entries.iter().position(|(k, _)| k == key),
+        }
     }
 
     /// [`position`](Self::position) with `key`'s place among the known keys already looked
-    /// up: a known key is found by that number (no compare of bytes), another key among the
-    /// keys that are not known ([`Key::new`] makes every known key's text a `Key::Known`).
+    /// up (as [`set`](Self::set) does to make the key): a known key is found by that number
+    /// (no compare of bytes), another among the keys that are not known (every known key's
+    /// text is a `Key::Known`).
     fn position_of(&self, key: &str, known: Option<u16>) -> Option<usize> {
         match (&self.index, known) {
             (Some(index), _) => index.get(key).copied(),
@@ -535,10 +539,6 @@ impl<V> Keyed<V> {
             return;
         }
         let at = self.entries.len();
-        if at == 0 {
-            // Most maps are a result's objects of a handful of keys: one allocation for them.
-            self.entries.reserve(FIRST_ROOM);
-        }
         self.entries.push((Key::of(key, known), value));
         if let Some(index) = &mut self.index {
             index.insert(key.to_owned(), at);
