@@ -433,9 +433,191 @@ pub fn views<'c>(chunk: &'c Chunk<'c>, mut f: impl FnMut(&ChunkView<'_>, Option<
     }
 }
 
-/// Decodes one document of a chat stream.
+/// Decodes one chunk: in one pass by hand ([`read`]), or, for what that pass leaves (a key
+/// with an escape, a float index, a value of another type, ...: see `crate::json::cursor`)
+/// and for every malformed chunk, by serde_json, which then decides. Either reads a chunk the
+/// same.
 pub fn decode(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
+    match read::chunk(doc) {
+        Some(chunk) => Ok(chunk),
+        None => decode_serde(doc),
+    }
+}
+
+/// Decodes one chunk with serde_json alone (the reading [`decode`]'s own pass must agree with).
+pub fn decode_serde(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
     serde_json::from_str(doc)
+}
+
+/// A chunk read in one pass over its JSON (`crate::json::cursor`), as the `map_struct!`
+/// readers below read it, key for key: the last of a repeated key wins, unknown keys of a
+/// chunk, a choice and a delta are kept raw (checked for depth), a tool call's and a
+/// function's are skipped, `null` is absence. A value kept as a `RawValue` (a vendor key's, a
+/// usage, logprobs, content parts) is read by serde_json where it lies; the first frames of a
+/// stream, which no template fits yet, have few. `None` hands the chunk to serde_json.
+mod read {
+    use std::borrow::Cow;
+
+    use serde_json::value::RawValue;
+
+    use super::{Choice, Chunk, Content, Delta, ToolCall};
+    use crate::json::cursor::Cursor;
+    use crate::json::read::{depth_ok, Str};
+
+    /// A string or `null`.
+    fn opt_str<'a>(c: &mut Cursor<'a>) -> Option<Option<Str<'a>>> {
+        if c.null()? {
+            return Some(None);
+        }
+        Some(Some(Str(c.string()?.0)))
+    }
+
+    /// An integer or `null`.
+    fn opt_int(c: &mut Cursor<'_>) -> Option<Option<i64>> {
+        if c.null()? {
+            return Some(None);
+        }
+        c.integer().map(Some)
+    }
+
+    /// Any value as raw JSON, as `json::read::raw` keeps it (checked for depth).
+    fn raw<'a>(c: &mut Cursor<'a>) -> Option<&'a RawValue> {
+        let value = c.raw_value()?;
+        depth_ok(value.get()).then_some(value)
+    }
+
+    /// Any value as raw JSON, `null` as absence (`json::read::raw_opt`).
+    fn raw_opt<'a>(c: &mut Cursor<'a>) -> Option<Option<&'a RawValue>> {
+        if c.null()? {
+            return Some(None);
+        }
+        raw(c).map(Some)
+    }
+
+    /// A key kept as a vendor extra.
+    fn keep<'a>(extra: &mut crate::json::read::Extra<'a>, key: &'a str, c: &mut Cursor<'a>) -> Option<()> {
+        extra.0.push((Str(Cow::Borrowed(key)), raw(c)?));
+        Some(())
+    }
+
+    pub(super) fn chunk(doc: &str) -> Option<Chunk<'_>> {
+        let mut c = Cursor::new(doc);
+        let mut chunk = Chunk::default();
+        c.members(|c, key| {
+            match key {
+                "id" => chunk.id = opt_str(c)?,
+                "object" => chunk.object = opt_str(c)?,
+                "created" => chunk.created = opt_int(c)?,
+                "model" => chunk.model = opt_str(c)?,
+                "system_fingerprint" => chunk.system_fingerprint = opt_str(c)?,
+                "service_tier" => chunk.service_tier = opt_str(c)?,
+                "choices" => chunk.choices = c.items(choice)?,
+                "usage" => chunk.usage = raw_opt(c)?,
+                "error" => chunk.error = raw_opt(c)?,
+                // `json::read::str_or_skip`: a string, or any other value skipped.
+                "obfuscation" => {
+                    chunk.obfuscation = if c.peek()? == b'"' {
+                        Some(Str(c.string()?.0))
+                    } else {
+                        c.value()?;
+                        None
+                    };
+                }
+                _ => keep(&mut chunk.extra, key, c)?,
+            }
+            Some(())
+        })?;
+        c.at_end().then_some(chunk)
+    }
+
+    fn choice<'a>(c: &mut Cursor<'a>) -> Option<Choice<'a>> {
+        let mut choice = Choice::default();
+        c.members(|c, key| {
+            match key {
+                "index" => choice.index = opt_int(c)?,
+                "delta" | "message" => {
+                    choice.delta = if c.null()? {
+                        Delta::default()
+                    } else {
+                        delta(c)?
+                    };
+                }
+                "finish_reason" => choice.finish_reason = opt_str(c)?,
+                "logprobs" => choice.logprobs = raw_opt(c)?,
+                _ => keep(&mut choice.extra, key, c)?,
+            }
+            Some(())
+        })?;
+        Some(choice)
+    }
+
+    fn delta<'a>(c: &mut Cursor<'a>) -> Option<Delta<'a>> {
+        let mut delta = Delta::default();
+        c.members(|c, key| {
+            match key {
+                "role" => delta.role = opt_str(c)?,
+                // `super::content`: `null` is none, a string its text, any other value parts.
+                "content" => {
+                    delta.content = match c.peek()? {
+                        b'n' => {
+                            c.null()?;
+                            None
+                        }
+                        b'"' => Some(Content::Text(Str(c.string()?.0))),
+                        _ => Some(Content::Parts(c.raw_value()?)),
+                    };
+                }
+                "refusal" => delta.refusal = opt_str(c)?,
+                "reasoning" => delta.reasoning = opt_str(c)?,
+                "reasoning_content" => delta.reasoning_content = opt_str(c)?,
+                "reasoning_details" => delta.reasoning_details = raw_opt(c)?,
+                "tool_calls" => delta.tool_calls = c.items(tool_call)?,
+                _ => keep(&mut delta.extra, key, c)?,
+            }
+            Some(())
+        })?;
+        Some(delta)
+    }
+
+    fn tool_call<'a>(c: &mut Cursor<'a>) -> Option<ToolCall<'a>> {
+        let mut call = ToolCall::default();
+        c.members(|c, key| {
+            match key {
+                "index" => call.index = opt_int(c)?,
+                "id" => call.id = opt_str(c)?,
+                "type" => call.type_ = opt_str(c)?,
+                "function" => {
+                    if !c.null()? {
+                        let (mut name, mut arguments) = (None, None);
+                        c.members(|c, key| {
+                            match key {
+                                "name" => name = opt_str(c)?,
+                                // `json::read::str_or_raw`: a string, or any other value's
+                                // text (checked for depth), `null` none.
+                                "arguments" => {
+                                    arguments = match c.peek()? {
+                                        b'"' => Some(Str(c.string()?.0)),
+                                        _ => raw_opt(c)?.map(|v| Str(Cow::Borrowed(v.get()))),
+                                    };
+                                }
+                                _ => {
+                                    c.value()?;
+                                }
+                            }
+                            Some(())
+                        })?;
+                        call.name = name;
+                        call.arguments = arguments;
+                    }
+                }
+                _ => {
+                    c.value()?;
+                }
+            }
+            Some(())
+        })?;
+        Some(call)
+    }
 }
 
 /// Whether `doc` (a frame's data, `event` its SSE event name) is this dialect's own: the
@@ -528,6 +710,155 @@ map_struct!(Function, "a function object", |function, key, map| {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A chunk as the tests compare two readings of it: every field (`Debug`), and whether
+    /// each string was borrowed from the document (a template finds a borrowed text's place).
+    fn shown(c: &Chunk<'_>) -> String {
+        let b = |s: &Option<Str<'_>>| match s {
+            Some(Str(Cow::Borrowed(_))) => "b",
+            Some(Str(Cow::Owned(_))) => "o",
+            None => "-",
+        };
+        let mut out = format!("{c:?}\n");
+        for s in [&c.id, &c.object, &c.model, &c.system_fingerprint, &c.service_tier, &c.obfuscation] {
+            out.push_str(b(s));
+        }
+        for choice in &c.choices {
+            let d = &choice.delta;
+            let text = match &d.content {
+                Some(Content::Text(t)) => Some(t.clone()),
+                _ => None,
+            };
+            for s in [&choice.finish_reason, &d.role, &text, &d.refusal, &d.reasoning, &d.reasoning_content] {
+                out.push_str(b(s));
+            }
+            for call in &d.tool_calls {
+                for s in [&call.id, &call.type_, &call.name, &call.arguments] {
+                    out.push_str(b(s));
+                }
+            }
+        }
+        out
+    }
+
+    /// The chunks of the chat captures, the shipped sample and the wire-format fixtures.
+    fn captured() -> Vec<String> {
+        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/");
+        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(format!("{root}tests/data/chat"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sse"))
+            .collect();
+        files.push(format!("{root}python/ssewire/_samples/chat.sse").into());
+        let mut docs = Vec::new();
+        for f in files {
+            let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+            docs.extend(
+                text.lines()
+                    .filter_map(|l| l.strip_prefix("data:"))
+                    .map(|d| d.trim_start().to_owned())
+                    .filter(|d| d.starts_with('{')),
+            );
+        }
+        assert!(docs.len() > 100, "{}", docs.len());
+        docs
+    }
+
+    /// The captured chunks: what the one pass reads, serde_json reads the same; nearly every
+    /// chunk serde_json reads, the one pass reads too.
+    #[test]
+    fn one_pass_reads_as_serde_json_reads() {
+        let (mut fast, mut read) = (0, 0);
+        for doc in captured() {
+            let slow = decode_serde(&doc);
+            read += usize::from(slow.is_ok());
+            if let Some(c) = read::chunk(&doc) {
+                fast += 1;
+                assert_eq!(shown(&c), shown(slow.as_ref().unwrap()), "{doc}");
+            }
+        }
+        assert!(fast * 10 >= read * 9, "{fast} of {read}");
+    }
+
+    /// Each rule of the readers, on chunks written for it: `null` as absence, the last of a
+    /// repeated key, vendor keys kept raw, content parts, arguments that are not a string, a
+    /// function object again, padding that is not a string.
+    #[test]
+    fn one_pass_rules_are_serde_jsons() {
+        let docs = [
+            r#"{"id":null,"object":null,"created":null,"model":null,"system_fingerprint":null,"service_tier":null,"choices":null,"usage":null,"error":null,"obfuscation":null}"#,
+            r#"{"id":"a","id":"b\n","created":5,"created":-7,"choices":[{"index":0,"delta":null,"finish_reason":null,"logprobs":null}]}"#,
+            r#"{"choices":[{"index":1,"message":{"role":"assistant","content":"x"},"delta":{"content":"y\u00e9"},"x_vendor":{"a":[1,{}]},"seed":null}],"provider":"p","usage":{"prompt_tokens":1}}"#,
+            r#"{"choices":[{"delta":{"content":[{"type":"thinking","thinking":[{"type":"text","text":"t"}]}],"reasoning":"r","reasoning_content":"c","refusal":"no","reasoning_details":[{"type":"reasoning.text","text":"r"}],"token_id":7}}]}"#,
+            r#"{"choices":[{"delta":{"content":null,"content":5,"reasoning_details":null}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"id":"c1","type":"function","function":{"name":"f","arguments":"{\"a\""}},{"index":1,"function":{"arguments":{"a":1},"x":[]},"extra":true}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":"f"},"function":{"arguments":"1"},"function":null}]}}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":null}},{"delta":{"tool_calls":[{"function":{"arguments":null}}]}}]}"#,
+            r#"{"obfuscation":{"x":1},"error":{"message":"m"},"choices":[]}"#,
+            r#"{"obfuscation":"a\"b"}"#,
+            "{ \"id\" : \"a\" , \"choices\" : [ { \"delta\" : { \"content\" : \"\\n\" } } ] }\r\n ",
+            r#"{}"#,
+        ];
+        for doc in docs {
+            let fast = read::chunk(doc).unwrap_or_else(|| panic!("left to serde_json: {doc}"));
+            assert_eq!(shown(&fast), shown(&decode_serde(doc).unwrap()), "{doc}");
+        }
+        // Left to serde_json, which reads or refuses them.
+        for doc in [
+            r#"{"created":1.5e9}"#,
+            r#"{"created":"1"}"#,
+            r#"{"created":9223372036854775808}"#,
+            r#"{"choices":[{"index":1.0}]}"#,
+            r#"{"id":1}"#,
+            r#"{"choices":[null]}"#,
+            r#"{"choices":[{"delta":[]}]}"#,
+            r#"{"choices":[{"delta":{"tool_calls":[{"function":{"name":5}}]}}]}"#,
+            r#"{"a\n":1}"#,
+            r#"{"choices":[{"delta":{"c\u006fntent":"x"}}]}"#,
+            r#"[]"#,
+            r#"{} x"#,
+        ] {
+            assert!(read::chunk(doc).is_none(), "{doc}");
+        }
+        // A vendor value deeper than the limit: refused, as serde_json refuses it.
+        let deep = format!(r#"{{"x":{}1{}}}"#, "[".repeat(200), "]".repeat(200));
+        assert!(read::chunk(&deep).is_none());
+        assert!(decode(&deep).is_err());
+    }
+
+    proptest::proptest! {
+        /// A captured chunk with bytes cut out, doubled or put in (JSON's own punctuation,
+        /// white space, escapes, keys of other types): what the one pass accepts, serde_json
+        /// accepts and reads the same; what serde_json refuses, the one pass leaves to it.
+        #[test]
+        fn one_pass_never_accepts_what_serde_json_refuses(
+            pick in 0usize..1000,
+            edits in proptest::collection::vec(
+                (0usize..4096, 0usize..3, proptest::sample::select(vec![
+                    "", "\"", "{", "}", "[", "]", ",", ":", " ", "\\", "\\u", "0", "-", ".5",
+                    "e9", "null", "true", "\"index\": 1.0, ", "\"content\": 5, ", "\n",
+                    "\"delta\": null, ", "\"function\": null, ", "\"a\\n\": 1, ",
+                    "\"arguments\": {}, ", "\"x\": [[]], ", "\"obfuscation\": 1, ",
+                ])), 1..4),
+        ) {
+            let docs = captured();
+            let mut doc = docs[pick % docs.len()].clone().into_bytes();
+            for (at, kind, text) in edits {
+                let at = at % (doc.len() + 1);
+                match kind {
+                    0 => { doc.splice(at..(at + 1).min(doc.len()), std::iter::empty()); }
+                    1 => { doc.splice(at..at, text.bytes()); }
+                    _ => { let b = doc.get(at).copied(); doc.splice(at..at, b); }
+                }
+            }
+            let Ok(doc) = String::from_utf8(doc) else { return Ok(()); };
+            let slow = decode_serde(&doc);
+            if let Some(fast) = read::chunk(&doc) {
+                proptest::prop_assert!(slow.is_ok(), "serde_json refuses {doc}");
+                proptest::prop_assert_eq!(shown(&fast), shown(slow.as_ref().unwrap()));
+            }
+        }
+    }
 
     fn together(text: &str, token: i64, seed: &str) -> String {
         format!(
