@@ -462,7 +462,7 @@ mod read {
 
     use super::{Choice, Chunk, Content, Delta, ToolCall};
     use crate::json::cursor::Cursor;
-    use crate::json::read::{depth_ok, Str};
+    use crate::json::read::{depth_ok, Raw, Str};
 
     /// A string or `null`.
     fn opt_str<'a>(c: &mut Cursor<'a>) -> Option<Option<Str<'a>>> {
@@ -495,9 +495,14 @@ mod read {
     }
 
     /// A key kept as a vendor extra.
-    fn keep<'a>(extra: &mut crate::json::read::Extra<'a>, key: &'a str, c: &mut Cursor<'a>) -> Option<()> {
-        extra.0.push((Str(Cow::Borrowed(key)), raw(c)?));
-        Some(())
+    fn keep<'a>(
+        extra: &mut crate::json::read::Extra<'a>,
+        key: &'a str,
+        c: &mut Cursor<'a>,
+    ) -> Option<()> {
+        let text = c.value()?;
+        extra.0.push((Str(Cow::Borrowed(key)), Raw::checked(text)));
+        depth_ok(text).then_some(())
     }
 
     pub(super) fn chunk(doc: &str) -> Option<Chunk<'_>> {
@@ -720,7 +725,14 @@ mod tests {
             None => "-",
         };
         let mut out = format!("{c:?}\n");
-        for s in [&c.id, &c.object, &c.model, &c.system_fingerprint, &c.service_tier, &c.obfuscation] {
+        for s in [
+            &c.id,
+            &c.object,
+            &c.model,
+            &c.system_fingerprint,
+            &c.service_tier,
+            &c.obfuscation,
+        ] {
             out.push_str(b(s));
         }
         for choice in &c.choices {
@@ -729,7 +741,14 @@ mod tests {
                 Some(Content::Text(t)) => Some(t.clone()),
                 _ => None,
             };
-            for s in [&choice.finish_reason, &d.role, &text, &d.refusal, &d.reasoning, &d.reasoning_content] {
+            for s in [
+                &choice.finish_reason,
+                &d.role,
+                &text,
+                &d.refusal,
+                &d.reasoning,
+                &d.reasoning_content,
+            ] {
                 out.push_str(b(s));
             }
             for call in &d.tool_calls {
@@ -744,11 +763,12 @@ mod tests {
     /// The chunks of the chat captures, the shipped sample and the wire-format fixtures.
     fn captured() -> Vec<String> {
         let root = concat!(env!("CARGO_MANIFEST_DIR"), "/");
-        let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(format!("{root}tests/data/chat"))
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "sse"))
-            .collect();
+        let mut files: Vec<std::path::PathBuf> =
+            std::fs::read_dir(format!("{root}tests/data/chat"))
+                .unwrap()
+                .map(|e| e.unwrap().path())
+                .filter(|p| p.extension().is_some_and(|e| e == "sse"))
+                .collect();
         files.push(format!("{root}python/ssewire/_samples/chat.sse").into());
         let mut docs = Vec::new();
         for f in files {

@@ -289,7 +289,7 @@ mod read {
 
     use super::{Candidate, Chunk, Part, Place};
     use crate::json::cursor::Cursor;
-    use crate::json::read::{depth_ok, Str};
+    use crate::json::read::{depth_ok, Raw, Str};
 
     /// A string or `null`.
     fn opt_str<'a>(c: &mut Cursor<'a>) -> Option<Option<Str<'a>>> {
@@ -311,6 +311,18 @@ mod read {
     fn raw<'a>(c: &mut Cursor<'a>) -> Option<&'a RawValue> {
         let value = c.raw_value()?;
         depth_ok(value.get()).then_some(value)
+    }
+
+    /// A key kept as an unknown key: its value's text, read by the cursor (checked for
+    /// depth).
+    fn keep<'a>(
+        extra: &mut crate::json::read::Extra<'a>,
+        key: &'a str,
+        c: &mut Cursor<'a>,
+    ) -> Option<()> {
+        let text = c.value()?;
+        extra.0.push((Str(Cow::Borrowed(key)), Raw::checked(text)));
+        depth_ok(text).then_some(())
     }
 
     /// Any value as raw JSON, `null` as absence.
@@ -341,7 +353,7 @@ mod read {
                 "modelVersion" => chunk.model_version = opt_str(c)?,
                 "responseId" => chunk.response_id = opt_str(c)?,
                 "error" => chunk.error = raw_opt(c)?,
-                _ => chunk.extra.0.push((Str(Cow::Borrowed(key)), raw(c)?)),
+                _ => keep(&mut chunk.extra, key, c)?,
             }
             Some(())
         })?;
@@ -372,7 +384,7 @@ mod read {
                     }
                 }
                 "finishReason" => cand.finish_reason = opt_str(c)?,
-                _ => cand.extra.0.push((Str(Cow::Borrowed(key)), raw(c)?)),
+                _ => keep(&mut cand.extra, key, c)?,
             }
             Some(())
         })?;
@@ -403,7 +415,7 @@ mod read {
                         part.function_call = Some(call);
                     }
                 }
-                _ => part.extra.0.push((Str(Cow::Borrowed(key)), raw(c)?)),
+                _ => keep(&mut part.extra, key, c)?,
             }
             Some(())
         })?;

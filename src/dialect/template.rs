@@ -55,7 +55,7 @@ pub enum RawHole<'a> {
 impl<'a> RawHole<'a> {
     /// The hole a value of a key the decoder does not know can be: a string or a number;
     /// `None` for the other JSON types (they stay fixed parts of a shape).
-    pub fn of(value: &'a serde_json::value::RawValue) -> Option<Self> {
+    pub fn of(value: &crate::json::read::Raw<'a>) -> Option<Self> {
         let text = value.get();
         match text.as_bytes() {
             [b'"', .., b'"'] if text.len() >= 2 => text.get(1..text.len() - 1).map(RawHole::Str),

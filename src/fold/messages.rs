@@ -37,10 +37,10 @@ use super::{
     check_json, entry, json_string, list_of, note, object_entries, object_map, object_value,
     string_of, IntMap, Json, Map, Out, Patched,
 };
-use std::borrow::Cow;
-use std::cell::OnceCell;
 pub use crate::dialect::messages::EventView;
 use crate::json::partial::{Joined, SoFar};
+use std::borrow::Cow;
+use std::cell::OnceCell;
 
 /// Block types whose `input` streams as `input_json_delta` fragments and is `{}` when none came.
 /// Each ends in `tool_use` (a block kept as sent is read only when its text has that).
@@ -372,8 +372,15 @@ impl<'a> Draft<'a> {
     }
 
     /// The start's own value of `key` (the last of duplicate keys).
-    fn sent(text: &'a str, read: &OnceCell<Vec<(Cow<'a, str>, &'a str)>>, key: &str) -> Option<&'a str> {
-        entry(read.get_or_init(|| object_entries(text).unwrap_or_default()), key)
+    fn sent(
+        text: &'a str,
+        read: &OnceCell<Vec<(Cow<'a, str>, &'a str)>>,
+        key: &str,
+    ) -> Option<&'a str> {
+        entry(
+            read.get_or_init(|| object_entries(text).unwrap_or_default()),
+            key,
+        )
     }
 
     fn get(&self, key: &str) -> Option<Cow<'_, Out>> {
@@ -1084,7 +1091,10 @@ mod tests {
         assert!(matches!(&changed, Out::Patched(p) if p.over().len() == 1));
         assert_eq!(
             as_dict(&changed),
-            [("type".to_owned(), "text".into()), ("text".to_owned(), "kept!".into())]
+            [
+                ("type".to_owned(), "text".into()),
+                ("text".to_owned(), "kept!".into())
+            ]
         );
     }
 

@@ -489,15 +489,34 @@ fn out_of_range<E: de::Error>(v: impl fmt::Display) -> E {
     E::custom(format_args!("integer {v} out of range (64-bit signed)"))
 }
 
+/// A JSON value's text where it lies in its document: checked as JSON (by serde_json, or by
+/// the strict cursor, which only takes what serde_json takes) and at most [`MAX_DEPTH`] deep.
+/// A `&RawValue` can only be made by serde_json reading the value again; this is the text the
+/// one-pass readers (`crate::dialect::gemini`, `crate::dialect::chat`) have already read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Raw<'a>(&'a str);
+
+impl<'a> Raw<'a> {
+    /// `text`, a JSON value checked as [`Raw`] says (the caller checked it).
+    pub(crate) fn checked(text: &'a str) -> Raw<'a> {
+        Raw(text)
+    }
+
+    /// The value's text.
+    pub fn get(&self) -> &'a str {
+        self.0
+    }
+}
+
 /// Raw JSON values of keys a struct does not know, kept in arrival order.
 #[derive(Debug, Default)]
-pub struct Extra<'a>(pub Vec<(Str<'a>, &'a RawValue)>);
+pub struct Extra<'a>(pub Vec<(Str<'a>, Raw<'a>)>);
 
 impl<'a> Extra<'a> {
     /// Reads the value of `key` (already read) as raw JSON and keeps it.
     pub fn keep<A: MapAccess<'a>>(&mut self, key: Str<'a>, map: &mut A) -> Result<(), A::Error> {
         let value = raw(map)?;
-        self.0.push((key, value));
+        self.0.push((key, Raw(value.get())));
         Ok(())
     }
 

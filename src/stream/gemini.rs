@@ -7,15 +7,13 @@
 
 use std::borrow::Cow;
 
-use serde_json::value::RawValue;
-
 use super::Upstream;
 use super::{Dialect, Frame, Reader, Sink, State, Subject, Value};
 use crate::dialect::gemini::{self, Candidate, Chunk, Part};
 use crate::dialect::template::{Filled, Shape};
 use crate::dialect::{Belongs, ErrorInfo};
 use crate::fold::gemini::GeminiFold;
-use crate::json::read::{Extra, Str};
+use crate::json::read::{Extra, Raw, Str};
 
 /// What a Gemini stream taps: a chunk (one `GenerateContentResponse`).
 pub type View<'a> = crate::dialect::gemini::Chunk<'a>;
@@ -117,8 +115,8 @@ struct GeminiTemplate<I> {
     /// `safetyRatings` sent with every chunk): the same in every chunk that fits, and folded
     /// again with each (the last value sent wins, and a chunk of another shape may have sent
     /// another value in between).
-    candidate_extra: Vec<(Box<str>, Box<RawValue>)>,
-    chunk_extra: Vec<(Box<str>, Box<RawValue>)>,
+    candidate_extra: Vec<(Box<str>, Box<str>)>,
+    chunk_extra: Vec<(Box<str>, Box<str>)>,
     /// What its items share (the sink's: the index, the model version, the response id).
     item: Option<I>,
 }
@@ -142,14 +140,9 @@ impl<I> GeminiTemplate<I> {
             shape = shape.with_numbers(&counts)?.with_span(&frame.data, usage)?;
         }
         let owned = |s: &Option<Str<'_>>| s.as_ref().map(|s| Box::from(s.as_str()));
-        let extra = |e: &Extra<'_>| -> Option<Vec<(Box<str>, Box<RawValue>)>> {
+        let extra = |e: &Extra<'_>| -> Option<Vec<(Box<str>, Box<str>)>> {
             e.0.iter()
-                .map(|(k, v)| {
-                    Some((
-                        Box::from(k.as_str()),
-                        RawValue::from_string(v.get().into()).ok()?,
-                    ))
-                })
+                .map(|(k, v)| Some((Box::from(k.as_str()), Box::from(v.get()))))
                 .collect()
         };
         Some(GeminiTemplate {
@@ -175,10 +168,10 @@ impl<I> GeminiTemplate<I> {
     ) -> Chunk<'t> {
         let (mut candidates, mut parts) = spare;
         let borrowed = |s: &'t Option<Box<str>>| s.as_deref().map(|s| Str(Cow::Borrowed(s)));
-        let extra = |e: &'t [(Box<str>, Box<RawValue>)]| {
+        let extra = |e: &'t [(Box<str>, Box<str>)]| {
             Extra(
                 e.iter()
-                    .map(|(k, v)| (Str(Cow::Borrowed(&**k)), &**v))
+                    .map(|(k, v)| (Str(Cow::Borrowed(&**k)), Raw::checked(v)))
                     .collect(),
             )
         };
