@@ -13,7 +13,7 @@ seconds="${1:-20}"
 shift || true
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-    targets=(framing partial_json encode_roundtrip translate stream request http_response eventstream relay gemini_decode)
+    targets=(framing partial_json encode_roundtrip translate stream request http_response eventstream relay gemini_decode chat_decode)
 fi
 if ! cargo +nightly --version > /dev/null 2>&1; then
     echo "cargo-fuzz needs the nightly toolchain (rustup toolchain install nightly)"; exit 1
@@ -57,10 +57,11 @@ body = b"".join(enc({":event-type": "chunk", ":message-type": "event"},
 open(f"{out}/invoke", "wb").write(b"\x04" + body)
 PY
         fi
-        if [ "$target" = gemini_decode ]; then
-            # One chunk a file: the data of each event of the Gemini captures.
+        if [ "$target" = gemini_decode ] || [ "$target" = chat_decode ]; then
+            # One chunk a file: the data of each event of the dialect's captures.
+            dialect="${target%_decode}"
             n=0
-            for f in "$here"/../tests/data/gemini/*.sse "$here"/../python/ssewire/_samples/gemini.sse; do
+            for f in "$here"/../tests/data/"$dialect"/*.sse "$here"/../python/ssewire/_samples/"$dialect".sse; do
                 while IFS= read -r line; do
                     case "$line" in data:*) n=$((n + 1)); printf '%s' "${line#data:}" | sed 's/^ //' > "$corpus/chunk-$n" ;; esac
                 done < "$f"
