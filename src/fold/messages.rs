@@ -34,8 +34,8 @@
 
 use super::summary::{texts, Node};
 use super::{
-    check_json, entry, json_string, list_of, note, object_entries, object_map, object_value,
-    string_of, IntMap, Json, Map, Out, Patched,
+    check_json, entry, json_string, list_of, note, object_entries, object_map, string_of, IntMap,
+    Json, Map, Out, Patched,
 };
 pub use crate::dialect::messages::EventView;
 use crate::json::partial::{Joined, SoFar};
@@ -355,39 +355,32 @@ impl Block {
     }
 }
 
-/// A changed block as [`Block::build`] makes it: a start kept as sent (a JSON object's text)
-/// with the changed keys set over it, its own keys read once when one is asked for (not
-/// copied into a map), or a made start's map, changed.
+/// A changed block as [`Block::build`] makes it: a start kept as sent (a JSON object's text,
+/// its entries read once, not copied into a map) with the changed keys set over it, or a made
+/// start's map, changed. A start the one-level reader cannot read (a key that is a lone
+/// surrogate's escape) is read as [`Start::map`] reads it, so the result's JSON and its
+/// Python objects are the same.
 enum Draft<'a> {
-    Over(&'a str, Map, OnceCell<Vec<(Cow<'a, str>, &'a str)>>),
+    Over(&'a str, Vec<(Cow<'a, str>, &'a str)>, Map),
     Made(Map),
 }
 
 impl<'a> Draft<'a> {
     fn of(start: &'a Start) -> Draft<'a> {
-        match start {
-            Start::Sent(text) => Draft::Over(text, Map::new(), OnceCell::new()),
-            Start::Made(map) => Draft::Made(map.clone()),
+        // Read whole here: every build asks at least for the type.
+        if let Start::Sent(text) = start {
+            if let Some(entries) = object_entries(text) {
+                return Draft::Over(text, entries, Map::new());
+            }
         }
-    }
-
-    /// The start's own value of `key` (the last of duplicate keys).
-    fn sent(
-        text: &'a str,
-        read: &OnceCell<Vec<(Cow<'a, str>, &'a str)>>,
-        key: &str,
-    ) -> Option<&'a str> {
-        entry(
-            read.get_or_init(|| object_entries(text).unwrap_or_default()),
-            key,
-        )
+        Draft::Made(start.map())
     }
 
     fn get(&self, key: &str) -> Option<Cow<'_, Out>> {
         match self {
-            Draft::Over(text, over, read) => match over.get(key) {
+            Draft::Over(_, entries, over) => match over.get(key) {
                 Some(value) => Some(Cow::Borrowed(value)),
-                None => Self::sent(text, read, key).map(|v| Cow::Owned(Out::json(v))),
+                None => entry(entries, key).map(|v| Cow::Owned(Out::json(v))),
             },
             Draft::Made(map) => map.get(key).map(Cow::Borrowed),
         }
@@ -395,8 +388,8 @@ impl<'a> Draft<'a> {
 
     fn contains_key(&self, key: &str) -> bool {
         match self {
-            Draft::Over(text, over, read) => {
-                over.contains_key(key) || Self::sent(text, read, key).is_some()
+            Draft::Over(_, entries, over) => {
+                over.contains_key(key) || entry(entries, key).is_some()
             }
             Draft::Made(map) => map.contains_key(key),
         }
@@ -404,13 +397,13 @@ impl<'a> Draft<'a> {
 
     fn set(&mut self, key: &str, value: Out) {
         match self {
-            Draft::Over(_, map, _) | Draft::Made(map) => map.set(key, value),
+            Draft::Over(_, _, map) | Draft::Made(map) => map.set(key, value),
         }
     }
 
     fn built(self) -> Out {
         match self {
-            Draft::Over(text, over, _) => Out::Patched(Box::new(Patched::new(text, over))),
+            Draft::Over(text, _, over) => Out::Patched(Box::new(Patched::new(text, over))),
             Draft::Made(map) => Out::Map(map),
         }
     }
@@ -689,19 +682,26 @@ impl MessagesFold {
     /// `message_delta`'s non-null counts over it (they are cumulative: each replaces the one
     /// before; keys seen only in a delta are added).
     fn usage(&self, base: Option<&str>) -> Out {
-        // The start's usage kept as sent (a JSON value's text: an object when it opens with a
-        // brace), each later usage's keys set over it: a key's new value unless it is null
-        // (`Map::merge_non_null`'s rule; the start's keys are read only for a null).
-        let base = base.filter(|text| text.trim_start().starts_with('{'));
+        // The start's usage kept as sent, each later usage's keys set over it: a key's new
+        // value unless it is null (`Map::merge_non_null`'s rule). The start's keys are read
+        // once, and hashed only if a null asks whether the start had its key (a usage of
+        // thousands of null keys stays linear). A usage the one-level reader cannot read is
+        // none, as `object_map` makes it.
+        let base = base.and_then(|text| Some((text, object_entries(text)?)));
         if base.is_none() && self.usages.is_empty() {
             return Out::Null;
         }
+        let base_keys: OnceCell<std::collections::HashSet<&str>> = OnceCell::new();
         let mut over = Map::new();
         for delta in &self.usages {
             for (key, value) in object_entries(delta).unwrap_or_default() {
                 let had = || {
                     over.contains_key(&key)
-                        || base.is_some_and(|b| object_value(b, &key).flatten().is_some())
+                        || base.as_ref().is_some_and(|(_, entries)| {
+                            base_keys
+                                .get_or_init(|| entries.iter().map(|(k, _)| k.as_ref()).collect())
+                                .contains(key.as_ref())
+                        })
                 };
                 if value.trim() != "null" || !had() {
                     over.set(&key, Out::json(value));
@@ -709,7 +709,7 @@ impl MessagesFold {
             }
         }
         match base {
-            Some(text) => Out::Patched(Box::new(Patched::new(text, over))),
+            Some((text, _)) => Out::Patched(Box::new(Patched::new(text, over))),
             None => Out::Map(over),
         }
     }
@@ -1095,6 +1095,53 @@ mod tests {
                 ("type".to_owned(), "text".into()),
                 ("text".to_owned(), "kept!".into())
             ]
+        );
+    }
+
+    /// A start or a usage the one-level reader cannot read (a key that is a lone surrogate's
+    /// escape: the decoder keeps the value raw) is read as a map reads it, not given as sent
+    /// with keys set over it: its Python objects would then show what its JSON does not.
+    #[test]
+    fn an_unreadable_start_or_usage_is_read_as_a_map_reads_it() {
+        let block = r#"{"type":"text","text":"a","\ud800":1}"#;
+        assert!(object_entries(block).is_none());
+        let mut f = started(&[block]);
+        f.add(&EventView {
+            index: Some(0),
+            delta_type: Some("text_delta"),
+            text: Some("b"),
+            ..ev("content_block_delta")
+        });
+        let built = f.blocks[0].1.build();
+        assert!(matches!(&built, Out::Map(_)), "{built:?}");
+        assert_eq!(built.key("text"), Some(Out::Str("b".into())));
+        let mut f = MessagesFold::new();
+        f.add(&EventView {
+            message: Some(r#"{"id":"m","usage":{"input_tokens":5,"\ud800":1}}"#),
+            ..ev("message_start")
+        });
+        f.add(&EventView {
+            usage: Some(r#"{"output_tokens":3}"#),
+            ..ev("message_delta")
+        });
+        let usage = f.result_usage();
+        assert!(matches!(&usage, Out::Map(_)), "{usage:?}");
+        assert_eq!(usage.to_json(), r#"{"output_tokens":3}"#);
+        // A readable one: the usage as sent, the new count set over it in its place.
+        let mut f = MessagesFold::new();
+        f.add(&EventView {
+            message: Some(r#"{"id":"m","usage":{"input_tokens":5,"output_tokens":1,"x":2}}"#),
+            ..ev("message_start")
+        });
+        f.add(&EventView {
+            usage: Some(r#"{"output_tokens":3,"x":null,"y":null}"#),
+            ..ev("message_delta")
+        });
+        let usage = f.result_usage();
+        assert!(matches!(&usage, Out::Patched(_)), "{usage:?}");
+        assert_eq!(
+            usage.to_json(),
+            r#"{"input_tokens":5,"output_tokens":3,"x":2,"y":null}"#
         );
     }
 

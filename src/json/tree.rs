@@ -193,19 +193,20 @@ pub type Map = Keyed<Out>;
 /// The key of an entry of a [`Keyed`] map: one of the keys the providers' objects share
 /// ([`KNOWN_KEYS`]) without an allocation of its own (a result is a few dozen small maps:
 /// copying each key was a quarter of building a Messages result), any other key owned.
-/// A known key is its place in [`KNOWN_KEYS`] (a caller building Python objects keeps one
-/// string per known key: [`Keyed::iter_known`]).
+/// A known key is its text and its place in [`KNOWN_KEYS`] (a caller building Python objects
+/// keeps one string per known key: [`Keyed::iter_known`]; the text is held too, as a fold's
+/// lookups compare it on every event).
 #[derive(Debug, Clone)]
 enum Key {
-    Known(u16),
+    Known(&'static str, u16),
     Owned(Box<str>),
 }
 
 impl Key {
     /// The key `key`, known as `known` (its [`known_key`]).
-    fn of(key: &str, known: Option<u16>) -> Key {
+    fn of(key: &str, known: Option<(&'static str, u16)>) -> Key {
         match known {
-            Some(i) => Key::Known(i),
+            Some((text, i)) => Key::Known(text, i),
             None => Key::Owned(key.into()),
         }
     }
@@ -217,7 +218,7 @@ impl Key {
 
     fn as_str(&self) -> &str {
         match self {
-            Key::Known(i) => KNOWN_KEYS.get(usize::from(*i)).copied().unwrap_or_default(),
+            Key::Known(text, _) => text,
             Key::Owned(key) => key,
         }
     }
@@ -228,6 +229,9 @@ impl Key {
 pub fn known_keys() -> &'static [&'static str] {
     KNOWN_KEYS
 }
+
+/// How many [`known_keys`] there are.
+pub const KNOWN_COUNT: usize = KNOWN_KEYS.len();
 
 impl PartialEq for Key {
     fn eq(&self, other: &Key) -> bool {
@@ -426,9 +430,9 @@ const KNOWN_KEYS: &[&str] = &[
     "performanceConfig",
 ];
 
-/// `key`'s place in [`KNOWN_KEYS`] (the first, for a key listed twice), if it is one:
-/// compared only with the known keys of its length.
-fn known_key(key: &str) -> Option<u16> {
+/// `key` as one of [`KNOWN_KEYS`] and its place there (the first, for a key listed twice), if
+/// it is one: compared only with the known keys of its length.
+fn known_key(key: &str) -> Option<(&'static str, u16)> {
     static BY_LEN: std::sync::OnceLock<Vec<Vec<(&'static str, u16)>>> = std::sync::OnceLock::new();
     let by_len = BY_LEN.get_or_init(|| {
         let mut by_len: Vec<Vec<(&'static str, u16)>> = Vec::new();
@@ -452,7 +456,7 @@ fn known_key(key: &str) -> Option<u16> {
         .get(key.len())?
         .iter()
         .find(|(k, _)| k.as_bytes().last() == last && *k == key)
-        .map(|(_, i)| *i)
+        .copied()
 }
 
 impl<V> Default for Keyed<V> {
@@ -493,24 +497,6 @@ impl<V> Keyed<V> {
         }
     }
 
-    /// [`position`](Self::position) with `key`'s place among the known keys already looked
-    /// up (as [`set`](Self::set) does to make the key): a known key is found by that number
-    /// (no compare of bytes), another among the keys that are not known (every known key's
-    /// text is a `Key::Known`).
-    fn position_of(&self, key: &str, known: Option<u16>) -> Option<usize> {
-        match (&self.index, known) {
-            (Some(index), _) => index.get(key).copied(),
-            (None, Some(i)) => self
-                .entries
-                .iter()
-                .position(|(k, _)| matches!(k, Key::Known(j) if *j == i)),
-            (None, None) => self
-                .entries
-                .iter()
-                .position(|(k, _)| matches!(k, Key::Owned(own) if **own == *key)),
-        }
-    }
-
     /// The value of `key`, if the map has it.
     pub fn get(&self, key: &str) -> Option<&V> {
         let i = self.position(key)?;
@@ -530,16 +516,13 @@ impl<V> Keyed<V> {
 
     /// Sets `key` to `value`: in place when the key exists, else appended.
     pub fn set(&mut self, key: &str, value: V) {
-        let known = known_key(key);
-        if let Some((_, slot)) = self
-            .position_of(key, known)
-            .and_then(|i| self.entries.get_mut(i))
-        {
+        // Found by its text (a fold's per-event set replaces a value: no known-key lookup).
+        if let Some(slot) = self.get_mut(key) {
             *slot = value;
             return;
         }
         let at = self.entries.len();
-        self.entries.push((Key::of(key, known), value));
+        self.entries.push((Key::of(key, known_key(key)), value));
         if let Some(index) = &mut self.index {
             index.insert(key.to_owned(), at);
         } else if self.entries.len() > INDEX_FROM {
@@ -591,7 +574,7 @@ impl<V> Keyed<V> {
     /// [`known_keys`] when it is one.
     pub fn iter_known(&self) -> impl Iterator<Item = (Option<usize>, &str, &V)> {
         self.entries.iter().map(|(k, v)| match k {
-            Key::Known(i) => (Some(usize::from(*i)), k.as_str(), v),
+            Key::Known(text, i) => (Some(usize::from(*i)), *text, v),
             Key::Owned(key) => (None, &**key, v),
         })
     }

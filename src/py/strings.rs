@@ -234,20 +234,19 @@ pub fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
 }
 
 /// The Python string of each of the result maps' known keys (`crate::json::tree::known_keys`),
-/// made once per process: a fixed list, so keeping them for good costs a bounded few KiB.
-static KNOWN: pyo3::sync::PyOnceLock<Vec<Py<PyString>>> = pyo3::sync::PyOnceLock::new();
+/// each made the first time it is asked for and kept for the process: a fixed list, so keeping
+/// them for good costs a bounded few KiB.
+static KNOWN: [pyo3::sync::PyOnceLock<Py<PyString>>; crate::json::tree::KNOWN_COUNT] =
+    [const { pyo3::sync::PyOnceLock::new() }; crate::json::tree::KNOWN_COUNT];
 
 /// The string for a map key that is known key `index` (`text`): the one made for it, without a
 /// hash or a compare of its bytes ([`key`] for any other).
 pub fn known_key<'py>(py: Python<'py>, index: Option<usize>, text: &str) -> Bound<'py, PyString> {
-    let known = KNOWN.get_or_init(py, || {
-        crate::json::tree::known_keys()
-            .iter()
-            .map(|k| PyString::new(py, k).unbind())
-            .collect()
-    });
-    match index.and_then(|i| known.get(i)) {
-        Some(s) => s.bind(py).clone(),
+    match index.and_then(|i| KNOWN.get(i)) {
+        Some(slot) => slot
+            .get_or_init(py, || PyString::new(py, text).unbind())
+            .bind(py)
+            .clone(),
         None => key(py, text),
     }
 }

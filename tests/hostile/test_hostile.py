@@ -249,6 +249,24 @@ def test_notes_about_a_big_block_are_linear() -> None:
     assert_linear(_notes_on_a_big_block, 40_000)
 
 
+def _null_usage_keys(n: int) -> None:
+    """A ``message_start`` usage of ``n`` keys, then a ``message_delta`` usage setting each to
+    null, and the result read."""
+    keys = [f"k{j:07d}" for j in range(n)]
+    start = {"type": "message_start", "message": {"id": "m", "content": [], "usage": dict.fromkeys(keys, 1)}}
+    delta = {"type": "message_delta", "delta": {}, "usage": dict.fromkeys(keys)}
+    stream = ssewire.MessagesStream()
+    stream.consume(frame(start, "message_start") + frame(delta, "message_delta"))
+    usage = stream.result()["usage"]
+    assert len(usage) == n and usage[keys[-1]] == 1
+
+
+def test_a_usage_of_many_null_keys_is_linear() -> None:
+    """Whether the start's usage had a key a later usage sets to null is a lookup in the
+    start's keys, read once and hashed (each null scanned the whole start: quadratic)."""
+    assert_linear(_null_usage_keys, 2_000)
+
+
 # -- 4. the same result for every split; what follows a JSON body ------------------------------
 
 

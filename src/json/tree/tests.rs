@@ -6,8 +6,11 @@ use super::*;
 #[test]
 fn known_and_other_keys_are_one_map() {
     for key in KNOWN_KEYS {
-        let place = known_key(key).map(usize::from);
-        assert_eq!(place.and_then(|i| known_keys().get(i)), Some(key));
+        let (text, place) = known_key(key).unwrap();
+        assert_eq!(
+            (text, known_keys().get(usize::from(place))),
+            (*key, Some(key))
+        );
     }
     for key in [
         "",
@@ -19,7 +22,7 @@ fn known_and_other_keys_are_one_map() {
     ] {
         assert_eq!(known_key(key), None, "{key}");
     }
-    assert!(matches!(Key::new("usage"), Key::Known(_)));
+    assert!(matches!(Key::new("usage"), Key::Known("usage", _)));
     assert!(matches!(Key::new("vendor_key"), Key::Owned(_)));
     let mut m = Map::new();
     m.set("vendor_key", Out::Int(1));
@@ -30,7 +33,7 @@ fn known_and_other_keys_are_one_map() {
     assert_eq!(m.remove("vendor_key"), Some(Out::Int(4)));
     let keys: Vec<&str> = m.iter().map(|(k, _)| k).collect();
     assert_eq!(keys, ["id", "k".repeat(100).as_str()]);
-    // A known key is found by its place, another by its text, below and above the index.
+    // Known keys and others set again and read, below and above the index.
     for n in [3, INDEX_FROM + 5] {
         let mut m = Map::new();
         for i in 0..n {
@@ -52,7 +55,7 @@ fn known_and_other_keys_are_one_map() {
         for (place, key, _) in m.iter_known() {
             assert_eq!(
                 place.and_then(|i| known_keys().get(i)).copied(),
-                known_key(key).map(|i| KNOWN_KEYS[usize::from(i)])
+                known_key(key).map(|k| k.0)
             );
             assert_eq!(
                 place.is_some(),
