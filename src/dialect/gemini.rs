@@ -639,24 +639,7 @@ mod tests {
     /// The chunks of the Gemini captures and the shipped sample, whole: the one-pass reading
     /// takes each (none is left to serde_json) and reads it as serde_json does.
     fn captured() -> Vec<String> {
-        let root = concat!(env!("CARGO_MANIFEST_DIR"), "/");
-        let mut files: Vec<std::path::PathBuf> =
-            std::fs::read_dir(format!("{root}tests/data/gemini"))
-                .unwrap()
-                .map(|e| e.unwrap().path())
-                .filter(|p| p.extension().is_some_and(|e| e == "sse"))
-                .collect();
-        files.push(format!("{root}python/ssewire/_samples/gemini.sse").into());
-        let mut docs = Vec::new();
-        for f in files {
-            let text = std::fs::read_to_string(&f).unwrap();
-            docs.extend(
-                text.lines()
-                    .filter_map(|l| l.strip_prefix("data:"))
-                    .map(|d| d.trim_start().to_owned())
-                    .filter(|d| d.starts_with('{')),
-            );
-        }
+        let docs = crate::json::cursor::tests::captured_docs("gemini");
         assert!(docs.len() > 20, "{}", docs.len());
         docs
     }
@@ -724,23 +707,17 @@ mod tests {
         fn one_pass_never_accepts_what_serde_json_refuses(
             pick in 0usize..1000,
             edits in proptest::collection::vec(
-                (0usize..4096, 0usize..3, proptest::sample::select(vec![
-                    "", "\"", "{", "}", "[", "]", ",", ":", " ", "\\", "\\u", "0", "-", ".5",
-                    "e9", "null", "true", "\"index\": 1.0, ", "\"text\": 5, ", "\n",
-                    "\"content\": null, ", "\"parts\": null, ", "\"a\\n\": 1, ",
-                ])), 1..4),
+                (0usize..4096, 0usize..3, proptest::sample::select(
+                    crate::json::cursor::tests::edit_pieces(&[
+                        "\"index\": 1.0, ", "\"text\": 5, ", "\"content\": null, ",
+                        "\"parts\": null, ",
+                    ]),
+                )), 1..4),
         ) {
             let docs = captured();
-            let mut doc = docs[pick % docs.len()].clone().into_bytes();
-            for (at, kind, text) in edits {
-                let at = at % (doc.len() + 1);
-                match kind {
-                    0 => { doc.splice(at..(at + 1).min(doc.len()), std::iter::empty()); }
-                    1 => { doc.splice(at..at, text.bytes()); }
-                    _ => { let b = doc.get(at).copied(); doc.splice(at..at, b); }
-                }
-            }
-            let Ok(doc) = String::from_utf8(doc) else { return Ok(()); };
+            let Some(doc) = crate::json::cursor::tests::edited(&docs[pick % docs.len()], &edits) else {
+                return Ok(());
+            };
             let slow = decode_serde(&doc);
             if let Some(fast) = read::chunk(&doc) {
                 proptest::prop_assert!(slow.is_ok(), "serde_json refuses {doc}");

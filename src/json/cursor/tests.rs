@@ -213,6 +213,81 @@ pub(crate) fn object_text(
     doc
 }
 
+/// The data of each event of a dialect's captures (`tests/data/<dialect>/*.sse`) and its
+/// shipped sample that is a JSON object: the one-pass readers' tests hold them to serde_json.
+pub(crate) fn captured_docs(dialect: &str) -> Vec<String> {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/");
+    let mut files: Vec<std::path::PathBuf> =
+        std::fs::read_dir(format!("{root}tests/data/{dialect}"))
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "sse"))
+            .collect();
+    files.push(format!("{root}python/ssewire/_samples/{dialect}.sse").into());
+    let mut docs = Vec::new();
+    for f in files {
+        let text = String::from_utf8_lossy(&std::fs::read(&f).unwrap()).into_owned();
+        docs.extend(
+            text.lines()
+                .filter_map(|l| l.strip_prefix("data:"))
+                .map(|d| d.trim_start().to_owned())
+                .filter(|d| d.starts_with('{')),
+        );
+    }
+    docs
+}
+
+/// The texts the one-pass readers' proptests put into captured documents: JSON's own
+/// punctuation, white space, escapes, literals, a key with an escape, then `own` (a dialect's
+/// keys with values of another type).
+pub(crate) fn edit_pieces(own: &[&'static str]) -> Vec<&'static str> {
+    let common = [
+        "",
+        "\"",
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        " ",
+        "\\",
+        "\\u",
+        "0",
+        "-",
+        ".5",
+        "e9",
+        "null",
+        "true",
+        "\n",
+        "\"a\\n\": 1, ",
+    ];
+    common.iter().chain(own).copied().collect()
+}
+
+/// `doc` with `edits` made in turn, each (a place, a kind, a text): the byte there cut out
+/// (kind 0), the text put in (1), or the byte doubled (2 and up); `None` when the result is
+/// not UTF-8. The one-pass readers' proptests' documents near a captured one.
+pub(crate) fn edited(doc: &str, edits: &[(usize, usize, &str)]) -> Option<String> {
+    let mut doc = doc.as_bytes().to_vec();
+    for &(at, kind, text) in edits {
+        let at = at % (doc.len() + 1);
+        match kind {
+            0 => {
+                doc.splice(at..(at + 1).min(doc.len()), std::iter::empty());
+            }
+            1 => {
+                doc.splice(at..at, text.bytes());
+            }
+            _ => {
+                let b = doc.get(at).copied();
+                doc.splice(at..at, b);
+            }
+        }
+    }
+    String::from_utf8(doc).ok()
+}
+
 /// Puts a stray piece of JSON syntax into `doc` at `stray` (a place, a piece), when there is
 /// one: the proptests' documents one edit away from valid.
 pub(crate) fn put_stray(doc: &mut String, stray: Option<(usize, usize)>) {
