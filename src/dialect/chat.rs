@@ -452,58 +452,16 @@ pub fn decode_serde(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
 /// A chunk read in one pass over its JSON (`crate::json::cursor`), as the `map_struct!`
 /// readers below read it, key for key: the last of a repeated key wins, unknown keys of a
 /// chunk, a choice and a delta are kept raw (checked for depth), a tool call's and a
-/// function's are skipped, `null` is absence. A value kept as a `RawValue` (a vendor key's, a
-/// usage, logprobs, content parts) is read by serde_json where it lies; the first frames of a
+/// function's are skipped, `null` is absence. A value kept as a `RawValue` (a usage, logprobs,
+/// content parts) is read by serde_json where it lies, a vendor key's is kept as the text read; the first frames of a
 /// stream, which no template fits yet, have few. `None` hands the chunk to serde_json.
 mod read {
     use std::borrow::Cow;
 
-    use serde_json::value::RawValue;
-
     use super::{Choice, Chunk, Content, Delta, ToolCall};
+    use crate::json::cursor::field::{keep, opt_int, opt_str, raw_opt};
     use crate::json::cursor::Cursor;
-    use crate::json::read::{depth_ok, Raw, Str};
-
-    /// A string or `null`.
-    fn opt_str<'a>(c: &mut Cursor<'a>) -> Option<Option<Str<'a>>> {
-        if c.null()? {
-            return Some(None);
-        }
-        Some(Some(Str(c.string()?.0)))
-    }
-
-    /// An integer or `null`.
-    fn opt_int(c: &mut Cursor<'_>) -> Option<Option<i64>> {
-        if c.null()? {
-            return Some(None);
-        }
-        c.integer().map(Some)
-    }
-
-    /// Any value as raw JSON, as `json::read::raw` keeps it (checked for depth).
-    fn raw<'a>(c: &mut Cursor<'a>) -> Option<&'a RawValue> {
-        let value = c.raw_value()?;
-        depth_ok(value.get()).then_some(value)
-    }
-
-    /// Any value as raw JSON, `null` as absence (`json::read::raw_opt`).
-    fn raw_opt<'a>(c: &mut Cursor<'a>) -> Option<Option<&'a RawValue>> {
-        if c.null()? {
-            return Some(None);
-        }
-        raw(c).map(Some)
-    }
-
-    /// A key kept as a vendor extra.
-    fn keep<'a>(
-        extra: &mut crate::json::read::Extra<'a>,
-        key: &'a str,
-        c: &mut Cursor<'a>,
-    ) -> Option<()> {
-        let text = c.value()?;
-        extra.0.push((Str(Cow::Borrowed(key)), Raw::checked(text)));
-        depth_ok(text).then_some(())
-    }
+    use crate::json::read::Str;
 
     pub(super) fn chunk(doc: &str) -> Option<Chunk<'_>> {
         let mut c = Cursor::new(doc);

@@ -279,25 +279,14 @@ pub fn decode_serde(doc: &str) -> Result<Chunk<'_>, serde_json::Error> {
 /// A chunk read in one pass over its JSON (`crate::json::cursor`), as the `map_struct!`
 /// readers below read it, key for key: the last of a repeated key wins, unknown keys of a
 /// chunk, a candidate and a part are kept raw (checked for depth), `null` is absence. Every
-/// byte is read once: a value kept as a `RawValue` (an unknown key's, prompt feedback, an
-/// error, a function call) is read by serde_json where it lies; the usage every chunk repeats
-/// is kept as text. `None` hands the chunk to serde_json.
+/// byte is read once: a value kept as a `RawValue` (prompt feedback, an error, a function
+/// call) is read by serde_json where it lies; an unknown key's value and the usage every chunk
+/// repeats are kept as the text read. `None` hands the chunk to serde_json.
 mod read {
-    use std::borrow::Cow;
-
-    use serde_json::value::RawValue;
-
     use super::{Candidate, Chunk, Part, Place};
+    use crate::json::cursor::field::{keep, opt_int, opt_str, raw, raw_opt};
     use crate::json::cursor::Cursor;
-    use crate::json::read::{depth_ok, Raw, Str};
-
-    /// A string or `null`.
-    fn opt_str<'a>(c: &mut Cursor<'a>) -> Option<Option<Str<'a>>> {
-        if c.null()? {
-            return Some(None);
-        }
-        Some(Some(Str(c.string()?.0)))
-    }
+    use crate::json::read::{depth_ok, Str};
 
     /// A boolean or `null` (`false`).
     fn opt_bool(c: &mut Cursor<'_>) -> Option<bool> {
@@ -305,32 +294,6 @@ mod read {
             return Some(false);
         }
         c.boolean()
-    }
-
-    /// Any value as raw JSON, as `json::read::raw` keeps it (checked for depth).
-    fn raw<'a>(c: &mut Cursor<'a>) -> Option<&'a RawValue> {
-        let value = c.raw_value()?;
-        depth_ok(value.get()).then_some(value)
-    }
-
-    /// A key kept as an unknown key: its value's text, read by the cursor (checked for
-    /// depth).
-    fn keep<'a>(
-        extra: &mut crate::json::read::Extra<'a>,
-        key: &'a str,
-        c: &mut Cursor<'a>,
-    ) -> Option<()> {
-        let text = c.value()?;
-        extra.0.push((Str(Cow::Borrowed(key)), Raw::checked(text)));
-        depth_ok(text).then_some(())
-    }
-
-    /// Any value as raw JSON, `null` as absence.
-    fn raw_opt<'a>(c: &mut Cursor<'a>) -> Option<Option<&'a RawValue>> {
-        if c.null()? {
-            return Some(None);
-        }
-        raw(c).map(Some)
     }
 
     pub(super) fn chunk(doc: &str) -> Option<Chunk<'_>> {
@@ -364,7 +327,7 @@ mod read {
         let mut cand = Candidate::default();
         c.members(|c, key| {
             match key {
-                "index" => cand.index = if c.null()? { None } else { Some(c.integer()?) },
+                "index" => cand.index = opt_int(c)?,
                 "content" => {
                     if !c.null()? {
                         let (mut role, mut parts) = (None, Vec::new());

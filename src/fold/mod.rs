@@ -16,8 +16,8 @@ mod intmap;
 pub use intmap::IntMap;
 
 pub use crate::json::tree::{
-    check_json, entry, json_string, list_of, object_entries, object_map, object_text, object_value,
-    string_of, Entry, Json, Keyed, Map, ObjectOr, Out, Patched,
+    check_json, entry, json_string, list_of, object_entries, object_map, object_text, string_of,
+    Entry, Json, Keyed, Map, ObjectOr, Out, Patched,
 };
 
 /// At most this many notes (warnings, mismatches) are kept per fold: each note costs memory,

@@ -288,20 +288,54 @@ pub fn entries(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
     c.at_end().then_some(out)
 }
 
-/// The value of `key` in the JSON object `text` (the last of duplicate keys, as a map keeps
-/// them), read in one pass without allocating: `Some(None)` when the object has no such key;
-/// `None` when `text` is not an object or the reader is not sure.
-pub fn lookup<'t>(text: &'t str, key: &str) -> Option<Option<&'t str>> {
-    let mut c = Cursor::new(text);
-    let mut found = None;
-    c.members(|c, k| {
-        let value = c.value()?;
-        if k == key {
-            found = Some(value);
+/// The fields of the one-pass chunk readers (`crate::dialect::chat`, `crate::dialect::gemini`),
+/// each read as the serde readers beside them read it (`crate::json::read`): `None` leaves the
+/// chunk to serde_json.
+pub mod field {
+    use std::borrow::Cow;
+
+    use serde_json::value::RawValue;
+
+    use super::Cursor;
+    use crate::json::read::{depth_ok, Extra, Raw, Str};
+
+    /// A string or `null`.
+    pub fn opt_str<'a>(c: &mut Cursor<'a>) -> Option<Option<Str<'a>>> {
+        if c.null()? {
+            return Some(None);
         }
-        Some(())
-    })?;
-    c.at_end().then_some(found)
+        Some(Some(Str(c.string()?.0)))
+    }
+
+    /// An integer or `null`.
+    pub fn opt_int(c: &mut Cursor<'_>) -> Option<Option<i64>> {
+        if c.null()? {
+            return Some(None);
+        }
+        c.integer().map(Some)
+    }
+
+    /// Any value as raw JSON, as `json::read::raw` keeps it (checked for depth).
+    pub fn raw<'a>(c: &mut Cursor<'a>) -> Option<&'a RawValue> {
+        let value = c.raw_value()?;
+        depth_ok(value.get()).then_some(value)
+    }
+
+    /// Any value as raw JSON, `null` as absence (`json::read::raw_opt`).
+    pub fn raw_opt<'a>(c: &mut Cursor<'a>) -> Option<Option<&'a RawValue>> {
+        if c.null()? {
+            return Some(None);
+        }
+        raw(c).map(Some)
+    }
+
+    /// `key`'s value kept as an unknown key's (`Extra::keep`): the text the cursor read,
+    /// checked for depth.
+    pub fn keep<'a>(extra: &mut Extra<'a>, key: &'a str, c: &mut Cursor<'a>) -> Option<()> {
+        let text = c.value()?;
+        extra.0.push((Str(Cow::Borrowed(key)), Raw::checked(text)));
+        depth_ok(text).then_some(())
+    }
 }
 
 /// The value of the JSON string `text` (white space around it allowed), read in one pass;

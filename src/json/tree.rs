@@ -76,7 +76,7 @@ impl Patched {
     pub fn get(&self, key: &str) -> Option<Out> {
         match self.over.get(key) {
             Some(value) => Some(value.clone()),
-            None => object_value(&self.base, key).flatten().map(Out::json),
+            None => entry(&object_entries(&self.base)?, key).map(Out::json),
         }
     }
 
@@ -224,13 +224,7 @@ impl Key {
     }
 }
 
-/// The keys a [`Map`] holds without a copy of its own, each at the place
-/// [`Keyed::iter_known`] gives.
-pub fn known_keys() -> &'static [&'static str] {
-    KNOWN_KEYS
-}
-
-/// How many [`known_keys`] there are.
+/// How many keys a [`Map`] knows ([`Keyed::iter_known`] gives each its place below this).
 pub const KNOWN_COUNT: usize = KNOWN_KEYS.len();
 
 impl PartialEq for Key {
@@ -570,8 +564,8 @@ impl<V> Keyed<V> {
         self.entries.iter().map(|(k, v)| (k.as_str(), v))
     }
 
-    /// The keys and their values in insertion order, each key with its place in
-    /// [`known_keys`] when it is one.
+    /// The keys and their values in insertion order, each key with its place among the keys
+    /// a map knows (below [`KNOWN_COUNT`]) when it is one.
     pub fn iter_known(&self) -> impl Iterator<Item = (Option<usize>, &str, &V)> {
         self.entries.iter().map(|(k, v)| match k {
             Key::Known(text, i) => (Some(usize::from(*i)), *text, v),
@@ -621,16 +615,6 @@ pub fn object_map(text: &str) -> Option<Map> {
 /// is built (serde_json's one-level reading was a fifth of a short Messages stream).
 pub fn object_entries(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
     super::cursor::entries(text).or_else(|| entries_by_serde(text))
-}
-
-/// The value of `key` in the JSON object `text` (the last of duplicate keys), as its text:
-/// `Some(None)` when the object has no such key, `None` when `text` is not an object. Read by
-/// the strict cursor without allocating, or by serde_json where the cursor is not sure.
-pub fn object_value<'t>(text: &'t str, key: &str) -> Option<Option<&'t str>> {
-    match super::cursor::lookup(text, key) {
-        Some(found) => Some(found),
-        None => Some(entry(&entries_by_serde(text)?, key)),
-    }
 }
 
 /// serde_json's reading of [`object_entries`] ([`Json::object`], values as their text).

@@ -233,7 +233,7 @@ pub fn key<'py>(py: Python<'py>, text: &str) -> Bound<'py, PyString> {
         .unwrap_or_else(|| PyString::new(py, text))
 }
 
-/// The Python string of each of the result maps' known keys (`crate::json::tree::known_keys`),
+/// The Python string of each of the result maps' known keys (`crate::json::tree::KNOWN_COUNT`),
 /// each made the first time it is asked for and kept for the process: a fixed list, so keeping
 /// them for good costs a bounded few KiB.
 static KNOWN: [pyo3::sync::PyOnceLock<Py<PyString>>; crate::json::tree::KNOWN_COUNT] =

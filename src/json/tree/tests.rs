@@ -8,7 +8,7 @@ fn known_and_other_keys_are_one_map() {
     for key in KNOWN_KEYS {
         let (text, place) = known_key(key).unwrap();
         assert_eq!(
-            (text, known_keys().get(usize::from(place))),
+            (text, KNOWN_KEYS.get(usize::from(place))),
             (*key, Some(key))
         );
     }
@@ -54,7 +54,7 @@ fn known_and_other_keys_are_one_map() {
         // Each key with its place among the known keys, when it is one.
         for (place, key, _) in m.iter_known() {
             assert_eq!(
-                place.and_then(|i| known_keys().get(i)).copied(),
+                place.and_then(|i| KNOWN_KEYS.get(i)).copied(),
                 known_key(key).map(|k| k.0)
             );
             assert_eq!(
