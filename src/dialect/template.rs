@@ -110,6 +110,9 @@ pub struct Shape {
     /// a run of another length on each frame (against token-length side channels); the run
     /// lies outside every string (only the brace follows it), so it changes no value.
     pad_end: bool,
+    /// A line of newline-delimited JSON ([`Shape::as_line`]): read raw with no head, up to
+    /// its LF or CRLF.
+    line: bool,
 }
 
 /// A frame that has a shape: the text hole's string, the first number hole's value, and the
@@ -235,7 +238,21 @@ impl Shape {
             },
             span: None,
             pad_end,
+            line: false,
         })
+    }
+
+    /// This shape as a line of newline-delimited JSON (Ollama's) rather than an SSE frame:
+    /// [`fill_raw_all`](Self::fill_raw_all) reads a line's bytes from their first (no
+    /// `data: `) to a line end, LF or CRLF, as `crate::framing::ndjson::Lines` cuts a line
+    /// (one CR dropped before the LF). Only for a shape without an event type.
+    pub fn as_line(mut self) -> Option<Self> {
+        if self.event.is_some() {
+            return None;
+        }
+        self.head = Box::default();
+        self.line = true;
+        Some(self)
     }
 
     /// Records `inner`, a raw value of the frame `data` this shape was made from (a slice of
@@ -341,6 +358,7 @@ impl Shape {
             head: self.head.clone(),
             span: None,
             pad_end: self.pad_end,
+            line: self.line,
         }
     }
 
@@ -390,6 +408,7 @@ impl Shape {
             head: self.head.clone(),
             span: None,
             pad_end: self.pad_end,
+            line: self.line,
         })
     }
 
@@ -571,7 +590,8 @@ impl Shape {
 
     /// [`fill_raw`](Self::fill_raw), with the span and the raw holes' values (as
     /// [`fill_all`](Self::fill_all)). The data line and the blank line after it may end in LF
-    /// or in CRLF (Gemini's), both the same way.
+    /// or in CRLF (Gemini's), both the same way; a line shape's ([`Shape::as_line`]) line
+    /// ends in LF or CRLF.
     pub fn fill_raw_all<'d>(
         &self,
         bytes: &'d [u8],
@@ -589,12 +609,13 @@ impl Shape {
         // costs no scan of the line for its end (~4% of consuming a Responses body).
         let (line, filled) = self.filled(rest, raws, buf)?;
         let after = rest.get(line..)?;
-        let ending = if after.starts_with(b"\n\n") {
-            2
-        } else if after.starts_with(b"\r\n\r\n") {
-            4
-        } else {
-            return None;
+        // A frame's data line and the blank line after it; a JSON line's own end.
+        let ending = match (self.line, after) {
+            (false, [b'\n', b'\n', ..]) => 2,
+            (false, [b'\r', b'\n', b'\r', b'\n', ..]) => 4,
+            (true, [b'\n', ..]) => 1,
+            (true, [b'\r', b'\n', ..]) => 2,
+            _ => return None,
         };
         Some((start + line + ending, filled))
     }

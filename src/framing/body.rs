@@ -154,9 +154,21 @@ impl Body {
         self.framer.max_event_size()
     }
 
-    /// An event stream, past its first event, between events (see [`Framer::idle`]).
+    /// An event stream, past its first event, between events (see [`Framer::idle`]); or a
+    /// body of JSON lines, past its head, between lines ([`Lines::idle`]).
     pub fn idle(&self) -> bool {
-        self.dispatched && self.mode == Mode::EventStream && self.framer.idle()
+        self.dispatched
+            && match (self.mode, &self.lines) {
+                (Mode::EventStream, _) => self.framer.idle(),
+                (Mode::Lines, Some(lines)) => lines.idle(),
+                _ => false,
+            }
+    }
+
+    /// Whether the body is read as lines of JSON (the framer cuts it at each line feed, not at
+    /// blank lines).
+    pub fn is_lines(&self) -> bool {
+        self.mode == Mode::Lines
     }
 
     /// Frames `input`; a JSON body is collected instead.

@@ -35,6 +35,14 @@ impl Lines {
         }
     }
 
+    /// Whether the framer is between lines: nothing of a line kept, none being dropped. The
+    /// bytes of a line that starts the next input can then be read without it (see
+    /// `dialect::template::Shape::as_line`): it would hand over that line and be back in this
+    /// state.
+    pub fn idle(&self) -> bool {
+        self.tail.is_empty() && !self.dropping
+    }
+
     /// Whether a line was begun and not ended.
     pub fn pending(&self) -> bool {
         self.dropping || self.tail.iter().any(|b| !b.is_ascii_whitespace())

@@ -105,7 +105,7 @@ fn template_of(event: Option<&[u8]>, line: &Line<'_>, doc: &str) -> Option<Templ
     };
     let raws: Vec<RawHole<'_>> = at.map(RawHole::Str).into_iter().collect();
     Some(Template {
-        shape: Shape::with_raws(event, doc, text, &[], &raws)?,
+        shape: Shape::with_raws(event, doc, text, &[], &raws)?.as_line()?,
         hole,
         model: line.model.as_deref().map(str::to_owned),
         role: role.as_deref().map(str::to_owned),
@@ -140,8 +140,8 @@ impl<I> Dialect for OllamaReader<I> {
     }
 
     fn has_template(&self) -> bool {
-        // Lines are framed first (NDJSON), never read off raw bytes.
-        false
+        // Its shape is a line's (`Shape::as_line`): read off raw bytes between lines.
+        self.template.is_some()
     }
 
     fn warnings(&mut self) -> Vec<String> {
@@ -193,7 +193,7 @@ impl<S: OllamaItems> Reader<S> for OllamaReader<S::Item> {
         subject: Subject<'_>,
         sink: &mut S,
     ) -> Result<Option<usize>, S::Error> {
-        let (Some(t), Subject::Frame(frame)) = (&self.template, subject) else {
+        let Some(t) = &self.template else {
             return Ok(None);
         };
         let mut raws = [""; MAX_RAW];
@@ -203,6 +203,16 @@ impl<S: OllamaItems> Reader<S> for OllamaReader<S::Item> {
         if t.dated && raws[0].contains('\\') {
             return Ok(None); // a timestamp with escapes: the decoder reads it
         }
+        // The line's JSON, for an item: a framed line's text, or a raw line's bytes (every
+        // one a fixed part taken from decoded text or a hole checked as UTF-8: checked anyway).
+        let doc: Option<&str> = match subject {
+            Subject::Frame(frame) => Some(&frame.data),
+            Subject::Raw(_) if sink.items() => match crate::text::utf8(hit.data) {
+                Some(doc) => Some(doc),
+                None => return Ok(None),
+            },
+            Subject::Raw(_) => None,
+        };
         let other = t.other.then_some(str_(""));
         let text = Some(str_(hit.text.as_ref()));
         let mut line = Line {
@@ -240,10 +250,10 @@ impl<S: OllamaItems> Reader<S> for OllamaReader<S::Item> {
         state.quiet_hit = hit.text.is_empty();
         self.fold.add(&line);
         state.tap(super::Upstream::Ollama(&line));
-        if sink.items() {
-            sink.line(&line, &frame.data)?;
+        if let (true, Some(doc)) = (sink.items(), doc) {
+            sink.line(&line, doc)?;
         }
-        Ok(Some(0))
+        Ok(Some(hit.len))
     }
 }
 
@@ -271,5 +281,78 @@ mod tests {
         let line = crate::dialect::ollama::decode(doc).unwrap();
         assert!(template_of(None, &line, doc).is_some(), "no template");
         assert_eq!(s.state.fast, 9);
+    }
+
+    /// What a stream of `body` fed `piece` bytes at a time folds to: the result, the error,
+    /// the count of outputs and of lines read on the fast path.
+    fn folded(body: &[u8], piece: usize, limit: usize) -> (String, String, u64, u64) {
+        let mut s: Stream<OllamaReader<()>> = Stream::new(limit);
+        for chunk in body.chunks(piece) {
+            let _ = s.run(chunk, &mut Quiet);
+        }
+        let _ = s.finish(&mut Quiet);
+        let error = format!("{:?}", s.state.error);
+        (
+            s.reader.fold.result().to_json(),
+            error,
+            s.state.outputs,
+            s.state.fast,
+        )
+    }
+
+    /// A plain text line of the stream below (`at` its second).
+    fn text_line(text: &str, at: u32) -> String {
+        format!("{{\"model\":\"m\",\"created_at\":\"2025-01-01T00:00:{at:02}Z\",\"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"done\":false}}")
+    }
+
+    /// Lines read raw between lines (`Shape::as_line`) fold as the line framer and the decoder
+    /// read them, whatever the line ends and whatever odd line is among them.
+    #[test]
+    fn raw_lines_fold_as_framed_lines_do() {
+        let bytes = |s: String| s.into_bytes();
+        let with_text = |raw: &[u8]| {
+            let mut l = bytes(text_line("@", 3));
+            let at = l.iter().position(|&b| b == b'@').unwrap();
+            l.splice(at..=at, raw.iter().copied());
+            l
+        };
+        // The fourth line of each stream, with its end (the others end in LF, or CRLF).
+        let odd: Vec<(Vec<u8>, &[u8])> = vec![
+            (bytes(text_line("w3", 3)), b"\r\n"),
+            (bytes(text_line("w3", 3)), b"\r\r\n"),
+            (bytes(text_line("w3", 3)), b" \n"),
+            (bytes(text_line("w3", 3)), b"\n\n  \n"),
+            (bytes(text_line("w3", 3)), b""), // the line runs into the next
+            (with_text(b"a\xffb"), b"\n"),    // not UTF-8
+            (with_text(b"a\\ud800b"), b"\n"), // a lone surrogate
+            (with_text(b"a\rb"), b"\n"),      // a raw CR
+            (bytes(text_line("w3", 3).replace("00Z", "00\\u005a")), b"\n"),
+            (bytes(text_line(&"y".repeat(300), 3)), b"\n"), // longer than the limit
+            (b"{\"oops".to_vec(), b"\n"),
+            (
+                bytes(text_line("w3", 3).replace("\"created_at\":\"2025-01-01T00:00:03Z\",", "")),
+                b"\n",
+            ),
+        ];
+        for (k, (fourth, end)) in odd.iter().enumerate() {
+            for crlf in [false, true] {
+                let mut body = Vec::new();
+                for i in 0..6 {
+                    if i == 3 {
+                        body.extend_from_slice(fourth);
+                        body.extend_from_slice(end);
+                        continue;
+                    }
+                    body.extend_from_slice(text_line(&format!("w{i}"), i).as_bytes());
+                    body.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
+                }
+                body.extend_from_slice(b"{\"model\":\"m\",\"created_at\":\"z\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\",\"eval_count\":3}\n");
+                let whole = folded(&body, body.len(), 256);
+                let shown = String::from_utf8_lossy(&body);
+                assert_eq!(whole, folded(&body, 1, 256), "case {k}: {shown:?}");
+                assert_eq!(whole, folded(&body, 7, 256), "case {k}: {shown:?}");
+                assert!(whole.3 >= 2, "case {k}: {} lines on the fast path", whole.3);
+            }
+        }
     }
 }

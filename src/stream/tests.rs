@@ -246,7 +246,7 @@ mod spelling {
             (frame(Some("e"), "{}"), b"event: e\ndata: {}\n\n"),
         ];
         for (f, bytes) in yes {
-            assert!(spelled_as_template(&f, bytes), "{bytes:?}");
+            assert!(spelled_as_template(&f, bytes, false), "{bytes:?}");
         }
         let no = [
             (frame(None, "{}"), &b"data:{}\n\n"[..]),
@@ -258,7 +258,23 @@ mod spelling {
             (frame(None, "a\nb"), b"data: a\ndata: b\n\n"),
         ];
         for (f, bytes) in no {
-            assert!(!spelled_as_template(&f, bytes), "{bytes:?}");
+            assert!(!spelled_as_template(&f, bytes, false), "{bytes:?}");
+        }
+        // A JSON line: its data, then LF or CRLF.
+        for (bytes, yes) in [
+            (&b"{}\n"[..], true),
+            (b"{}\r\n", true),
+            (b"{}", false),
+            (b"{}\r\r\n", false),
+            (b"{} \n", false),
+            (b"data: {}\n\n", false),
+        ] {
+            assert_eq!(
+                spelled_as_template(&frame(None, "{}"), bytes, true),
+                yes,
+                "{bytes:?}"
+            );
+            assert!(!spelled_as_template(&frame(Some("e"), "{}"), bytes, true));
         }
     }
 }

@@ -191,6 +191,39 @@ fn whole_frames_are_read_from_the_wire_in_the_template_spelling_only() {
 }
 
 #[test]
+fn a_line_shape_reads_a_json_line_up_to_its_end() {
+    let at = FRAME.find("Hi").unwrap();
+    let line = Shape::new(None, FRAME, &FRAME[at..at + 2], &[])
+        .unwrap()
+        .as_line()
+        .unwrap();
+    // Its line, then the next: LF or CRLF ends it, as the line framer cuts it.
+    for end in ["\n", "\r\n"] {
+        let bytes = format!("{}{end}{}\n", frame("Yo"), frame("Hi"));
+        let (len, text, _) = line.fill_raw(bytes.as_bytes()).unwrap();
+        assert_eq!((len, text.as_ref()), (frame("Yo").len() + end.len(), "Yo"));
+    }
+    // Framed, it reads the line's data as any shape does.
+    assert_eq!(line.fill(None, &frame("Yo")).unwrap().0, "Yo");
+    // No line end yet, another line end, an SSE frame, a second CR: the framer's to read.
+    let plain = frame("Yo");
+    for other in [
+        plain.clone(),
+        format!("{plain}\r"),
+        format!("{plain}\r\r\n"),
+        format!("{plain} \n"),
+        format!("data: {plain}\n\n"),
+        plain.replacen("\"Yo\"", "\"Y\ro\"", 1) + "\n",
+    ] {
+        assert!(line.fill_raw(other.as_bytes()).is_none(), "{other:?}");
+    }
+    // An SSE shape does not read a line, nor a line shape a frame; a named shape is no line.
+    assert!(shape().fill_raw(format!("{plain}\n").as_bytes()).is_none());
+    let named = Shape::new(Some(b"delta"), FRAME, &FRAME[at..at + 2], &[]).unwrap();
+    assert!(named.as_line().is_none());
+}
+
+#[test]
 fn a_template_is_made_from_an_escaped_frame() {
     // The frame's text held escapes, so its decode copied it; its place is found again.
     let first = frame(r#"line\none \"q\" caf\u00e9"#);
