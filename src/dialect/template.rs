@@ -609,13 +609,20 @@ impl Shape {
         // costs no scan of the line for its end (~4% of consuming a Responses body).
         let (line, filled) = self.filled(rest, raws, buf)?;
         let after = rest.get(line..)?;
-        // A frame's data line and the blank line after it; a JSON line's own end.
-        let ending = match (self.line, after) {
-            (false, [b'\n', b'\n', ..]) => 2,
-            (false, [b'\r', b'\n', b'\r', b'\n', ..]) => 4,
-            (true, [b'\n', ..]) => 1,
-            (true, [b'\r', b'\n', ..]) => 2,
-            _ => return None,
+        // A frame's data line and the blank line after it; a JSON line's own end (a blank
+        // line after it taken too, as the line framer skips one).
+        let ending = if after.starts_with(b"\n\n") {
+            2
+        } else if after.starts_with(b"\r\n\r\n") {
+            4
+        } else if !self.line {
+            return None;
+        } else if after.starts_with(b"\n") {
+            1
+        } else if after.starts_with(b"\r\n") {
+            2
+        } else {
+            return None;
         };
         Some((start + line + ending, filled))
     }

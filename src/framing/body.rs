@@ -157,12 +157,10 @@ impl Body {
     /// An event stream, past its first event, between events (see [`Framer::idle`]); or a
     /// body of JSON lines, past its head, between lines ([`Lines::idle`]).
     pub fn idle(&self) -> bool {
-        self.dispatched
-            && match (self.mode, &self.lines) {
-                (Mode::EventStream, _) => self.framer.idle(),
-                (Mode::Lines, Some(lines)) => lines.idle(),
-                _ => false,
-            }
+        if self.mode == Mode::EventStream {
+            return self.dispatched && self.framer.idle();
+        }
+        self.dispatched && self.mode == Mode::Lines && self.lines.as_ref().is_some_and(|l| l.idle())
     }
 
     /// Whether the body is read as lines of JSON (the framer cuts it at each line feed, not at
