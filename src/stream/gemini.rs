@@ -389,14 +389,15 @@ impl<S: GeminiItems> Reader<S> for GeminiReader<S::Item> {
         if sink.items() {
             items(sink, chunk, v.doc)?;
         }
-        // A template is made from the second plain chunk of a kind in a row: making one costs
-        // about two decodes (its usage counts found as number holes), and Gemini's answers are
-        // about seven chunks, a thought, a text with its signature and a few texts, where a
-        // template made from the first of each kind was made twice and used twice.
+        // A template is made from the first plain text chunk, and from the second plain
+        // thought chunk in a row: making one costs about two decodes (its usage counts found
+        // as number holes). Gemini's answers are about seven chunks, their text in a run of
+        // plain chunks (each one that fits spares a decode), their thought summary, when one
+        // is asked for, in one or two (a template made from the first was not used).
         let kind = plain_kind(chunk);
-        let repeated = kind.is_some() && kind == self.last_plain;
+        let make = kind == Some(false) || (kind.is_some() && kind == self.last_plain);
         self.last_plain = kind;
-        if v.whole_frame() && repeated {
+        if v.whole_frame() && make {
             if let Some(mut t) = GeminiTemplate::of(v.frame, chunk) {
                 if sink.items() {
                     t.item = Some(sink.shared(t.index.unwrap_or(0), chunk)?);
@@ -510,7 +511,7 @@ mod tests {
         let body: String = (1..=12).map(|n| chunk(&format!("w{n} "), n * 7)).collect();
         let mut fast = Stream::<GeminiReader<()>>::new(1 << 16);
         fast.run(body.as_bytes(), &mut Quiet).unwrap();
-        assert_eq!(fast.state.fast, 10); // the template is made from the second chunk
+        assert_eq!(fast.state.fast, 11); // the template is made from the first chunk
         assert!(fast.reader.spare.0.capacity() >= 1 && fast.reader.spare.1.capacity() >= 1);
         assert!(fast.reader.spare.0.is_empty() && fast.reader.spare.1.is_empty());
         // The same chunks, each spelled unlike the one before (one space or two after a
@@ -539,11 +540,12 @@ mod tests {
         assert_eq!(integer_members(r#"{"a\n": 1}"#), None);
     }
 
-    /// A template is made from the second plain chunk of a kind in a row, not from a first:
-    /// on an answer of Gemini's usual shape (a thought, a text with its signature, texts, the
-    /// finish) one template is made, from the second plain text, and the third fits it.
+    /// A template is made from the first plain text chunk, and from the second plain thought
+    /// chunk in a row: on an answer of Gemini's usual shape (a thought, a text with its
+    /// signature, texts, the finish) one template is made, from the first plain text, and the
+    /// texts after it fit it; a lone thought makes none, two thoughts in a row make one.
     #[test]
-    fn a_template_is_made_from_the_second_plain_chunk_of_a_kind() {
+    fn a_template_is_made_from_the_first_plain_text_and_the_second_plain_thought() {
         let chunk = |part: &str, n: u32, finish: &str| {
             format!(
                 "data: {{\"candidates\": [{{\"content\": {{\"parts\": [{part}], \"role\": \"model\"}}{finish}, \"index\": 0}}], \"usageMetadata\": {{\"promptTokenCount\": 5, \"candidatesTokenCount\": {n}}}, \"modelVersion\": \"g\"}}\r\n\r\n"
@@ -560,17 +562,20 @@ mod tests {
         .concat();
         let mut s = Stream::<GeminiReader<()>>::new(1 << 16);
         s.run(body.as_bytes(), &mut Quiet).unwrap();
-        assert_eq!(s.state.fast, 1);
+        assert_eq!(s.state.fast, 2);
         let result = s.reader.result().to_json();
         assert!(result.contains(r#""text":"abcde""#), "{result}");
         assert!(result.contains(r#""candidatesTokenCount": 6"#), "{result}");
-        // A thought then a text: neither makes a template (one of each kind).
-        let mut s = Stream::<GeminiReader<()>>::new(1 << 16);
-        let two = [
-            chunk(r#"{"text": "p", "thought": true}"#, 1, ""),
-            chunk(r#"{"text": "q"}"#, 2, ""),
-        ];
-        s.run(two.concat().as_bytes(), &mut Quiet).unwrap();
-        assert!(s.reader.template.is_none());
+        let made = |chunks: &[String]| {
+            let mut s = Stream::<GeminiReader<()>>::new(1 << 16);
+            s.run(chunks.concat().as_bytes(), &mut Quiet).unwrap();
+            s.reader.template.map(|t| t.thought)
+        };
+        let thought = |t: &str| chunk(&format!(r#"{{"text": "{t}", "thought": true}}"#), 1, "");
+        let text = |t: &str| chunk(&format!(r#"{{"text": "{t}"}}"#), 2, "");
+        assert_eq!(made(&[thought("p")]), None);
+        assert_eq!(made(&[thought("p"), thought("q")]), Some(true));
+        assert_eq!(made(&[text("q")]), Some(false));
+        assert_eq!(made(&[thought("p"), text("q")]), Some(false));
     }
 }
