@@ -206,16 +206,16 @@ impl ChatFold {
 
     /// The `chat.completion` object folded so far.
     pub fn result(&self) -> Out {
-        let mut out = Map::new();
-        out.set("id", Out::str_or_null(self.id.as_deref()));
-        out.set("object", Out::Str("chat.completion".into()));
-        out.set("created", self.created.map_or(Out::Null, Out::Int));
-        out.set("model", Out::str_or_null(self.model.as_deref()));
-        out.set(
+        let mut out = Map::with_capacity(8);
+        out.set_new("id", Out::str_or_null(self.id.as_deref()));
+        out.set_new("object", Out::Str("chat.completion".into()));
+        out.set_new("created", self.created.map_or(Out::Null, Out::Int));
+        out.set_new("model", Out::str_or_null(self.model.as_deref()));
+        out.set_new(
             "service_tier",
             Out::str_or_null(self.service_tier.as_deref()),
         );
-        out.set(
+        out.set_new(
             "system_fingerprint",
             Out::str_or_null(self.system_fingerprint.as_deref()),
         );
@@ -225,8 +225,8 @@ impl ChatFold {
             .into_iter()
             .map(|(i, c)| c.build(i))
             .collect();
-        out.set("choices", Out::List(choices));
-        out.set("usage", self.usage.as_deref().map_or(Out::Null, Out::json));
+        out.set_new("choices", Out::List(choices));
+        out.set_new("usage", self.usage.as_deref().map_or(Out::Null, Out::json));
         if let Some(extra) = &self.extra {
             for (key, value) in extra.iter() {
                 if !out.contains_key(key) && !DROPPED_EXTRAS.contains(&key) {
@@ -282,33 +282,33 @@ impl Choice {
     }
 
     fn build(&self, index: i64) -> Out {
-        let mut message = Map::new();
-        message.set(
+        let mut message = Map::with_capacity(4);
+        message.set_new(
             "role",
             Out::Str(self.role.clone().unwrap_or_else(|| "assistant".into())),
         );
-        message.set("content", self.content.build());
+        message.set_new("content", self.content.build());
         let more = self.more.as_deref();
-        message.set(
+        message.set_new(
             "refusal",
             Out::str_or_null(more.and_then(|m| m.refusal.as_deref())),
         );
         if let Some(calls) = &self.tool_calls {
             let calls = calls.sorted().into_iter().map(|(_, c)| c.build()).collect();
-            message.set("tool_calls", Out::List(calls));
+            message.set_new("tool_calls", Out::List(calls));
         }
         if let Some(more) = more {
             more.build_message(&mut message);
         }
-        let mut choice = Map::new();
-        choice.set("index", Out::Int(index));
-        choice.set("message", Out::Map(message));
-        choice.set(
+        let mut choice = Map::with_capacity(4);
+        choice.set_new("index", Out::Int(index));
+        choice.set_new("message", Out::Map(message));
+        choice.set_new(
             "logprobs",
             more.and_then(|m| m.logprobs.as_ref())
                 .map_or(Out::Null, Logprobs::build),
         );
-        choice.set(
+        choice.set_new(
             "finish_reason",
             Out::str_or_null(self.finish_reason.as_deref()),
         );
@@ -477,16 +477,16 @@ impl ToolCall {
     }
 
     fn build(&self) -> Out {
-        let mut function = Map::new();
-        function.set("name", Out::str_or_null(self.name.as_deref()));
-        function.set("arguments", Out::Str(self.arguments.text().to_owned()));
-        let mut call = Map::new();
-        call.set("id", Out::str_or_null(self.id.as_deref()));
-        call.set(
+        let mut function = Map::with_capacity(2);
+        function.set_new("name", Out::str_or_null(self.name.as_deref()));
+        function.set_new("arguments", Out::Str(self.arguments.text().to_owned()));
+        let mut call = Map::with_capacity(3);
+        call.set_new("id", Out::str_or_null(self.id.as_deref()));
+        call.set_new(
             "type",
             Out::Str(self.type_.clone().unwrap_or_else(|| "function".into())),
         );
-        call.set("function", Out::Map(function));
+        call.set_new("function", Out::Map(function));
         Out::Map(call)
     }
 }

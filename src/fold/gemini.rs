@@ -288,18 +288,18 @@ impl Cand {
     }
 
     fn result(&self, index: i64) -> Out {
-        let mut m = Map::new();
+        let mut m = Map::with_capacity(self.keys.len() + 2);
         if self.content {
-            let mut content = Map::new();
-            content.set(
+            let mut content = Map::with_capacity(2);
+            content.set_new(
                 "role",
                 Out::Str(self.role.clone().unwrap_or("model".into())),
             );
-            content.set(
+            content.set_new(
                 "parts",
                 Out::List(self.parts.iter().map(PartOut::result).collect()),
             );
-            m.set("content", Out::Map(content));
+            m.set_new("content", Out::Map(content));
         }
         for (key, value) in self.keys.iter() {
             m.set(key, value.clone());
@@ -320,13 +320,13 @@ impl PartOut {
                 signature,
                 extra,
             } => {
-                let mut m = Map::new();
-                m.set("text", Out::Str(text.clone()));
+                let mut m = Map::with_capacity(1 + extra.len());
+                m.set_new("text", Out::Str(text.clone()));
                 if *thought {
-                    m.set("thought", Out::Bool(true));
+                    m.set_new("thought", Out::Bool(true));
                 }
                 if let Some(sig) = signature {
-                    m.set("thoughtSignature", Out::Str(sig.clone()));
+                    m.set_new("thoughtSignature", Out::Str(sig.clone()));
                 }
                 for (k, v) in extra.iter() {
                     m.set(k, v.clone());
@@ -458,8 +458,8 @@ impl GeminiFold {
 
     /// The `GenerateContentResponse` folded so far.
     pub fn result(&self) -> Out {
-        let mut m = Map::new();
-        m.set(
+        let mut m = Map::with_capacity(1 + self.top.len());
+        m.set_new(
             "candidates",
             Out::List(
                 self.candidates

@@ -508,6 +508,26 @@ impl<V> Keyed<V> {
         self.position(key).is_some()
     }
 
+    /// An empty map with room for `keys` keys (a result's map, whose keys are known).
+    pub fn with_capacity(keys: usize) -> Self {
+        Keyed {
+            entries: Vec::with_capacity(keys),
+            index: None,
+        }
+    }
+
+    /// Appends `key`, which the caller knows the map does not have: [`set`](Self::set)
+    /// without the search for it. Only for a result's fixed keys, each set once and before any
+    /// key the input names (the search was most of building a small result map); a debug
+    /// build checks that the key is new.
+    pub fn set_new(&mut self, key: &'static str, value: V) {
+        if self.index.is_some() || self.entries.len() >= INDEX_FROM {
+            return self.set(key, value);
+        }
+        debug_assert!(!self.contains_key(key), "{key:?} set twice as new");
+        self.entries.push((Key::of(key, known_key(key)), value));
+    }
+
     /// Sets `key` to `value`: in place when the key exists, else appended.
     pub fn set(&mut self, key: &str, value: V) {
         // Found by its text (a fold's per-event set replaces a value: no known-key lookup).

@@ -452,7 +452,10 @@ impl<R: Dialect> Stream<R> {
             let (now, later) = rest.split_at(end);
             let (frames, tl) = frame(&mut self.body, now);
             too_large = too_large.or(tl);
-            let tried = tried && matches!(&frames[..], [f] if spelled_as_template(f, now, lines));
+            // Tried only if the fast path saw the whole frame (one at the size limit did not).
+            let tried = tried
+                && now.len() <= limit
+                && matches!(&frames[..], [f] if spelled_as_template(f, now, lines));
             self.convert_frames(&frames, false, tried, sink)?;
             rest = later;
         }
@@ -662,8 +665,10 @@ impl<R: Dialect> Stream<R> {
 /// (Only a shortcut: a frame tried twice or once folds the same.)
 fn spelled_as_template(frame: &Frame<'_>, bytes: &[u8], line: bool) -> bool {
     if line {
-        // A JSON line: its data and the line end, as `Shape::as_line` reads it.
+        // A JSON line: its data (no CR in it: the fast path stops at one, a shape made from
+        // such a line is never read raw) and the line end, as `Shape::as_line` reads it.
         return frame.event.is_none()
+            && memchr::memchr(b'\r', frame.data.as_bytes()).is_none()
             && matches!(
                 bytes.strip_prefix(frame.data.as_bytes()),
                 Some(b"\n" | b"\r\n")
@@ -697,11 +702,22 @@ fn frame<'a>(body: &mut Body, bytes: &'a [u8]) -> (Vec<Frame<'a>>, Option<TooLar
     (raw.into_iter().map(to_frame).collect(), too_large)
 }
 
-/// Where the first line of `bytes` ends (after its LF; all of them when none). Apart from the
-/// read loop: inlined, it cost each SSE frame there a few instructions.
+/// Where the first line of `bytes` ends (after its LF; all of them when none), with the
+/// empty lines (LF, CRLF) right after it: a run of them goes to the framer in one piece. Apart
+/// from the read loop: inlined, it cost each SSE frame there a few instructions.
 #[inline(never)]
 fn line_end(bytes: &[u8]) -> usize {
-    memchr::memchr(b'\n', bytes).map_or(bytes.len(), |at| at + 1)
+    let Some(at) = memchr::memchr(b'\n', bytes) else {
+        return bytes.len();
+    };
+    let mut end = at + 1;
+    loop {
+        match bytes.get(end..) {
+            Some([b'\n', ..]) => end += 1,
+            Some([b'\r', b'\n', ..]) => end += 2,
+            _ => return end,
+        }
+    }
 }
 
 /// Where the first blank line (LF LF, or LF CR LF) that ends at or after `from` ends in

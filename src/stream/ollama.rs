@@ -37,12 +37,14 @@ enum Hole {
 }
 
 /// A line template: its shape, its open string, and what its lines all say (the model, the
-/// role), for the lines it reads.
+/// role, the remote model and host of a cloud model), for the lines it reads.
 struct Template {
     shape: Shape,
     hole: Hole,
     model: Option<String>,
     role: Option<String>,
+    remote_model: Option<String>,
+    remote_host: Option<String>,
     /// Whether the shape leaves `created_at` open (raw slot 0).
     dated: bool,
     /// Whether the line has the other string of its kind, empty (a text line's `thinking`, a
@@ -109,6 +111,8 @@ fn template_of(event: Option<&[u8]>, line: &Line<'_>, doc: &str) -> Option<Templ
         hole,
         model: line.model.as_deref().map(str::to_owned),
         role: role.as_deref().map(str::to_owned),
+        remote_model: line.remote_model.as_deref().map(str::to_owned),
+        remote_host: line.remote_host.as_deref().map(str::to_owned),
         dated: at.is_some(),
         other: other.is_some(),
     })
@@ -219,6 +223,8 @@ impl<S: OllamaItems> Reader<S> for OllamaReader<S::Item> {
             model: t.model.as_deref().map(str_),
             created_at: t.dated.then(|| str_(raws[0])),
             done: Some(false),
+            remote_model: t.remote_model.as_deref().map(str_),
+            remote_host: t.remote_host.as_deref().map(str_),
             ..Line::default()
         };
         let role = t.role.as_deref().map(str_);
@@ -303,6 +309,71 @@ mod tests {
     /// A plain text line of the stream below (`at` its second).
     fn text_line(text: &str, at: u32) -> String {
         format!("{{\"model\":\"m\",\"created_at\":\"2025-01-01T00:00:{at:02}Z\",\"message\":{{\"role\":\"assistant\",\"content\":\"{text}\"}},\"done\":false}}")
+    }
+
+    /// A line's remote model and host (Ollama's cloud models) fold from a line the template
+    /// reads as from a decoded one, whatever the cuts; a template made from a line whose data
+    /// keeps a CR (CR CR LF ends) still reads the lines framed, and a line at the size limit
+    /// is read framed (the fast path did not see it whole). (A review's findings.)
+    #[test]
+    fn remote_models_and_odd_ends_fold_alike_on_every_path() {
+        let line = |at: &str, remote: &str, content: &str| {
+            format!("{{\"model\":\"m\",\"created_at\":\"{at}\",\"remote_model\":\"{remote}\",\"remote_host\":\"h{remote}\",\"message\":{{\"role\":\"assistant\",\"content\":\"{content}\"}},\"done\":false}}")
+        };
+        let call = r#"{"model":"m","created_at":"t2","remote_model":"rB","remote_host":"hrB","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":{}}}]},"done":false}"#;
+        let cut_before_lf = |body: &[u8], limit: usize| {
+            let mut s: Stream<OllamaReader<()>> = Stream::new(limit);
+            let mut from = 0;
+            for (i, &b) in body.iter().enumerate() {
+                if b == b'\n' {
+                    let _ = s.run(&body[from..i], &mut Quiet);
+                    from = i;
+                }
+            }
+            let _ = s.run(&body[from..], &mut Quiet);
+            let _ = s.finish(&mut Quiet);
+            s.reader.fold.result().to_json()
+        };
+        for end in ["\r\r\n", "\n", "\r\n"] {
+            let body = [
+                line("t1", "rA", "a"),
+                call.to_owned(),
+                line("t3", "rA", "b"),
+            ]
+            .join(end)
+                + end;
+            let body = body.as_bytes();
+            let whole = folded(body, body.len(), 1 << 16);
+            assert!(
+                whole.0.contains(r#""remote_model":"rA""#),
+                "{end:?}: {}",
+                whole.0
+            );
+            assert!(
+                whole.0.contains(r#""remote_host":"hrA""#),
+                "{end:?}: {}",
+                whole.0
+            );
+            assert_eq!(whole, folded(body, 1, 1 << 16), "{end:?}");
+            assert_eq!(whole.0, cut_before_lf(body, 1 << 16), "{end:?}");
+        }
+        // Every line ends CR CR LF: the template keeps its CR and reads the lines framed.
+        let body: String = (0..6)
+            .map(|i| line(&format!("t{i}"), "r", "w") + "\r\r\n")
+            .collect();
+        assert_eq!(folded(body.as_bytes(), body.len(), 1 << 16).3, 5);
+        // The last line exactly at the limit: read, and alike whole and by byte.
+        let (first, last) = (
+            line("t1", "rA", "a"),
+            line("t3", "rA", "bbbbbbbbbbbbbbbbbbbb"),
+        );
+        let body = format!("{first}\n{call}\n{last}\n");
+        let limit = last.len();
+        let whole = folded(body.as_bytes(), body.len(), limit);
+        assert!(whole.0.contains(r#""remote_model":"rA""#), "{}", whole.0);
+        assert_eq!(whole.3, 1, "the line at the limit took no shortcut");
+        assert_eq!(whole, folded(body.as_bytes(), 1, limit));
+        assert_eq!(whole.0, cut_before_lf(body.as_bytes(), limit));
     }
 
     /// Lines read raw between lines (`Shape::as_line`) fold as the line framer and the decoder
