@@ -369,6 +369,11 @@ impl<'a> Draft<'a> {
     fn of(start: &'a Start) -> Draft<'a> {
         // Read whole here: every build asks at least for the type.
         if let Start::Sent(text) = start {
+            // The start of every text and thinking block, in Anthropic's spelling or Python's:
+            // its map made without a read (the block's text is set over it at once).
+            if let Some(map) = empty_start(text) {
+                return Draft::Made(map);
+            }
             if let Some(entries) = object_entries(text) {
                 return Draft::Over(text, entries, Map::new());
             }
@@ -407,6 +412,31 @@ impl<'a> Draft<'a> {
             Draft::Made(map) => Out::Map(map),
         }
     }
+}
+
+/// The map of an empty text or thinking block's start spelled as Anthropic or Python's
+/// `json.dumps` spells it (`{"type":"text","text":""}`; a thinking block's with its empty
+/// signature), as reading it would make it; `None` for any other text.
+fn empty_start(text: &str) -> Option<Map> {
+    const STARTS: [(&str, &[&str]); 4] = [
+        (r#"{"type":"text","text":""}"#, &["text"]),
+        (r#"{"type": "text", "text": ""}"#, &["text"]),
+        (
+            r#"{"type":"thinking","thinking":"","signature":""}"#,
+            &["thinking", "signature"],
+        ),
+        (
+            r#"{"type": "thinking", "thinking": "", "signature": ""}"#,
+            &["thinking", "signature"],
+        ),
+    ];
+    let (_, keys) = STARTS.iter().find(|(spelled, _)| *spelled == text)?;
+    let mut map = Map::with_capacity(1 + keys.len());
+    map.set_new("type", Out::Str(keys.first()?.to_string()));
+    for key in *keys {
+        map.set_new(key, Out::Str(String::new()));
+    }
+    Some(map)
 }
 
 /// Whether a block of type `kind` gets `"input": {}`: a tool block ([`TOOL_BLOCKS`]) that has
@@ -750,20 +780,20 @@ impl MessagesFold {
             Some(r) if !show(Some(&r)).is_empty() && !r.is_null() => r,
             _ => Out::Str("assistant".into()),
         };
-        let mut out = Map::new();
-        out.set("id", get("id"));
-        out.set("type", Out::Str("message".into()));
-        out.set("role", role);
-        out.set(
+        let mut out = Map::with_capacity(8 + entries.len());
+        out.set_new("id", get("id"));
+        out.set_new("type", Out::Str("message".into()));
+        out.set_new("role", role);
+        out.set_new(
             "model",
             self.answered_by.clone().unwrap_or_else(|| get("model")),
         );
-        out.set("content", Out::List(content));
+        out.set_new("content", Out::List(content));
         for key in ["stop_reason", "stop_sequence"] {
             let value = self.delta.get(key).cloned().unwrap_or_else(|| get(key));
-            out.set(key, value);
+            out.set_new(key, value);
         }
-        out.set("usage", self.usage(entry(&entries, "usage")));
+        out.set_new("usage", self.usage(entry(&entries, "usage")));
         for (key, _) in entries.iter() {
             if !out.contains_key(key) {
                 out.set(key, get(key));
@@ -1047,6 +1077,34 @@ mod tests {
             });
         }
         f
+    }
+
+    /// An empty text or thinking block's start is made without a read, as reading it makes
+    /// it; a start spelled any other way is read.
+    #[test]
+    fn an_empty_start_is_made_as_its_read_makes_it() {
+        for text in [
+            r#"{"type":"text","text":""}"#,
+            r#"{"type": "text", "text": ""}"#,
+            r#"{"type":"thinking","thinking":"","signature":""}"#,
+            r#"{"type": "thinking", "thinking": "", "signature": ""}"#,
+        ] {
+            let made = empty_start(text).expect(text);
+            assert_eq!(
+                Out::Map(made).to_json(),
+                Out::Map(object_map(text).unwrap()).to_json()
+            );
+        }
+        for other in [
+            r#"{"type":"text","text":"a"}"#,
+            r#"{"type":"text","text":"","citations":[]}"#,
+            r#"{"text":"","type":"text"}"#,
+            r#"{"type":"text", "text":""}"#,
+            r#" {"type":"text","text":""}"#,
+            r#"{"type":"thinking","thinking":""}"#,
+        ] {
+            assert!(empty_start(other).is_none(), "{other}");
+        }
     }
 
     #[test]

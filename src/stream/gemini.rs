@@ -456,6 +456,8 @@ impl<S: GeminiItems> Reader<S> for GeminiReader<S::Item> {
             sink.hit(shared, &text, t.thought, span, data)?;
         }
         self.last_plain = Some(t.thought);
+        // An empty text is no output, as a decode counts it (`is_output`).
+        state.quiet_hit = text.is_empty();
         let (candidates, parts) = std::mem::take(&mut self.spare);
         let chunk = t.chunk(text, span, (recycle(candidates), recycle(parts)));
         self.fold.add(&chunk);
@@ -538,6 +540,35 @@ mod tests {
         );
         assert_eq!(integer_members("[1]"), None);
         assert_eq!(integer_members(r#"{"a\n": 1}"#), None);
+    }
+
+    /// A chunk of an empty text that fits the template is no output, as a decoded one is not
+    /// (a review's finding: the fast path counted it).
+    #[test]
+    fn an_empty_text_on_the_fast_path_is_no_output() {
+        let chunk = |text: &str, n: u32, finish: &str| {
+            format!(
+                "data: {{\"candidates\": [{{\"content\": {{\"parts\": [{{\"text\": \"{text}\"}}], \"role\": \"model\"}}{finish}}}], \"usageMetadata\": {{\"promptTokenCount\": 5, \"candidatesTokenCount\": {n}}}, \"modelVersion\": \"g\"}}\r\n\r\n"
+            )
+        };
+        let body = [
+            chunk("a", 1, ""),
+            chunk("", 2, ""),
+            chunk("b", 3, ""),
+            chunk("", 4, r#", "finishReason": "STOP""#),
+        ]
+        .concat();
+        let run = |piece: usize| {
+            let mut s = Stream::<GeminiReader<()>>::new(1 << 16);
+            for p in body.as_bytes().chunks(piece) {
+                s.run(p, &mut Quiet).unwrap();
+            }
+            (s.state.outputs, s.state.fast)
+        };
+        let (whole, by_byte) = (run(body.len()), run(1));
+        assert_eq!(whole.0, 2, "{whole:?}");
+        assert_eq!(whole.0, by_byte.0);
+        assert!(whole.1 >= 2, "{whole:?}");
     }
 
     /// A template is made from the first plain text chunk, and from the second plain thought
