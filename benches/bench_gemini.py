@@ -176,3 +176,18 @@ def test_gemini_accumulate_whole_body(benchmark: Any, corpora: Any, peer: str) -
     assert summarize(run(reads)) == reference(corpora.quick), f"{peer} disagrees with ssewire"
     benchmark.extra_info.update({"events": corpus.events, "bytes": len(corpus.body), "reads": 1})
     benchmark(run, reads)
+
+
+def test_gemini_vertex_runs() -> None:
+    """``gemini_vertex.py`` runs (one small round): the Vertex-spelled answer is read whole
+    and its result is the answer's text."""
+    import gemini_vertex
+
+    data = gemini_vertex.body()
+    s = ssewire.GeminiStream()
+    s.consume(data)
+    parts = s.result()["candidates"][0]["content"]["parts"]
+    assert len(ssewire.SSEParser().feed(data)) == 6
+    assert "".join(p["text"] for p in parts).startswith("1. ")
+    t = gemini_vertex.row(rounds=1, reps=2)
+    assert set(t) == {"ssewire", "SSEParser", "msgspec"} and all(v > 0 for v in t.values())
