@@ -100,7 +100,7 @@ pub struct Shape {
     one_line: bool,
     /// The wire bytes before the data of a frame of this shape, as [`Shape::fill_raw`] reads
     /// them: `event: <type>\n` (when the shape has a type) and `data: `. One comparison
-    /// instead of four.
+    /// instead of four. Empty for a line of JSON ([`Shape::as_line`]), which has none.
     head: Box<[u8]>,
     /// A raw value of the frame that spans holes (Gemini's `usageMetadata`, whose counts are
     /// number holes): where it starts and ends, each as (part, offset in the part).
@@ -110,9 +110,6 @@ pub struct Shape {
     /// a run of another length on each frame (against token-length side channels); the run
     /// lies outside every string (only the brace follows it), so it changes no value.
     pad_end: bool,
-    /// A line of newline-delimited JSON ([`Shape::as_line`]): read raw with no head, up to
-    /// its LF or CRLF.
-    line: bool,
 }
 
 /// A frame that has a shape: the text hole's string, the first number hole's value, and the
@@ -238,7 +235,6 @@ impl Shape {
             },
             span: None,
             pad_end,
-            line: false,
         })
     }
 
@@ -251,7 +247,6 @@ impl Shape {
             return None;
         }
         self.head = Box::default();
-        self.line = true;
         Some(self)
     }
 
@@ -358,7 +353,6 @@ impl Shape {
             head: self.head.clone(),
             span: None,
             pad_end: self.pad_end,
-            line: self.line,
         }
     }
 
@@ -408,7 +402,6 @@ impl Shape {
             head: self.head.clone(),
             span: None,
             pad_end: self.pad_end,
-            line: self.line,
         })
     }
 
@@ -615,7 +608,8 @@ impl Shape {
             2
         } else if after.starts_with(b"\r\n\r\n") {
             4
-        } else if !self.line {
+        } else if !self.head.is_empty() {
+            // A frame's (a line shape has no head).
             return None;
         } else if after.starts_with(b"\n") {
             1

@@ -542,20 +542,28 @@ mod tests {
         assert_eq!(integer_members(r#"{"a\n": 1}"#), None);
     }
 
+    /// A frame of one candidate with `part`, `n` candidate tokens and `finish` after its
+    /// content (`""`, or `, "finishReason": ...`).
+    fn chunk(part: &str, n: u32, finish: &str) -> String {
+        format!(
+            "data: {{\"candidates\": [{{\"content\": {{\"parts\": [{part}], \"role\": \"model\"}}{finish}, \"index\": 0}}], \"usageMetadata\": {{\"promptTokenCount\": 5, \"candidatesTokenCount\": {n}}}, \"modelVersion\": \"g\"}}\r\n\r\n"
+        )
+    }
+
+    /// [`chunk`] of a plain text.
+    fn text(text: &str, n: u32, finish: &str) -> String {
+        chunk(&format!(r#"{{"text": "{text}"}}"#), n, finish)
+    }
+
     /// A chunk of an empty text that fits the template is no output, as a decoded one is not
     /// (a review's finding: the fast path counted it).
     #[test]
     fn an_empty_text_on_the_fast_path_is_no_output() {
-        let chunk = |text: &str, n: u32, finish: &str| {
-            format!(
-                "data: {{\"candidates\": [{{\"content\": {{\"parts\": [{{\"text\": \"{text}\"}}], \"role\": \"model\"}}{finish}}}], \"usageMetadata\": {{\"promptTokenCount\": 5, \"candidatesTokenCount\": {n}}}, \"modelVersion\": \"g\"}}\r\n\r\n"
-            )
-        };
         let body = [
-            chunk("a", 1, ""),
-            chunk("", 2, ""),
-            chunk("b", 3, ""),
-            chunk("", 4, r#", "finishReason": "STOP""#),
+            text("a", 1, ""),
+            text("", 2, ""),
+            text("b", 3, ""),
+            text("", 4, r#", "finishReason": "STOP""#),
         ]
         .concat();
         let run = |piece: usize| {
@@ -577,18 +585,13 @@ mod tests {
     /// texts after it fit it; a lone thought makes none, two thoughts in a row make one.
     #[test]
     fn a_template_is_made_from_the_first_plain_text_and_the_second_plain_thought() {
-        let chunk = |part: &str, n: u32, finish: &str| {
-            format!(
-                "data: {{\"candidates\": [{{\"content\": {{\"parts\": [{part}], \"role\": \"model\"}}{finish}, \"index\": 0}}], \"usageMetadata\": {{\"promptTokenCount\": 5, \"candidatesTokenCount\": {n}}}, \"modelVersion\": \"g\"}}\r\n\r\n"
-            )
-        };
         let body = [
             chunk(r#"{"text": "plan", "thought": true}"#, 1, ""),
             chunk(r#"{"text": "a", "thoughtSignature": "c2ln"}"#, 2, ""),
-            chunk(r#"{"text": "b"}"#, 3, ""),
-            chunk(r#"{"text": "c"}"#, 4, ""),
-            chunk(r#"{"text": "d"}"#, 5, ""),
-            chunk(r#"{"text": "e"}"#, 6, r#", "finishReason": "STOP""#),
+            text("b", 3, ""),
+            text("c", 4, ""),
+            text("d", 5, ""),
+            text("e", 6, r#", "finishReason": "STOP""#),
         ]
         .concat();
         let mut s = Stream::<GeminiReader<()>>::new(1 << 16);
@@ -603,10 +606,9 @@ mod tests {
             s.reader.template.map(|t| t.thought)
         };
         let thought = |t: &str| chunk(&format!(r#"{{"text": "{t}", "thought": true}}"#), 1, "");
-        let text = |t: &str| chunk(&format!(r#"{{"text": "{t}"}}"#), 2, "");
         assert_eq!(made(&[thought("p")]), None);
         assert_eq!(made(&[thought("p"), thought("q")]), Some(true));
-        assert_eq!(made(&[text("q")]), Some(false));
-        assert_eq!(made(&[thought("p"), text("q")]), Some(false));
+        assert_eq!(made(&[text("q", 2, "")]), Some(false));
+        assert_eq!(made(&[thought("p"), text("q", 2, "")]), Some(false));
     }
 }

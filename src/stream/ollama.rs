@@ -289,12 +289,15 @@ mod tests {
         assert_eq!(s.state.fast, 9);
     }
 
-    /// What a stream of `body` fed `piece` bytes at a time folds to: the result, the error,
-    /// the count of outputs and of lines read on the fast path.
-    fn folded(body: &[u8], piece: usize, limit: usize) -> (String, String, u64, u64) {
+    /// What a stream fed `pieces` folds to: the result, the error, the count of outputs and of
+    /// lines read on the fast path.
+    fn folded<'b>(
+        pieces: impl IntoIterator<Item = &'b [u8]>,
+        limit: usize,
+    ) -> (String, String, u64, u64) {
         let mut s: Stream<OllamaReader<()>> = Stream::new(limit);
-        for chunk in body.chunks(piece) {
-            let _ = s.run(chunk, &mut Quiet);
+        for piece in pieces {
+            let _ = s.run(piece, &mut Quiet);
         }
         let _ = s.finish(&mut Quiet);
         let error = format!("{:?}", s.state.error);
@@ -304,6 +307,18 @@ mod tests {
             s.state.outputs,
             s.state.fast,
         )
+    }
+
+    /// `body` cut right before each line feed.
+    fn before_lf(body: &[u8]) -> Vec<&[u8]> {
+        let mut pieces = Vec::new();
+        let mut from = 0;
+        for at in memchr::memchr_iter(b'\n', body) {
+            pieces.push(&body[from..at]);
+            from = at;
+        }
+        pieces.push(&body[from..]);
+        pieces
     }
 
     /// A plain text line of the stream below (`at` its second).
@@ -321,19 +336,6 @@ mod tests {
             format!("{{\"model\":\"m\",\"created_at\":\"{at}\",\"remote_model\":\"{remote}\",\"remote_host\":\"h{remote}\",\"message\":{{\"role\":\"assistant\",\"content\":\"{content}\"}},\"done\":false}}")
         };
         let call = r#"{"model":"m","created_at":"t2","remote_model":"rB","remote_host":"hrB","message":{"role":"assistant","content":"","tool_calls":[{"function":{"name":"f","arguments":{}}}]},"done":false}"#;
-        let cut_before_lf = |body: &[u8], limit: usize| {
-            let mut s: Stream<OllamaReader<()>> = Stream::new(limit);
-            let mut from = 0;
-            for (i, &b) in body.iter().enumerate() {
-                if b == b'\n' {
-                    let _ = s.run(&body[from..i], &mut Quiet);
-                    from = i;
-                }
-            }
-            let _ = s.run(&body[from..], &mut Quiet);
-            let _ = s.finish(&mut Quiet);
-            s.reader.fold.result().to_json()
-        };
         for end in ["\r\r\n", "\n", "\r\n"] {
             let body = [
                 line("t1", "rA", "a"),
@@ -343,7 +345,7 @@ mod tests {
             .join(end)
                 + end;
             let body = body.as_bytes();
-            let whole = folded(body, body.len(), 1 << 16);
+            let whole = folded([body], 1 << 16);
             assert!(
                 whole.0.contains(r#""remote_model":"rA""#),
                 "{end:?}: {}",
@@ -354,14 +356,14 @@ mod tests {
                 "{end:?}: {}",
                 whole.0
             );
-            assert_eq!(whole, folded(body, 1, 1 << 16), "{end:?}");
-            assert_eq!(whole.0, cut_before_lf(body, 1 << 16), "{end:?}");
+            assert_eq!(whole, folded(body.chunks(1), 1 << 16), "{end:?}");
+            assert_eq!(whole, folded(before_lf(body), 1 << 16), "{end:?}");
         }
         // Every line ends CR CR LF: the template keeps its CR and reads the lines framed.
         let body: String = (0..6)
             .map(|i| line(&format!("t{i}"), "r", "w") + "\r\r\n")
             .collect();
-        assert_eq!(folded(body.as_bytes(), body.len(), 1 << 16).3, 5);
+        assert_eq!(folded([body.as_bytes()], 1 << 16).3, 5);
         // The last line exactly at the limit: read, and alike whole and by byte.
         let (first, last) = (
             line("t1", "rA", "a"),
@@ -369,11 +371,11 @@ mod tests {
         );
         let body = format!("{first}\n{call}\n{last}\n");
         let limit = last.len();
-        let whole = folded(body.as_bytes(), body.len(), limit);
+        let whole = folded([body.as_bytes()], limit);
         assert!(whole.0.contains(r#""remote_model":"rA""#), "{}", whole.0);
         assert_eq!(whole.3, 1, "the line at the limit took no shortcut");
-        assert_eq!(whole, folded(body.as_bytes(), 1, limit));
-        assert_eq!(whole.0, cut_before_lf(body.as_bytes(), limit));
+        assert_eq!(whole, folded(body.as_bytes().chunks(1), limit));
+        assert_eq!(whole, folded(before_lf(body.as_bytes()), limit));
     }
 
     /// Lines read raw between lines (`Shape::as_line`) fold as the line framer and the decoder
@@ -418,10 +420,10 @@ mod tests {
                     body.extend_from_slice(if crlf { b"\r\n" } else { b"\n" });
                 }
                 body.extend_from_slice(b"{\"model\":\"m\",\"created_at\":\"z\",\"message\":{\"role\":\"assistant\",\"content\":\"\"},\"done\":true,\"done_reason\":\"stop\",\"eval_count\":3}\n");
-                let whole = folded(&body, body.len(), 256);
+                let whole = folded([&body[..]], 256);
                 let shown = String::from_utf8_lossy(&body);
-                assert_eq!(whole, folded(&body, 1, 256), "case {k}: {shown:?}");
-                assert_eq!(whole, folded(&body, 7, 256), "case {k}: {shown:?}");
+                assert_eq!(whole, folded(body.chunks(1), 256), "case {k}: {shown:?}");
+                assert_eq!(whole, folded(body.chunks(7), 256), "case {k}: {shown:?}");
                 assert!(whole.3 >= 2, "case {k}: {} lines on the fast path", whole.3);
             }
         }
