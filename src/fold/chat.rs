@@ -97,6 +97,9 @@ struct ChoiceMore {
     reasoning: Option<String>,
     reasoning_content: Option<String>,
     details: Option<DetailsState>,
+    /// The last `reasoning_details` text when it was one block with one text field: the next
+    /// with the same ends only appends its string ([`DetailsRun`]).
+    details_run: Option<DetailsRun>,
     logprobs: Option<Logprobs>,
     choice_extra: Option<Map>,
     delta_extra: Option<Keyed<Merged>>,
@@ -366,16 +369,27 @@ impl ChoiceMore {
     }
 
     fn add_details(&mut self, text: &str) {
+        if let (Some(run), Some(DetailsState::List(details))) = (&self.details_run, &mut self.details)
+        {
+            if details.continue_run(run, text) {
+                return;
+            }
+        }
+        self.details_run = None;
         // The usual list (objects that each have an index) read in one pass.
         if let Some(all) = content::blocks(text).filter(|all| all.iter().all(Details::mergeable)) {
             // OpenRouter sends `"reasoning_details": []` on plain content chunks.
             if all.is_empty() {
                 return;
             }
+            let one = all.len() == 1;
             if let Some(details) = self.details_list() {
                 for entries in all {
                     details.merge(entries);
                 }
+                // The block merged last is this one's.
+                let at = details.last.as_ref().map(|(_, at)| *at);
+                self.details_run = at.filter(|_| one).and_then(|at| DetailsRun::of(text, at));
             }
             return;
         }

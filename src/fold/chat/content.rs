@@ -8,6 +8,7 @@ use std::borrow::Cow;
 
 use crate::fold::Entry;
 use crate::json::cursor::Cursor;
+use crate::json::read::scan_string;
 
 /// String fields of a `reasoning_details` block that stream as fragments.
 pub(super) const REASONING_TEXT_KEYS: [&str; 3] = ["text", "summary", "data"];
@@ -253,7 +254,96 @@ fn merge_index<'a>(fields: &[(Cow<'_, str>, Field<'a>)]) -> Option<&'a str> {
         .filter(|v| *v != "null" && !v.starts_with(['{', '[']))
 }
 
+/// A `reasoning_details` text that was one block with one text field (OpenRouter's, on every
+/// reasoning chunk: `[{"type":"reasoning.text","text":"...","format":...,"index":0}]`), merged
+/// whole: its text before and after that string's contents, and where it merged. A next text
+/// with the same two ends is that block with more text: merging it would append the string and
+/// set every other field to the value it holds already, so the string is appended without a
+/// read ([`Details::continue_run`]).
+#[derive(Debug)]
+pub(super) struct DetailsRun {
+    /// Up to the text field's opening quote, included.
+    head: Box<str>,
+    /// From its closing quote, included.
+    tail: Box<str>,
+    /// The merged block's place in [`Details::blocks`], and the field.
+    at: usize,
+    key: &'static str,
+}
+
+impl DetailsRun {
+    /// The run `text` starts, when it is one block with one text field whose string the merge
+    /// just appended to block `at`; `None` otherwise (or when the strict reader is not sure).
+    pub(super) fn of(text: &str, at: usize) -> Option<DetailsRun> {
+        let mut c = Cursor::new(text);
+        c.open_array()?;
+        let mut first = true;
+        if !c.next_item(&mut first)? {
+            return None;
+        }
+        let mut hole = None;
+        let mut texts = 0;
+        let mut keys = Vec::new();
+        c.members(|c, key| {
+            keys.push(key);
+            match REASONING_TEXT_KEYS.iter().find(|k| **k == key) {
+                Some(&known) if c.peek()? == b'"' => {
+                    let (_, literal) = c.string()?;
+                    texts += 1;
+                    hole = Some((known, literal));
+                }
+                _ => {
+                    c.value()?;
+                }
+            }
+            Some(())
+        })?;
+        if c.next_item(&mut first)? || !c.at_end() || texts != 1 {
+            return None;
+        }
+        let (key, literal) = hole?;
+        // The field once: a second value of its key would replace the text, not follow it.
+        if keys.iter().filter(|k| **k == key).count() != 1 {
+            return None;
+        }
+        // The literal is a slice of `text`: where it starts is its distance from text's start.
+        let start = (literal.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
+        let end = start + literal.len();
+        Some(DetailsRun {
+            head: text.get(..start)?.into(),
+            tail: text.get(end..)?.into(),
+            at,
+            key,
+        })
+    }
+}
+
 impl Details {
+    /// Appends `text`'s string to the block `run` merged into when `text` is `run`'s two ends
+    /// around another string's contents (checked as JSON); whether it did.
+    pub(super) fn continue_run(&mut self, run: &DetailsRun, text: &str) -> bool {
+        let Some(rest) = text.strip_prefix(&*run.head) else {
+            return false;
+        };
+        // The string runs to the tail's quote exactly (a quote before it, or an escape taking
+        // it, is another text).
+        match scan_string(rest.as_bytes()) {
+            Some((len, value)) if rest.get(len..) == Some(&*run.tail) => {
+                match self.blocks.get_mut(run.at) {
+                    Some(Block::Merged(merged)) => match merged.get_mut(run.key) {
+                        Some(Merged::Parts(cur)) => {
+                            cur.push_str(&value);
+                            true
+                        }
+                        _ => false,
+                    },
+                    _ => false,
+                }
+            }
+            _ => false,
+        }
+    }
+
     /// Whether a block has an index to be merged by ([`merge_index`]).
     pub(super) fn mergeable(fields: &Fields<'_>) -> bool {
         merge_index(fields).is_some()

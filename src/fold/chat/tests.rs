@@ -417,3 +417,114 @@ proptest::proptest! {
         }
     }
 }
+
+/// Folds one chunk of choice 0 for each `reasoning_details` text. With `runs` false, the
+/// choice forgets its run before each chunk: every text is read and merged whole.
+fn details_fold(texts: &[String], runs: bool) -> ChatFold {
+    let mut f = ChatFold::new();
+    for text in texts {
+        if !runs {
+            if let Some(more) = f.choices.get_mut(0).and_then(|c| c.more.as_mut()) {
+                more.details_run = None;
+            }
+        }
+        f.add(&ChunkView {
+            index: Some(0),
+            reasoning_details: Some(text),
+            ..ChunkView::default()
+        });
+    }
+    f
+}
+
+fn has_run(f: &ChatFold) -> bool {
+    f.choices
+        .get(0)
+        .and_then(|c| c.more.as_ref())
+        .is_some_and(|m| m.details_run.is_some())
+}
+
+/// OpenRouter's reasoning chunks (one block, one text field, the same other fields) after the
+/// first only append their text (issue 47); a text of other ends is read again, and the
+/// result is the whole merge's.
+#[test]
+fn a_run_of_one_reasoning_block_appends_its_text() {
+    let block = |text: &str, index: u8| {
+        format!(
+            r#"[{{"type":"reasoning.text","text":"{text}","format":"anthropic-claude-v1","index":{index}}}]"#
+        )
+    };
+    let texts = [
+        block("Of", 0),
+        block(" input \\\"q\\\"", 0),
+        block("\\u00e9\\\\", 0),
+        block("b", 1),
+        block("c", 0),
+    ];
+    let mut f = ChatFold::new();
+    let mut runs = Vec::new();
+    for text in &texts {
+        f.add(&ChunkView {
+            index: Some(0),
+            reasoning_details: Some(text),
+            ..ChunkView::default()
+        });
+        runs.push(has_run(&f));
+    }
+    assert_eq!(runs, [true; 5]);
+    let expected = serde_json::json!([
+        {"type": "reasoning.text", "text": "Of input \"q\"é\\c", "format": "anthropic-claude-v1", "index": 0},
+        {"type": "reasoning.text", "text": "b", "format": "anthropic-claude-v1", "index": 1},
+    ]);
+    assert_eq!(message(&f, 0)["reasoning_details"], expected);
+    assert_eq!(message(&details_fold(&texts, false), 0)["reasoning_details"], expected);
+    // Blocks a run cannot take: two text fields, a text key twice, two blocks, a text that is
+    // not a string.
+    for text in [
+        r#"[{"text":"a","summary":"b","index":0}]"#,
+        r#"[{"text":5,"text":"a","index":0}]"#,
+        r#"[{"text":"a","index":0},{"text":"b","index":1}]"#,
+        r#"[{"text":5,"index":0}]"#,
+    ] {
+        assert!(!has_run(&details_fold(&[text.to_owned()], true)), "{text}");
+    }
+}
+
+proptest::proptest! {
+    /// Chunks of `reasoning_details` made of a few skeletons (some a run takes, some not) and
+    /// text values (escapes, quotes, a backslash at the end, not strings): folded with runs,
+    /// the result is that of merging every text whole.
+    #[test]
+    fn runs_of_reasoning_blocks_fold_as_whole_merges(
+        chunks in proptest::collection::vec((0usize..15, 0usize..11, 0usize..11), 1..14),
+    ) {
+        const SKELETONS: [&str; 15] = [
+            r#"[{"type":"reasoning.text","text":T,"format":"anthropic-claude-v1","index":0}]"#,
+            r#"[{"type":"reasoning.text","text":T,"index":1}]"#,
+            r#"[{"type":"reasoning.summary","summary":T,"index":0}]"#,
+            r#"[{"text":5,"text":T,"index":0}]"#,
+            r#"[{"text":T,"text":null,"index":0}]"#,
+            r#"[{"text":T,"data":U,"index":0}]"#,
+            r#"[{"text":T,"index":0},{"text":U,"index":1}]"#,
+            r#"[ { "text" : T , "index" : 0 } ]"#,
+            r#"[{"text":T,"index":"0","signature":null}]"#,
+            r#"[{"text":T,"index":0,"signature":U}]"#,
+            r#"[{"text":T}]"#,
+            "[]",
+            "1",
+            "null",
+            r#"[{"te\u0078t":T,"index":0}]"#,
+        ];
+        const VALUES: [&str; 11] = [
+            r#""a""#, r#""""#, r#""\\""#, r#""x\"""#, r#""\u00e9""#, r#""é""#, r#""a\nb""#,
+            "5", "null", r#""\"}]""#, r#""s""#,
+        ];
+        let texts: Vec<String> = chunks
+            .iter()
+            .map(|&(s, t, u)| SKELETONS[s].replace('T', VALUES[t]).replace('U', VALUES[u]))
+            .collect();
+        let with_runs = details_fold(&texts, true).result().to_json();
+        let whole = details_fold(&texts, false).result().to_json();
+        proptest::prop_assert_eq!(with_runs, whole, "{:?}", texts);
+    }
+}
