@@ -14,7 +14,7 @@ The shapes. Each provider's chunk is written as its API writes it: the key order
 keys (OpenAI's ``obfuscation`` padding and ``service_tier``, Azure's ``content_filter_results``,
 Groq's ``x_groq``, DeepSeek's ``reasoning_content``, OpenRouter's ``provider`` /
 ``native_finish_reason`` / ``reasoning_details: []``, Together's choice ``text``, ``seed`` and
-delta ``token_id``, Mistral's, xAI's), Anthropic text, thinking and tool-input deltas, Responses
+delta ``token_id``, Mistral's (Magistral's thinking as content parts), xAI's), Anthropic text, thinking and tool-input deltas, Responses
 text / reasoning-summary / function-argument deltas with their ``.done`` events, Gemini chunks
 with cumulative usage. Values that change per chunk (ids of tokens, padding) change here too.
 No shape is tuned to ssewire: they are the providers' documented and captured forms.
@@ -43,6 +43,7 @@ SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
             "openrouter reasoning",
             "together",
             "mistral",
+            "mistral reasoning",
             "xai",
         )
     },

@@ -14,6 +14,7 @@ OPENING: Dict[str, Dict[str, object]] = {
     "openai": {"role": "assistant", "content": "", "refusal": None},
     "groq": {"role": "assistant", "content": ""},
     "mistral": {"role": "assistant", "content": ""},
+    "mistral reasoning": {"role": "assistant", "content": ""},
 }
 
 
@@ -33,12 +34,13 @@ def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
         "openrouter reasoning": "anthropic/claude-sonnet-4.5",
         "together": "meta-llama/Llama-3.3-70B-Instruct-Turbo",
         "mistral": "mistral-large-latest",
+        "mistral reasoning": "magistral-medium-2507",
         "xai": "grok-3",
     }[provider]
     fp = "fp_" + _id(rng, 10)
     ascii_only = provider in ("openai", "azure", "groq", "together")
     out: List[str] = []
-    reasoning = provider in ("deepseek", "openrouter reasoning")
+    reasoning = provider in ("deepseek", "openrouter reasoning", "mistral reasoning")
     split = len(pieces) // 3 if reasoning else 0
 
     for n, piece in enumerate(pieces):
@@ -181,6 +183,20 @@ def _chat(rng: random.Random, pieces: List[str], provider: str) -> str:
                     }
                 ],
                 "usage": None,
+            }
+        elif provider == "mistral reasoning":
+            # Magistral's thinking comes as content parts: a thinking part holding text parts.
+            content: object = (
+                [{"type": "thinking", "thinking": [{"type": "text", "text": piece}]}]
+                if n < split
+                else piece
+            )
+            chunk = {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": created,
+                "model": model,
+                "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": None}],
             }
         elif provider == "mistral":
             chunk = {

@@ -115,7 +115,7 @@ pub enum Content<'a> {
     /// A text fragment.
     Text(Str<'a>),
     /// A list of typed parts, or any other value that is not a string, as raw JSON.
-    Parts(&'a RawValue),
+    Parts(&'a str),
 }
 
 impl<'a> Content<'a> {
@@ -144,7 +144,7 @@ fn content<'a, A: serde::de::MapAccess<'a>>(map: &mut A) -> Result<Option<Conten
             .map(|s| Some(Content::Text(s)))
             .map_err(serde::de::Error::custom);
     }
-    Ok(Some(Content::Parts(value)))
+    Ok(Some(Content::Parts(text)))
 }
 
 /// How a chunk's vendor keys (`extra`, `choice_extra`, `delta_extra` of its one choice) are
@@ -415,7 +415,7 @@ pub fn views<'c>(chunk: &'c Chunk<'c>, mut f: impl FnMut(&ChunkView<'_>, Option<
             role: d.role.as_ref().map(Str::as_str),
             content: match &d.content {
                 Some(Content::Text(s)) => Some(ContentView::Text(s.as_str())),
-                Some(Content::Parts(raw)) => Some(ContentView::Parts(raw.get())),
+                Some(Content::Parts(raw)) => Some(ContentView::Parts(raw)),
                 None => None,
             },
             refusal: d.refusal.as_ref().map(Str::as_str),
@@ -519,7 +519,8 @@ mod read {
         c.members(|c, key| {
             match key {
                 "role" => delta.role = opt_str(c)?,
-                // `super::content`: `null` is none, a string its text, any other value parts.
+                // `super::content`: `null` is none, a string its text, any other value parts
+                // (skipped and checked by the cursor, as the chunk's other values are).
                 "content" => {
                     delta.content = match c.peek()? {
                         b'n' => {
@@ -527,7 +528,7 @@ mod read {
                             None
                         }
                         b'"' => Some(Content::Text(Str(c.string()?.0))),
-                        _ => Some(Content::Parts(c.raw_value()?)),
+                        _ => Some(Content::Parts(c.value()?)),
                     };
                 }
                 "refusal" => delta.refusal = opt_str(c)?,
@@ -966,7 +967,7 @@ mod tests {
         let c =
             decode(r#"{"choices":[{"delta":{"content":[{"type":"text","text":"a"}]}}]}"#).unwrap();
         assert!(
-            matches!(&c.choices[0].delta.content, Some(Content::Parts(p)) if p.get().starts_with('['))
+            matches!(&c.choices[0].delta.content, Some(Content::Parts(p)) if p.starts_with('['))
         );
     }
 

@@ -61,6 +61,17 @@ impl<'a> Cursor<'a> {
         self.peek().is_none()
     }
 
+    /// Where the next value starts (white space taken): a mark for [`since`](Self::since).
+    pub fn mark(&mut self) -> usize {
+        self.ws();
+        self.at
+    }
+
+    /// The document's text from `mark` to the cursor.
+    pub fn since(&self, mark: usize) -> Option<&'a str> {
+        self.text.get(mark..self.at)
+    }
+
     /// Reads `{`; then [`next_key`](Self::next_key) reads each key until the object closes.
     pub fn open_object(&mut self) -> Option<()> {
         self.eat(b'{')
@@ -285,6 +296,20 @@ pub fn entries(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
         out.push((Cow::Borrowed(key), c.value()?));
         Some(())
     })?;
+    c.at_end().then_some(out)
+}
+
+/// The items of the JSON array `text` in order, each as its text, read in one pass; `None`
+/// when `text` is not an array or the reader is not sure (`crate::json::tree::array_items`
+/// then asks serde_json).
+pub fn items(text: &str) -> Option<Vec<&str>> {
+    let mut c = Cursor::new(text);
+    c.open_array()?;
+    let mut out = Vec::new();
+    let mut first = true;
+    while c.next_item(&mut first)? {
+        out.push(c.value()?);
+    }
     c.at_end().then_some(out)
 }
 

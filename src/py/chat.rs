@@ -392,7 +392,7 @@ impl ChatItems for Out<'_, '_, ChunkStrings> {
             it.role = reused_or_none(py, &mut s.role, delta.role.as_ref());
             it.content = match &delta.content {
                 Some(Content::Text(text)) => PyString::new(py, text.as_str()).into_any().unbind(),
-                Some(Content::Parts(raw)) => to_py(py, raw.get())?.unbind(),
+                Some(Content::Parts(raw)) => to_py(py, raw)?.unbind(),
                 None => py.None(),
             };
             it.refusal = text_or_none(py, delta.refusal.as_ref());

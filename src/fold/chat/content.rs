@@ -9,6 +9,7 @@ use std::borrow::Cow;
 use crate::fold::Entry;
 use crate::json::cursor::Cursor;
 use crate::json::read::scan_string;
+use crate::json::tree::{array_items, json_string, object_entries};
 
 /// String fields of a `reasoning_details` block that stream as fragments.
 pub(super) const REASONING_TEXT_KEYS: [&str; 3] = ["text", "summary", "data"];
@@ -21,7 +22,7 @@ pub(super) enum Content {
     Parts(Vec<Part>),
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 pub(super) enum Part {
     /// `{"type": "text", "text": ...}`
     Text(String),
@@ -81,14 +82,24 @@ impl Content {
             Content::Parts(parts) => parts,
         };
         let mut parts = parts;
-        match Json::read(json) {
-            Some(Json::Array(items)) => {
+        // Mistral's reasoning models send every delta as parts: read in one pass.
+        if let Some(read) = parts_in_one_pass(json) {
+            for part in read {
+                push_part(&mut parts, part);
+            }
+            *self = Content::Parts(parts);
+            return;
+        }
+        match array_items(json) {
+            Some(items) => {
                 for item in items {
-                    push_part(&mut parts, Part::read(item.get(), true));
+                    push_part(&mut parts, Part::read(item, true));
                 }
             }
-            Some(Json::Null) | None => {}
-            Some(_) => push_part(&mut parts, Part::Other(json.into())),
+            None => match Json::read(json) {
+                Some(Json::Null) | None => {}
+                Some(_) => push_part(&mut parts, Part::Other(json.into())),
+            },
         }
         *self = Content::Parts(parts);
     }
@@ -115,34 +126,92 @@ pub(super) fn push_part(parts: &mut Vec<Part>, part: Part) {
     }
 }
 
+/// The parts of a `content` list as [`Part::read`] reads each item, in one pass over the list
+/// (each item read once, a thinking part's inner parts too); `None` when `json` is not a list
+/// or the strict reader is not sure (the caller then reads the items one by one).
+pub(super) fn parts_in_one_pass(json: &str) -> Option<Vec<Part>> {
+    let mut c = Cursor::new(json);
+    c.open_array()?;
+    let mut parts = Vec::new();
+    let mut first = true;
+    while c.next_item(&mut first)? {
+        parts.push(Part::read_at(&mut c, true)?);
+    }
+    c.at_end().then_some(parts)
+}
+
 impl Part {
+    /// [`Part::read`] of the value at the cursor, read once: its first `type`, `text` and
+    /// `thinking` values noted as the members go by, the rule applied at its end.
+    fn read_at(c: &mut Cursor<'_>, outer: bool) -> Option<Part> {
+        let start = c.mark();
+        if c.peek()? != b'{' {
+            return Some(Part::Other(c.value()?.into()));
+        }
+        // Each field's first value: `Some(None)` when it is not of the type the rule reads.
+        let mut kind: Option<Option<Cow<'_, str>>> = None;
+        let mut text: Option<Option<Cow<'_, str>>> = None;
+        let mut thinking: Option<Option<Vec<Part>>> = None;
+        let mut count = 0usize;
+        c.members(|c, key| {
+            count += 1;
+            match key {
+                "type" if kind.is_none() => kind = Some(string_at(c)?),
+                "text" if text.is_none() => text = Some(string_at(c)?),
+                "thinking" if thinking.is_none() && outer && c.peek()? == b'[' => {
+                    c.open_array()?;
+                    let mut inner = Vec::new();
+                    let mut first = true;
+                    while c.next_item(&mut first)? {
+                        push_part(&mut inner, Part::read_at(c, false)?);
+                    }
+                    thinking = Some(Some(inner));
+                }
+                "thinking" if thinking.is_none() => {
+                    c.value()?;
+                    thinking = Some(None);
+                }
+                _ => {
+                    c.value()?;
+                }
+            }
+            Some(())
+        })?;
+        match (kind.flatten().as_deref(), count) {
+            (Some("text"), 2) => {
+                if let Some(Some(text)) = text {
+                    return Some(Part::Text(text.into_owned()));
+                }
+            }
+            (Some("thinking"), 2) => {
+                if let Some(Some(inner)) = thinking {
+                    return Some(Part::Thinking(inner));
+                }
+            }
+            _ => {}
+        }
+        Some(Part::Other(c.since(start)?.into()))
+    }
+
     /// Reads one part; `outer` allows a `thinking` part (whose inner parts are read as text
     /// or kept as sent, one level only).
     pub(super) fn read(json: &str, outer: bool) -> Part {
-        let Some(entries) = Json::object(json) else {
+        let Some(entries) = object_entries(json) else {
             return Part::Other(json.into());
         };
-        let field = |name: &str| {
-            entries
-                .iter()
-                .find(|(k, _)| k == name)
-                .map(|(_, v)| v.get())
-        };
-        let kind = field("type").and_then(|t| match Json::read(t) {
-            Some(Json::Str(s)) => Some(s),
-            _ => None,
-        });
+        let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
+        let kind = field("type").and_then(json_string);
         match (kind.as_deref(), entries.len()) {
             (Some("text"), 2) => {
-                if let Some(Json::Str(text)) = field("text").and_then(Json::read) {
+                if let Some(text) = field("text").and_then(json_string) {
                     return Part::Text(text.into_owned());
                 }
             }
             (Some("thinking"), 2) if outer => {
-                if let Some(Json::Array(inner)) = field("thinking").and_then(Json::read) {
+                if let Some(inner) = field("thinking").and_then(array_items) {
                     let mut parts = Vec::new();
                     for p in inner {
-                        push_part(&mut parts, Part::read(p.get(), false));
+                        push_part(&mut parts, Part::read(p, false));
                     }
                     return Part::Thinking(parts);
                 }
@@ -172,6 +241,15 @@ impl Part {
             Part::Other(json) => Out::json(json),
         }
     }
+}
+
+/// The string at the cursor (`Some(None)`: another value, skipped).
+fn string_at<'a>(c: &mut Cursor<'a>) -> Option<Option<Cow<'a, str>>> {
+    if c.peek()? == b'"' {
+        return Some(Some(c.string()?.0));
+    }
+    c.value()?;
+    Some(None)
 }
 
 /// One field of a `reasoning_details` block as the merge reads it: the value of a fragment

@@ -528,3 +528,55 @@ proptest::proptest! {
         proptest::prop_assert_eq!(with_runs, whole, "{:?}", texts);
     }
 }
+
+proptest::proptest! {
+    /// Lists of content parts like Mistral's (text and thinking parts, and parts the rule
+    /// keeps as sent: other types, a key twice, a text that is not a string, a thinking part
+    /// inside a thinking part), spaced any way and perhaps with a stray piece put in: the
+    /// one-pass reading, when it answers, is reading the items one by one (issue 47).
+    #[test]
+    fn content_parts_read_in_one_pass_as_one_by_one(
+        items in proptest::collection::vec((0usize..12, 0usize..3), 0..5),
+        stray in proptest::option::of((0usize..300, 0usize..8)),
+    ) {
+        const ITEMS: [&str; 12] = [
+            r#"{"type":"text","text":"a \"q\" \n"}"#,
+            r#"{"text":"x\u00e9","type":"text"}"#,
+            r#"{"type":"thinking","thinking":[{"type":"text","text":"t"},{"type":"text","text":"u"}]}"#,
+            r#"{"type":"thinking","thinking":[{"type":"thinking","thinking":[]},5]}"#,
+            r#"{"type":"text","text":5}"#,
+            r#"{"type":"text","text":"a","text":"b"}"#,
+            r#"{"type":"text","type":"image","text":"a"}"#,
+            r#"{"type":"image_url","image_url":{"url":"u"}}"#,
+            r#"{"type":"thinking","thinking":"no"}"#,
+            r#"{"type":"text","text":"\ud800"}"#,
+            "null",
+            r#"{}"#,
+        ];
+        const SPACES: [&str; 3] = ["", " ", "\n\t"];
+        let written: Vec<String> = items
+            .iter()
+            .map(|&(v, w)| format!("{0}{1}{0}", SPACES[w], ITEMS[v]))
+            .collect();
+        let mut doc = format!("[{}]", written.join(","));
+        put_stray(&mut doc, stray);
+        let one_by_one = crate::json::tree::array_items(&doc)
+            .map(|items| items.into_iter().map(|i| Part::read(i, true)).collect::<Vec<_>>());
+        if let Some(fast) = parts_in_one_pass(&doc) {
+            proptest::prop_assert_eq!(Some(fast), one_by_one, "{}", doc);
+        }
+    }
+}
+
+/// Mistral's usual parts are read in one pass (the test above would pass with none read so).
+#[test]
+fn usual_content_parts_are_read_in_one_pass() {
+    let doc = r#"[{"type":"thinking","thinking":[{"type":"text","text":"a"},{"type":"text","text":"b"}]},{"type":"text","text":"c"}]"#;
+    assert_eq!(
+        parts_in_one_pass(doc),
+        Some(vec![
+            Part::Thinking(vec![Part::Text("ab".into())]),
+            Part::Text("c".into())
+        ])
+    );
+}
