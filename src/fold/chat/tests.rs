@@ -1,7 +1,7 @@
 //! Tests of `chat`.
 
 use super::*;
-use crate::json::cursor::tests::{object_text, put_stray};
+use crate::json::cursor::tests::{list_text, object_text, put_stray};
 
 fn text(index: i64, content: &str) -> ChunkView<'_> {
     ChunkView {
@@ -553,12 +553,7 @@ proptest::proptest! {
             "null",
             r#"{}"#,
         ];
-        const SPACES: [&str; 3] = ["", " ", "\n\t"];
-        let written: Vec<String> = items
-            .iter()
-            .map(|&(v, w)| format!("{0}{1}{0}", SPACES[w], ITEMS[v]))
-            .collect();
-        let mut doc = format!("[{}]", written.join(","));
+        let mut doc = list_text(&items, &ITEMS);
         put_stray(&mut doc, stray);
         let one_by_one = crate::json::tree::array_items(&doc)
             .map(|items| items.into_iter().map(|i| Part::read(i, true)).collect::<Vec<_>>());

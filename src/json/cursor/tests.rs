@@ -290,6 +290,22 @@ pub(crate) fn edited(doc: &str, edits: &[(usize, usize, &str)]) -> Option<String
 
 /// Puts a stray piece of JSON syntax into `doc` at `stray` (a place, a piece), when there is
 /// one: the proptests' documents one edit away from valid.
+/// A JSON array of `values` picked by index (`(value, spacing)`), each spaced as picked.
+pub(crate) fn list_text(items: &[(usize, usize)], values: &[&str]) -> String {
+    const SPACES: [&str; 3] = ["", " ", "\n\t"];
+    let written: Vec<String> = items
+        .iter()
+        .map(|&(v, w)| {
+            format!(
+                "{0}{1}{0}",
+                SPACES[w % SPACES.len()],
+                values[v % values.len()]
+            )
+        })
+        .collect();
+    format!("[{}]", written.join(","))
+}
+
 pub(crate) fn put_stray(doc: &mut String, stray: Option<(usize, usize)>) {
     const STRAY: [&str; 8] = [",", "]", "}", "\"", ":", "x", "\\", "[{"];
     if let Some((at, piece)) = stray {
@@ -340,12 +356,7 @@ proptest::proptest! {
             "0", "-1.5e3", "null", "true", "\"\\ud800\"", "01", "[1,{\"a\":[]}]", "{}", "\"\"",
             "[]",
         ];
-        const SPACES: [&str; 3] = ["", " ", "\n\t"];
-        let written: Vec<String> = values
-            .iter()
-            .map(|&(v, w)| format!("{0}{1}{0}", SPACES[w], VALUES[v]))
-            .collect();
-        let mut doc = format!("[{}]", written.join(","));
+        let mut doc = list_text(&values, &VALUES);
         put_stray(&mut doc, stray);
         let serde = match crate::json::tree::Json::read(&doc) {
             Some(crate::json::tree::Json::Array(items)) => {
