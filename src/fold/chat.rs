@@ -369,7 +369,8 @@ impl ChoiceMore {
     }
 
     fn add_details(&mut self, text: &str) {
-        if let (Some(run), Some(DetailsState::List(details))) = (&self.details_run, &mut self.details)
+        if let (Some(run), Some(DetailsState::List(details))) =
+            (&self.details_run, &mut self.details)
         {
             if details.continue_run(run, text) {
                 return;

@@ -477,7 +477,10 @@ fn a_run_of_one_reasoning_block_appends_its_text() {
         {"type": "reasoning.text", "text": "b", "format": "anthropic-claude-v1", "index": 1},
     ]);
     assert_eq!(message(&f, 0)["reasoning_details"], expected);
-    assert_eq!(message(&details_fold(&texts, false), 0)["reasoning_details"], expected);
+    assert_eq!(
+        message(&details_fold(&texts, false), 0)["reasoning_details"],
+        expected
+    );
     // Blocks a run cannot take: two text fields, a text key twice, two blocks, a text that is
     // not a string.
     for text in [
