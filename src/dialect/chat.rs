@@ -133,6 +133,31 @@ impl<'a> Content<'a> {
     }
 }
 
+/// A list of one thinking part of one text part as Mistral's reasoning models write it, up to
+/// the text's opening quote and from its closing quote ([`thinking_literal`]).
+const THINKING: (&str, &str) = (
+    r#"[{"type":"thinking","thinking":[{"type":"text","text":""#,
+    r#""}]}]"#,
+);
+
+/// The text's literal (between its quotes, escapes kept) when the content parts `parts` are
+/// exactly one thinking part of one text part, spelled as Mistral writes them: the hole of a
+/// frame template ([`crate::fold::chat::Hole::Thinking`]).
+pub fn thinking_literal(parts: &str) -> Option<&str> {
+    let rest = parts.strip_prefix(THINKING.0)?;
+    let (len, _) = crate::json::read::scan_string(rest.as_bytes())?;
+    (rest.get(len..)? == THINKING.1).then(|| rest.get(..len))?
+}
+
+/// The content parts a thinking text is ([`ContentView::Thinking`]), as JSON text.
+pub fn thinking_parts(text: &str) -> String {
+    let mut out = String::with_capacity(THINKING.0.len() + text.len() + THINKING.1.len() + 8);
+    out.push_str(&THINKING.0[..THINKING.0.len() - 1]);
+    crate::json::write::push_str(&mut out, text);
+    out.push_str(&THINKING.1[1..]);
+    out
+}
+
 fn content<'a, A: serde::de::MapAccess<'a>>(map: &mut A) -> Result<Option<Content<'a>>, A::Error> {
     let value: &'a RawValue = map.next_value()?;
     let text = value.get();

@@ -256,6 +256,7 @@ impl Choice {
         match v.content {
             Some(ContentView::Text(text)) => self.content.add_text(text),
             Some(ContentView::Parts(json)) => self.content.add_parts(json),
+            Some(ContentView::Thinking(text)) => self.content.add_thinking(text),
             None => {}
         }
         if self.role.is_none() {

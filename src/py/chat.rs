@@ -295,9 +295,19 @@ impl ChatChunk {
             has_json: self.has_json.clone_ref(py),
             json: self.json.clone(),
         };
+        if hole == Hole::Thinking {
+            // The parts the text is, decoded and kept as JSON (as a decoded chunk's are).
+            let parts = chat::thinking_parts(text);
+            item.content = to_py(py, &parts)?.unbind();
+            let mut json = item.json.as_deref().cloned().unwrap_or_default();
+            json.content_parts = Some(parts.into());
+            item.json = Some(Box::new(json));
+            return Ok(item);
+        }
         let text = PyString::new(py, text).into_any().unbind();
         match hole {
             Hole::Content => item.content = text,
+            Hole::Thinking => {} // its parts, above
             Hole::Reasoning => item.reasoning = text,
             Hole::ReasoningContent => item.reasoning_content = text,
             Hole::Refusal => item.refusal = text,
@@ -356,6 +366,7 @@ impl ChatItems for Out<'_, '_, ChunkStrings> {
                 delta_extra: view.delta_extra.map(Box::from),
                 content_parts: match view.content {
                     Some(ContentView::Parts(raw)) => Some(raw.into()),
+                    Some(ContentView::Thinking(text)) => Some(chat::thinking_parts(text).into()),
                     _ => None,
                 },
                 ..ChunkJson::default()
@@ -421,7 +432,7 @@ impl ChatItems for Out<'_, '_, ChunkStrings> {
         let this = item.get();
         let mut item = this.refilled(py, hole, text)?;
         if let Some([extra, choice_extra, delta_extra, details]) = extras {
-            let mut json = this.json.as_deref().cloned().unwrap_or_default();
+            let mut json = item.json.as_deref().cloned().unwrap_or_default();
             json.extra = extra.as_deref().map(Arc::from);
             json.choice_extra = choice_extra.as_deref().map(Box::from);
             json.delta_extra = delta_extra.as_deref().map(Box::from);

@@ -218,11 +218,15 @@ fn hole<'f>(chunk: &Chunk<'f>, data: &'f str, except: &[&str]) -> Option<(Hole, 
         [call] => call.arguments.as_ref(),
         _ => None,
     };
+    // Content parts: only Mistral's thinking delta has a hole, its one text (a literal of the
+    // frame, as the parts are); the other fields are then fixed.
+    if let Some(Content::Parts(parts)) = &d.content {
+        return Some((Hole::Thinking, chat::thinking_literal(parts)?));
+    }
     let texts = [
         match &d.content {
             Some(Content::Text(t)) => Some(t.as_str()),
-            Some(Content::Parts(_)) => Some("[]"),
-            None => None,
+            _ => None,
         },
         d.reasoning.as_ref().map(Str::as_str),
         d.reasoning_content.as_ref().map(Str::as_str),

@@ -903,3 +903,110 @@ mod foreseen {
         }
     }
 }
+
+mod thinking_parts {
+    use super::chat::ChatReader;
+    use super::*;
+
+    /// A Mistral chunk of `content` (its JSON text).
+    fn chunk(content: &str) -> String {
+        format!(
+            "data: {{\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"magistral-medium-2507\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":{content}}},\"finish_reason\":null}}]}}\n\n"
+        )
+    }
+
+    fn thinking(literal: &str) -> String {
+        chunk(&format!(
+            r#"[{{"type":"thinking","thinking":[{{"type":"text","text":"{literal}"}}]}}]"#
+        ))
+    }
+
+    /// The stream read in `pieces` (cut at those byte counts, in turn): its result, how many
+    /// frames were read without a decode, and how many carried output.
+    fn read(body: &str, pieces: &[usize]) -> (String, u64, u64) {
+        let mut s = Stream::<ChatReader<()>>::new(1 << 16);
+        let mut rest = body.as_bytes();
+        for &n in pieces.iter().cycle() {
+            if rest.is_empty() {
+                break;
+            }
+            let (a, b) = rest.split_at(n.clamp(1, rest.len()));
+            s.run(a, &mut Quiet).unwrap();
+            rest = b;
+        }
+        s.finish(&mut Quiet).unwrap();
+        (s.reader.result().to_json(), s.state.fast, s.state.outputs)
+    }
+
+    /// Magistral's thinking deltas (content parts: one thinking part of one text part) after
+    /// the first are read by a template whose hole is the text (issue 47), fed whole, by byte
+    /// and in pieces; the message is the one the same stream folds to when each chunk is
+    /// decoded (its parts spelled with spaces, which no template takes).
+    #[test]
+    fn thinking_deltas_fill_a_template() {
+        let body = [
+            chunk(r#""""#),
+            thinking("Let"),
+            thinking(" me \\\"think\\\"\\n"),
+            thinking(""),
+            thinking("\\u00e9 done"),
+            chunk(r#"[{"type":"thinking","thinking":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]"#),
+            thinking("more"),
+            chunk(r#""The answer""#),
+            chunk(r#"" is 4.""#),
+            thinking("after"),
+            "data: [DONE]\n\n".to_owned(),
+        ]
+        .concat();
+        let spaced = body.replace(r#"{"type":"thinking","#, r#"{"type": "thinking","#);
+        let (whole, fast, outputs) = read(&body, &[body.len()]);
+        let (slow, slow_fast, slow_outputs) = read(&spaced, &[spaced.len()]);
+        assert_eq!(whole, slow);
+        assert_eq!(outputs, slow_outputs);
+        // The second, third and fourth thinking deltas, the one after the two-part chunk (the
+        // template made again by then: it is the first that fits), and the text deltas.
+        assert!(fast >= slow_fast + 3, "{fast} {slow_fast}");
+        for pieces in [&[1][..], &[7, 3, 101], &[64]] {
+            assert_eq!(
+                read(&body, pieces),
+                (whole.clone(), fast, outputs),
+                "{pieces:?}"
+            );
+        }
+        let v: serde_json::Value = serde_json::from_str(&whole).unwrap();
+        assert_eq!(
+            v["choices"][0]["message"]["content"],
+            serde_json::json!([
+                {"type": "thinking", "thinking": [{"type": "text", "text": "Let me \"think\"\né doneabmore"}]},
+                {"type": "text", "text": "The answer is 4."},
+                {"type": "thinking", "thinking": [{"type": "text", "text": "after"}]},
+            ])
+        );
+    }
+
+    /// What a thinking delta's literal is (exactly one thinking part of one text part, as
+    /// Mistral spells it), and the parts a text is written back as.
+    #[test]
+    fn a_thinking_literal_is_the_one_text_of_the_one_part() {
+        use crate::dialect::chat::{thinking_literal, thinking_parts};
+        let parts = |literal: &str| {
+            format!(r#"[{{"type":"thinking","thinking":[{{"type":"text","text":"{literal}"}}]}}]"#)
+        };
+        for literal in ["", "a", "a\\\"b", "\\\\", "\\u00e9\\n"] {
+            assert_eq!(thinking_literal(&parts(literal)), Some(literal));
+        }
+        for other in [
+            parts("a\"").as_str(),
+            parts("a\\").as_str(),
+            r#"[{"type":"thinking","thinking":[{"type":"text","text":"a"}]}] "#,
+            r#"[{"type": "thinking","thinking":[{"type":"text","text":"a"}]}]"#,
+            r#"[{"type":"thinking","thinking":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}]"#,
+            r#"[{"type":"text","text":"a"}]"#,
+        ] {
+            assert_eq!(thinking_literal(other), None, "{other}");
+        }
+        let written = thinking_parts("a \"q\"\n");
+        assert_eq!(written, parts("a \\\"q\\\"\\n"));
+        assert_eq!(thinking_literal(&written), Some("a \\\"q\\\"\\n"));
+    }
+}

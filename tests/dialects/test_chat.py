@@ -764,3 +764,54 @@ def test_fuzz_mutated_captures(data: Any) -> None:
             insert = [b"\n", b"{", b'"', b"\\", b"[DONE]", b"\xe2\x82"]
             body[pos:pos] = data.draw(st.sampled_from(insert))
     _consume(bytes(body), data.draw(st.lists(st.integers(min_value=0), max_size=6)))
+
+
+def _magistral(spaced: bool) -> bytes:
+    """A Magistral turn: thinking deltas as content parts (one thinking part of one text
+    part), then the answer; ``spaced`` writes the parts with a space after each colon (each
+    chunk then decoded, no template taking it)."""
+    sep = (", ", ": ") if spaced else (",", ":")
+
+    def chunk(content: object) -> str:
+        c = {"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "magistral-medium-2507",
+             "choices": [{"index": 0, "delta": {"content": content}, "finish_reason": None}]}  # fmt: skip
+        text = json.dumps(c, separators=(",", ":"), ensure_ascii=False)
+        if isinstance(content, list):
+            parts = json.dumps(content, separators=(",", ":"), ensure_ascii=False)
+            text = text.replace(parts, json.dumps(content, separators=sep, ensure_ascii=False))
+        return f"data: {text}\n\n"
+
+    def thinking(text: str) -> list:
+        return [{"type": "thinking", "thinking": [{"type": "text", "text": text}]}]
+
+    frames = [chunk("")] + [chunk(thinking(t)) for t in ["Let", ' me "think"\n', "", "é done"]]
+    frames += [chunk("The answer"), chunk(" is 4."), chunk(thinking("after")), "data: [DONE]\n\n"]
+    return "".join(frames).encode()
+
+
+def test_magistral_thinking_fits_read_as_decoded() -> None:
+    """Magistral's thinking deltas after the first are read by a template whose hole is the
+    text (issue 47): the items (their content, their dicts), the result, a result assembled
+    from the items and a translation are those of the same turn decoded chunk by chunk."""
+    fast, slow = _magistral(False), _magistral(True)
+    assert fast != slow
+
+    def items(body: bytes) -> list:
+        return [i for i in ChatCompletionStream().feed(body) if isinstance(i, ssewire.ChatChunk)]
+
+    a, b = items(fast), items(slow)
+    assert [i.content for i in a] == [i.content for i in b]
+    assert [i.to_dict() for i in a] == [i.to_dict() for i in b]
+    assert a[2].content == [{"type": "thinking", "thinking": [{"type": "text", "text": ' me "think"\n'}]}]
+    results = []
+    for body in (fast, slow):
+        s = ChatCompletionStream()
+        s.consume(body)
+        acc = ChatCompletionAccumulator()
+        acc.add_all(items(body))
+        assert acc.result() == s.result()
+        results.append(s.result())
+    assert results[0] == results[1]
+    assert results[0]["choices"][0]["message"]["content"][0]["thinking"][0]["text"] == 'Let me "think"\né done'
+    translated = [ssewire.Translator("chat", "messages").feed(body) for body in (fast, slow)]
+    assert translated[0] == translated[1]

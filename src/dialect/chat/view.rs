@@ -25,6 +25,10 @@ pub enum ContentView<'a> {
     Text(&'a str),
     /// A list of typed parts (or any other value that is not a string), as raw JSON text.
     Parts(&'a str),
+    /// The text of a list of one thinking part of one text part, as Mistral's reasoning
+    /// models send each thinking delta (`[{"type":"thinking","thinking":[{"type":"text",
+    /// "text":...}]}]`, [`crate::dialect::chat::thinking_parts`]): a frame template's fit.
+    Thinking(&'a str),
 }
 
 /// One choice of one chunk, flattened (an item's worth of data). JSON-valued fields hold raw
@@ -106,6 +110,8 @@ pub enum Hole {
     Refusal,
     /// The arguments of the chunk's one tool-call fragment.
     Arguments,
+    /// The text of the content's one thinking part's one text part ([`ContentView::Thinking`]).
+    Thinking,
 }
 
 /// An owned copy of a [`ChunkView`], kept by a frame template: a frame that matches the
@@ -140,12 +146,16 @@ pub(crate) fn own(s: Option<&str>) -> Option<Box<str>> {
 }
 
 impl ChunkOwned {
-    /// A copy of `v`; `None` when its content is a list of parts (no template then).
+    /// A copy of `v`; `None` when its content is a list of parts (no template then) other
+    /// than one thinking text (whose text is the hole: not kept).
     pub fn new(v: &ChunkView<'_>) -> Option<Self> {
         let content = match v.content {
-            Some(ContentView::Parts(_)) => return None,
+            Some(ContentView::Parts(parts)) => {
+                crate::dialect::chat::thinking_literal(parts)?;
+                None
+            }
             Some(ContentView::Text(t)) => Some(t.into()),
-            None => None,
+            Some(ContentView::Thinking(_)) | None => None,
         };
         Some(ChunkOwned {
             id: own(v.id),
@@ -252,7 +262,10 @@ impl ChunkOwned {
             extra: pick_extra(extras, 0, &self.extra),
             index: self.index,
             role: self.role.as_deref(),
-            content: pick(hole, Hole::Content, text, &self.content).map(ContentView::Text),
+            content: match hole {
+                Hole::Thinking => Some(ContentView::Thinking(text)),
+                _ => pick(hole, Hole::Content, text, &self.content).map(ContentView::Text),
+            },
             refusal: pick(hole, Hole::Refusal, text, &self.refusal),
             reasoning: pick(hole, Hole::Reasoning, text, &self.reasoning),
             reasoning_content: pick(hole, Hole::ReasoningContent, text, &self.reasoning_content),

@@ -73,15 +73,29 @@ impl Content {
         }
     }
 
-    pub(super) fn add_parts(&mut self, json: &str) {
-        let parts = match std::mem::take(self) {
+    /// Adds a thinking part of one text part, as [`add_parts`](Self::add_parts) adds its
+    /// JSON ([`crate::dialect::chat::thinking_parts`]).
+    pub(super) fn add_thinking(&mut self, text: &str) {
+        let mut parts = self.take_parts();
+        push_part(
+            &mut parts,
+            Part::Thinking(vec![Part::Text(text.to_owned())]),
+        );
+        *self = Content::Parts(parts);
+    }
+
+    /// The parts so far, taken (text that came before them is the first text part).
+    fn take_parts(&mut self) -> Vec<Part> {
+        match std::mem::take(self) {
             Content::None => Vec::new(),
             Content::Text(s) if s.is_empty() => Vec::new(),
-            // Text that came before the parts is the first text part.
             Content::Text(s) => vec![Part::Text(s)],
             Content::Parts(parts) => parts,
-        };
-        let mut parts = parts;
+        }
+    }
+
+    pub(super) fn add_parts(&mut self, json: &str) {
+        let mut parts = self.take_parts();
         // Mistral's reasoning models send every delta as parts: read in one pass.
         if let Some(read) = parts_in_one_pass(json) {
             for part in read {

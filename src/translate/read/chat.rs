@@ -88,6 +88,9 @@ impl ChatReader {
         match v.content {
             Some(ContentView::Text(text)) => self.text(CHAT_TEXT, Kind::Text, text, sink),
             Some(ContentView::Parts(parts)) => self.parts(parts, sink),
+            Some(ContentView::Thinking(text)) => {
+                self.text(CHAT_REASONING, Kind::Reasoning, text, sink)
+            }
             None => {}
         }
         if let Some(refusal) = v.refusal {
