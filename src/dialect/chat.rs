@@ -119,6 +119,14 @@ pub enum Content<'a> {
 }
 
 impl<'a> Content<'a> {
+    /// The content as the fold reads it.
+    pub fn view(&self) -> ContentView<'_> {
+        match self {
+            Content::Text(s) => ContentView::Text(s.as_str()),
+            Content::Parts(raw) => ContentView::Parts(raw),
+        }
+    }
+
     /// Where the text lies in `data`, the frame it was decoded from, when it is a text
     /// fragment (for the frame template; see [`Str::in_frame`]).
     pub fn in_frame(
@@ -438,11 +446,7 @@ pub fn views<'c>(chunk: &'c Chunk<'c>, mut f: impl FnMut(&ChunkView<'_>, Option<
         let view = ChunkView {
             index: Some(choice.index.unwrap_or(position as i64)),
             role: d.role.as_ref().map(Str::as_str),
-            content: match &d.content {
-                Some(Content::Text(s)) => Some(ContentView::Text(s.as_str())),
-                Some(Content::Parts(raw)) => Some(ContentView::Parts(raw)),
-                None => None,
-            },
+            content: d.content.as_ref().map(Content::view),
             refusal: d.refusal.as_ref().map(Str::as_str),
             reasoning: d.reasoning.as_ref().map(Str::as_str),
             reasoning_content: d.reasoning_content.as_ref().map(Str::as_str),

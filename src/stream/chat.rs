@@ -9,6 +9,7 @@
 
 use super::Upstream;
 use super::{Dialect, Reader, Route, Sink, State, Subject, Template, Value};
+use crate::dialect::chat::carries_output;
 use crate::dialect::chat::{self, Choice, Chunk, Content, VendorRecipes};
 use crate::dialect::template::{RawHole, MAX_RAW};
 use crate::dialect::{Belongs, ErrorInfo};
@@ -262,15 +263,14 @@ impl<I> Dialect for ChatReader<I> {
     }
 
     fn is_output(doc: &Chunk<'_>, _: &[u8]) -> bool {
-        let said = |s: &Option<Str<'_>>| s.as_ref().is_some_and(|s| !s.as_str().is_empty());
         doc.choices.iter().any(|c| {
             let d = &c.delta;
-            matches!(&d.content, Some(Content::Text(t)) if !t.as_str().is_empty())
-                || matches!(&d.content, Some(Content::Parts(_)))
-                || said(&d.reasoning)
-                || said(&d.reasoning_content)
-                || said(&d.refusal)
-                || !d.tool_calls.is_empty()
+            let texts = [&d.reasoning, &d.reasoning_content, &d.refusal];
+            carries_output(
+                d.content.as_ref().map(Content::view),
+                texts.map(|s| s.as_ref().map(Str::as_str)),
+                !d.tool_calls.is_empty(),
+            )
         })
     }
 
@@ -440,6 +440,8 @@ impl<S: ChatItems> Reader<S> for ChatReader<S::Item> {
             .view_with(t.hole, &hit.text, extras.as_ref(), |view| {
                 fold.add(view);
                 state.tap(Upstream::Chat(view));
+                // Counted as output as its decode would be (not an empty text's).
+                state.quiet_hit = !view.is_output();
             });
         Ok(Some(hit.len))
     }

@@ -984,6 +984,30 @@ mod thinking_parts {
         );
     }
 
+    /// A fit of an empty text is not output, as its decode is not (a review's finding): a
+    /// stream of empty and non-empty texts counts the output frames a decode of each counts,
+    /// and folds as its copy spelled otherwise.
+    #[test]
+    fn a_fit_counts_as_output_as_its_decode_does() {
+        let body = [
+            chunk(r#""""#),
+            chunk(r#""""#),
+            chunk(r#""a""#),
+            chunk(r#""""#),
+            thinking("t"),
+            thinking(""),
+            chunk(r#""b""#),
+        ]
+        .concat();
+        let spaced = body.replace(r#""content":"#, r#""content": "#);
+        let (result, fast, outputs) = read(&body, &[body.len()]);
+        let (slow_result, slow_fast, slow_outputs) = read(&spaced, &[spaced.len()]);
+        assert_eq!(result, slow_result);
+        assert!(fast >= 3 && slow_fast >= 3, "{fast} {slow_fast}");
+        // "a", "t", "" (content parts, empty or not, are output) and "b".
+        assert_eq!((outputs, slow_outputs), (4, 4));
+    }
+
     /// What a thinking delta's literal is (exactly one thinking part of one text part, as
     /// Mistral spells it), and the parts a text is written back as.
     #[test]

@@ -79,7 +79,32 @@ pub struct ChunkView<'a> {
     pub skeleton: u64,
 }
 
+/// Whether a choice's delta carries output (`timing`'s count): a piece of text, reasoning or
+/// refusal, content parts, or a tool call's fragment. `texts`: its `reasoning`,
+/// `reasoning_content` and `refusal`.
+pub fn carries_output(
+    content: Option<ContentView<'_>>,
+    texts: [Option<&str>; 3],
+    calls: bool,
+) -> bool {
+    let said = |s: Option<&str>| s.is_some_and(|s| !s.is_empty());
+    match content {
+        Some(ContentView::Text(t)) if !t.is_empty() => true,
+        Some(ContentView::Parts(_) | ContentView::Thinking(_)) => true,
+        _ => texts.into_iter().any(said) || calls,
+    }
+}
+
 impl ChunkView<'_> {
+    /// Whether this choice's data is output ([`carries_output`]).
+    pub fn is_output(&self) -> bool {
+        carries_output(
+            self.content,
+            [self.reasoning, self.reasoning_content, self.refusal],
+            !self.tool_calls.is_empty(),
+        )
+    }
+
     /// Whether an item without a choice index still carries per-choice data (a choice object
     /// that lacked its `index` key).
     pub(crate) fn carries_choice(&self) -> bool {
