@@ -299,20 +299,6 @@ pub fn entries(text: &str) -> Option<Vec<(Cow<'_, str>, &str)>> {
     c.at_end().then_some(out)
 }
 
-/// The items of the JSON array `text` in order, each as its text, read in one pass; `None`
-/// when `text` is not an array or the reader is not sure (`crate::json::tree::array_items`
-/// then asks serde_json).
-pub fn items(text: &str) -> Option<Vec<&str>> {
-    let mut c = Cursor::new(text);
-    c.open_array()?;
-    let mut out = Vec::new();
-    let mut first = true;
-    while c.next_item(&mut first)? {
-        out.push(c.value()?);
-    }
-    c.at_end().then_some(out)
-}
-
 /// The fields of the one-pass chunk readers (`crate::dialect::chat`, `crate::dialect::gemini`),
 /// each read as the serde readers beside them read it (`crate::json::read`): `None` leaves the
 /// chunk to serde_json.

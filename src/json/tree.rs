@@ -668,15 +668,6 @@ pub fn json_string(text: &str) -> Option<Cow<'_, str>> {
     }
 }
 
-/// The items of the JSON array `text`, each as its text: read by the strict cursor, or by
-/// serde_json where the cursor is not sure; `None` when `text` is not an array.
-pub fn array_items(text: &str) -> Option<Vec<&str>> {
-    super::cursor::items(text).or_else(|| match Json::read(text)? {
-        Json::Array(items) => Some(items.into_iter().map(RawValue::get).collect()),
-        _ => None,
-    })
-}
-
 /// The items of a value that is a list (an `Out::List`, or the JSON text of an array).
 pub fn list_of(value: Option<&Out>) -> Option<Vec<Out>> {
     match value? {

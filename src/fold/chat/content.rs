@@ -9,7 +9,6 @@ use std::borrow::Cow;
 use crate::fold::Entry;
 use crate::json::cursor::Cursor;
 use crate::json::read::scan_string;
-use crate::json::tree::{array_items, json_string, object_entries};
 
 /// String fields of a `reasoning_details` block that stream as fragments.
 pub(super) const REASONING_TEXT_KEYS: [&str; 3] = ["text", "summary", "data"];
@@ -104,16 +103,14 @@ impl Content {
             *self = Content::Parts(parts);
             return;
         }
-        match array_items(json) {
-            Some(items) => {
+        match Json::read(json) {
+            Some(Json::Array(items)) => {
                 for item in items {
-                    push_part(&mut parts, Part::read(item, true));
+                    push_part(&mut parts, Part::read(item.get(), true));
                 }
             }
-            None => match Json::read(json) {
-                Some(Json::Null) | None => {}
-                Some(_) => push_part(&mut parts, Part::Other(json.into())),
-            },
+            Some(Json::Null) | None => {}
+            Some(_) => push_part(&mut parts, Part::Other(json.into())),
         }
         *self = Content::Parts(parts);
     }
@@ -142,7 +139,7 @@ pub(super) fn push_part(parts: &mut Vec<Part>, part: Part) {
 
 /// The parts of a `content` list as [`Part::read`] reads each item, in one pass over the list
 /// (each item read once, a thinking part's inner parts too); `None` when `json` is not a list
-/// or the strict reader is not sure (the caller then reads the items one by one).
+/// or the strict reader is not sure (the caller then reads it with serde_json).
 pub(super) fn parts_in_one_pass(json: &str) -> Option<Vec<Part>> {
     let mut c = Cursor::new(json);
     c.open_array()?;
@@ -210,22 +207,30 @@ impl Part {
     /// Reads one part; `outer` allows a `thinking` part (whose inner parts are read as text
     /// or kept as sent, one level only).
     pub(super) fn read(json: &str, outer: bool) -> Part {
-        let Some(entries) = object_entries(json) else {
+        let Some(entries) = Json::object(json) else {
             return Part::Other(json.into());
         };
-        let field = |name: &str| entries.iter().find(|(k, _)| k == name).map(|(_, v)| *v);
-        let kind = field("type").and_then(json_string);
+        let field = |name: &str| {
+            entries
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.get())
+        };
+        let kind = field("type").and_then(|t| match Json::read(t) {
+            Some(Json::Str(s)) => Some(s),
+            _ => None,
+        });
         match (kind.as_deref(), entries.len()) {
             (Some("text"), 2) => {
-                if let Some(text) = field("text").and_then(json_string) {
+                if let Some(Json::Str(text)) = field("text").and_then(Json::read) {
                     return Part::Text(text.into_owned());
                 }
             }
             (Some("thinking"), 2) if outer => {
-                if let Some(inner) = field("thinking").and_then(array_items) {
+                if let Some(Json::Array(inner)) = field("thinking").and_then(Json::read) {
                     let mut parts = Vec::new();
                     for p in inner {
-                        push_part(&mut parts, Part::read(p, false));
+                        push_part(&mut parts, Part::read(p.get(), false));
                     }
                     return Part::Thinking(parts);
                 }

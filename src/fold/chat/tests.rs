@@ -536,7 +536,8 @@ proptest::proptest! {
     /// Lists of content parts like Mistral's (text and thinking parts, and parts the rule
     /// keeps as sent: other types, a key twice, a text that is not a string, a thinking part
     /// inside a thinking part), spaced any way and perhaps with a stray piece put in: the
-    /// one-pass reading, when it answers, is reading the items one by one (issue 47).
+    /// one-pass reading, when it answers, is serde_json's reading of the items one by one
+    /// (issue 47).
     #[test]
     fn content_parts_read_in_one_pass_as_one_by_one(
         items in proptest::collection::vec((0usize..12, 0usize..3), 0..5),
@@ -558,8 +559,12 @@ proptest::proptest! {
         ];
         let mut doc = list_text(&items, &ITEMS);
         put_stray(&mut doc, stray);
-        let one_by_one = crate::json::tree::array_items(&doc)
-            .map(|items| items.into_iter().map(|i| Part::read(i, true)).collect::<Vec<_>>());
+        let one_by_one = match Json::read(&doc) {
+            Some(Json::Array(items)) => {
+                Some(items.into_iter().map(|i| Part::read(i.get(), true)).collect::<Vec<_>>())
+            }
+            _ => None,
+        };
         if let Some(fast) = parts_in_one_pass(&doc) {
             proptest::prop_assert_eq!(Some(fast), one_by_one, "{}", doc);
         }

@@ -340,33 +340,3 @@ proptest::proptest! {
         proptest::prop_assert_eq!(crate::json::tree::object_entries(&doc), serde, "{}", doc);
     }
 }
-
-proptest::proptest! {
-    /// Arrays of values like the providers' (Mistral's content parts among them), spaced any
-    /// way and perhaps with a stray piece put in: the one-pass items, when it answers, are
-    /// serde_json's, and `array_items` (one pass, else serde_json) always are.
-    #[test]
-    fn one_pass_items_are_serdes(
-        values in proptest::collection::vec((0usize..12, 0usize..3), 0..6),
-        stray in proptest::option::of((0usize..300, 0usize..8)),
-    ) {
-        const VALUES: [&str; 12] = [
-            r#"{"type":"text","text":"a \"q\" \n"}"#,
-            r#"{"type":"thinking","thinking":[{"type":"text","text":"x\u00e9"}]}"#,
-            "0", "-1.5e3", "null", "true", "\"\\ud800\"", "01", "[1,{\"a\":[]}]", "{}", "\"\"",
-            "[]",
-        ];
-        let mut doc = list_text(&values, &VALUES);
-        put_stray(&mut doc, stray);
-        let serde = match crate::json::tree::Json::read(&doc) {
-            Some(crate::json::tree::Json::Array(items)) => {
-                Some(items.into_iter().map(|i| i.get()).collect::<Vec<_>>())
-            }
-            _ => None,
-        };
-        if let Some(fast) = items(&doc) {
-            proptest::prop_assert_eq!(Some(fast), serde.clone(), "{}", doc);
-        }
-        proptest::prop_assert_eq!(crate::json::tree::array_items(&doc), serde, "{}", doc);
-    }
-}
