@@ -38,6 +38,7 @@ use super::{
     Json, Map, Out, Patched,
 };
 pub use crate::dialect::messages::EventView;
+use crate::json::build::{tree, Build, OutBuild};
 use crate::json::partial::{Joined, SoFar};
 use std::borrow::Cow;
 use std::cell::OnceCell;
@@ -303,20 +304,80 @@ impl Block {
             || matches!(self.parsed, Parsed::Valid | Parsed::Invalid)
     }
 
+    #[cfg(test)]
     fn build(&self) -> Out {
-        if let (Start::Sent(text), false) = (&self.start, self.changed()) {
-            // As sent, unless it is a tool block without an `input` (the rule below). Only a
-            // block whose type may be a tool's is read.
-            if !may_say(text, Word::ToolUse) {
-                return Out::json(text);
-            }
-            if let Some(entries) = object_entries(text) {
-                let kind = entry(&entries, "type").and_then(json_string);
-                if !gets_empty_input(kind.as_deref(), entry(&entries, "input").is_some()) {
-                    return Out::json(text);
-                }
-            }
+        match self.as_sent() {
+            Some(text) => Out::json(text),
+            None => self.build_changed(),
         }
+    }
+
+    /// The block written to `b`: as sent when it is ([`Block::as_sent`], no copy), else built.
+    fn build_in<B: Build>(&self, b: &mut B) -> Result<B::Value, B::Error> {
+        if let Some(text) = self.as_sent() {
+            return b.json(text);
+        }
+        if let Some(block) = self.build_plain_in(b)? {
+            return Ok(block);
+        }
+        b.out(&self.build_changed())
+    }
+
+    /// A text or thinking block that started empty ([`empty_start_keys`]) and took only its
+    /// own text (a thinking block: its thinking and signature), written to `b` as
+    /// [`Block::build_changed`] builds it, the text not copied on the way; `None` for any
+    /// other block.
+    fn build_plain_in<B: Build>(&self, b: &mut B) -> Result<Option<B::Value>, B::Error> {
+        let Start::Sent(start) = &self.start else {
+            return Ok(None);
+        };
+        let Some(keys) = empty_start_keys(start) else {
+            return Ok(None);
+        };
+        let came = [
+            ("text", self.text.as_deref()),
+            ("thinking", self.thinking.as_deref()),
+            ("signature", self.signature.as_deref()),
+        ];
+        let only_its_own = came
+            .iter()
+            .all(|(key, value)| value.is_none() || keys.contains(key));
+        if !only_its_own || !self.sets.is_empty() || self.citations.is_some() || self.json.is_some()
+        {
+            return Ok(None);
+        }
+        let mut map = b.map(1 + keys.len())?;
+        let kind = b.str(keys.first().copied().unwrap_or_default())?;
+        b.set_new(&mut map, "type", kind)?;
+        for &key in keys {
+            let value = came
+                .iter()
+                .find(|(k, _)| *k == key)
+                .and_then(|(_, v)| *v)
+                .unwrap_or_default();
+            let value = b.str(value)?;
+            b.set_new(&mut map, key, value)?;
+        }
+        Ok(Some(b.done(map)))
+    }
+
+    /// The start's text when the block is that start as sent: nothing changed it, and it is
+    /// not a tool block without an `input` (the rule of [`Block::build_changed`]). Only a
+    /// block whose type may be a tool's is read.
+    fn as_sent(&self) -> Option<&str> {
+        let (Start::Sent(text), false) = (&self.start, self.changed()) else {
+            return None;
+        };
+        if !may_say(text, Word::ToolUse) {
+            return Some(text);
+        }
+        let entries = object_entries(text)?;
+        let kind = entry(&entries, "type").and_then(json_string);
+        (!gets_empty_input(kind.as_deref(), entry(&entries, "input").is_some())).then_some(text)
+    }
+
+    /// The block with what came after its start set over the start.
+    fn build_changed(&self) -> Out {
         let mut out = Draft::of(&self.start);
         if let Some(text) = &self.text {
             let prefix = string_of(out.get("text").as_deref()).unwrap_or_default();
@@ -418,6 +479,18 @@ impl<'a> Draft<'a> {
 /// `json.dumps` spells it (`{"type":"text","text":""}`; a thinking block's with its empty
 /// signature), as reading it would make it; `None` for any other text.
 fn empty_start(text: &str) -> Option<Map> {
+    let keys = empty_start_keys(text)?;
+    let mut map = Map::with_capacity(1 + keys.len());
+    map.set_new("type", Out::Str(keys.first()?.to_string()));
+    for key in keys {
+        map.set_new(key, Out::Str(String::new()));
+    }
+    Some(map)
+}
+
+/// The keys of an empty text or thinking block's start ([`empty_start`]) after its `type`,
+/// the first named as its type too; `None` for any other text.
+fn empty_start_keys(text: &str) -> Option<&'static [&'static str]> {
     const STARTS: [(&str, &[&str]); 4] = [
         (r#"{"type":"text","text":""}"#, &["text"]),
         (r#"{"type": "text", "text": ""}"#, &["text"]),
@@ -430,13 +503,10 @@ fn empty_start(text: &str) -> Option<Map> {
             &["thinking", "signature"],
         ),
     ];
-    let (_, keys) = STARTS.iter().find(|(spelled, _)| *spelled == text)?;
-    let mut map = Map::with_capacity(1 + keys.len());
-    map.set_new("type", Out::Str(keys.first()?.to_string()));
-    for key in *keys {
-        map.set_new(key, Out::Str(String::new()));
-    }
-    Some(map)
+    STARTS
+        .iter()
+        .find(|(spelled, _)| *spelled == text)
+        .map(|(_, keys)| *keys)
 }
 
 /// Whether a block of type `kind` gets `"input": {}`: a tool block ([`TOOL_BLOCKS`]) that has
@@ -758,62 +828,198 @@ impl MessagesFold {
     /// The `message` object folded so far. Checks the tool input of blocks that have new
     /// fragments (which may add a warning).
     pub fn result(&mut self) -> Out {
+        tree(self.result_in(&mut OutBuild))
+    }
+
+    /// [`result`](Self::result) written to `b`: the message's own values go to the builder
+    /// as the text it sent (no copy, no tree where the builder makes none).
+    pub fn result_in<B: Build>(&mut self, b: &mut B) -> Result<B::Value, B::Error> {
         self.check_inputs();
+        match self.result_over_sent(b)? {
+            Some(out) => Ok(out),
+            None => self.result_by_entries(b),
+        }
+    }
+
+    /// [`result_in`](Self::result_in) built key by key from the message's entries (read one
+    /// level deep), for any message.
+    fn result_by_entries<B: Build>(&self, b: &mut B) -> Result<B::Value, B::Error> {
         // The message's entries, read once, in order; the last of duplicate keys wins.
         let entries = self
             .message
             .as_deref()
             .and_then(object_entries)
             .unwrap_or_default();
-        let message = |key: &str| entry(&entries, key).map(Out::json);
-        let content = if self.blocks.is_empty() {
-            list_of(message("content").as_ref()).unwrap_or_default()
+        let message = |key: &str| entry(&entries, key);
+        let mut content = Vec::with_capacity(self.blocks.len());
+        if self.blocks.is_empty() {
+            let sent = message("content").map(Json::read);
+            if let Some(Some(Json::Array(items))) = sent {
+                for item in items {
+                    content.push(b.json(item.get())?);
+                }
+            }
         } else {
             let mut order: Vec<&(Option<i64>, Block)> = self.blocks.iter().collect();
             if order.iter().all(|(i, _)| i.is_some()) {
                 order.sort_by_key(|(i, _)| *i);
             }
-            order.iter().map(|(_, b)| b.build()).collect()
-        };
-        let get = |key: &str| message(key).unwrap_or(Out::Null);
-        let role = match message("role") {
-            Some(r) if !show(Some(&r)).is_empty() && !r.is_null() => r,
-            _ => Out::Str("assistant".into()),
-        };
-        let mut out = Map::with_capacity(8 + entries.len());
-        out.set_new("id", get("id"));
-        out.set_new("type", Out::Str("message".into()));
-        out.set_new("role", role);
-        out.set_new(
-            "model",
-            self.answered_by.clone().unwrap_or_else(|| get("model")),
-        );
-        out.set_new("content", Out::List(content));
-        for key in ["stop_reason", "stop_sequence"] {
-            let value = self.delta.get(key).cloned().unwrap_or_else(|| get(key));
-            out.set_new(key, value);
-        }
-        out.set_new("usage", self.usage(entry(&entries, "usage")));
-        for (key, _) in entries.iter() {
-            if !out.contains_key(key) {
-                out.set(key, get(key));
+            for (_, block) in order {
+                content.push(block.build_in(b)?);
             }
         }
+        let get = |b: &mut B, key: &str| match message(key) {
+            Some(text) => b.json(text),
+            None => b.null(),
+        };
+        let mut out = b.map(8 + entries.len())?;
+        let id = get(b, "id")?;
+        b.set_new(&mut out, "id", id)?;
+        let kind = b.str("message")?;
+        b.set_new(&mut out, "type", kind)?;
+        let role = match message("role") {
+            Some(r) if !said_nothing(r) => b.json(r)?,
+            _ => b.str("assistant")?,
+        };
+        b.set_new(&mut out, "role", role)?;
+        let model = match &self.answered_by {
+            Some(model) => b.out(model)?,
+            None => get(b, "model")?,
+        };
+        b.set_new(&mut out, "model", model)?;
+        let content = b.list(content)?;
+        b.set_new(&mut out, "content", content)?;
+        for key in ["stop_reason", "stop_sequence"] {
+            let value = match self.delta.get(key) {
+                Some(value) => b.out(value)?,
+                None => get(b, key)?,
+            };
+            b.set_new(&mut out, key, value)?;
+        }
+        let usage = b.out(&self.usage(entry(&entries, "usage")))?;
+        b.set_new(&mut out, "usage", usage)?;
+        for (key, text) in entries.iter() {
+            if !b.has(&out, key)? {
+                // The last of duplicate keys.
+                let value = b.json(entry(&entries, key).unwrap_or(text))?;
+                b.set(&mut out, key, value)?;
+            }
+        }
+        self.set_delta_keys(b, &mut out)?;
+        Ok(b.done(out))
+    }
+}
+
+/// The keys a `message_start`'s message begins with, in Anthropic's order: the result's first
+/// keys (`MessagesFold::result_in`).
+const MESSAGE_KEYS: [&str; 8] = [
+    "id",
+    "type",
+    "role",
+    "model",
+    "content",
+    "stop_reason",
+    "stop_sequence",
+    "usage",
+];
+
+impl MessagesFold {
+    /// The result as [`MessagesFold::result_in`] builds it, made by setting keys over the
+    /// message as sent, when that gives the same object: the message begins with
+    /// [`MESSAGE_KEYS`] in their order (as Anthropic writes it), its `usage` is an object, a
+    /// block came, and it has no `\u` escape (the one-level reader and the builder then read
+    /// its keys alike). The message is read once, by the builder, with no entry copied.
+    /// `None` otherwise.
+    fn result_over_sent<B: Build>(&self, b: &mut B) -> Result<Option<B::Value>, B::Error> {
+        let Some(text) = self.message.as_deref() else {
+            return Ok(None);
+        };
+        if self.blocks.is_empty() || has_unicode_escape(text) {
+            return Ok(None);
+        }
+        let Some(mut out) = b.object(text)? else {
+            return Ok(None);
+        };
+        if !b.first_keys(&out, &MESSAGE_KEYS)? {
+            return Ok(None);
+        }
+        let Some(mut usage) = b.child(&mut out, "usage")? else {
+            return Ok(None);
+        };
+        let mut content = Vec::with_capacity(self.blocks.len());
+        let mut order: Vec<&(Option<i64>, Block)> = self.blocks.iter().collect();
+        if order.iter().all(|(i, _)| i.is_some()) {
+            order.sort_by_key(|(i, _)| *i);
+        }
+        for (_, block) in order {
+            content.push(block.build_in(b)?);
+        }
+        let kind = b.str("message")?;
+        b.set(&mut out, "type", kind)?;
+        if b.blank(&out, "role")? {
+            let role = b.str("assistant")?;
+            b.set(&mut out, "role", role)?;
+        }
+        if let Some(model) = &self.answered_by {
+            let model = b.out(model)?;
+            b.set(&mut out, "model", model)?;
+        }
+        let content = b.list(content)?;
+        b.set(&mut out, "content", content)?;
+        for key in ["stop_reason", "stop_sequence"] {
+            if let Some(value) = self.delta.get(key) {
+                let value = b.out(value)?;
+                b.set(&mut out, key, value)?;
+            }
+        }
+        // `usage`'s rule: each delta's counts over the message's, a null one only where the
+        // key is new.
+        for delta in &self.usages {
+            for (key, value) in object_entries(delta).unwrap_or_default() {
+                if value.trim() != "null" || !b.has(&usage, &key)? {
+                    let value = b.json(value)?;
+                    b.set(&mut usage, &key, value)?;
+                }
+            }
+        }
+        let usage = b.done(usage);
+        b.set(&mut out, "usage", usage)?;
+        self.set_delta_keys(b, &mut out)?;
+        Ok(Some(b.done(out)))
+    }
+
+    /// The keys of the `message_delta`s and Bedrock's metrics, set over the result.
+    fn set_delta_keys<B: Build>(&self, b: &mut B, out: &mut B::Map) -> Result<(), B::Error> {
         for (key, value) in self.delta.iter() {
             // `stop_details: null` clears what `message_start` sent, as a null stop sequence
             // does; other null delta values leave the message's.
             if key != "stop_reason"
                 && key != "stop_sequence"
-                && (!value.is_null() || key == "stop_details" || !out.contains_key(key))
+                && (!value.is_null() || key == "stop_details" || !b.has(out, key)?)
             {
-                out.set(key, value.clone());
+                let value = b.out(value)?;
+                b.set(out, key, value)?;
             }
         }
         if let Some(metrics) = &self.bedrock_metrics {
-            out.set(BEDROCK_METRICS, metrics.clone());
+            let metrics = b.out(metrics)?;
+            b.set(out, BEDROCK_METRICS, metrics)?;
         }
-        Out::Map(out)
+        Ok(())
     }
+}
+
+/// Whether JSON text holds a `\u` escape.
+fn has_unicode_escape(text: &str) -> bool {
+    let bytes = text.as_bytes();
+    memchr::memchr_iter(b'\\', bytes).any(|at| bytes.get(at + 1) == Some(&b'u'))
+}
+
+/// Whether a message's `role` (its JSON text) says nothing: `null`, or a value Python's
+/// `str()` prints empty (`""`); the result then says `"assistant"`.
+fn said_nothing(role: &str) -> bool {
+    let role = Out::json(role);
+    role.is_null() || show(Some(&role)).is_empty()
 }
 
 /// The answer's text in a Messages `message` (`crate::fold::summary`): its text blocks.
@@ -1266,6 +1472,119 @@ mod tests {
             // The keys in the same order too, as Python's dict holds them.
             let built = f.blocks[0].1.build();
             proptest::prop_assert_eq!(as_dict(&built), as_dict(&read_block_out(&block)), "{}", block);
+        }
+    }
+
+    /// A message's entries for the proptest below: Anthropic's keys in its order or not, a
+    /// role that says nothing or something, a usage or none, a key of its own.
+    fn message_text(order: usize, role: usize, usage: usize, extra: bool) -> String {
+        let role = ["\"assistant\"", "\"\"", "null", "\"user\""][role % 4];
+        let usage = [
+            r#"{"input_tokens":5,"output_tokens":1,"x":2}"#,
+            r#"{}"#,
+            "null",
+            r#"{"input_tokens":5,"input_tokens":6}"#,
+        ][usage % 4];
+        let mut keys = vec![
+            ("id", r#""msg_1""#.to_owned()),
+            ("type", r#""message""#.to_owned()),
+            ("role", role.to_owned()),
+            ("model", r#""claude-x""#.to_owned()),
+            ("content", "[]".to_owned()),
+            ("stop_reason", "null".to_owned()),
+            ("stop_sequence", "null".to_owned()),
+            ("usage", usage.to_owned()),
+        ];
+        match order % 4 {
+            1 => keys.swap(0, 3),
+            2 => {
+                keys.remove(2);
+            }
+            3 => keys.push(("id", r#""msg_2""#.to_owned())),
+            _ => {}
+        }
+        if extra {
+            keys.push(("container", r#"{"id":"c"}"#.to_owned()));
+        }
+        let body: Vec<String> = keys.iter().map(|(k, v)| format!("\"{k}\":{v}")).collect();
+        format!("{{{}}}", body.join(","))
+    }
+
+    proptest::proptest! {
+        /// The result set over the message as sent is the result built key by key from its
+        /// entries, whenever it is made; and it is made for Anthropic's order with a usage
+        /// object and a block.
+        #[test]
+        fn a_result_set_over_the_message_is_the_one_built_key_by_key(
+            order in 0usize..4,
+            role in 0usize..4,
+            usage in 0usize..4,
+            extra: bool,
+            blocks in proptest::collection::vec(0usize..4, 0..4),
+            deltas in proptest::collection::vec((0usize..6, 0usize..5), 0..4),
+            fallback: bool,
+        ) {
+            let mut f = MessagesFold::new();
+            let message = message_text(order, role, usage, extra);
+            f.add(&EventView { message: Some(&message), ..ev("message_start") });
+            let starts = [
+                r#"{"type":"text","text":""}"#,
+                r#"{"type":"thinking","thinking":"","signature":""}"#,
+                r#"{"type":"tool_use","id":"t","name":"f","input":{}}"#,
+                r#"{"type": "text", "text": "", "citations": []}"#,
+            ];
+            for (i, &kind) in blocks.iter().enumerate() {
+                let index = Some(i as i64);
+                let start = starts[kind];
+                f.add(&EventView { index, content_block: Some(start), ..ev("content_block_start") });
+                let delta = match kind {
+                    1 => EventView { index, delta_type: Some("thinking_delta"), thinking: Some("hm"), ..ev("content_block_delta") },
+                    2 => EventView { index, delta_type: Some("input_json_delta"), partial_json: Some(r#"{"a":1}"#), ..ev("content_block_delta") },
+                    _ => EventView { index, delta_type: Some("text_delta"), text: Some("a\"b"), ..ev("content_block_delta") },
+                };
+                if i % 2 == 0 {
+                    f.add(&delta);
+                }
+                if kind == 1 && i % 3 == 0 {
+                    f.add(&EventView { index, delta_type: Some("signature_delta"), signature: Some("sig"), ..ev("content_block_delta") });
+                }
+            }
+            if fallback {
+                let index = Some(blocks.len() as i64);
+                let start = r#"{"type":"fallback","to":{"model":"claude-y"}}"#;
+                f.add(&EventView { index, content_block: Some(start), ..ev("content_block_start") });
+            }
+            let delta_keys = [
+                r#""stop_reason":"end_turn""#,
+                r#""stop_sequence":null"#,
+                r#""stop_details":null"#,
+                r#""stop_details":{"type":"x"}"#,
+                r#""container":null"#,
+                r#""new_key":1"#,
+            ];
+            let usages = [
+                r#"{"output_tokens":3}"#,
+                r#"{"output_tokens":null,"y":null}"#,
+                r#"{"x":null,"z":4}"#,
+                r#"{}"#,
+                r#"{"input_tokens":7,"input_tokens":8}"#,
+            ];
+            for &(key, usage) in &deltas {
+                let raw = format!(r#"{{"type":"message_delta","delta":{{{}}},"usage":{}}}"#, delta_keys[key], usages[usage]);
+                f.add(&EventView { raw: Some(&raw), usage: Some(usages[usage]), ..ev("message_delta") });
+            }
+            f.check_inputs();
+            let by_entries = tree(f.result_by_entries(&mut OutBuild)).to_json();
+            let over = match f.result_over_sent(&mut OutBuild) {
+                Ok(over) => over,
+                Err(never) => match never {},
+            };
+            let expected = matches!(order % 4, 0 | 3) && usage % 4 != 2 && !f.blocks.is_empty();
+            proptest::prop_assert_eq!(over.is_some(), expected, "{}", message);
+            if let Some(over) = over {
+                proptest::prop_assert_eq!(&over.to_json(), &by_entries, "{}", message);
+            }
+            proptest::prop_assert_eq!(&f.result().to_json(), &by_entries);
         }
     }
 }

@@ -3,6 +3,7 @@
 //! text by hand ([`write`]: the one string escaper) and partial JSON read as it arrives
 //! ([`partial`]). Nothing here knows a dialect.
 
+pub mod build;
 pub mod cursor;
 pub mod partial;
 pub mod read;

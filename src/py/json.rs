@@ -333,6 +333,95 @@ pub fn out_to_py<'py>(py: Python<'py>, value: &crate::fold::Out) -> PyResult<Bou
     })
 }
 
+/// The builder of a fold's result as Python objects (`crate::json::build`): what a fold
+/// writes to it becomes `dict`, `list`, `str`, `int`, `bool` and `None` with no tree between
+/// (raw JSON through [`to_py`], a value the fold holds as a tree through [`out_to_py`]).
+pub struct PyBuild<'py>(pub Python<'py>);
+
+impl<'py> crate::json::build::Build for PyBuild<'py> {
+    type Value = Bound<'py, PyAny>;
+    type Map = Bound<'py, PyDict>;
+    type Error = PyErr;
+
+    fn null(&mut self) -> PyResult<Bound<'py, PyAny>> {
+        Ok(self.0.None().into_bound(self.0))
+    }
+
+    fn str(&mut self, text: &str) -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyString::new(self.0, text).into_any())
+    }
+
+    fn json(&mut self, text: &str) -> PyResult<Bound<'py, PyAny>> {
+        to_py(self.0, text)
+    }
+
+    fn out(&mut self, value: &crate::fold::Out) -> PyResult<Bound<'py, PyAny>> {
+        out_to_py(self.0, value)
+    }
+
+    fn list(&mut self, items: Vec<Bound<'py, PyAny>>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyList::new(self.0, items)?.into_any())
+    }
+
+    fn map(&mut self, _capacity: usize) -> PyResult<Bound<'py, PyDict>> {
+        Ok(PyDict::new(self.0))
+    }
+
+    fn set(
+        &mut self,
+        map: &mut Bound<'py, PyDict>,
+        key: &str,
+        value: Bound<'py, PyAny>,
+    ) -> PyResult<()> {
+        map.set_item(super::strings::key(self.0, key), value)
+    }
+
+    fn has(&mut self, map: &Bound<'py, PyDict>, key: &str) -> PyResult<bool> {
+        map.contains(super::strings::key(self.0, key))
+    }
+
+    fn object(&mut self, text: &str) -> PyResult<Option<Bound<'py, PyDict>>> {
+        Ok(to_py(self.0, text)?.cast_into::<PyDict>().ok())
+    }
+
+    fn first_keys(&mut self, map: &Bound<'py, PyDict>, keys: &[&str]) -> PyResult<bool> {
+        let mut have = map.keys().into_iter();
+        for key in keys {
+            match have.next() {
+                Some(k)
+                    if k.cast::<PyString>()
+                        .is_ok_and(|k| k.to_str().ok() == Some(*key)) => {}
+                _ => return Ok(false),
+            }
+        }
+        Ok(true)
+    }
+
+    fn child(
+        &mut self,
+        map: &mut Bound<'py, PyDict>,
+        key: &str,
+    ) -> PyResult<Option<Bound<'py, PyDict>>> {
+        Ok(map
+            .get_item(super::strings::key(self.0, key))?
+            .and_then(|v| v.cast_into::<PyDict>().ok()))
+    }
+
+    fn blank(&mut self, map: &Bound<'py, PyDict>, key: &str) -> PyResult<bool> {
+        Ok(match map.get_item(super::strings::key(self.0, key))? {
+            None => true,
+            Some(v) if v.is_none() => true,
+            Some(v) => v
+                .cast::<PyString>()
+                .is_ok_and(|s| s.to_str().ok() == Some("")),
+        })
+    }
+
+    fn done(&mut self, map: Bound<'py, PyDict>) -> Bound<'py, PyAny> {
+        map.into_any()
+    }
+}
+
 /// An item's `repr`: `Class(name=value, ...)` of the fields that are not `None`.
 pub fn repr_of(py: Python<'_>, class: &str, fields: &[(&str, &Py<PyAny>)]) -> PyResult<String> {
     let mut parts = Vec::with_capacity(fields.len());

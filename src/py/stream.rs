@@ -661,11 +661,11 @@ macro_rules! dialect_stream {
             /// read the items, or `partial_arguments()` for a tool call's arguments, rather
             /// than calling this after every delta.
             fn result<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
-                let out = {
-                    let mut guard = $crate::py::errors::exclusive(slf, "stream")?;
-                    $crate::stream::Dialect::result(&mut guard.stream.reader)
-                };
-                $crate::py::json::out_to_py(slf.py(), &out)
+                let mut guard = $crate::py::errors::exclusive(slf, "stream")?;
+                $crate::stream::Dialect::result_in(
+                    &mut guard.stream.reader,
+                    &mut $crate::py::json::PyBuild(slf.py()),
+                )
             }
 
             /// The arguments of tool call `index` so far, as `PartialJSON.value` gives them

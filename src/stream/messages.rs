@@ -391,6 +391,10 @@ impl<I> Dialect for MessagesReader<I> {
         self.fold.result()
     }
 
+    fn result_in<B: crate::json::build::Build>(&mut self, b: &mut B) -> Result<B::Value, B::Error> {
+        self.fold.result_in(b)
+    }
+
     fn result_usage(&mut self) -> Option<crate::fold::Out> {
         Some(self.fold.result_usage()).filter(|u| !u.is_null())
     }

@@ -296,6 +296,16 @@ pub trait Dialect: Default {
     /// The final object folded so far, shaped like the provider's non-streaming response.
     fn result(&mut self) -> crate::fold::Out;
 
+    /// [`Dialect::result`] written to `b` (a fold that writes its result to a builder
+    /// directly does so; the others' tree is handed over).
+    fn result_in<B: crate::json::build::Build>(&mut self, b: &mut B) -> Result<B::Value, B::Error>
+    where
+        Self: Sized,
+    {
+        let out = self.result();
+        b.out(&out)
+    }
+
     /// The usage of [`Dialect::result`] (its registry's usage key), `None` when it has none; a
     /// fold that can build it alone does so without building the rest (`s.usage`, read by
     /// every meter at each stream's end).

@@ -743,3 +743,62 @@ def test_deeply_nested_tool_input_never_raises() -> None:
         else:
             assert block["input"] == {} and block["partial_json"] == '{"x": ' + nested + "}"
             assert_notes(acc.warnings, [["content block 0 (tool_use t)", "never formed valid JSON"]])
+
+
+def _message_start(order: str, role: str, usage: str) -> str:
+    keys = [
+        ("id", '"msg_1"'), ("type", '"message"'), ("role", role), ("model", '"claude-x"'),
+        ("content", "[]"), ("stop_reason", "null"), ("stop_sequence", "null"), ("usage", usage),
+    ]  # fmt: skip
+    if order == "model first":
+        keys.insert(0, keys.pop(3))
+    elif order == "no role":
+        keys.pop(2)
+    elif order == "escaped":
+        keys[0] = ("id", '"msg_\\u00e9"')
+    keys.append(("container", '{"id": "c"}'))
+    body = ", ".join(f'"{k}": {v}' for k, v in keys)
+    return f'{{"type": "message_start", "message": {{{body}}}}}'
+
+
+@pytest.mark.parametrize("order", ["anthropic", "model first", "no role", "escaped"])
+@pytest.mark.parametrize("role", ['"assistant"', '""', "null", '"user"'])
+@pytest.mark.parametrize("usage", ['{"input_tokens": 5, "output_tokens": 1, "x": 2}', "null"])
+def test_a_result_written_to_python_is_the_tree_converted(order: str, role: str, usage: str) -> None:
+    """``result()`` writes its dict straight from the fold (issue 47: the message as sent, its
+    keys set over it, when it begins with Anthropic's keys in order); the accumulator converts
+    the fold's tree. Both are the same object, keys in the same order (``json.dumps`` equal),
+    for messages that take that way and messages that do not, fed whole and byte by byte."""
+    events = [
+        ("message_start", _message_start(order, role, usage)),
+        ("content_block_start", '{"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}}'),
+        ("content_block_delta", '{"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "a\\"b"}}'),
+        ("content_block_start", '{"type": "content_block_start", "index": 1, "content_block": {"type": "thinking", "thinking": "", "signature": ""}}'),
+        ("content_block_delta", '{"type": "content_block_delta", "index": 1, "delta": {"type": "thinking_delta", "thinking": "hm"}}'),
+        ("content_block_delta", '{"type": "content_block_delta", "index": 1, "delta": {"type": "signature_delta", "signature": "sig"}}'),
+        ("content_block_start", '{"type": "content_block_start", "index": 2, "content_block": {"type": "tool_use", "id": "t", "name": "f", "input": {}}}'),
+        ("content_block_delta", '{"type": "content_block_delta", "index": 2, "delta": {"type": "input_json_delta", "partial_json": "{\\"q\\": 1}"}}'),
+        ("message_delta", '{"type": "message_delta", "delta": {"stop_reason": "end_turn", "stop_sequence": null, "stop_details": null}, "usage": {"output_tokens": 9, "x": null, "y": null}}'),
+        ("message_stop", '{"type": "message_stop"}'),
+    ]  # fmt: skip
+    body = "".join(f"event: {kind}\ndata: {data}\n\n" for kind, data in events).encode()
+    for pieces in ([body], [body[i : i + 1] for i in range(len(body))]):
+        stream = MessagesStream()
+        accumulator = MessageAccumulator()
+        for piece in pieces:
+            accumulator.add_all(stream.feed(piece))
+        accumulator.add_all(stream.finish())
+        written, converted = stream.result(), accumulator.result()
+        assert json.dumps(written) == json.dumps(converted), (order, role, usage)
+        assert written["role"] == ("user" if role == '"user"' and order != "no role" else "assistant")
+        assert written["usage"] == (
+            {"input_tokens": 5, "output_tokens": 9, "x": 2, "y": None}
+            if usage != "null"
+            else {"output_tokens": 9, "x": None, "y": None}
+        )
+        assert [block["type"] for block in written["content"]] == ["text", "thinking", "tool_use"]
+        assert written["content"][0]["text"] == 'a"b' and written["content"][1]["signature"] == "sig"
+        if order == "anthropic":
+            assert list(written)[:8] == [
+                "id", "type", "role", "model", "content", "stop_reason", "stop_sequence", "usage",
+            ]  # fmt: skip
