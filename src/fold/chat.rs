@@ -48,6 +48,7 @@ use std::collections::HashMap;
 
 use super::summary::{texts, Node};
 use super::{IntMap, Json, Keyed, Map, Out};
+use crate::json::build::{tree, Build, OutBuild};
 use crate::json::partial::{Joined, SoFar};
 
 pub use crate::dialect::chat::{ChunkOwned, ChunkView, ContentView, Hole, ToolView};
@@ -209,35 +210,48 @@ impl ChatFold {
 
     /// The `chat.completion` object folded so far.
     pub fn result(&self) -> Out {
-        let mut out = Map::with_capacity(8);
-        out.set_new("id", Out::str_or_null(self.id.as_deref()));
-        out.set_new("object", Out::Str("chat.completion".into()));
-        out.set_new("created", self.created.map_or(Out::Null, Out::Int));
-        out.set_new("model", Out::str_or_null(self.model.as_deref()));
-        out.set_new(
-            "service_tier",
-            Out::str_or_null(self.service_tier.as_deref()),
-        );
-        out.set_new(
-            "system_fingerprint",
-            Out::str_or_null(self.system_fingerprint.as_deref()),
-        );
-        let choices = self
-            .choices
-            .sorted()
-            .into_iter()
-            .map(|(i, c)| c.build(i))
-            .collect();
-        out.set_new("choices", Out::List(choices));
-        out.set_new("usage", self.usage.as_deref().map_or(Out::Null, Out::json));
+        tree(self.result_in(&mut OutBuild))
+    }
+
+    /// [`result`](Self::result) written to `b`: the text of a plain choice goes to the
+    /// builder as it is held (no tree where the builder makes none).
+    pub fn result_in<B: Build>(&self, b: &mut B) -> Result<B::Value, B::Error> {
+        let mut out = b.map(8)?;
+        let id = b.opt_str(self.id.as_deref())?;
+        b.set_new(&mut out, "id", id)?;
+        let object = b.str("chat.completion")?;
+        b.set_new(&mut out, "object", object)?;
+        let created = match self.created {
+            Some(created) => b.int(created)?,
+            None => b.null()?,
+        };
+        b.set_new(&mut out, "created", created)?;
+        let model = b.opt_str(self.model.as_deref())?;
+        b.set_new(&mut out, "model", model)?;
+        let tier = b.opt_str(self.service_tier.as_deref())?;
+        b.set_new(&mut out, "service_tier", tier)?;
+        let fingerprint = b.opt_str(self.system_fingerprint.as_deref())?;
+        b.set_new(&mut out, "system_fingerprint", fingerprint)?;
+        let mut choices = Vec::with_capacity(1);
+        for (i, c) in self.choices.sorted() {
+            choices.push(c.build_in(i, b)?);
+        }
+        let choices = b.list(choices)?;
+        b.set_new(&mut out, "choices", choices)?;
+        let usage = match self.usage.as_deref() {
+            Some(usage) => b.json(usage)?,
+            None => b.null()?,
+        };
+        b.set_new(&mut out, "usage", usage)?;
         if let Some(extra) = &self.extra {
             for (key, value) in extra.iter() {
-                if !out.contains_key(key) && !DROPPED_EXTRAS.contains(&key) {
-                    out.set(key, value.clone());
+                if !DROPPED_EXTRAS.contains(&key) && !b.has(&out, key)? {
+                    let value = b.out(value)?;
+                    b.set(&mut out, key, value)?;
                 }
             }
         }
-        Out::Map(out)
+        Ok(b.done(out))
     }
 }
 
@@ -283,6 +297,44 @@ impl Choice {
         if rare {
             self.more.get_or_insert_with(Box::default).add(v);
         }
+    }
+
+    /// The choice written to `b`: a choice with nothing rare ([`ChoiceMore`]) straight, as
+    /// [`Choice::build`] builds it; any other built and handed over.
+    fn build_in<B: Build>(&self, index: i64, b: &mut B) -> Result<B::Value, B::Error> {
+        if self.more.is_some() {
+            return b.out(&self.build(index));
+        }
+        let mut message = b.map(4)?;
+        let role = b.str(self.role.as_deref().unwrap_or("assistant"))?;
+        b.set_new(&mut message, "role", role)?;
+        let content = match &self.content {
+            Content::None => b.null()?,
+            Content::Text(text) => b.str(text)?,
+            parts @ Content::Parts(_) => b.out(&parts.build())?,
+        };
+        b.set_new(&mut message, "content", content)?;
+        let refusal = b.null()?;
+        b.set_new(&mut message, "refusal", refusal)?;
+        if let Some(calls) = &self.tool_calls {
+            let calls = calls.sorted();
+            let mut built = Vec::with_capacity(calls.len());
+            for (_, call) in calls {
+                built.push(b.out(&call.build())?);
+            }
+            let calls = b.list(built)?;
+            b.set_new(&mut message, "tool_calls", calls)?;
+        }
+        let mut choice = b.map(4)?;
+        let index = b.int(index)?;
+        b.set_new(&mut choice, "index", index)?;
+        let message = b.done(message);
+        b.set_new(&mut choice, "message", message)?;
+        let logprobs = b.null()?;
+        b.set_new(&mut choice, "logprobs", logprobs)?;
+        let reason = b.opt_str(self.finish_reason.as_deref())?;
+        b.set_new(&mut choice, "finish_reason", reason)?;
+        Ok(b.done(choice))
     }
 
     fn build(&self, index: i64) -> Out {

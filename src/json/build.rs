@@ -22,8 +22,17 @@ pub trait Build {
 
     /// JSON `null`.
     fn null(&mut self) -> Result<Self::Value, Self::Error>;
+    /// An integer.
+    fn int(&mut self, value: i64) -> Result<Self::Value, Self::Error>;
     /// A string.
     fn str(&mut self, text: &str) -> Result<Self::Value, Self::Error>;
+    /// A string, or `null` for `None`.
+    fn opt_str(&mut self, text: Option<&str>) -> Result<Self::Value, Self::Error> {
+        match text {
+            Some(text) => self.str(text),
+            None => self.null(),
+        }
+    }
     /// One JSON document's text as sent (checked when its frame was decoded).
     fn json(&mut self, text: &str) -> Result<Self::Value, Self::Error>;
     /// A value the fold holds as a tree.
@@ -76,6 +85,10 @@ impl Build for OutBuild {
 
     fn null(&mut self) -> Result<Out, Infallible> {
         Ok(Out::Null)
+    }
+
+    fn int(&mut self, value: i64) -> Result<Out, Infallible> {
+        Ok(Out::Int(value))
     }
 
     fn str(&mut self, text: &str) -> Result<Out, Infallible> {

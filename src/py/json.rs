@@ -347,6 +347,13 @@ impl<'py> crate::json::build::Build for PyBuild<'py> {
         Ok(self.0.None().into_bound(self.0))
     }
 
+    fn int(&mut self, value: i64) -> PyResult<Bound<'py, PyAny>> {
+        match value.into_pyobject(self.0) {
+            Ok(int) => Ok(int.into_any()),
+            Err(never) => match never {},
+        }
+    }
+
     fn str(&mut self, text: &str) -> PyResult<Bound<'py, PyAny>> {
         Ok(PyString::new(self.0, text).into_any())
     }

@@ -303,6 +303,10 @@ impl<I> Dialect for ChatReader<I> {
     fn result(&mut self) -> crate::fold::Out {
         self.fold.result()
     }
+
+    fn result_in<B: crate::json::build::Build>(&mut self, b: &mut B) -> Result<B::Value, B::Error> {
+        self.fold.result_in(b)
+    }
 }
 
 impl<I> ChatReader<I> {
