@@ -31,6 +31,9 @@ def test_fixed_cost_table_runs() -> None:
     rows = fixed_cost_table.table(rounds=1, only="", old=None, reps=3)
     assert {r["name"] for r in rows} == set(fixed_cost_table._providers.SHAPES)
     assert all(r["events"] >= 1 and r["this"] > 0 and r["sse"] > 0 for r in rows)
+    stages = fixed_cost_table.stages(rounds=1, only="messages text", reps=3)
+    assert [r["name"] for r in stages] == ["messages text", "messages text, padded"]
+    assert all(r[k] > 0 for r in stages for k in ("new", "consume", "finish", "result"))
 
 
 def test_escape_table_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,10 +3,11 @@ delta only (its opening frames, one delta, its closing frames: constructor + tho
 ``finish()`` + ``result()``), in µs, beside ``SSEParser`` framing the same bytes; with another
 build given, that build's figure and this one's ÷ it, interleaved in one run.
 
-    python benches/fixed_cost_table.py [--rounds N] [--only SUBSTRING] [--old DIR]
+    python benches/fixed_cost_table.py [--rounds N] [--only SUBSTRING] [--old DIR] [--stages]
 
 ``--old``: a ``--target`` directory another build was installed into (as ``compare_builds.py``
-takes). Thread CPU time, best of ``--rounds`` rounds of many repetitions each. Not a test;
+takes). ``--stages``: each stage alone instead (constructor, ``consume``, ``finish()``,
+``result()``), of this build, or of the ``--old`` one when given. Thread CPU time, best of ``--rounds`` rounds of many repetitions each. Not a test;
 ``bench_providers.py``'s ``test_fixed_cost_table_runs`` runs it once, small.
 """
 
@@ -80,12 +81,63 @@ def table(rounds: int, only: str, old: Optional[Any], reps: int = 400) -> List[D
     return rows
 
 
+def stages(rounds: int, only: str, reps: int = 400, core: Any = this) -> List[Dict[str, Any]]:
+    """Per shape, each stage of a one-delta stream alone, in µs: the constructor, ``consume``,
+    ``finish()`` and ``result()`` (each timed over ``reps`` streams made beforehand), of the
+    build ``core`` (this one unless told)."""
+    import time
+
+    def timed(make: Callable[[], List[Any]], act: Callable[[Any], Any]) -> float:
+        best = float("inf")
+        for _ in range(rounds):
+            subjects = make()
+            start = time.thread_time()
+            for subject in subjects:
+                act(subject)
+            best = min(best, time.thread_time() - start)
+        return best / reps * 1e6
+
+    rows = []
+    for name, (dialect, _) in _providers.SHAPES.items():
+        if only and only not in name:
+            continue
+        body = one_delta(name)
+        cls = getattr(core, _CLASSES[dialect])
+
+        def fed(finished: bool) -> List[Any]:
+            streams = [cls() for _ in range(reps)]
+            for s in streams:
+                s.consume(body)
+                if finished:
+                    s.finish()
+            return streams
+
+        rows.append({
+            "name": name,
+            "new": timed(lambda: list(range(reps)), lambda _: cls()),
+            "consume": timed(lambda: [cls() for _ in range(reps)], lambda s: s.consume(body)),
+            "finish": timed(lambda: fed(False), lambda s: s.finish()),
+            "result": timed(lambda: fed(True), lambda s: s.result()),
+        })  # fmt: skip
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--only", default="")
     parser.add_argument("--old", help="a --target directory another build was installed into")
+    parser.add_argument("--stages", action="store_true", help="each stage alone (of --old if given)")
     args = parser.parse_args()
+    if args.stages:
+        core = compare_builds.load(args.old) if args.old else this
+        print(f"thread CPU, best of {args.rounds}; CPython {sys.version.split()[0]}; {core.__file__}\n")
+        print("| shape | constructor, µs | consume, µs | finish(), µs | result(), µs |")
+        print("|---|---:|---:|---:|---:|")
+        for r in stages(args.rounds, args.only, core=core):
+            print(f"| {r['name']} | {r['new']:.2f} | {r['consume']:.2f} | {r['finish']:.2f} "
+                  f"| {r['result']:.2f} |", flush=True)  # fmt: skip
+        return
     old = compare_builds.load(args.old) if args.old else None
     rows = table(args.rounds, args.only, old)
     print(f"thread CPU, best of {args.rounds}; CPython {sys.version.split()[0]}\n")
