@@ -28,7 +28,13 @@ from typing import Callable, Dict, List, Optional, Tuple
 from _model_text import deltas, escape_rate, model_text  # noqa: F401 (the corpus' text, re-exported)
 from _shapes_chat_messages import _chat, _chat_tools, _messages
 from _shapes_local import _cohere, _ollama
-from _shapes_responses_gemini import _gemini, _gemini_seven, _padded, _responses
+from _shapes_responses_gemini import (
+    _gemini,
+    _gemini_seven,
+    _gemini_two,
+    _padded,
+    _responses,
+)
 
 #: name: (dialect, builder of a body from (rng, pieces))
 SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
@@ -73,6 +79,8 @@ SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
     # Issue 47: Gemini's answers are about seven chunks (every length: the same stream).
     "gemini seven chunks": ("gemini", lambda rng, pieces: _gemini_seven(rng, pieces, False)),
     "gemini seven chunks, call": ("gemini", lambda rng, pieces: _gemini_seven(rng, pieces, True)),
+    # A short answer in two chunks, spelled as Google writes its JSON (every length: the same).
+    "gemini two chunks": ("gemini", _gemini_two),
     # Issue 50: the sixth and seventh dialects.
     "ollama chat": ("ollama", lambda rng, pieces: _ollama(rng, pieces, "chat")),
     "ollama thinking": ("ollama", lambda rng, pieces: _ollama(rng, pieces, "thinking")),

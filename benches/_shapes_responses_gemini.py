@@ -423,6 +423,35 @@ def _gemini_seven(rng: random.Random, pieces: List[str], call: bool) -> str:
     return "".join(out)
 
 
+def _gemini_two(rng: random.Random, pieces: List[str]) -> str:
+    """A short Gemini answer as the API streams it today (issue 47): two chunks, spelled as
+    Google writes its JSON (``": "`` after a key, no space after a comma). The first holds the
+    whole text; the last an empty text with the ``thoughtSignature`` and the finish reason.
+    ``usageMetadata`` (with ``serviceTier``), ``modelVersion`` and ``responseId`` on both."""
+    text = "".join(pieces[:24])
+    rid = _id(rng, 23)
+    prompt, thoughts = 5 + rng.randint(0, 400), 60 + rng.randint(0, 400)
+    sent = max(1, len(text) // 4)
+    usage = {
+        "promptTokenCount": prompt,
+        "candidatesTokenCount": sent,
+        "totalTokenCount": prompt + sent + thoughts,
+        "promptTokensDetails": [{"modality": "TEXT", "tokenCount": prompt}],
+        "thoughtsTokenCount": thoughts,
+        "serviceTier": "standard",
+    }
+    out = []
+    for part, extra in (
+        ({"text": text}, {}),
+        ({"text": "", "thoughtSignature": _b64(rng, 740)}, {"finishReason": "STOP"}),
+    ):
+        candidate = {"content": {"parts": [part], "role": "model"}, **extra, "index": 0}
+        body = {"candidates": [candidate], "usageMetadata": usage, "modelVersion": "gemini-3.7-flash",
+                "responseId": rid}  # fmt: skip
+        out.append("data: " + json.dumps(body, ensure_ascii=False, separators=(",", ": ")) + "\r\n\r\n")
+    return "".join(out)
+
+
 def _b64(rng: random.Random, n: int) -> str:
     return "".join(rng.choice(string.ascii_letters + string.digits + "+/") for _ in range(n))
 

@@ -20,7 +20,7 @@ import provider_table  # noqa: E402
 @pytest.mark.parametrize("name", sorted(_providers.SHAPES))
 def test_provider_table_runs(name: str) -> None:
     row = provider_table.row(name, rounds=1, reads="event", paragraphs=2)
-    assert row["events"] > 3
+    assert row["events"] >= 2  # a short Gemini answer is two chunks
     assert row["consume"] > 0 and row["sse"] > 0 and row["msgspec"] > 0 and row["translate"] > 0
 
 

@@ -414,6 +414,19 @@ impl Shape {
         }
     }
 
+    /// A shape no frame has (no parts: every fill fails), where a shape is not made yet.
+    pub fn never() -> Self {
+        Shape {
+            event: None,
+            parts: Vec::new(),
+            holes: Vec::new(),
+            one_line: false,
+            head: Box::default(),
+            span: None,
+            pad_end: false,
+        }
+    }
+
     /// Adds a number hole: the value `value` of the key `key`. Only for a JSON object whose
     /// key token `"key":` can stand once and only as the object's own key (a flat object: no
     /// nested object holds keys). `None` (no template) unless `"key":<value>` appears exactly
@@ -432,9 +445,13 @@ impl Shape {
         // `"key":`, found from each quote (a shape's parts are short and a searcher costs
         // more to build than these few comparisons). The bytes after the key's place are
         // checked first: most quotes fail there without a call to compare the key.
+        // Byte by byte: a two-byte slice compared as a slice was a call to `memcmp` for
+        // every quote and key (most of making a Gemini chunk's template).
         let is_key_at = |part: &[u8], at: usize, key: &str| {
-            part.get(at + 1 + key.len()..at + 3 + key.len()) == Some(&b"\":"[..])
-                && part.get(at + 1..at + 1 + key.len()) == Some(key.as_bytes())
+            let end = at + 1 + key.len();
+            part.get(end) == Some(&b'"')
+                && part.get(end + 1) == Some(&b':')
+                && part.get(at + 1..end) == Some(key.as_bytes())
         };
         let mut found: Vec<Option<(usize, usize)>> = vec![None; numbers.len()];
         for (i, part) in self.parts.iter().enumerate() {

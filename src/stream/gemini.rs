@@ -105,7 +105,10 @@ fn recycle<T, U>(mut v: Vec<T>) -> Vec<U> {
 /// usage, model version and response id), with the usage counts as number holes and the
 /// usage object as the span: a chunk that fits folds as that chunk with new text and usage.
 struct GeminiTemplate<I> {
+    /// The shape; no frame has it until it is made from `kept`.
     shape: Shape,
+    /// The chunk the shape is made from, kept until a frame looks like it ([`Kept`]).
+    kept: Option<Box<Kept>>,
     index: Option<i64>,
     thought: bool,
     role: Option<Box<str>>,
@@ -134,11 +137,21 @@ impl<I> GeminiTemplate<I> {
             Some(literal) => literal,
             None => Str::in_frame(&part.text, &frame.data)?,
         };
-        let mut shape = Shape::new(frame.event.as_deref(), &frame.data, text, &[])?;
-        if let Some(usage) = chunk.usage {
-            let counts = integer_members(usage)?;
-            shape = shape.with_numbers(&counts)?.with_span(&frame.data, usage)?;
-        }
+        let data: &str = &frame.data;
+        let place = |inner: &str| {
+            let start = (inner.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
+            let end = start + inner.len();
+            (data.get(start..end)? == inner).then_some(start..end)
+        };
+        let kept = Kept {
+            event: frame.event.as_deref().map(Box::from),
+            data: data.into(),
+            text: place(text)?,
+            usage: match chunk.usage {
+                Some(usage) => Some(place(usage)?),
+                None => None,
+            },
+        };
         let owned = |s: &Option<Str<'_>>| s.as_ref().map(|s| Box::from(s.as_str()));
         let extra = |e: &Extra<'_>| -> Option<Vec<(Box<str>, Box<str>)>> {
             e.0.iter()
@@ -146,7 +159,8 @@ impl<I> GeminiTemplate<I> {
                 .collect()
         };
         Some(GeminiTemplate {
-            shape,
+            shape: Shape::never(),
+            kept: Some(Box::new(kept)),
             index: c.index,
             thought: part.thought,
             role: owned(&c.role),
@@ -156,6 +170,22 @@ impl<I> GeminiTemplate<I> {
             chunk_extra: extra(&chunk.extra)?,
             item: None,
         })
+    }
+
+    /// Whether the template can be tried on `subject`: its shape is made, or made now from
+    /// the kept chunk because `subject` looks like it. `None` when the shape cannot be made
+    /// (the template is then dropped).
+    #[cold]
+    fn make_for(&mut self, subject: Subject<'_>) -> Option<bool> {
+        let Some(kept) = &self.kept else {
+            return Some(true);
+        };
+        if !kept.looks_alike(subject) {
+            return Some(false);
+        }
+        self.shape = kept.shape()?;
+        self.kept = None;
+        Some(true)
     }
 
     /// The chunk a frame that fits holds: `text` and `usage` in this template's chunk, its
@@ -236,6 +266,72 @@ fn plain_kind(chunk: &Chunk<'_>) -> Option<bool> {
         && chunk.error.is_none()
         && chunk.prompt_feedback.is_none();
     plain.then_some(part.thought)
+}
+
+/// The plain text chunk a template's shape is made from, kept until a frame looks like it:
+/// making the shape (the usage counts found as number holes) costs about two decodes, and
+/// the usual short answer's next chunk is of another shape (its last, with the finish reason
+/// and a signature), so a stream of one or two chunks made a shape it never used.
+struct Kept {
+    event: Option<Box<[u8]>>,
+    data: Box<str>,
+    /// The text literal's contents in `data`.
+    text: std::ops::Range<usize>,
+    /// The usage object in `data`.
+    usage: Option<std::ops::Range<usize>>,
+}
+
+impl Kept {
+    /// How many bytes after the chunk's text a frame must repeat to look like it.
+    const TAIL: usize = 16;
+
+    /// Whether `subject` looks like the chunk: its data begins with the same bytes up to the
+    /// text, and repeats the bytes after the text (a frame with an event type always does:
+    /// the shape is made at once). Only a gate: a frame that looks alike and does not fit is
+    /// decoded, as one that does not look alike is.
+    fn looks_alike(&self, subject: Subject<'_>) -> bool {
+        if self.event.is_some() {
+            return true;
+        }
+        let line = match subject {
+            Subject::Frame(frame) => frame.data.as_bytes(),
+            Subject::Raw(_) => match subject.data_line().strip_prefix(b"data: ") {
+                Some(line) => line,
+                None => return false,
+            },
+        };
+        let (Some(head), Some(tail)) = (
+            self.data.get(..self.text.start),
+            self.data.get(self.text.end..),
+        ) else {
+            return false;
+        };
+        let tail = tail.as_bytes();
+        let tail = tail.get(..Self::TAIL.min(tail.len())).unwrap_or_default();
+        let Some(rest) = line.strip_prefix(head.as_bytes()) else {
+            return false;
+        };
+        crate::json::read::skip_string(rest)
+            .and_then(|end| rest.get(end..))
+            .is_some_and(|after| after.starts_with(tail))
+    }
+
+    /// The chunk's shape: the text a hole, the usage counts number holes and the usage
+    /// object the span. `None` when it cannot be made.
+    fn shape(&self) -> Option<Shape> {
+        let data = &*self.data;
+        let mut shape = Shape::new(
+            self.event.as_deref(),
+            data,
+            data.get(self.text.clone())?,
+            &[],
+        )?;
+        if let Some(usage) = self.usage.clone().and_then(|at| data.get(at)) {
+            let counts = integer_members(usage)?;
+            shape = shape.with_numbers(&counts)?.with_span(data, usage)?;
+        }
+        Some(shape)
+    }
 }
 
 /// The text runs of a candidate's parts in one chunk: (thought, text, first signature).
@@ -390,10 +486,12 @@ impl<S: GeminiItems> Reader<S> for GeminiReader<S::Item> {
             items(sink, chunk, v.doc)?;
         }
         // A template is made from the first plain text chunk, and from the second plain
-        // thought chunk in a row: making one costs about two decodes (its usage counts found
-        // as number holes). Gemini's answers are about seven chunks, their text in a run of
-        // plain chunks (each one that fits spares a decode), their thought summary, when one
-        // is asked for, in one or two (a template made from the first was not used).
+        // thought chunk in a row; its shape (about two decodes: its usage counts found as
+        // number holes) only once a frame looks like that chunk (`Kept`). Gemini's answers
+        // are about seven chunks, their text in a run of plain chunks (each one that fits
+        // spares a decode), their thought summary, when one is asked for, in one or two (a
+        // template made from the first was not used); a short answer is two chunks, the last
+        // of another shape.
         let kind = plain_kind(chunk);
         let make = kind == Some(false) || (kind.is_some() && kind == self.last_plain);
         self.last_plain = kind;
@@ -418,12 +516,25 @@ impl<S: GeminiItems> Reader<S> for GeminiReader<S::Item> {
         subject: Subject<'_>,
         sink: &mut S,
     ) -> Result<Option<usize>, S::Error> {
-        let Some(t) = &self.template else {
+        let Some(t) = &mut self.template else {
             return Ok(None);
         };
         if sink.items() && t.item.is_none() {
             return Ok(None); // made without items: no item parts kept
         }
+        if t.kept.is_some() {
+            match t.make_for(subject) {
+                Some(true) => {}
+                Some(false) => return Ok(None),
+                None => {
+                    self.template = None;
+                    return Ok(None);
+                }
+            }
+        }
+        let Some(t) = &self.template else {
+            return Ok(None);
+        };
         let raws = &mut [""; crate::dialect::template::MAX_RAW];
         let (len, filled, data) = match subject {
             Subject::Frame(frame) => {
@@ -529,6 +640,72 @@ mod tests {
         assert_eq!(result, slow.reader.result().to_json());
         assert!(result.contains("\"candidatesTokenCount\": 84"), "{result}");
         assert!(result.contains("w1 w2 w3"), "{result}");
+    }
+
+    /// A template's shape is made only once a frame looks like the chunk it is kept from
+    /// (the same bytes up to the text and after it): a short answer whose next chunk is its
+    /// last (an empty text with a signature and the finish reason) makes none, and folds as
+    /// its decode does; a frame that looks alike makes it and fits; one that looks alike but
+    /// does not fit (another usage key) is decoded. Fed whole, by byte and in pieces.
+    #[test]
+    fn a_shape_is_made_when_a_frame_looks_like_the_kept_chunk() {
+        let frame = |part: &str, more: &str, usage: &str| {
+            format!("data: {{\"candidates\": [{{\"content\": {{\"parts\": [{{{part}}}],\"role\": \"model\"}}{more},\"index\": 0}}],\"usageMetadata\": {{{usage}}},\"modelVersion\": \"g\"}}\r\n\r\n")
+        };
+        let usage = |n: u32| {
+            format!(
+                "\"promptTokenCount\": 7,\"candidatesTokenCount\": {n},\"totalTokenCount\": {}",
+                7 + n
+            )
+        };
+        let first = frame(r#""text": "fixture ok""#, "", &usage(2));
+        let last = frame(
+            r#""text": "","thoughtSignature": "c2ln""#,
+            r#","finishReason": "STOP""#,
+            &usage(2),
+        );
+        let alike = frame(r#""text": "more \"quoted\"""#, "", &usage(5));
+        let odd = frame(r#""text": "odd""#, "", &format!("{},\"x\": 1", usage(6)));
+        let run = |body: &str, cuts: usize| {
+            let mut s = Stream::<GeminiReader<()>>::new(1 << 16);
+            let bytes = body.as_bytes();
+            let step = if cuts == 0 { bytes.len().max(1) } else { cuts };
+            for piece in bytes.chunks(step) {
+                s.run(piece, &mut Quiet).unwrap();
+            }
+            s
+        };
+        let decoded = |body: &str| {
+            // Each frame spelled unlike the one before (one space or two after "role"): no
+            // template fits.
+            let mut s = Stream::<GeminiReader<()>>::new(1 << 16);
+            for (n, frame) in body.split_inclusive("\r\n\r\n").enumerate() {
+                let spaces = " ".repeat(n % 2 + 1);
+                let spelled = frame.replace("\"role\": ", &format!("\"role\":{spaces}"));
+                s.run(spelled.as_bytes(), &mut Quiet).unwrap();
+            }
+            assert_eq!(s.state.fast, 0);
+            s.reader.result().to_json()
+        };
+        for cuts in [0, 1, 7] {
+            let two = [first.as_str(), last.as_str()].concat();
+            let mut s = run(&two, cuts);
+            assert_eq!(s.state.fast, 0);
+            let kept = s.reader.template.as_ref().map(|t| t.kept.is_some());
+            assert_eq!(kept, Some(true), "the shape is never made");
+            assert_eq!(s.reader.result().to_json(), decoded(&two));
+            let four = [first.as_str(), alike.as_str(), alike.as_str(), odd.as_str()].concat();
+            let mut s = run(&four, cuts);
+            assert_eq!(s.state.fast, 2, "cuts {cuts}");
+            // The odd chunk, plain, is kept in its turn.
+            assert!(s.reader.template.as_ref().is_some_and(|t| t.kept.is_some()));
+            let result = s.reader.result().to_json();
+            assert_eq!(result, decoded(&four));
+            assert!(
+                result.contains(r#"fixture okmore \"quoted\"more \"quoted\"odd"#),
+                "{result}"
+            );
+        }
     }
 
     #[test]
