@@ -610,6 +610,20 @@ mod tests {
     use super::super::{Quiet, Stream};
     use super::*;
 
+    /// `body`'s frames (each ending in CRLF CRLF), each spelled unlike the one before (one
+    /// space or two after `"role":`), read: none fits the template the one before made, and
+    /// each is decoded.
+    fn spelled_apart(body: &str) -> Stream<GeminiReader<()>> {
+        let mut s = Stream::<GeminiReader<()>>::new(1 << 16);
+        for (n, frame) in body.split_inclusive("\r\n\r\n").enumerate() {
+            let spaces = " ".repeat(n % 2 + 1);
+            let spelled = frame.replace("\"role\": ", &format!("\"role\":{spaces}"));
+            s.run(spelled.as_bytes(), &mut Quiet).unwrap();
+        }
+        assert_eq!(s.state.fast, 0);
+        s
+    }
+
     /// A chunk that fits the template folds in the room of the last one's lists: after the
     /// first fit the reader keeps a candidate list and a part list with room, and the fits
     /// that follow fold the same as a decode of each chunk.
@@ -627,15 +641,7 @@ mod tests {
         assert_eq!(fast.state.fast, 11); // the template is made from the first chunk
         assert!(fast.reader.spare.0.capacity() >= 1 && fast.reader.spare.1.capacity() >= 1);
         assert!(fast.reader.spare.0.is_empty() && fast.reader.spare.1.is_empty());
-        // The same chunks, each spelled unlike the one before (one space or two after a
-        // key): none fits the template the one before made, and each is decoded.
-        let mut slow = Stream::<GeminiReader<()>>::new(1 << 16);
-        for (n, frame) in body.split_inclusive("\r\n\r\n").enumerate() {
-            let spaces = " ".repeat(n % 2 + 1);
-            let spelled = frame.replace("\"role\": ", &format!("\"role\":{spaces}"));
-            slow.run(spelled.as_bytes(), &mut Quiet).unwrap();
-        }
-        assert_eq!(slow.state.fast, 0);
+        let mut slow = spelled_apart(&body);
         let result = fast.reader.result().to_json();
         assert_eq!(result, slow.reader.result().to_json());
         assert!(result.contains("\"candidatesTokenCount\": 84"), "{result}");
@@ -675,18 +681,7 @@ mod tests {
             }
             s
         };
-        let decoded = |body: &str| {
-            // Each frame spelled unlike the one before (one space or two after "role"): no
-            // template fits.
-            let mut s = Stream::<GeminiReader<()>>::new(1 << 16);
-            for (n, frame) in body.split_inclusive("\r\n\r\n").enumerate() {
-                let spaces = " ".repeat(n % 2 + 1);
-                let spelled = frame.replace("\"role\": ", &format!("\"role\":{spaces}"));
-                s.run(spelled.as_bytes(), &mut Quiet).unwrap();
-            }
-            assert_eq!(s.state.fast, 0);
-            s.reader.result().to_json()
-        };
+        let decoded = |body: &str| spelled_apart(body).reader.result().to_json();
         for cuts in [0, 1, 7] {
             let two = [first.as_str(), last.as_str()].concat();
             let mut s = run(&two, cuts);
