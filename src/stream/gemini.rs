@@ -286,8 +286,8 @@ impl Kept {
     const TAIL: usize = 16;
 
     /// Whether `subject` looks like the chunk: its data begins with the same bytes up to the
-    /// text, and repeats the bytes after the text (a frame with an event type always does:
-    /// the shape is made at once). Only a gate: a frame that looks alike and does not fit is
+    /// text (up to the usage, when the usage comes first), and repeats the bytes after the
+    /// text (a frame with an event type always does: the shape is made at once). Only a gate: a frame that looks alike and does not fit is
     /// decoded, as one that does not look alike is.
     fn looks_alike(&self, subject: Subject<'_>) -> bool {
         if self.event.is_some() {
@@ -300,17 +300,24 @@ impl Kept {
                 None => return false,
             },
         };
-        let (Some(head), Some(tail)) = (
-            self.data.get(..self.text.start),
-            self.data.get(self.text.end..),
-        ) else {
+        // A usage sent before the candidates is in the bytes before the text, its counts
+        // other in each chunk: the bytes up to it are compared, and the fit decides.
+        let head_end = match &self.usage {
+            Some(usage) if usage.start < self.text.start => usage.start,
+            _ => self.text.start,
+        };
+        let (Some(head), Some(tail)) = (self.data.get(..head_end), self.data.get(self.text.end..))
+        else {
             return false;
         };
-        let tail = tail.as_bytes();
-        let tail = tail.get(..Self::TAIL.min(tail.len())).unwrap_or_default();
         let Some(rest) = line.strip_prefix(head.as_bytes()) else {
             return false;
         };
+        if head_end < self.text.start {
+            return true;
+        }
+        let tail = tail.as_bytes();
+        let tail = tail.get(..Self::TAIL.min(tail.len())).unwrap_or_default();
         crate::json::read::skip_string(rest)
             .and_then(|end| rest.get(end..))
             .is_some_and(|after| after.starts_with(tail))
@@ -700,6 +707,16 @@ mod tests {
                 result.contains(r#"fixture okmore \"quoted\"more \"quoted\"odd"#),
                 "{result}"
             );
+            // A usage sent before the candidates: its counts stand before the text and change
+            // with each chunk; the chunks after the first still fit.
+            let usage_first: String = (1..=5)
+                .map(|n| {
+                    format!("data: {{\"usageMetadata\": {{{}}},\"candidates\": [{{\"content\": {{\"parts\": [{{\"text\": \"w{n} \"}}],\"role\": \"model\"}},\"index\": 0}}]}}\r\n\r\n", usage(n * 3))
+                })
+                .collect();
+            let mut s = run(&usage_first, cuts);
+            assert_eq!(s.state.fast, 4, "cuts {cuts}");
+            assert_eq!(s.reader.result().to_json(), decoded(&usage_first));
         }
     }
 
