@@ -142,7 +142,7 @@ fn pieces_at(mut bytes: &[u8], pieces: &[&[u8]]) -> bool {
 }
 
 /// Where `inner` (a slice of `data`) lies in it.
-fn span_of(data: &str, inner: &str) -> Option<(usize, usize)> {
+pub fn span_of(data: &str, inner: &str) -> Option<(usize, usize)> {
     let start = (inner.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
     let end = start.checked_add(inner.len())?;
     (end <= data.len()).then_some((start, end))

@@ -42,6 +42,7 @@ use crate::json::build::{tree, Build, OutBuild};
 use crate::json::partial::{Joined, SoFar};
 use std::borrow::Cow;
 use std::cell::OnceCell;
+use std::convert::Infallible;
 
 /// Block types whose `input` streams as `input_json_delta` fragments and is `{}` when none came.
 /// Each ends in `tool_use` (a block kept as sent is read only when its text has that).
@@ -793,20 +794,22 @@ impl MessagesFold {
         }
         let base_keys: OnceCell<std::collections::HashSet<&str>> = OnceCell::new();
         let mut over = Map::new();
-        for delta in &self.usages {
-            for (key, value) in object_entries(delta).unwrap_or_default() {
-                let had = || {
-                    over.contains_key(&key)
-                        || base.as_ref().is_some_and(|(_, entries)| {
-                            base_keys
-                                .get_or_init(|| entries.iter().map(|(k, _)| k.as_ref()).collect())
-                                .contains(key.as_ref())
-                        })
-                };
-                if value.trim() != "null" || !had() {
-                    over.set(&key, Out::json(value));
-                }
-            }
+        let had = |over: &mut Map, key: &str| {
+            Ok::<_, Infallible>(
+                over.contains_key(key)
+                    || base.as_ref().is_some_and(|(_, entries)| {
+                        base_keys
+                            .get_or_init(|| entries.iter().map(|(k, _)| k.as_ref()).collect())
+                            .contains(key)
+                    }),
+            )
+        };
+        let set = |over: &mut Map, key: &str, value: &str| {
+            over.set(key, Out::json(value));
+            Ok(())
+        };
+        if let Err(never) = self.each_usage_count(&mut over, had, set) {
+            match never {}
         }
         match base {
             Some((text, _)) => Out::Patched(Box::new(Patched::new(text, over))),
@@ -851,23 +854,18 @@ impl MessagesFold {
             .and_then(object_entries)
             .unwrap_or_default();
         let message = |key: &str| entry(&entries, key);
-        let mut content = Vec::with_capacity(self.blocks.len());
-        if self.blocks.is_empty() {
+        let content = if self.blocks.is_empty() {
+            let mut content = Vec::new();
             let sent = message("content").map(Json::read);
             if let Some(Some(Json::Array(items))) = sent {
                 for item in items {
                     content.push(b.json(item.get())?);
                 }
             }
+            content
         } else {
-            let mut order: Vec<&(Option<i64>, Block)> = self.blocks.iter().collect();
-            if order.iter().all(|(i, _)| i.is_some()) {
-                order.sort_by_key(|(i, _)| *i);
-            }
-            for (_, block) in order {
-                content.push(block.build_in(b)?);
-            }
-        }
+            self.blocks_in(b)?
+        };
         let get = |b: &mut B, key: &str| match message(key) {
             Some(text) => b.json(text),
             None => b.null(),
@@ -946,14 +944,7 @@ impl MessagesFold {
         let Some(mut usage) = b.child(&mut out, "usage")? else {
             return Ok(None);
         };
-        let mut content = Vec::with_capacity(self.blocks.len());
-        let mut order: Vec<&(Option<i64>, Block)> = self.blocks.iter().collect();
-        if order.iter().all(|(i, _)| i.is_some()) {
-            order.sort_by_key(|(i, _)| *i);
-        }
-        for (_, block) in order {
-            content.push(block.build_in(b)?);
-        }
+        let content = self.blocks_in(b)?;
         let kind = b.str("message")?;
         b.set(&mut out, "type", kind)?;
         if b.blank(&out, "role")? {
@@ -972,20 +963,52 @@ impl MessagesFold {
                 b.set(&mut out, key, value)?;
             }
         }
-        // `usage`'s rule: each delta's counts over the message's, a null one only where the
-        // key is new.
-        for delta in &self.usages {
-            for (key, value) in object_entries(delta).unwrap_or_default() {
-                if value.trim() != "null" || !b.has(&usage, &key)? {
-                    let value = b.json(value)?;
-                    b.set(&mut usage, &key, value)?;
-                }
-            }
-        }
+        self.each_usage_count(
+            &mut (&mut *b, &mut usage),
+            |(b, usage), key| b.has(usage, key),
+            |(b, usage), key, value| {
+                let value = b.json(value)?;
+                b.set(usage, key, value)
+            },
+        )?;
         let usage = b.done(usage);
         b.set(&mut out, "usage", usage)?;
         self.set_delta_keys(b, &mut out)?;
         Ok(Some(b.done(out)))
+    }
+
+    /// The content blocks written to `b`, in `index` order (arrival order if an index is
+    /// missing).
+    fn blocks_in<B: Build>(&self, b: &mut B) -> Result<Vec<B::Value>, B::Error> {
+        let mut order: Vec<&(Option<i64>, Block)> = self.blocks.iter().collect();
+        if order.iter().all(|(i, _)| i.is_some()) {
+            order.sort_by_key(|(i, _)| *i);
+        }
+        let mut content = Vec::with_capacity(order.len());
+        for (_, block) in order {
+            content.push(block.build_in(b)?);
+        }
+        Ok(content)
+    }
+
+    /// The rule of `usage`: each `message_delta`'s counts, in order, handed to `set` (key,
+    /// JSON text) over the message's own; a null count only where the key is new (`has`:
+    /// whether the usage so far has it). The counts are cumulative: each replaces the one
+    /// before.
+    fn each_usage_count<T, E>(
+        &self,
+        usage: &mut T,
+        mut has: impl FnMut(&mut T, &str) -> Result<bool, E>,
+        mut set: impl FnMut(&mut T, &str, &str) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for delta in &self.usages {
+            for (key, value) in object_entries(delta).unwrap_or_default() {
+                if value.trim() != "null" || !has(usage, &key)? {
+                    set(usage, &key, value)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// The keys of the `message_delta`s and Bedrock's metrics, set over the result.

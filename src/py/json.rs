@@ -392,10 +392,11 @@ impl<'py> crate::json::build::Build for PyBuild<'py> {
     }
 
     fn first_keys(&mut self, map: &Bound<'py, PyDict>, keys: &[&str]) -> PyResult<bool> {
-        let mut have = map.keys().into_iter();
+        // The dict's own iterator: no list of its keys made.
+        let mut have = map.iter();
         for key in keys {
             match have.next() {
-                Some(k)
+                Some((k, _))
                     if k.cast::<PyString>()
                         .is_ok_and(|k| k.to_str().ok() == Some(*key)) => {}
                 _ => return Ok(false),

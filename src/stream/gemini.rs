@@ -138,9 +138,9 @@ impl<I> GeminiTemplate<I> {
             None => Str::in_frame(&part.text, &frame.data)?,
         };
         let data: &str = &frame.data;
+        // Each a slice of the data (checked: its bytes there are its own).
         let place = |inner: &str| {
-            let start = (inner.as_ptr() as usize).checked_sub(data.as_ptr() as usize)?;
-            let end = start + inner.len();
+            let (start, end) = crate::dialect::template::span_of(data, inner)?;
             (data.get(start..end)? == inner).then_some(start..end)
         };
         let kept = Kept {
@@ -287,8 +287,9 @@ impl Kept {
 
     /// Whether `subject` looks like the chunk: its data begins with the same bytes up to the
     /// text (up to the usage, when the usage comes first), and repeats the bytes after the
-    /// text (a frame with an event type always does: the shape is made at once). Only a gate: a frame that looks alike and does not fit is
-    /// decoded, as one that does not look alike is.
+    /// text (a frame with an event type always does: the shape is made at once). Only a
+    /// gate: a frame that looks alike and does not fit is decoded, as one that does not look
+    /// alike is.
     fn looks_alike(&self, subject: Subject<'_>) -> bool {
         if self.event.is_some() {
             return true;

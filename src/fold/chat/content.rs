@@ -403,9 +403,8 @@ impl DetailsRun {
         if keys.iter().filter(|k| **k == key).count() != 1 {
             return None;
         }
-        // The literal is a slice of `text`: where it starts is its distance from text's start.
-        let start = (literal.as_ptr() as usize).checked_sub(text.as_ptr() as usize)?;
-        let end = start + literal.len();
+        // The literal is a slice of `text`.
+        let (start, end) = crate::dialect::template::span_of(text, literal)?;
         Some(DetailsRun {
             head: text.get(..start)?.into(),
             tail: text.get(end..)?.into(),
