@@ -36,6 +36,17 @@ def test_fixed_cost_table_runs() -> None:
     assert all(r[k] > 0 for r in stages for k in ("new", "consume", "finish", "result"))
 
 
+def test_floor_table_runs() -> None:
+    """Issue 47: the result-objects floor, once, small, for a long and a one-delta stream."""
+    import floor_table
+
+    for events in (10, None):
+        r = floor_table.row("gemini two chunks", rounds=1, events=events, reps=2)
+        assert r["events"] == 2
+        assert all(r[k] > 0 for k in ("sse", "ours", "msgspec", "floor"))
+    assert floor_table.row("chat openai tools", rounds=1, events=10, reps=2)["events"] >= 10
+
+
 def test_escape_table_runs(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
     import escape_table
 
