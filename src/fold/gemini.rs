@@ -25,10 +25,12 @@
 //! [`PartialJson`]; memory is linear in what was sent.
 
 use crate::dialect::gemini::{ArgValue, Call, Candidate, Chunk, Part};
+use crate::json::build::{tree, Build, OutBuild};
 use crate::json::partial::PartialJson;
 use crate::json::read::Extra;
 use crate::json::write::{push_escaped, push_str};
 use serde_json::value::RawValue;
+use std::borrow::Cow;
 
 use super::summary::{texts, Node};
 use super::{note, IntMap, Json, Map, Out};
@@ -287,32 +289,32 @@ impl Cand {
         }
     }
 
-    fn result(&self, index: i64) -> Out {
-        let mut m = Map::with_capacity(self.keys.len() + 2);
+    fn result_in<B: Build>(&self, index: i64, b: &mut B) -> Result<B::Value, B::Error> {
+        let mut m = b.map(self.keys.len() + 2)?;
         if self.content {
-            let mut content = Map::with_capacity(2);
-            content.set_new(
-                "role",
-                Out::Str(self.role.clone().unwrap_or("model".into())),
-            );
-            content.set_new(
-                "parts",
-                Out::List(self.parts.iter().map(PartOut::result).collect()),
-            );
-            m.set_new("content", Out::Map(content));
+            let mut content = b.map(2)?;
+            let role = b.str(self.role.as_deref().unwrap_or("model"))?;
+            b.set_new(&mut content, "role", role)?;
+            let mut parts = Vec::with_capacity(self.parts.len());
+            for part in &self.parts {
+                parts.push(part.result_in(b)?);
+            }
+            let parts = b.list(parts)?;
+            b.set_new(&mut content, "parts", parts)?;
+            let content = b.done(content);
+            b.set_new(&mut m, "content", content)?;
         }
-        for (key, value) in self.keys.iter() {
-            m.set(key, value.clone());
-        }
+        b.set_all(&mut m, &self.keys)?;
         if self.index_sent {
-            m.set("index", Out::Int(index));
+            let index = b.int(index)?;
+            b.set(&mut m, "index", index)?;
         }
-        Out::Map(m)
+        Ok(b.done(m))
     }
 }
 
 impl PartOut {
-    fn result(&self) -> Out {
+    fn result_in<B: Build>(&self, b: &mut B) -> Result<B::Value, B::Error> {
         match self {
             PartOut::Text {
                 text,
@@ -320,18 +322,19 @@ impl PartOut {
                 signature,
                 extra,
             } => {
-                let mut m = Map::with_capacity(1 + extra.len());
-                m.set_new("text", Out::Str(text.clone()));
+                let mut m = b.map(1 + extra.len())?;
+                let text = b.str(text)?;
+                b.set_new(&mut m, "text", text)?;
                 if *thought {
-                    m.set_new("thought", Out::Bool(true));
+                    let thought = b.bool(true)?;
+                    b.set_new(&mut m, "thought", thought)?;
                 }
                 if let Some(sig) = signature {
-                    m.set_new("thoughtSignature", Out::Str(sig.clone()));
+                    let sig = b.str(sig)?;
+                    b.set_new(&mut m, "thoughtSignature", sig)?;
                 }
-                for (k, v) in extra.iter() {
-                    m.set(k, v.clone());
-                }
-                Out::Map(m)
+                b.set_all(&mut m, extra)?;
+                Ok(b.done(m))
             }
             PartOut::Call {
                 whole,
@@ -342,35 +345,41 @@ impl PartOut {
                 signature,
                 extra,
             } => {
-                let mut m = Map::new();
+                let mut m = b.map(2 + extra.len())?;
                 let call = match whole {
-                    Some(raw) => Out::json(raw),
+                    Some(raw) => b.json(raw)?,
                     None => {
-                        let mut c = Map::new();
+                        let mut c = b.map(3)?;
                         if let Some(name) = name {
-                            c.set("name", Out::Str(name.clone()));
+                            let name = b.str(name)?;
+                            b.set(&mut c, "name", name)?;
                         }
-                        let mut text = args.text().to_owned();
-                        if let Some(w) = streamed {
-                            text.push_str(&w.closing());
-                        }
-                        c.set("args", Out::json(&text));
+                        let text = match streamed {
+                            Some(w) => Cow::Owned(format!("{}{}", args.text(), w.closing())),
+                            None => Cow::Borrowed(args.text()),
+                        };
+                        let text = b.json(&text)?;
+                        b.set(&mut c, "args", text)?;
                         if let Some(id) = id {
-                            c.set("id", Out::Str(id.clone()));
+                            let id = b.str(id)?;
+                            b.set(&mut c, "id", id)?;
                         }
-                        Out::Map(c)
+                        b.done(c)
                     }
                 };
-                m.set("functionCall", call);
+                b.set(&mut m, "functionCall", call)?;
                 if let Some(sig) = signature {
-                    m.set("thoughtSignature", Out::Str(sig.clone()));
+                    let sig = b.str(sig)?;
+                    b.set(&mut m, "thoughtSignature", sig)?;
                 }
-                for (k, v) in extra.iter() {
-                    m.set(k, v.clone());
-                }
-                Out::Map(m)
+                b.set_all(&mut m, extra)?;
+                Ok(b.done(m))
             }
-            PartOut::Other(map) => Out::Map(map.clone()),
+            PartOut::Other(map) => {
+                let mut m = b.map(map.len())?;
+                b.set_all(&mut m, map)?;
+                Ok(b.done(m))
+            }
         }
     }
 }
@@ -458,21 +467,22 @@ impl GeminiFold {
 
     /// The `GenerateContentResponse` folded so far.
     pub fn result(&self) -> Out {
-        let mut m = Map::with_capacity(1 + self.top.len());
-        m.set_new(
-            "candidates",
-            Out::List(
-                self.candidates
-                    .sorted()
-                    .into_iter()
-                    .map(|(index, c)| c.result(index))
-                    .collect(),
-            ),
-        );
-        for (key, value) in self.top.iter() {
-            m.set(key, value.clone());
+        tree(self.result_in(&mut OutBuild))
+    }
+
+    /// [`result`](Self::result) written to `b`: the fold's text and kept values handed to the
+    /// builder where they lie (no tree copied on the way where the builder makes none).
+    pub fn result_in<B: Build>(&self, b: &mut B) -> Result<B::Value, B::Error> {
+        let sorted = self.candidates.sorted();
+        let mut candidates = Vec::with_capacity(sorted.len());
+        for (index, c) in sorted {
+            candidates.push(c.result_in(index, b)?);
         }
-        Out::Map(m)
+        let mut m = b.map(1 + self.top.len())?;
+        let candidates = b.list(candidates)?;
+        b.set_new(&mut m, "candidates", candidates)?;
+        b.set_all(&mut m, &self.top)?;
+        Ok(b.done(m))
     }
 }
 

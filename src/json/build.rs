@@ -24,6 +24,8 @@ pub trait Build {
     fn null(&mut self) -> Result<Self::Value, Self::Error>;
     /// An integer.
     fn int(&mut self, value: i64) -> Result<Self::Value, Self::Error>;
+    /// `true` or `false`.
+    fn bool(&mut self, value: bool) -> Result<Self::Value, Self::Error>;
     /// A string.
     fn str(&mut self, text: &str) -> Result<Self::Value, Self::Error>;
     /// A string, or `null` for `None`.
@@ -73,6 +75,15 @@ pub trait Build {
     fn blank(&mut self, map: &Self::Map, key: &str) -> Result<bool, Self::Error>;
     /// The object built.
     fn done(&mut self, map: Self::Map) -> Self::Value;
+
+    /// Sets each of `from`'s keys over `map`, in order (a fold's map of values kept whole).
+    fn set_all(&mut self, map: &mut Self::Map, from: &Map) -> Result<(), Self::Error> {
+        for (key, value) in from.iter() {
+            let value = self.out(value)?;
+            self.set(map, key, value)?;
+        }
+        Ok(())
+    }
 }
 
 /// The builder of [`Out`] trees: what a fold's `result()` returns to Rust callers.
@@ -89,6 +100,10 @@ impl Build for OutBuild {
 
     fn int(&mut self, value: i64) -> Result<Out, Infallible> {
         Ok(Out::Int(value))
+    }
+
+    fn bool(&mut self, value: bool) -> Result<Out, Infallible> {
+        Ok(Out::Bool(value))
     }
 
     fn str(&mut self, text: &str) -> Result<Out, Infallible> {

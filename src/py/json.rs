@@ -354,6 +354,10 @@ impl<'py> crate::json::build::Build for PyBuild<'py> {
         }
     }
 
+    fn bool(&mut self, value: bool) -> PyResult<Bound<'py, PyAny>> {
+        Ok(PyBool::new(self.0, value).to_owned().into_any())
+    }
+
     fn str(&mut self, text: &str) -> PyResult<Bound<'py, PyAny>> {
         Ok(PyString::new(self.0, text).into_any())
     }
@@ -427,6 +431,15 @@ impl<'py> crate::json::build::Build for PyBuild<'py> {
 
     fn done(&mut self, map: Bound<'py, PyDict>) -> Bound<'py, PyAny> {
         map.into_any()
+    }
+
+    fn set_all(&mut self, map: &mut Bound<'py, PyDict>, from: &crate::fold::Map) -> PyResult<()> {
+        // A known key's string without a hash of its bytes, as `out_to_py` makes a map's.
+        for (known, key, value) in from.iter_known() {
+            let key = super::strings::known_key(self.0, known, key);
+            map.set_item(key, out_to_py(self.0, value)?)?;
+        }
+        Ok(())
     }
 }
 

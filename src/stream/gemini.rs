@@ -468,6 +468,10 @@ impl<I> Dialect for GeminiReader<I> {
     fn result(&mut self) -> crate::fold::Out {
         self.fold.result()
     }
+
+    fn result_in<B: crate::json::build::Build>(&mut self, b: &mut B) -> Result<B::Value, B::Error> {
+        self.fold.result_in(b)
+    }
 }
 
 impl<S: GeminiItems> Reader<S> for GeminiReader<S::Item> {

@@ -424,6 +424,42 @@ def test_generated_streams_never_raise_and_read_the_same_however_cut(
         assert out == ssewire.translate(body, "gemini", target)
 
 
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_chunk, min_size=1, max_size=6))
+def test_a_result_written_to_python_is_the_tree_converted(chunks: list[dict]) -> None:
+    """Issue 47: ``GeminiStream.result()`` writes its dict straight from the fold; a
+    ``Translator``'s target fold converts the fold's tree. Fed the same Gemini chunks (what the
+    translator wrote), both are the same object, keys in the same order (``json.dumps``
+    equal): thoughts, signatures, calls, usage, a candidate's keys."""
+    t = ssewire.Translator("gemini", "gemini")
+    body = sse(*chunks)
+    written = b"".join(t.feed(body[i : i + 64]) for i in range(0, len(body), 64)) + t.finish()
+    s = GeminiStream()
+    s.feed(written)
+    s.finish()
+    assert json.dumps(s.result()) == json.dumps(t.result())
+
+
+def test_a_rich_result_written_to_python_is_the_tree_converted() -> None:
+    """The same, for one stream with every kind of part the translator writes."""
+    call = {"functionCall": {"name": "f", "args": {"a": [1, {"b": None}], "c": "\u00e9"}}, "thoughtSignature": "s2"}
+    chunks = [
+        chunk({"text": "plan", "thought": True, "thoughtSignature": "s1"}, {"text": "Hi "}, modelVersion="g-1"),
+        {**chunk({"text": "there"}, call, finish="STOP"), "usageMetadata": {"promptTokenCount": 3, "totalTokenCount": 9},
+         "responseId": "r"},
+    ]  # fmt: skip
+    t = ssewire.Translator("gemini", "gemini")
+    written = t.feed(sse(*chunks)) + t.finish()
+    s = GeminiStream()
+    s.feed(written)
+    s.finish()
+    result = s.result()
+    assert json.dumps(result) == json.dumps(t.result())
+    parts = result["candidates"][0]["content"]["parts"]
+    assert parts[0] == {"text": "plan", "thought": True, "thoughtSignature": "s1"}
+    assert any("functionCall" in p for p in parts)
+
+
 # --- issue 28: loose ends ------------------------------------------------------------------------
 
 
