@@ -4,7 +4,7 @@
 //! frame template. Carried across frames: the fold and the template.
 
 use super::Upstream;
-use super::{fit, Dialect, Frame, Reader, Sink, State, Subject, Template, Value};
+use super::{fit, ByEvent, Dialect, Frame, Reader, Sink, State, Subject, Template, Value};
 use crate::dialect::messages::{self, Event, Read};
 use crate::dialect::template::{RawHole, Shape, MAX_RAW};
 use crate::dialect::Belongs;
@@ -167,8 +167,8 @@ struct Ahead {
 /// stop, `message_stop` and the pings take the fast path too. A shape's block index is a number hole; its text hole is the
 /// delta's string, an empty block's text, or the event's own type. A frame spelled another
 /// way (another key order, spaces) is decoded as before.
-fn ahead() -> &'static [Ahead] {
-    static AHEAD: std::sync::OnceLock<Vec<Ahead>> = std::sync::OnceLock::new();
+fn ahead() -> &'static ByEvent<Ahead> {
+    static AHEAD: std::sync::OnceLock<ByEvent<Ahead>> = std::sync::OnceLock::new();
     AHEAD.get_or_init(|| {
         // Each shape: its event type, its data, the needle whose last quoted string is the
         // hole (it stands once in the data), what its frames are, and the text the hole must
@@ -271,7 +271,7 @@ fn ahead() -> &'static [Ahead] {
         ];
         // Each shape in Anthropic's compact spelling, then in the one Python's `json.dumps`
         // writes (`": "` and `", "`: recorders and Python servers), tried after it.
-        deltas
+        let shapes: Vec<Ahead> = deltas
             .into_iter()
             .chain([signature])
             .chain(others)
@@ -334,7 +334,8 @@ fn ahead() -> &'static [Ahead] {
                     text,
                 })
             })
-            .collect()
+            .collect();
+        ByEvent::new(shapes, |a| a.event)
     })
 }
 
@@ -504,7 +505,7 @@ impl<I> MessagesReader<I> {
         }
         // Only the shapes of the frame's event type are tried.
         let event = subject.event();
-        for known in ahead().iter().filter(|a| a.event.as_bytes() == event) {
+        for known in ahead().of(event) {
             let Some(hit) = fit(&known.shape, subject, &mut [""; MAX_RAW], &mut self.buf) else {
                 continue;
             };
@@ -519,7 +520,7 @@ impl<I> MessagesReader<I> {
                     // kind fit at the first try.
                     self.template = Some(MessagesTemplate {
                         template: Template {
-                            shape: known.shape.clone(),
+                            shape: std::borrow::Cow::Borrowed(&known.shape),
                             hole: hole as u8,
                             item: None,
                         },

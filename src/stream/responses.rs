@@ -6,7 +6,7 @@
 //! ahead (`ahead`). Carried across frames: the fold and the template.
 
 use super::Upstream;
-use super::{fit, Dialect, Reader, Sink, State, Subject, Template, Value};
+use super::{fit, ByEvent, Dialect, Reader, Sink, State, Subject, Template, Value};
 use crate::dialect::responses::{self, Event, Read, TERMINAL};
 use crate::dialect::template::{RawHole, Shape, MAX_RAW};
 use crate::dialect::Belongs;
@@ -157,8 +157,8 @@ impl<'d> Ids<'d> {
 /// streams write them: the sequence number right after the type, `logprobs: []` and the
 /// `obfuscation` padding after a delta, each of those two present or not. A frame spelled
 /// another way is decoded as before, and a delta's template learnt from it.
-fn ahead() -> &'static [Ahead] {
-    static AHEAD: std::sync::OnceLock<Vec<Ahead>> = std::sync::OnceLock::new();
+fn ahead() -> &'static ByEvent<Ahead> {
+    static AHEAD: std::sync::OnceLock<ByEvent<Ahead>> = std::sync::OnceLock::new();
     AHEAD.get_or_init(|| {
         let second_key = |second: Second| match second {
             Second::Content => r#","content_index":0"#,
@@ -282,7 +282,7 @@ fn ahead() -> &'static [Ahead] {
         }
         // Each shape in OpenAI's compact spelling, then in the one Python's `json.dumps`
         // writes (`": "` and `", "`: recorders and Python servers), tried after it.
-        shapes
+        let shapes: Vec<Ahead> = shapes
             .into_iter()
             .flat_map(|(event, known, second, data)| {
                 let wide = super::spaced(&data);
@@ -342,7 +342,8 @@ fn ahead() -> &'static [Ahead] {
                     shape,
                 })
             })
-            .collect()
+            .collect();
+        ByEvent::new(shapes, |a| a.event)
     })
 }
 
@@ -504,7 +505,7 @@ impl<I> ResponsesReader<I> {
         }
         // Only the shapes of the frame's event type are tried.
         let event = subject.event();
-        for known in ahead().iter().filter(|a| a.event.as_bytes() == event) {
+        for known in ahead().of(event) {
             let mut raws = [""; MAX_RAW];
             let Some(hit) = fit(&known.shape, subject, &mut raws, &mut self.buf) else {
                 continue;
@@ -556,7 +557,7 @@ impl<I> ResponsesReader<I> {
                 // template from now on: the item's next deltas fit at the first try.
                 self.template = Some(ResponsesTemplate {
                     template: Template {
-                        shape: known.shape.fixed(&raws),
+                        shape: std::borrow::Cow::Owned(known.shape.fixed(&raws)),
                         hole: 0,
                         item: None,
                     },

@@ -1034,3 +1034,20 @@ mod thinking_parts {
         assert_eq!(thinking_literal(&written), Some("a \\\"q\\\"\\n"));
     }
 }
+
+/// Shapes grouped by event type are the shapes of that type, in their order, whatever the
+/// order the types came in; a type no shape has gets none.
+#[test]
+fn shapes_by_event_are_each_types_own_in_order() {
+    let items = vec![("b", 0), ("a", 1), ("b", 2), ("c", 3), ("a", 4), ("b", 5)];
+    let by = ByEvent::new(items.clone(), |item| item.0);
+    assert_eq!(by.len(), items.len());
+    for event in ["a", "b", "c"] {
+        let want: Vec<_> = items.iter().filter(|i| i.0 == event).copied().collect();
+        assert_eq!(by.of(event.as_bytes()), want.as_slice(), "{event}");
+    }
+    assert!(by.of(b"d").is_empty() && by.of(b"").is_empty() && by.of(b"ab").is_empty());
+    assert!(ByEvent::new(Vec::<(&str, i32)>::new(), |i| i.0)
+        .of(b"a")
+        .is_empty());
+}
