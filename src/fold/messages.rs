@@ -321,7 +321,52 @@ impl Block {
         if let Some(block) = self.build_plain_in(b)? {
             return Ok(block);
         }
+        if let Some(block) = self.build_over_in(b)? {
+            return Ok(block);
+        }
         b.out(&self.build_changed())
+    }
+
+    /// A block that took only values set whole (a tool's input, a signature, a delta's keys:
+    /// no text joined to its start's, no citations), written to `b` as its start as sent with
+    /// those set over it, as [`Block::build_changed`] builds it (the start read once, by the
+    /// builder). `None` for any other block, for a start with a `\u` escape (the one-level
+    /// reader and the builder read its keys alike only without one), and for input that is
+    /// not JSON.
+    fn build_over_in<B: Build>(&self, b: &mut B) -> Result<Option<B::Value>, B::Error> {
+        let Start::Sent(start) = &self.start else {
+            return Ok(None);
+        };
+        let input = match (&self.parsed, &self.json) {
+            (Parsed::Valid, Some(p)) => Some(p.text()),
+            (Parsed::Invalid, Some(_)) => return Ok(None),
+            _ => None,
+        };
+        if self.text.is_some()
+            || self.thinking.is_some()
+            || self.citations.is_some()
+            || has_unicode_escape(start)
+        {
+            return Ok(None);
+        }
+        // A tool block without input gets `"input": {}` (its type read then): only a start
+        // that cannot be a tool's, or that has an input, is taken here without a read.
+        if input.is_none() && may_say(start, Word::ToolUse) {
+            return Ok(None);
+        }
+        let Some(mut out) = b.object(start)? else {
+            return Ok(None);
+        };
+        if let Some(signature) = &self.signature {
+            let signature = b.str(signature)?;
+            b.set(&mut out, "signature", signature)?;
+        }
+        b.set_all(&mut out, &self.sets)?;
+        if let Some(text) = input {
+            let input = b.json(text)?;
+            b.set(&mut out, "input", input)?;
+        }
+        Ok(Some(b.done(out)))
     }
 
     /// A text or thinking block that started empty ([`empty_start_keys`]) and took only its
@@ -1495,6 +1540,66 @@ mod tests {
             // The keys in the same order too, as Python's dict holds them.
             let built = f.blocks[0].1.build();
             proptest::prop_assert_eq!(as_dict(&built), as_dict(&read_block_out(&block)), "{}", block);
+        }
+    }
+
+    proptest::proptest! {
+        /// Blocks like those above, then changed by values set whole (input fragments that
+        /// are JSON, are not, or are blank; a signature; a compaction delta's keys): a block
+        /// written as its start with those set over it is the block built key by key, keys in
+        /// the same order (as Python's dict holds them); and which blocks are written so.
+        #[test]
+        fn a_block_set_over_its_start_is_the_one_built_key_by_key(
+            members in proptest::collection::vec((0usize..7, 0usize..11, 0usize..3), 0..7),
+            input in 0usize..5,
+            signature in proptest::bool::ANY,
+            sets in 0usize..3,
+        ) {
+            const KEYS: [&str; 7] = [
+                "\"type\"", "\"input\"", "\"id\"", "\"signature\"", "\"t\\u0079pe\"",
+                "\"content\"", "\"type\"",
+            ];
+            const VALUES: [&str; 11] = [
+                "\"tool_use\"", "\"server_tool_use\"", "\"mcp_tool_use\"", "\"compaction\"",
+                "\"redacted_thinking\"", "\"tool\\u005fuse\"", "{}", "{\"q\":[1,\"\\\"\"]}",
+                "[{\"type\":\"tool_use\"}]", "null", "\"x\"",
+            ];
+            let block = crate::json::cursor::tests::object_text(&members, &KEYS, &VALUES);
+            let mut f = started(&[&block]);
+            let delta = |kind| EventView { index: Some(0), delta_type: Some(kind), ..ev("content_block_delta") };
+            let fragments: &[&str] = match input {
+                0 => &[],
+                1 => &["{\"a\": [1, ", "\"b\"]}"],
+                2 => &["{\"a\": "],
+                3 => &["  "],
+                _ => &["[]"],
+            };
+            for fragment in fragments {
+                f.add(&EventView { partial_json: Some(fragment), ..delta("input_json_delta") });
+            }
+            if signature {
+                f.add(&EventView { signature: Some("sig"), ..delta("signature_delta") });
+            }
+            let raw = [
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"compaction_delta","encrypted_content":"e"}}"#,
+                r#"{"type":"content_block_delta","index":0,"delta":{"type":"compaction_delta","content":"c","id":null}}"#,
+            ];
+            if let Some(raw) = raw.get(sets) {
+                f.add(&EventView { raw: Some(raw), ..delta("compaction_delta") });
+            }
+            f.check_inputs();
+            let b = &f.blocks[0].1;
+            let over = b.build_over_in(&mut OutBuild).unwrap_or_else(|never| match never {});
+            if let Some(over) = &over {
+                proptest::prop_assert_eq!(as_dict(over), as_dict(&b.build_changed()), "{}", block);
+            }
+            // Taken unless the input is not JSON, or none came to a block that may be a tool's.
+            let taken = match input {
+                1 | 4 => true,
+                2 => false,
+                _ => !block.contains("tool_use\""),
+            };
+            proptest::prop_assert_eq!(over.is_some(), taken && !block.contains("\\u"), "{}", block);
         }
     }
 
