@@ -1517,24 +1517,44 @@ mod tests {
         assert_eq!(result(&mut f)["model"], serde_json::Value::Null);
     }
 
+    /// The keys and values the block proptests below build blocks of (tool and result types,
+    /// escapes, duplicate keys, a signature).
+    const BLOCK_KEYS: [&str; 8] = [
+        "\"type\"",
+        "\"input\"",
+        "\"id\"",
+        "\"tool_use_id\"",
+        "\"signature\"",
+        "\"t\\u0079pe\"",
+        "\"content\"",
+        "\"type\"",
+    ];
+    const BLOCK_VALUES: [&str; 14] = [
+        "\"tool_use\"",
+        "\"server_tool_use\"",
+        "\"mcp_tool_use\"",
+        "\"text\"",
+        "\"web_search_tool_result\"",
+        "\"tool\\u005fuse\"",
+        "{}",
+        "{\"q\":[1,\"\\\"\"]}",
+        "[{\"type\":\"tool_use\"}]",
+        "null",
+        "\"tool_use_x\"",
+        "\"compaction\"",
+        "\"redacted_thinking\"",
+        "\"x\"",
+    ];
+
     proptest::proptest! {
         /// Blocks of keys and values like the providers' (tool and result types, escapes,
         /// duplicate keys, spacing), no delta after them: the result is each block read as a
         /// map, with the tool blocks' input rule.
         #[test]
         fn blocks_kept_as_sent_read_as_maps_do(
-            members in proptest::collection::vec((0usize..7, 0usize..11, 0usize..3), 0..7),
+            members in proptest::collection::vec((0usize..8, 0usize..14, 0usize..3), 0..7),
         ) {
-            const KEYS: [&str; 7] = [
-                "\"type\"", "\"input\"", "\"id\"", "\"tool_use_id\"", "\"t\\u0079pe\"",
-                "\"content\"", "\"type\"",
-            ];
-            const VALUES: [&str; 11] = [
-                "\"tool_use\"", "\"server_tool_use\"", "\"mcp_tool_use\"", "\"text\"",
-                "\"web_search_tool_result\"", "\"tool\\u005fuse\"", "{}", "{\"q\":[1,\"\\\"\"]}",
-                "[{\"type\":\"tool_use\"}]", "null", "\"tool_use_x\"",
-            ];
-            let block = crate::json::cursor::tests::object_text(&members, &KEYS, &VALUES);
+            let block = crate::json::cursor::tests::object_text(&members, &BLOCK_KEYS, &BLOCK_VALUES);
             let mut f = started(&[&block]);
             proptest::prop_assert_eq!(&result(&mut f)["content"][0], &read_block(&block), "{}", block);
             // The keys in the same order too, as Python's dict holds them.
@@ -1550,21 +1570,12 @@ mod tests {
         /// the same order (as Python's dict holds them); and which blocks are written so.
         #[test]
         fn a_block_set_over_its_start_is_the_one_built_key_by_key(
-            members in proptest::collection::vec((0usize..7, 0usize..11, 0usize..3), 0..7),
+            members in proptest::collection::vec((0usize..8, 0usize..14, 0usize..3), 0..7),
             input in 0usize..5,
             signature in proptest::bool::ANY,
             sets in 0usize..3,
         ) {
-            const KEYS: [&str; 7] = [
-                "\"type\"", "\"input\"", "\"id\"", "\"signature\"", "\"t\\u0079pe\"",
-                "\"content\"", "\"type\"",
-            ];
-            const VALUES: [&str; 11] = [
-                "\"tool_use\"", "\"server_tool_use\"", "\"mcp_tool_use\"", "\"compaction\"",
-                "\"redacted_thinking\"", "\"tool\\u005fuse\"", "{}", "{\"q\":[1,\"\\\"\"]}",
-                "[{\"type\":\"tool_use\"}]", "null", "\"x\"",
-            ];
-            let block = crate::json::cursor::tests::object_text(&members, &KEYS, &VALUES);
+            let block = crate::json::cursor::tests::object_text(&members, &BLOCK_KEYS, &BLOCK_VALUES);
             let mut f = started(&[&block]);
             let delta = |kind| EventView { index: Some(0), delta_type: Some(kind), ..ev("content_block_delta") };
             let fragments: &[&str] = match input {
