@@ -64,8 +64,12 @@ enum PartOut {
 }
 
 fn extra_map(extra: &Extra<'_>, into: &mut Map) {
+    // A key the map had before this part keeps its value (the first part's, of parts joined);
+    // a key the part repeats takes its last value in its first place, as `json.loads` reads
+    // the part.
+    let before = into.len();
     for (key, value) in &extra.0 {
-        if !into.contains_key(key.as_str()) {
+        if into.position(key.as_str()).is_none_or(|at| at >= before) {
             into.set(key.as_str(), Out::json(value.get()));
         }
     }

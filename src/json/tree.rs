@@ -484,7 +484,8 @@ impl<V> Keyed<V> {
         self.entries.is_empty()
     }
 
-    fn position(&self, key: &str) -> Option<usize> {
+    /// Where `key` is among the entries, in insertion order.
+    pub fn position(&self, key: &str) -> Option<usize> {
         match &self.index {
             Some(index) => index.get(key).copied(),
             None => self.entries.iter().position(|(k, _)| k == key),

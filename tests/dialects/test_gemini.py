@@ -460,6 +460,25 @@ def test_a_rich_result_written_to_python_is_the_tree_converted() -> None:
     assert any("functionCall" in p for p in parts)
 
 
+def test_a_key_a_part_repeats_reads_as_json_loads_reads_it() -> None:
+    """A part's repeated key takes its last value in its first place, as ``json.loads`` reads
+    the part (kept as sent, or a text part's vendor key); a key of a part joined to the one
+    before keeps the first part's value."""
+    parts = [
+        '{"inlineData": {"a": 1}, "k": 2, "inlineData": {"b": 2}}',
+        '{"text": "a", "x": 1, "x": [2]}',
+    ]
+    body = sse(chunk()).replace(b'"parts": []', ('"parts": [' + ", ".join(parts) + "]").encode())
+    body += sse(chunk({"text": "b", "x": 3}, finish="STOP"))
+    for pieces in ([body], [body[i : i + 1] for i in range(len(body))]):
+        s = GeminiStream()
+        for piece in pieces:
+            s.feed(piece)
+        s.finish()
+        got = s.result()["candidates"][0]["content"]["parts"]
+        assert json.dumps(got) == json.dumps([json.loads(parts[0]), {"text": "ab", "x": [2]}])
+
+
 # --- issue 28: loose ends ------------------------------------------------------------------------
 
 
