@@ -58,6 +58,8 @@ SHAPES: Dict[str, Tuple[str, Callable[[random.Random, List[str]], str]]] = {
     "messages thinking": ("messages", lambda rng, pieces: _messages(rng, pieces, "thinking")),
     "messages tool input": ("messages", lambda rng, pieces: _messages(rng, pieces, "tool")),
     "messages server tools": ("messages", lambda rng, pieces: _messages(rng, pieces, "server tools")),
+    # Issue 47: an agent turn's other server tools, code execution and an MCP server's.
+    "messages code execution, mcp": ("messages", lambda rng, pieces: _messages(rng, pieces, "code execution")),
     # Issue 47: what the API sends today, the same streams padded.
     "messages text, padded": (
         "messages",

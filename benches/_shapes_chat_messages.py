@@ -313,7 +313,7 @@ def _messages(rng: random.Random, pieces: List[str], kind: str) -> str:
         },
     )
     index = 0
-    if kind in ("thinking", "tool"):
+    if kind in ("thinking", "tool", "code execution"):
         ev(
             "content_block_start",
             {
@@ -346,7 +346,7 @@ def _messages(rng: random.Random, pieces: List[str], kind: str) -> str:
         "content_block_start",
         {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
     )
-    text = pieces if kind not in ("tool", "server tools") else pieces[: len(pieces) // 2]
+    text = pieces if kind not in ("tool", "server tools", "code execution") else pieces[: len(pieces) // 2]
     for piece in text:
         ev(
             "content_block_delta",
@@ -382,6 +382,8 @@ def _messages(rng: random.Random, pieces: List[str], kind: str) -> str:
         ev("content_block_stop", {"type": "content_block_stop", "index": index})
     if kind == "server tools":
         index = _server_tools(rng, ev, pieces, index + 1)
+    if kind == "code execution":
+        index = _code_and_mcp(rng, ev, pieces, index + 1)
     ev(
         "message_delta",
         {
@@ -476,6 +478,54 @@ def _server_tools(
             )
         ev("content_block_stop", {"type": "content_block_stop", "index": index})
     return index
+
+
+def _code_and_mcp(
+    rng: random.Random, ev: Callable[[str, Dict[str, object]], None], pieces: List[str], index: int
+) -> int:
+    """Code execution and an MCP tool as Anthropic streams them (issue 47): a bash command as a
+    server tool call (its input as JSON deltas), its result block whole (the command's output:
+    lines, quotes and tabs escaped), a text block, an MCP tool call (input as JSON deltas) and
+    its result block whole (text that holds JSON), then the answer's text."""
+
+    def block(content_block: Dict[str, object], fragments: List[str]) -> None:
+        nonlocal index
+        ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": content_block})
+        for piece in fragments:
+            ev(
+                "content_block_delta",
+                {"type": "content_block_delta", "index": index, "delta": {"type": "input_json_delta", "partial_json": piece}},
+            )
+        ev("content_block_stop", {"type": "content_block_stop", "index": index})
+        index += 1
+
+    def text(run: List[str]) -> None:
+        nonlocal index
+        ev("content_block_start", {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}})
+        for piece in run:
+            ev("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}})
+        ev("content_block_stop", {"type": "content_block_stop", "index": index})
+        index += 1
+
+    rest = pieces[len(pieces) // 2 :]
+    sid = "srvtoolu_01" + _id(rng, 22)
+    command = 'python3 stats.py | tee "log 1.txt"'
+    block({"type": "server_tool_use", "id": sid, "name": "bash_code_execution", "input": {}},
+          deltas(json.dumps({"command": command}), rng))  # fmt: skip
+    cycled = (rest * 8)[:32] or ["x"]
+    stdout = "\n".join(f"{n}\t{''.join(cycled[n : n + 4]).strip()}\t\"{_id(rng, 8)}\"" for n in range(0, 24, 3))
+    block({"type": "bash_code_execution_tool_result", "tool_use_id": sid,
+           "content": {"type": "bash_code_execution_result", "stdout": stdout + "\n", "stderr": "", "return_code": 0,
+                       "content": []}}, [])  # fmt: skip
+    text(rest[: len(rest) // 3])
+    mid = "mcptoolu_01" + _id(rng, 22)
+    block({"type": "mcp_tool_use", "id": mid, "name": "search_issues", "server_name": "github", "input": {}},
+          deltas(json.dumps({"query": "".join(rest[:2]).strip(), "limit": 5}), rng))  # fmt: skip
+    found = [{"number": 100 + n, "title": "".join(cycled[n : n + 5]).strip(), "labels": ["bug", "parser"]} for n in range(5)]
+    block({"type": "mcp_tool_result", "tool_use_id": mid, "is_error": False,
+           "content": [{"type": "text", "text": json.dumps({"total_count": 5, "items": found})}]}, [])  # fmt: skip
+    text(rest[len(rest) // 3 :])
+    return index - 1
 
 
 # -- OpenAI Responses --------------------------------------------------------------------------
