@@ -23,24 +23,17 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional
+from typing import Any, Callable, Dict, Optional
 
 sys.path.insert(0, str(Path(__file__).parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))  # the suite's support
 
 import _providers  # noqa: E402
 import msgspec  # noqa: E402
-import ssewire  # noqa: E402
 from compare_builds import cpu  # noqa: E402
 from fixed_cost_table import framing, one_delta  # noqa: E402
+from provider_table import payloads  # noqa: E402
 from support import registry as _registry  # noqa: E402
-
-
-def payloads(body: bytes, dialect: str) -> List[bytes]:
-    """The JSON documents of a body: its lines (NDJSON), else its events' data but ``[DONE]``."""
-    if dialect in _providers.NDJSON:
-        return [line for line in body.splitlines() if line.strip()]
-    return [e.data.encode() for e in ssewire.SSEParser().feed(body) if e.data != "[DONE]"]
 
 
 def row(name: str, rounds: int, events: Optional[int], reps: int = 0) -> Dict[str, Any]:

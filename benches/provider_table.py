@@ -46,18 +46,24 @@ def lines_framer(pieces: List[bytes]) -> int:
     return n
 
 
+def payloads(body: bytes, dialect: str) -> List[bytes]:
+    """The JSON documents of a body, as msgspec is handed them: its lines (NDJSON), else its
+    events' data but ``[DONE]``."""
+    if dialect in _providers.NDJSON:
+        return body.splitlines()
+    return [e.data.encode() for e in ssewire.SSEParser().feed(body) if e.data != "[DONE]"]
+
+
 def row(name: str, rounds: int, reads: str, paragraphs: int, events: Optional[int] = None) -> Dict[str, Any]:
     dialect, _ = _providers.SHAPES[name]
     body = _providers.corpus(name, paragraphs=paragraphs, events=events)
     ndjson = dialect in _providers.NDJSON
+    docs = payloads(body, dialect)
     if ndjson:
-        payloads = body.splitlines()
-        n = len(payloads)
+        n = len(docs)
         pieces: List[bytes] = body.splitlines(keepends=True) if reads == "event" else [body]
     else:
-        events = ssewire.SSEParser().feed(body)
-        n = len(events)
-        payloads = [e.data.encode() for e in events if e.data != "[DONE]"]
+        n = len(ssewire.SSEParser().feed(body))
         pieces = _streams.event_reads(body) if reads == "event" else [body]
     cls = CLASSES[dialect]
     decoder = msgspec.json.Decoder()
@@ -77,7 +83,7 @@ def row(name: str, rounds: int, reads: str, paragraphs: int, events: Optional[in
             p.feed(piece)
 
     def generic() -> None:
-        for p in payloads:
+        for p in docs:
             decoder.decode(p)
 
     def translate() -> None:

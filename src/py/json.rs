@@ -314,23 +314,28 @@ pub fn out_to_py<'py>(py: Python<'py>, value: &crate::fold::Out) -> PyResult<Bou
         }
         Out::Map(map) => {
             let dict = PyDict::new(py);
-            for (known, key, value) in map.iter_known() {
-                let key = super::strings::known_key(py, known, key);
-                dict.set_item(key, out_to_py(py, value)?)?;
-            }
+            set_over(&dict, map)?;
             dict.into_any()
         }
-        // The object as sent, then the keys set over it: a dict's update keeps a key's place
-        // and takes the new value, as `Map::set` does.
+        // The object as sent, then the keys set over it.
         Out::Patched(p) => {
             let dict = to_py_dict(py, p.base())?;
-            for (known, key, value) in p.over().iter_known() {
-                let key = super::strings::known_key(py, known, key);
-                dict.set_item(key, out_to_py(py, value)?)?;
-            }
+            set_over(&dict, p.over())?;
             dict.into_any()
         }
     })
+}
+
+/// Sets each of `map`'s keys on `dict`, in order: a dict's update keeps a key's place and
+/// takes the new value, as `Map::set` does. A known key's string is made without a hash of
+/// its bytes.
+fn set_over(dict: &Bound<'_, PyDict>, map: &crate::fold::Map) -> PyResult<()> {
+    let py = dict.py();
+    for (known, key, value) in map.iter_known() {
+        let key = super::strings::known_key(py, known, key);
+        dict.set_item(key, out_to_py(py, value)?)?;
+    }
+    Ok(())
 }
 
 /// The builder of a fold's result as Python objects (`crate::json::build`): what a fold
@@ -434,12 +439,7 @@ impl<'py> crate::json::build::Build for PyBuild<'py> {
     }
 
     fn set_all(&mut self, map: &mut Bound<'py, PyDict>, from: &crate::fold::Map) -> PyResult<()> {
-        // A known key's string without a hash of its bytes, as `out_to_py` makes a map's.
-        for (known, key, value) in from.iter_known() {
-            let key = super::strings::known_key(self.0, known, key);
-            map.set_item(key, out_to_py(self.0, value)?)?;
-        }
-        Ok(())
+        set_over(map, from)
     }
 }
 
